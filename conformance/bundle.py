@@ -1,0 +1,276 @@
+"""Bundles on disk, in the ONNX backend-test layout other runners read.
+
+Layout::
+
+    BUNDLE/manifest.json                      suite identity + one entry per case
+    BUNDLE/cases/test_<name>/model.onnx       value cases
+    BUNDLE/cases/test_<name>/test_data_set_K/input_I.pb, output_J.pb
+    BUNDLE/cases/test_<name>/data.json        {"rtol": .., "atol": ..}
+    BUNDLE/errors/test_<name>/model.onnx      error cases (invalid models)
+    BUNDLE/errors/test_<name>/test_data_set_K/input_I.pb
+    BUNDLE/errors/test_<name>/expect_error.json
+
+Value cases live in ``cases/`` so that ``onnx.backend.test.loader.load_model_tests
+(data_dir=BUNDLE, kind="cases")`` and onnxruntime's ``onnx_test_runner BUNDLE/cases``
+read exactly the cases that have expected outputs; error cases (whose expected
+outcome is a rejection, which those runners cannot express) are kept apart in
+``errors/``.  ``data.json`` carries, for runners that read one tolerance per model,
+the largest ``atol`` and ``rtol`` over the case's outputs (the official comparison
+is ``np.testing.assert_allclose(actual, expected, rtol, atol)``).
+
+A bundle is data, never code: no pickle; every path in the manifest must be a plain
+relative path inside the bundle.  The same suite gives byte-identical bundles
+(sorted JSON keys, deterministic protobuf serialisation, no timestamps).  Each case's
+content hash is checked on reading, so an edited bundle is detected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from .case import Case, DataSet, Input, Output
+from .suite import Suite
+from .tolerance import Tolerance
+
+FORMAT = "onnx-conformance-bundle/1"
+_SAFE_DIR = re.compile(r"^(cases|errors)/test_[A-Za-z0-9_]+$")
+
+
+class BundleError(Exception):
+    """A bundle is malformed, edited, or cannot be written where asked."""
+
+
+def _dump_json(obj, path: Path) -> None:
+    path.write_text(json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
+
+
+def _case_entry(case: Case, rel: str) -> dict:
+    return {
+        "id": case.id,
+        "dir": rel,
+        "op": case.op,
+        "domain": case.domain,
+        "since_version": case.since_version,
+        "opset": case.opset,
+        "label": case.label,
+        "tags": case.tags,
+        "expect_error": case.expect_error,
+        "content_hash": case.content_hash,
+        "generator": case.generator,
+        "inputs": [
+            {"name": i.name, "elem_type": i.elem_type, "shape": list(i.shape), "initializer": i.initializer,
+             "present": i.present}
+            for i in case.inputs
+        ],
+        "outputs": [
+            {"name": o.name, "elem_type": o.elem_type, "present": o.present,
+             "tolerance": o.tolerance.to_json() if o.tolerance else None}
+            for o in case.outputs
+        ],
+        "n_datasets": len(case.datasets),
+    }
+
+
+def prepare_out_dir(out: str | os.PathLike, force: bool, marker: str) -> Path:
+    """Check that ``out`` may be written: absent, empty, or (with ``force``) a previous output.
+
+    Args:
+        out: the directory.
+        force: allow replacing a previous output (one that contains ``marker``).
+        marker: file name that identifies a previous output of ours.
+
+    Raises:
+        BundleError: ``out`` is a file, or is non-empty without ``force``, or is
+            non-empty and not ours (nothing is deleted then, even with ``force``).
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BundleError(f"{out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise BundleError(f"{out} exists and is not empty; use --force to replace it")
+        if not (out / marker).exists():
+            raise BundleError(
+                f"{out} is not empty and has no {marker}: it does not look like an earlier output of "
+                "onnx-conformance, so it is left alone even with --force; choose another directory"
+            )
+    return out
+
+
+def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, progress=None) -> Path:
+    """Write ``suite`` as a bundle at ``out`` (atomically: a temporary sibling, then a rename).
+
+    Args:
+        suite: the cases.
+        out: target directory (created).
+        force: replace an existing bundle at ``out``.
+        progress: optional callable invoked once per case written.
+
+    Raises:
+        BundleError: see :func:`prepare_out_dir`.
+    """
+    out = prepare_out_dir(out, force, "manifest.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        entries = []
+        for case in suite.cases:
+            rel = f"{'errors' if case.expect_error is not None else 'cases'}/{case.dirname}"
+            _write_case(case, tmp / rel)
+            entries.append(_case_entry(case, rel))
+            if progress:
+                progress(case)
+        manifest = {"format": FORMAT, **suite.identity(), "cases": entries}
+        manifest["source"] = "generated"
+        _dump_json(manifest, tmp / "manifest.json")
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, old / "b")
+            os.replace(tmp, out)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out
+
+
+def _write_case(case: Case, d: Path) -> None:
+    d.mkdir(parents=True)
+    (d / "model.onnx").write_bytes(case.model_bytes)
+    graph_inputs = case.graph_inputs
+    for k, ds in enumerate(case.datasets):
+        dd = d / f"test_data_set_{k}"
+        dd.mkdir()
+        for i, inp in enumerate(graph_inputs):
+            t = numpy_helper.from_array(np.asarray(ds.inputs[inp.name]), inp.name)
+            (dd / f"input_{i}.pb").write_bytes(t.SerializeToString(deterministic=True))
+        if case.expect_error is None:
+            for j, o in enumerate(case.present_outputs):
+                t = numpy_helper.from_array(np.asarray(ds.outputs[o.name]), o.name)
+                (dd / f"output_{j}.pb").write_bytes(t.SerializeToString(deterministic=True))
+    if case.expect_error is None:
+        tols = [o.tolerance for o in case.present_outputs if o.tolerance]
+        _dump_json({"atol": max((t.atol for t in tols), default=0.0), "rtol": max((t.rtol for t in tols), default=0.0)},
+                   d / "data.json")
+    else:
+        _dump_json({"expect_error": case.expect_error, "id": case.id}, d / "expect_error.json")
+
+
+def read_bundle(path: str | os.PathLike, *, verify: bool = True) -> Suite:
+    """Read a bundle written by :func:`write_bundle`.
+
+    Args:
+        path: the bundle directory.
+        verify: recompute every case's content hash and compare it with the manifest.
+
+    Raises:
+        BundleError: missing or malformed manifest, a path outside the bundle, a
+            missing file, a tensor that does not parse, or (``verify``) a case whose
+            content no longer matches its hash.
+    """
+    root = Path(path)
+    mpath = root / "manifest.json"
+    if not mpath.is_file():
+        raise BundleError(f"{root} is not a bundle: {mpath} not found")
+    try:
+        manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BundleError(f"{mpath}: not valid JSON: {exc}") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise BundleError(f"{mpath}: unknown format {manifest.get('format') if isinstance(manifest, dict) else None!r}, "
+                          f"expected {FORMAT!r}")
+    cases = []
+    for n, e in enumerate(manifest.get("cases", [])):
+        try:
+            cases.append(_read_case(root, e, verify))
+        except BundleError:
+            raise
+        except (KeyError, TypeError, ValueError, OSError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
+            raise BundleError(f"{mpath}: case #{n} ({e.get('id', '?') if isinstance(e, dict) else '?'}): "
+                              f"{type(exc).__name__}: {exc}") from exc
+    return Suite(
+        cases=cases,
+        seed=manifest.get("seed"),
+        ops=list(manifest.get("ops", [])),
+        generators=dict(manifest.get("generators", {})),
+        versions=dict(manifest.get("versions", {})),
+        source=str(root),
+    )
+
+
+def _load_tensor(p: Path) -> np.ndarray:
+    if not p.is_file():
+        raise BundleError(f"missing file {p}")
+    t = onnx.TensorProto()
+    try:
+        t.ParseFromString(p.read_bytes())
+    except Exception as exc:  # noqa: BLE001 - protobuf raises its own DecodeError
+        raise BundleError(f"{p}: not a TensorProto: {exc}") from exc
+    return numpy_helper.to_array(t)
+
+
+def _read_case(root: Path, e: dict, verify: bool) -> Case:
+    rel = e["dir"]
+    if not isinstance(rel, str) or not _SAFE_DIR.match(rel):
+        raise BundleError(f"case {e.get('id')!r}: directory {rel!r} is not a plain path inside the bundle")
+    d = root / rel
+    mfile = d / "model.onnx"
+    if not mfile.is_file():
+        raise BundleError(f"missing file {mfile}")
+    model_bytes = mfile.read_bytes()
+    try:
+        model = onnx.load_model_from_string(model_bytes)
+    except Exception as exc:  # noqa: BLE001
+        raise BundleError(f"{mfile}: not an ONNX model: {exc}") from exc
+    inputs = [
+        Input(i["name"], int(i["elem_type"]), tuple(i["shape"]), bool(i["initializer"]), None, bool(i["present"]))
+        for i in e["inputs"]
+    ]
+    outputs = [
+        Output(o["name"], int(o["elem_type"]), Tolerance.from_json(o["tolerance"]) if o["tolerance"] else None,
+               bool(o["present"]))
+        for o in e["outputs"]
+    ]
+    graph_inputs = [i for i in inputs if i.present and not i.initializer]
+    present_outputs = [o for o in outputs if o.present]
+    datasets = []
+    for k in range(int(e["n_datasets"])):
+        dd = d / f"test_data_set_{k}"
+        ins = {i.name: _load_tensor(dd / f"input_{n}.pb") for n, i in enumerate(graph_inputs)}
+        outs = {}
+        if e.get("expect_error") is None:
+            outs = {o.name: _load_tensor(dd / f"output_{n}.pb") for n, o in enumerate(present_outputs)}
+        datasets.append(DataSet(ins, outs))
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    for i in inputs:
+        if i.initializer:
+            i.value = inits.get(i.name)
+    case = Case(
+        op=e["op"], since_version=int(e["since_version"]), opset=int(e["opset"]), attributes={},
+        inputs=inputs, outputs=outputs, datasets=datasets, tags=dict(e.get("tags") or {}),
+        label=e.get("label", ""), domain=e.get("domain", ""), expect_error=e.get("expect_error"),
+        generator=e.get("generator", ""),
+    )
+    # The model on disk is the model under test; it is not rebuilt from the manifest.
+    case.__dict__["model"] = model
+    case.__dict__["model_bytes"] = model_bytes
+    if verify:
+        got = case.content_hash
+        if got != e["content_hash"]:
+            raise BundleError(f"case {e['id']!r} in {d}: content does not match its hash (edited after generation?)")
+        if case.id != e["id"]:
+            raise BundleError(f"case {e['id']!r} in {d}: id does not match its content ({case.id})")
+    else:
+        case.__dict__["content_hash"] = e["content_hash"]
+    return case

@@ -1,0 +1,226 @@
+"""The case model: one ONNX model, its data sets, expected outputs and tolerances.
+
+A :class:`Case` is what a generator produces and what the runner, the bundle writer
+and the reports consume (DESIGN.md, "Case").  A case is either
+
+* a *value case*: ``expect_error is None``; each data set has expected outputs and
+  every present output has a :class:`~conformance.tolerance.Tolerance`; or
+* an *error case*: the model is invalid per the spec (axis out of range, a Scale
+  that does not broadcast, a bad stash_type...); the expected outcome is a clean
+  rejection at prepare or run time, and ``expect_error`` says why.
+
+The model is a single node named after the operator whose formal inputs/outputs
+use the schema's names.  Omitted optional inputs and outputs are written as ``""``
+in the node (trailing ones dropped), per the ONNX IR spec.  Inputs are graph inputs
+(fed by each data set) or initializers (constant, baked into the model).
+The model's IR version is the lowest that its opset import needs
+(``onnx.helper.find_min_ir_version_for``): runtimes refuse newer IR versions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from . import dtypes
+from .tolerance import Tolerance
+
+
+@dataclass
+class Input:
+    """One formal input of the node.
+
+    Attributes:
+        name: the schema's formal name (also the graph input / initializer name).
+        elem_type: ONNX element type.
+        shape: static shape declared in the graph.
+        initializer: the value is a constant initializer (``value`` must be given)
+            rather than a graph input fed by each data set.
+        value: the initializer's value (only for ``initializer=True``).
+        present: ``False`` for an omitted optional input.
+    """
+
+    name: str
+    elem_type: int
+    shape: tuple[int, ...] = ()
+    initializer: bool = False
+    value: np.ndarray | None = None
+    present: bool = True
+
+
+@dataclass
+class Output:
+    """One formal output of the node.
+
+    Attributes:
+        name: the schema's formal name.
+        elem_type: ONNX element type the spec gives this output.
+        tolerance: accepted error (value cases, present outputs).
+        present: ``False`` for an omitted optional output.
+        shape: shape declared in the graph; default: the expected output's shape in
+            the first data set, else (error cases) unknown dims of the first input's rank.
+    """
+
+    name: str
+    elem_type: int
+    tolerance: Tolerance | None = None
+    present: bool = True
+    shape: tuple[int | None, ...] | None = None
+
+
+@dataclass
+class DataSet:
+    """Values for the graph inputs and the expected values of the present outputs."""
+
+    inputs: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass
+class Case:
+    """A conformance case (see module docstring).
+
+    Attributes:
+        op: operator type, e.g. ``"LayerNormalization"``.
+        since_version: the version of the operator's definition under test.
+        opset: the opset version the model imports for ``domain``.
+        domain: operator domain, ``""`` for ai.onnx.
+        attributes: node attributes (name -> Python value, as ``helper.make_node`` takes).
+        inputs / outputs: formal inputs and outputs in schema order.
+        datasets: one or more data sets.
+        tags: feature coordinates the case covers (dtype, axis, rank, outputs, ...).
+        label: human-readable middle part of the id (``float16/axis=-2/...``).
+        expect_error: reason the model is invalid (error cases), else ``None``.
+        generator: name and version of the generator that made the case.
+        seed: the seed the generator derived this case from.
+    """
+
+    op: str
+    since_version: int
+    opset: int
+    attributes: dict[str, Any]
+    inputs: list[Input]
+    outputs: list[Output]
+    datasets: list[DataSet]
+    tags: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+    domain: str = ""
+    expect_error: str | None = None
+    generator: str = ""
+    seed: int | None = None
+
+    # ------------------------------------------------------------------ model
+    @cached_property
+    def model(self) -> onnx.ModelProto:
+        """The single-node ONNX model (built once, deterministic)."""
+        return build_model(self)
+
+    @cached_property
+    def model_bytes(self) -> bytes:
+        return self.model.SerializeToString(deterministic=True)
+
+    @property
+    def graph_inputs(self) -> list[Input]:
+        return [i for i in self.inputs if i.present and not i.initializer]
+
+    @property
+    def present_outputs(self) -> list[Output]:
+        return [o for o in self.outputs if o.present]
+
+    # ------------------------------------------------------------- identity
+    @cached_property
+    def content_hash(self) -> str:
+        """sha256 over the model bytes, every data set, the tolerances and the expectation."""
+        h = hashlib.sha256()
+        h.update(self.model_bytes)
+        for ds in self.datasets:
+            for name in sorted(ds.inputs):
+                _hash_array(h, name, ds.inputs[name])
+            for name in sorted(ds.outputs):
+                _hash_array(h, name, ds.outputs[name])
+        for o in self.outputs:
+            if o.tolerance is not None:
+                h.update(repr(sorted(o.tolerance.to_json().items())).encode())
+        h.update(repr(self.expect_error).encode())
+        return h.hexdigest()
+
+    @property
+    def id(self) -> str:
+        """Stable id: ``Op-since/label/hash6`` (the hash makes it unique and content-bound)."""
+        parts = [f"{self.op}-{self.since_version}"]
+        if self.domain:
+            parts[0] = f"{self.domain}.{parts[0]}"
+        if self.label:
+            parts.append(self.label)
+        parts.append(self.content_hash[:6])
+        return "/".join(parts)
+
+    @property
+    def dirname(self) -> str:
+        """Bundle directory name: ``test_`` + a filesystem-safe form of the id."""
+        slug = re.sub(r"[^A-Za-z0-9]+", "_", f"{self.op}_{self.since_version}_{self.label}").strip("_").lower()
+        return f"test_{slug[:100]}_{self.content_hash[:10]}"
+
+    @property
+    def dtype(self) -> str:
+        return str(self.tags.get("dtype", ""))
+
+
+def _hash_array(h, name: str, a: np.ndarray) -> None:
+    a = np.ascontiguousarray(a)
+    h.update(name.encode())
+    h.update(str(a.dtype).encode())
+    h.update(repr(a.shape).encode())
+    h.update(a.tobytes())
+
+
+def build_model(case: Case) -> onnx.ModelProto:
+    """Build the single-node model of ``case`` (see module docstring).
+
+    Raises:
+        ValueError: an initializer input has no value.
+    """
+    node_inputs = [i.name if i.present else "" for i in case.inputs]
+    while node_inputs and node_inputs[-1] == "":
+        node_inputs.pop()
+    node_outputs = [o.name if o.present else "" for o in case.outputs]
+    while node_outputs and node_outputs[-1] == "":
+        node_outputs.pop()
+    node = helper.make_node(case.op, node_inputs, node_outputs, name=case.op, domain=case.domain or None)
+    for k in sorted(case.attributes):
+        node.attribute.append(helper.make_attribute(k, case.attributes[k]))
+    graph_inputs, inits = [], []
+    for i in case.inputs:
+        if not i.present:
+            continue
+        if i.initializer:
+            if i.value is None:
+                raise ValueError(f"initializer {i.name!r} has no value")
+            inits.append(numpy_helper.from_array(np.asarray(i.value, dtype=dtypes.np_dtype(i.elem_type)), i.name))
+        else:
+            graph_inputs.append(helper.make_tensor_value_info(i.name, i.elem_type, list(i.shape)))
+    graph_outputs = [helper.make_tensor_value_info(o.name, o.elem_type, _output_shape(case, o)) for o in case.present_outputs]
+    graph = helper.make_graph([node], f"{case.op}_{case.since_version}", graph_inputs, graph_outputs, inits)
+    opsets = [helper.make_opsetid(case.domain, case.opset)]
+    if case.domain:
+        opsets.insert(0, helper.make_opsetid("", 17))
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="onnx-conformance")
+    model.ir_version = helper.find_min_ir_version_for(list(model.opset_import), ignore_unknown=True)
+    return model
+
+
+def _output_shape(case: Case, out: Output) -> list[int | None]:
+    if out.shape is not None:
+        return list(out.shape)
+    for ds in case.datasets:
+        if out.name in ds.outputs:
+            return list(np.shape(ds.outputs[out.name]))
+    first = next((i for i in case.inputs if i.present), None)
+    return [None] * len(first.shape) if first is not None else []

@@ -1,0 +1,113 @@
+"""Registry of case generators, one per operator.
+
+Adding an operator means: an oracle in ``reference/<family>.py``, a generator in
+``generators/<family>.py`` decorated with :func:`register`, and the family module
+listed in :data:`FAMILIES`.  Nothing else moves.
+
+A generator is ``fn(seed: int) -> Iterable[Case]``; it must be deterministic in
+``seed`` and the installed onnx/numpy versions.  Use :func:`case_rng` to get an
+independent stream per case, so adding a case does not change the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .case import Case
+
+#: Generator modules imported on first use.
+FAMILIES = ("generators.layer_normalization", "generators.batch_normalization")
+
+
+@dataclass(frozen=True)
+class GeneratorInfo:
+    """A registered generator."""
+
+    op: str
+    domain: str
+    version: str
+    fn: Callable[[int], Iterable[Case]]
+
+    @property
+    def name(self) -> str:
+        return f"{self.fn.__module__}.{self.fn.__qualname__}"
+
+
+_REGISTRY: dict[str, GeneratorInfo] = {}
+
+
+def register(op: str, *, domain: str = "", version: str = "1") -> Callable:
+    """Decorator registering ``fn(seed) -> Iterable[Case]`` as the generator of ``op``.
+
+    Args:
+        op: operator type.
+        domain: operator domain (``""`` for ai.onnx).
+        version: generator version; bump it whenever the cases it makes change.
+    """
+
+    def deco(fn):
+        _REGISTRY[op] = GeneratorInfo(op, domain, version, fn)
+        return fn
+
+    return deco
+
+
+def _load() -> None:
+    for mod in FAMILIES:
+        importlib.import_module(mod)
+
+
+def available_ops() -> list[str]:
+    """Names of all operators that have a generator."""
+    _load()
+    return sorted(_REGISTRY)
+
+
+def get(op: str) -> GeneratorInfo:
+    """The generator of ``op``.
+
+    Raises:
+        KeyError: no generator for ``op`` (the message lists the known ones).
+    """
+    _load()
+    if op not in _REGISTRY:
+        raise KeyError(f"no generator for operator {op!r}; known: {', '.join(sorted(_REGISTRY)) or 'none'}")
+    return _REGISTRY[op]
+
+
+def op_seed(seed: int, op: str) -> int:
+    """Seed of one operator's generator, independent of which other ops are generated."""
+    return int(np.random.SeedSequence([seed, zlib.crc32(op.encode())]).generate_state(1, np.uint32)[0])
+
+
+def case_rng(seed: int, *key: int | str) -> np.random.Generator:
+    """An independent, reproducible random stream for one case, keyed by ``seed`` and ``key``."""
+    words = [seed] + [zlib.crc32(k.encode()) if isinstance(k, str) else int(k) for k in key]
+    return np.random.default_rng(np.random.SeedSequence(words))
+
+
+def generate(ops: Iterable[str], seed: int = 0) -> list[Case]:
+    """Generate the cases of ``ops`` with ``seed``, in a deterministic order.
+
+    Raises:
+        KeyError: an unknown operator.
+        ValueError: two cases of the suite have the same id.
+    """
+    cases: list[Case] = []
+    for op in ops:
+        info = get(op)
+        for case in info.fn(op_seed(seed, op)):
+            case.generator = f"{info.name}@{info.version}"
+            case.seed = seed
+            cases.append(case)
+    seen: dict[str, Case] = {}
+    for c in cases:
+        if c.id in seen:
+            raise ValueError(f"duplicate case id {c.id}")
+        seen[c.id] = c
+    return cases

@@ -1,0 +1,75 @@
+"""``results.json``: the record of one run of a suite on one backend.
+
+Schema (``format: onnx-conformance-results/1``)::
+
+    {
+      "format": "onnx-conformance-results/1",
+      "suite":   {seed, ops, generators, versions, content_hash, n_cases, source},
+      "backend": {backend, versions and options of the runtime},
+      "host":    {python, platform, machine},
+      "summary": {outcome: count for every outcome},
+      "duration_s": wall time of the run in seconds,
+      "cases": [ {id, op, domain, since_version, opset, tags, outcome, message, phase,
+                  expect_error, duration_s,
+                  outputs: [{name, passed, reason, max_abs_err, ratio, worst_index,
+                             expected_at_worst, actual_at_worst, tolerance}]} ]
+    }
+
+``ratio`` is the measured error divided by the tolerance at the worst element
+(<= 1 passes), so reports can show accuracy, not only pass/fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .runner import CaseResult, summarize
+from .suite import Suite, host_environment
+
+FORMAT = "onnx-conformance-results/1"
+
+
+class ResultsError(Exception):
+    """A results file is missing or malformed."""
+
+
+def results_document(suite: Suite, backend_env: dict, results: list[CaseResult], duration_s: float) -> dict:
+    """Build the results document (see module docstring)."""
+    return {
+        "format": FORMAT,
+        "suite": suite.identity(),
+        "backend": backend_env,
+        "host": host_environment(),
+        "summary": summarize(results),
+        "duration_s": round(duration_s, 3),
+        "cases": [r.to_json() for r in results],
+    }
+
+
+def write_results(doc: dict, path: str | os.PathLike) -> Path:
+    """Write ``doc`` as JSON to ``path`` (via a temporary file and a rename)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load_results(path: str | os.PathLike) -> dict:
+    """Read and check a results file.
+
+    Raises:
+        ResultsError: missing file, invalid JSON, or not our format.
+    """
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise ResultsError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("cases"), list):
+        raise ResultsError(f"{path}: not an onnx-conformance results file (expected format {FORMAT!r})")
+    return doc

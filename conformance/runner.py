@@ -1,0 +1,211 @@
+"""Run cases against a backend and classify each into an outcome.
+
+Outcomes (DESIGN.md, "Outcomes"):
+
+* ``pass``: every output within tolerance (value case), or a clean rejection of an
+  invalid model (error case);
+* ``fail``: wrong values, shape, dtype, a missing or extra output, or an invalid
+  model accepted;
+* ``error``: the backend raised while preparing or running a valid model;
+* ``unsupported``: the backend said cleanly that it does not implement this
+  op/type/attribute/opset (never counted as a pass);
+* ``crash`` / ``timeout``: reserved for the isolated runner (process died / too slow);
+* ``xfail`` / ``xpass``: against an expected-failure list;
+* ``skip``: not run.
+
+This module runs cases in-process, one after another; exceptions from the
+backend are caught per case (``KeyboardInterrupt`` stops the run).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .backends.base import Backend
+from .case import Case
+from .tolerance import Check, compare
+
+OUTCOMES = ("pass", "fail", "error", "unsupported", "crash", "timeout", "xfail", "xpass", "skip")
+
+
+@dataclass
+class CaseResult:
+    """Outcome of one case on one backend.
+
+    Attributes:
+        id, op, domain, since_version, opset, tags: copied from the case.
+        outcome: one of :data:`OUTCOMES`.
+        message: why (empty for a plain pass of a value case).
+        phase: where it was decided: ``prepare``, ``run`` or ``compare``.
+        outputs: per output, the worst :class:`Check` over the data sets (JSON dicts).
+        expect_error: the case's expected rejection, if it is an error case.
+        duration_s: wall time of prepare + all runs, in seconds.
+    """
+
+    id: str
+    op: str
+    domain: str
+    since_version: int
+    opset: int
+    tags: dict[str, Any]
+    outcome: str
+    message: str = ""
+    phase: str = ""
+    outputs: list[dict] = field(default_factory=list)
+    expect_error: str | None = None
+    duration_s: float = 0.0
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "op": self.op,
+            "domain": self.domain,
+            "since_version": self.since_version,
+            "opset": self.opset,
+            "tags": self.tags,
+            "outcome": self.outcome,
+            "message": self.message,
+            "phase": self.phase,
+            "outputs": self.outputs,
+            "expect_error": self.expect_error,
+            "duration_s": round(self.duration_s, 6),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> CaseResult:
+        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__ if k in d})
+
+
+def _exc_text(exc: BaseException, limit: int = 2000) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def run_case(case: Case, backend: Backend) -> CaseResult:
+    """Run every data set of ``case`` on ``backend`` and classify the outcome.
+
+    Never raises for backend failures (``KeyboardInterrupt``/``SystemExit`` pass through).
+    """
+    res = CaseResult(
+        id=case.id,
+        op=case.op,
+        domain=case.domain,
+        since_version=case.since_version,
+        opset=case.opset,
+        tags=dict(case.tags),
+        outcome="pass",
+        expect_error=case.expect_error,
+    )
+    t0 = time.perf_counter()
+    try:
+        _run_case(case, backend, res)
+    finally:
+        res.duration_s = time.perf_counter() - t0
+    return res
+
+
+def _declined(case: Case, backend: Backend, res: CaseResult, exc: Exception, phase: str) -> None:
+    res.phase = phase
+    if case.expect_error is not None:
+        res.outcome = "pass"
+        res.message = f"rejected at {phase} as expected ({case.expect_error}): {_exc_text(exc, 500)}"
+    elif backend.is_unsupported(exc):
+        res.outcome = "unsupported"
+        res.message = f"{phase}: {_exc_text(exc)}"
+    else:
+        res.outcome = "error"
+        res.message = f"{phase}: {_exc_text(exc)}"
+        if not str(exc):
+            res.message += "\n" + "".join(traceback.format_exception(exc)[-3:])
+
+
+def _run_case(case: Case, backend: Backend, res: CaseResult) -> None:
+    try:
+        prepared = backend.prepare(case.model, case.model_bytes)
+    except Exception as exc:  # noqa: BLE001 - any backend failure is classified
+        _declined(case, backend, res, exc, "prepare")
+        return
+    names = [o.name for o in case.present_outputs]
+    worst: dict[str, Check] = {}
+    for k, ds in enumerate(case.datasets):
+        try:
+            outs = backend.run(prepared, ds.inputs, names)
+        except Exception as exc:  # noqa: BLE001
+            _declined(case, backend, res, exc, "run")
+            return
+        if case.expect_error is not None:
+            res.outcome, res.phase = "fail", "run"
+            res.message = f"accepted an invalid model ({case.expect_error}) and returned outputs"
+            return
+        try:
+            outs = list(outs)
+        except TypeError:
+            outs = [outs]
+        if len(outs) != len(names):
+            res.outcome, res.phase = "fail", "compare"
+            res.message = f"data set {k}: backend returned {len(outs)} output(s), expected {len(names)} ({', '.join(names)})"
+            return
+        for out, actual in zip(case.present_outputs, outs):
+            chk = compare(out.name, actual, ds.outputs[out.name], out.tolerance)
+            prev = worst.get(out.name)
+            if prev is None or _worse(chk, prev):
+                chk.reason = f"data set {k}: {chk.reason}" if (chk.reason and len(case.datasets) > 1) else chk.reason
+                worst[out.name] = chk
+    res.outputs = [worst[n].to_json() for n in names]
+    failed = [worst[n] for n in names if not worst[n].passed]
+    res.phase = "compare"
+    if failed:
+        res.outcome = "fail"
+        res.message = "; ".join(f"{c.name}: {c.reason}" for c in failed)
+
+
+def _worse(a: Check, b: Check) -> bool:
+    if a.passed != b.passed:
+        return not a.passed
+    ra = a.ratio if not math.isnan(a.ratio) else math.inf
+    rb = b.ratio if not math.isnan(b.ratio) else math.inf
+    return ra > rb
+
+
+def run_cases(
+    cases: Iterable[Case],
+    backend: Backend,
+    *,
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> list[CaseResult]:
+    """Run ``cases`` one by one on ``backend``.
+
+    Args:
+        cases: the cases.
+        backend: a resolved :class:`Backend`.
+        on_result: called after each case (progress display, streaming).
+    """
+    results = []
+    for case in cases:
+        r = run_case(case, backend)
+        results.append(r)
+        if on_result:
+            on_result(r)
+    return results
+
+
+def summarize(results: Iterable[CaseResult | dict]) -> dict[str, int]:
+    """Counts per outcome, every outcome of :data:`OUTCOMES` present (zero if none)."""
+    c = Counter((r["outcome"] if isinstance(r, dict) else r.outcome) for r in results)
+    return {o: c.get(o, 0) for o in OUTCOMES}
+
+
+def np_versions() -> dict[str, str]:
+    """Versions of the libraries that determine generated bytes."""
+    import ml_dtypes
+    import onnx
+
+    return {"numpy": np.__version__, "onnx": onnx.__version__, "ml_dtypes": ml_dtypes.__version__}

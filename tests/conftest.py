@@ -1,0 +1,27 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture
+def toy_suite():
+    """A Suite of the toy Abs cases (4 value cases, one invalid model)."""
+    import toy
+
+    from conformance.suite import Suite
+
+    return Suite(cases=toy.abs_cases(0), seed=0, ops=["Abs"], generators={"Abs": "toy.abs_cases@toy"})
+
+
+@pytest.fixture
+def toy_registered(monkeypatch):
+    """Register the toy Abs generator (for CLI tests) and undo it afterwards."""
+    import toy
+
+    from conformance import registry
+
+    monkeypatch.setitem(registry._REGISTRY, "Abs", registry.GeneratorInfo("Abs", "", "toy", toy.abs_cases))
+    return "Abs"

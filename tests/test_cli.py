@@ -1,0 +1,73 @@
+"""The command line, end to end on the toy operator (fast) and its error paths."""
+
+import json
+
+import pytest
+
+from conformance.cli import main
+
+
+def test_generate_run_report(toy_registered, tmp_path, capsys):
+    b, r = tmp_path / "bundle", tmp_path / "results"
+    assert main(["generate", "--ops", "Abs", "--seed", "3", "--out", str(b)]) == 0
+    assert (b / "manifest.json").is_file()
+    assert main(["run", "--backend", "onnxruntime", "--bundle", str(b), "--out", str(r)]) == 0
+    doc = json.loads((r / "results.json").read_text())
+    assert doc["suite"]["seed"] == 3 and doc["suite"]["n_cases"] == 5
+    assert doc["backend"]["backend"] == "onnxruntime" and doc["backend"]["onnxruntime"]
+    rec = doc["cases"][0]
+    for key in ("id", "op", "domain", "since_version", "opset", "tags", "outcome", "message", "outputs"):
+        assert key in rec
+    assert {"max_abs_err", "ratio", "tolerance"} <= set(rec["outputs"][0]) or rec["outcome"] != "pass"
+    assert "<table" in (r / "report.html").read_text()
+    out = capsys.readouterr().out
+    assert "Abs" in out and "results.json" in out
+    assert main(["report", str(r / "results.json"), "--out", str(tmp_path / "x.html")]) == 0
+    assert (tmp_path / "x.html").stat().st_size > 1000
+
+
+def test_run_from_ops_and_exit_status_on_failure(toy_registered, tmp_path):
+    # onnx-reference accepts the invalid model (unknown attribute): a fail, so exit status 1
+    assert main(["run", "--backend", "onnx-reference", "--ops", "Abs", "--out", str(tmp_path / "r")]) == 1
+    doc = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert doc["summary"]["fail"] == 1
+
+
+def test_match_selects_cases(toy_registered, tmp_path):
+    assert main(["run", "--ops", "Abs", "--match", "double", "--out", str(tmp_path / "r")]) == 0
+    doc = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert [c["tags"]["dtype"] for c in doc["cases"]] == ["double"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--backend", "nosuch", "--ops", "Abs", "--out", "{tmp}/r"], "unknown backend"),
+    (["run", "--backend", "onnxruntime", "--backend-option", "novalue", "--ops", "Abs", "--out", "{tmp}/r"], "KEY=VALUE"),
+    (["run", "--ops", "NoSuchOp", "--out", "{tmp}/r"], "unknown operator"),
+    (["run", "--bundle", "{tmp}", "--out", "{tmp}/r"], "not a bundle"),
+    (["run", "--out", "{tmp}/r"], "--bundle DIR or --ops"),
+    (["report", "{tmp}/missing.json"], "no such file"),
+])
+def test_bad_input_exit_2_with_clear_message(toy_registered, tmp_path, capsys, argv, message):
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err.replace("\n", " ")
+
+
+def test_existing_output_dirs(toy_registered, tmp_path, capsys):
+    b = tmp_path / "b"
+    assert main(["generate", "--ops", "Abs", "--out", str(b)]) == 0
+    assert main(["generate", "--ops", "Abs", "--out", str(b)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert main(["generate", "--ops", "Abs", "--out", str(b), "--force"]) == 0
+    r = tmp_path / "r"
+    r.mkdir()
+    (r / "notes.txt").write_text("mine")
+    assert main(["run", "--bundle", str(b), "--out", str(r), "--force"]) == 2
+    assert (r / "notes.txt").read_text() == "mine"
+
+
+def test_help_explains(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    assert "generate" in text and "run" in text and "report" in text and "examples" in text

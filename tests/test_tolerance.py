@@ -1,0 +1,79 @@
+import math
+
+import numpy as np
+import pytest
+from onnx import TensorProto
+
+from conformance import dtypes
+from conformance.tolerance import Tolerance, compare, derive_tolerance
+
+
+def test_derive_tolerance_bounds_the_variants_and_grants_ulps():
+    rng = np.random.default_rng(1)
+    e = rng.normal(size=1000)
+    v32 = e.astype(np.float32)
+    tol = derive_tolerance(e, {"f32": v32}, TensorProto.FLOAT)
+    spread = float(np.max(np.abs(v32.astype(np.float64) - e)))
+    assert tol.spread == pytest.approx(spread)
+    assert tol.rtol == pytest.approx(4 * dtypes.eps(TensorProto.FLOAT))
+    assert tol.atol >= 4 * spread
+    # every variant is accepted by its own tolerance
+    assert compare("Y", v32, v32, tol).passed
+
+
+def test_derive_tolerance_rejects_variant_that_breaks_finite_values():
+    e = np.array([1.0, 2.0])
+    with pytest.raises(ValueError, match="not finite"):
+        derive_tolerance(e, {"bad": np.array([1.0, np.inf])}, TensorProto.FLOAT)
+    with pytest.raises(ValueError, match="shape"):
+        derive_tolerance(e, {"bad": np.array([1.0])}, TensorProto.FLOAT)
+
+
+def _tol(atol=1e-3, rtol=0.0):
+    return Tolerance(atol=atol, rtol=rtol)
+
+
+def test_compare_values_and_ratio():
+    e = np.array([1.0, 2.0, 3.0], np.float32)
+    a = np.array([1.0, 2.0005, 3.0], np.float32)
+    c = compare("Y", a, e, _tol(1e-3))
+    assert c.passed and 0.4 < c.ratio < 0.6 and c.worst_index == [1]
+    c = compare("Y", a, e, _tol(1e-4))
+    assert not c.passed and "1 of 3" in c.reason and c.ratio > 4
+
+
+def test_compare_relative_term():
+    e = np.array([1000.0], np.float32)
+    a = np.array([1000.5], np.float32)
+    assert not compare("Y", a, e, _tol(atol=0.1)).passed
+    assert compare("Y", a, e, _tol(atol=0.1, rtol=1e-3)).passed
+
+
+def test_compare_dtype_and_shape_mismatch_fail():
+    e = np.zeros((2, 3), np.float32)
+    assert "dtype" in compare("Y", e.astype(np.float16), e, _tol()).reason
+    assert "shape" in compare("Y", e.reshape(3, 2), e, _tol()).reason
+    assert math.isinf(compare("Y", e.reshape(3, 2), e, _tol()).ratio)
+
+
+def test_compare_special_values_are_exact():
+    e = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+    assert compare("Y", e.copy(), e, _tol()).passed
+    for bad in ([0.0, np.inf, -np.inf, 1.0], [np.nan, -np.inf, -np.inf, 1.0], [np.nan, np.inf, -np.inf, np.nan],
+                [np.nan, np.inf, -np.inf, np.inf]):
+        c = compare("Y", np.array(bad, np.float32), e, _tol(atol=1e30))
+        assert not c.passed and "NaN/Inf" in c.reason
+
+
+def test_compare_bfloat16_and_empty():
+    import ml_dtypes
+
+    e = np.array([1.0, 2.0], ml_dtypes.bfloat16)
+    assert compare("Y", e.copy(), e, _tol(0)).passed
+    z = np.zeros((0, 4), np.float16)
+    assert compare("Y", z.copy(), z, _tol(0)).passed
+
+
+def test_compare_never_raises_on_garbage():
+    c = compare("Y", object(), np.zeros(2, np.float32), _tol())
+    assert not c.passed
