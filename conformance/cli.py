@@ -9,6 +9,8 @@ directory that may not be overwritten).
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
 from collections import Counter, defaultdict
@@ -146,7 +148,8 @@ def cmd_run(args, console: Console) -> int:
     from .backends import parse_options, resolve_backend
     from .bundle import BundleError, prepare_out_dir
     from .results import results_document, write_results
-    from .runner import run_case
+    from .isolation import WorkerError, run_isolated
+    from .runner import run_cases
     from reports.html import write_html
 
     try:
@@ -160,16 +163,27 @@ def cmd_run(args, console: Console) -> int:
         raise UsageError(str(exc)) from None
     suite = _load_suite(args, console)
     out.mkdir(parents=True, exist_ok=True)
-    results = []
     counts: Counter = Counter()
     t0 = time.perf_counter()
-    with _progress(console) as prog:
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    stream = (out / "results.jsonl").open("w", encoding="utf-8")
+    with stream, _progress(console) as prog:
         task = prog.add_task(f"running on {backend.name}", total=len(suite.cases), status="")
-        for case in suite.cases:
-            r = run_case(case, backend)
-            results.append(r)
+
+        def on_result(r):
+            stream.write(json.dumps(r.to_json()) + "\n")
+            stream.flush()
             counts[r.outcome] += 1
             prog.update(task, advance=1, status=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+        if jobs == 0:
+            results = run_cases(suite.cases, backend, on_result=on_result)
+        else:
+            try:
+                results = run_isolated(suite.cases, backend, spec=args.backend, options=options, jobs=jobs,
+                                       timeout=args.timeout, on_result=on_result)
+            except WorkerError as exc:
+                raise UsageError(str(exc)) from None
     duration = time.perf_counter() - t0
     doc = results_document(suite, backend.environment(), results, duration)
     rpath = write_results(doc, out / "results.json")
@@ -237,7 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--ops", help="generate cases for these operators (comma-separated, or 'all')")
     r.add_argument("--seed", type=int, default=0, help="seed for --ops (default 0)")
     r.add_argument("--match", action="append", metavar="TEXT", help="only cases whose id contains TEXT (repeatable)")
-    r.add_argument("--out", required=True, help="output directory for results.json and report.html")
+    r.add_argument("--jobs", "-j", type=int, default=None,
+                   help="worker processes (default: the number of cores); each case runs in a worker, so a "
+                        "backend that crashes or hangs costs only that case; 0 runs in this process (no isolation)")
+    r.add_argument("--timeout", type=float, default=120.0, help="per-case deadline in seconds (default 120)")
+    r.add_argument("--out", required=True, help="output directory for results.json(l) and report.html")
     r.add_argument("--force", action="store_true", help="replace the results of an earlier run in --out")
     r.set_defaults(fn=cmd_run)
 

@@ -1,0 +1,510 @@
+"""Tests of the LayerNormalization-17 oracle, its generator and its tolerances.
+
+* the oracle against an independent plain-Python formula (``math.fsum``), every
+  rank 1-5 and axis, with broadcast parameters;
+* the oracle against ``onnx.reference.ReferenceEvaluator`` where that one is right,
+  and one test per known disagreement, asserting it still exists;
+* determinism and coverage of the generated suite;
+* numpy kernels run through ``KernelBackend`` on the generated suite: legitimate
+  implementations (float32 with one cast, Welford, reverse order, an rsqrt a few ulp
+  off, the function body cast by cast) give no ``fail``/``error``; each deliberately
+  wrong kernel gives at least one ``fail``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto
+
+from conformance import dtypes, registry
+from conformance.backends import resolve_backend
+from conformance.backends.kernel import KernelBackend
+from conformance.runner import run_cases
+from conformance.tolerance import compare
+from reference import layer_normalization as ref
+
+OP = "LayerNormalization"
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _generate(seed: int):
+    """``registry.generate([OP], seed)``; if a sibling generator module is not there yet,
+    load only ours (the registry imports every family on first use)."""
+    try:
+        return registry.generate([OP], seed=seed)
+    except ModuleNotFoundError:
+        saved = registry.FAMILIES
+        registry.FAMILIES = ("generators.layer_normalization",)
+        try:
+            return registry.generate([OP], seed=seed)
+        finally:
+            registry.FAMILIES = saved
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return _generate(0)
+
+
+@pytest.fixture(scope="module")
+def value_cases(suite):
+    return [c for c in suite if c.expect_error is None]
+
+
+# ============================================================================ oracle
+def fsum_layer_norm(X, Scale, B, axis, epsilon):
+    """Plain-Python LayerNormalization: nested index loops, ``math.fsum``, broadcasting by hand."""
+    x = np.asarray(X, dtype=np.float64)
+    shape, r = x.shape, x.ndim
+    ax = axis + r if axis < 0 else axis
+    eps = float(np.float32(epsilon))
+
+    def param(p, idx):
+        p = np.asarray(p, dtype=np.float64)
+        return float(p[tuple(0 if d == 1 else idx[r - p.ndim + k] for k, d in enumerate(p.shape))])
+
+    y = np.empty(shape)
+    red = tuple(shape[:ax]) + (1,) * (r - ax)
+    mean_o, inv_o = np.empty(red), np.empty(red)
+    inner = list(itertools.product(*[range(d) for d in shape[ax:]]))
+    for outer in itertools.product(*[range(d) for d in shape[:ax]]):
+        vals = [float(x[outer + i]) for i in inner]
+        mu = math.fsum(vals) / len(vals)
+        var = math.fsum((v - mu) ** 2 for v in vals) / len(vals)
+        inv = 1.0 / math.sqrt(var + eps)
+        for i, v in zip(inner, vals):
+            idx = outer + i
+            y[idx] = (v - mu) * inv * param(Scale, idx) + (param(B, idx) if B is not None else 0.0)
+        mean_o[outer + (0,) * (r - ax)] = mu
+        inv_o[outer + (0,) * (r - ax)] = inv
+    return y, mean_o, inv_o
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])
+def test_oracle_matches_fsum_formula_every_axis(rank):
+    rng = np.random.default_rng(100 + rank)
+    for axis in range(-rank, rank):
+        shape = tuple(int(d) for d in rng.integers(1, 4, size=rank))
+        ax = axis % rank
+        x = rng.normal(3.0, 2.0, size=shape)
+        norm = shape[ax:]
+        # a broadcast Scale (size-1 dims, fewer dims) and a full B
+        s_shape = tuple(1 if rng.random() < 0.4 else d for d in norm)[int(rng.integers(0, len(norm))) :]
+        scale = rng.uniform(0.5, 1.5, size=s_shape)
+        b = rng.normal(size=norm)
+        for bias in (b, None):
+            got = ref.layer_normalization(x, scale, bias, axis=axis, epsilon=1e-3)
+            want = fsum_layer_norm(x, scale, bias, axis, 1e-3)
+            for g, w in zip(got, want):
+                assert g.shape == w.shape
+                np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_oracle_hand_derived_properties():
+    # constant row: Var = 0, InvStdDev = 1/sqrt(float32(eps)), Y = B
+    x = np.array([[2.5, 2.5, 2.5, 2.5], [1.0, 2.0, 3.0, 4.0]])
+    y, m, inv = ref.layer_normalization(x, np.full(4, 3.0), np.arange(4.0), axis=1, epsilon=1e-5)
+    assert m.shape == inv.shape == (2, 1)
+    assert m[0, 0] == 2.5 and inv[0, 0] == 1.0 / math.sqrt(float(np.float32(1e-5)))
+    np.testing.assert_array_equal(y[0], np.arange(4.0))
+    # [1, 2, 3, 4]: mean 2.5, population variance 1.25
+    assert m[1, 0] == 2.5
+    assert inv[1, 0] == pytest.approx(1.0 / math.sqrt(1.25 + float(np.float32(1e-5))), rel=1e-15)
+    # normalized rows have zero mean and unit (population) variance up to epsilon
+    rng = np.random.default_rng(0)
+    x = rng.normal(5.0, 3.0, size=(3, 4, 5))
+    y, _, _ = ref.layer_normalization(x, np.ones((4, 5)), axis=1, epsilon=0.0)
+    np.testing.assert_allclose(y.reshape(3, -1).mean(axis=1), 0.0, atol=1e-14)
+    np.testing.assert_allclose(y.reshape(3, -1).var(axis=1), 1.0, rtol=1e-13)
+    # special values follow the formula
+    x = np.array([[1.0, np.nan, 2.0], [np.inf, 1.0, 2.0], [np.inf, -np.inf, 0.0]])
+    y, m, inv = ref.layer_normalization(x, np.ones(3), axis=-1)
+    assert np.isnan(m[0, 0]) and m[1, 0] == np.inf and np.isnan(m[2, 0])
+    assert np.isnan(inv).all() and np.isnan(y).all()
+    # zero-size outer dimension: empty outputs of the right shapes
+    y, m, inv = ref.layer_normalization(np.zeros((2, 0, 3)), np.ones(3), axis=2)
+    assert y.shape == (2, 0, 3) and m.shape == inv.shape == (2, 0, 1)
+
+
+def test_oracle_rejects_invalid_and_undefined():
+    x = np.zeros((2, 3, 4))
+    for axis in (3, -4):
+        with pytest.raises(ValueError, match="out of range"):
+            ref.layer_normalization(x, np.ones(4), axis=axis)
+    for stash in (0, 7, 10, 11):
+        with pytest.raises(ValueError, match="stash_type"):
+            ref.layer_normalization(x, np.ones(4), stash_type=stash)
+    for s in ((5,), (3, 5), (1, 1, 3, 4)):
+        with pytest.raises(ValueError, match="not broadcastable"):
+            ref.layer_normalization(x, np.ones(s), axis=1)
+    with pytest.raises(ValueError, match="not broadcastable"):
+        ref.layer_normalization(x, np.ones(4), np.ones(5), axis=-1)
+    with pytest.raises(ValueError, match="contested"):
+        ref.layer_normalization(x, np.ones((2, 3, 4)), axis=1)
+    with pytest.raises(ValueError, match="empty"):
+        ref.layer_normalization(np.zeros((2, 0)), np.ones(0), axis=1)
+    # accepted: extra leading ones within X's rank, rank-0 and size-1 parameters
+    for s in ((1, 3, 4), (), (1,), (3, 1), (4,)):
+        ref.layer_normalization(x, np.ones(s), np.ones(s), axis=1)
+
+
+def test_function_body_is_one_pass_and_not_a_legitimate_variant():
+    """The function body onnx attaches computes Var = E[x^2] - E[x]^2 (check it stays so),
+    while the text is two-pass; on large-offset data the one-pass form loses the variance."""
+    schema = onnx.defs.get_schema(OP, 17)
+    node = onnx.helper.make_node(OP, ["X", "Scale", "B"], ["Y", "Mean", "InvStdDev"], axis=-1)
+    tp = onnx.helper.make_tensor_type_proto(TensorProto.FLOAT, [2, 8]).SerializeToString()
+    fn = onnx.FunctionProto()
+    fn.ParseFromString(schema.get_context_dependent_function_with_opset_version(17, node.SerializeToString(), [tp] * 3))
+    ops = [n.op_type for n in fn.node]
+    outs = {n.output[0]: (n.op_type, list(n.input)) for n in fn.node}
+    assert outs["Var"] == ("Sub", ["MeanOfSquare", "SquareOfMean"])
+    # and it flattens Scale to [1, size]: it cannot broadcast a Scale of shape [4] over a
+    # normalized shape [3, 4], which the text allows (runtimes that inline the body, e.g.
+    # onnxruntime for stash_type=16, reject such valid models at shape inference)
+    flat = next(n for n in fn.node if n.output[0] == "Scale2D")
+    assert flat.op_type == "Flatten" and onnx.helper.get_attribute_value(flat.attribute[0]) == 0
+    assert "D = Sub(X, Mean)" in schema.doc and "Var = ReduceMean<axes=normalized_axes>(DD)" in schema.doc
+    assert ops.count("ReduceMean") == 2
+    rng = np.random.default_rng(1)
+    x = (1.0e4 + rng.normal(size=(3, 16))).astype(np.float32)
+    s = np.ones(16, np.float32)
+    y64, _, inv64 = ref.layer_normalization(x, s)
+    y1, _, inv1 = ref.onepass_variant(x, s)
+    assert not np.allclose(inv1, inv64, rtol=1e-2, equal_nan=False)  # garbage or NaN
+    for name, (yv, _, iv) in ref.variant_outputs(x, s).items():  # every legitimate variant is close
+        np.testing.assert_allclose(iv, inv64, rtol=1e-3, err_msg=name)
+        np.testing.assert_allclose(yv, y64, atol=1e-2, err_msg=name)
+
+
+# ============================================================================ onnx.reference
+def _ref_eval(case, ds):
+    from onnx.reference import ReferenceEvaluator
+
+    sess = ReferenceEvaluator(case.model)
+    return sess.run([o.name for o in case.present_outputs], ds.inputs)
+
+
+def test_oracle_agrees_with_onnx_reference_for_float_stash1(value_cases):
+    """float X with stash_type=1: onnx.reference computes two-pass in float32 like the spec."""
+    cases = [c for c in value_cases if c.tags["dtype"] == "float" and c.tags["stash_type"] == 1]
+    assert len(cases) > 80
+    results = run_cases(cases, resolve_backend("onnx-reference"))
+    bad = [(r.id, r.message[:200]) for r in results if r.outcome != "pass"]
+    assert not bad, bad
+
+
+def test_disagreement_onnx_reference_statistics_in_T_not_U(value_cases):
+    """onnx.reference returns Mean/InvStdDev in T (float16/bfloat16/double); the spec says U
+    (float for stash_type=1).  We are right: the output type constraint is U, chosen by stash_type."""
+    for dt, np_dt in (("float16", np.float16), ("bfloat16", BF16), ("double", np.float64)):
+        c = next(
+            c for c in value_cases if c.tags["dtype"] == dt and c.tags["stash_type"] == 1
+            and c.tags["outputs"] == "Y,Mean,InvStdDev" and c.tags["numerics"] == "normal"
+        )
+        _, mean, inv = _ref_eval(c, c.datasets[0])
+        assert mean.dtype == np_dt and inv.dtype == np_dt
+        assert c.datasets[0].outputs["Mean"].dtype == np.float32
+
+
+def test_disagreement_onnx_reference_float16_stats_in_float16(value_cases):
+    """onnx.reference computes float16 statistics in float16: the squares of near-limit values
+    overflow (variance inf, so Y collapses to B, or NaN), where the float32 statistics the spec
+    mandates (stash_type=1) are finite and accurate.  We are right: stash_type=1 means stage
+    one in float32."""
+    cases = [
+        c for c in value_cases if c.tags["dtype"] == "float16" and c.tags["numerics"] == "near-limits"
+        and c.tags["stash_type"] == 1
+    ]
+    wrong_y = 0
+    for c in cases:
+        ds = c.datasets[0]
+        y = _ref_eval(c, ds)[0]
+        tol = next(o.tolerance for o in c.outputs if o.name == "Y")
+        wrong_y += not compare("Y", y, ds.outputs["Y"], tol).passed
+    assert cases and wrong_y == len(cases)
+
+
+def test_disagreement_onnx_reference_stash16_not_implemented(value_cases):
+    c = next(c for c in value_cases if c.tags["stash_type"] == 16)
+    with pytest.raises(NotImplementedError, match="stash_type"):
+        _ref_eval(c, c.datasets[0])
+
+
+def test_disagreement_onnx_reference_and_checker_accept_axis_equal_rank(suite):
+    """axis = r is outside [-r, r): onnx's checker (shape inference) and onnx.reference both
+    accept it (the reference then returns statistics of X's full shape).  We are right: the
+    attribute text gives the allowed range [-r, r)."""
+    c = next(c for c in suite if c.tags.get("error") == "axis-range" and c.tags["axis"] == c.tags["rank"] >= 2)
+    onnx.checker.check_model(c.model, full_check=True)  # no exception: the finding
+    outs = _ref_eval(c, c.datasets[0])
+    assert outs[0].shape == c.datasets[0].inputs["X"].shape
+
+
+def test_disagreement_onnx_reference_accepts_params_of_higher_rank(suite):
+    """Scale of shape [1, 1, 3, 4] for X [2, 3, 4] is not unidirectionally broadcastable to X;
+    onnx.reference broadcasts it anyway and returns Y of rank 4."""
+    c = next(c for c in suite if c.tags.get("error") == "scale-shape" and "more dims" in c.expect_error)
+    y = _ref_eval(c, c.datasets[0])[0]
+    assert y.ndim == c.datasets[0].inputs["X"].ndim + 1
+
+
+# ============================================================================ suite
+def test_generation_is_deterministic(suite):
+    again = _generate(0)
+    assert [c.id for c in again] == [c.id for c in suite]
+    assert [c.content_hash for c in again] == [c.content_hash for c in suite]
+    other = _generate(1)
+    assert len(other) == len(suite)
+    assert {c.content_hash for c in other}.isdisjoint({c.content_hash for c in suite})
+
+
+def test_coverage(suite, value_cases):
+    assert len(suite) >= 450
+    tags = [c.tags for c in value_cases]
+    dts = ("float16", "bfloat16", "float", "double")
+    pats = ("Y", "Y,Mean", "Y,InvStdDev", "Y,Mean,InvStdDev")
+    full = {(t["dtype"], t["rank"], t["axis"], t["outputs"]) for t in tags}
+    want = {(d, r, a, p) for d in dts for r in range(1, 6) for a in range(-r, r) for p in pats}
+    assert want <= full
+    pairs = {
+        "stash_type": (1, 16),
+        "bias": ("present", "absent"),
+        "params": ("inputs", "initializers"),
+        "epsilon": ("default", "tiny", "zero", "large"),
+        "scale_shape": ("full", "fewer-dims", "size1-dims", "leading-ones", "scalar"),
+        "numerics": ("normal", "large-offset", "constant-rows", "tiny-variance", "special-values",
+                     "near-limits", "long-rows", "zero-size"),
+        "outputs": pats,
+        "axis_sign": ("neg", "pos"),
+    }
+    for key, values in pairs.items():
+        got = {(t["dtype"], t[key]) for t in tags}
+        missing = {(d, v) for d in dts for v in values} - got
+        assert not missing, (key, missing)
+    assert {(t["stash_type"], t["outputs"]) for t in tags} >= {(s, p) for s in (1, 16) for p in pats}
+    assert {t["opset"] for t in tags} >= {17, 18, 21, 23, 26, 28}
+    assert sum(t["opset"] == 28 for t in tags) >= 3
+    assert any(t["datasets"] >= 2 for t in tags)
+    # long rows really are long; every middle-omitted pattern is written with "" in the node
+    for c in value_cases:
+        if c.tags["numerics"] == "long-rows":
+            ax = c.tags["axis"] % c.tags["rank"]
+            assert int(np.prod(c.datasets[0].inputs["X"].shape[ax:])) >= 4096
+        if c.tags["outputs"] == "Y,InvStdDev":
+            assert list(c.model.graph.node[0].output) == ["Y", "", "InvStdDev"]
+    errors = Counter(c.tags["error"] for c in suite if c.expect_error)
+    assert set(errors) == {"axis-range", "scale-shape", "bias-shape", "stash-type"}
+    axis_errs = {(c.tags["axis"] >= 0) for c in suite if c.tags.get("error") == "axis-range"}
+    assert axis_errs == {True, False}
+    # every value case's expected outputs have the spec's types: Y in T, statistics in U
+    for c in value_cases:
+        t = dtypes.np_dtype(dtypes.elem_type(c.tags["dtype"]))
+        u = np.float32 if c.tags["stash_type"] == 1 else BF16
+        for ds in c.datasets:
+            assert ds.outputs["Y"].dtype == t
+            for o in ("Mean", "InvStdDev"):
+                if o in ds.outputs:
+                    assert ds.outputs[o].dtype == u
+
+
+# ============================================================================ kernels
+def _attrs(attributes):
+    return int(attributes.get("axis", -1)), float(attributes.get("epsilon", 1e-5)), int(attributes.get("stash_type", 1))
+
+
+def _validate(x, scale, b, axis, stash):
+    r = x.ndim
+    if not -r <= axis < r:
+        raise ValueError("axis out of range")
+    if stash not in (1, 16):
+        raise ValueError("bad stash_type")
+    ax = axis % r
+    for p in (scale, b):
+        if p is None:
+            continue
+        if p.ndim > r:
+            raise ValueError("parameter rank")
+        for k, d in enumerate(p.shape):
+            xd = x.shape[r - p.ndim + k]
+            if d not in (1, xd) or (r - p.ndim + k < ax and d != 1):
+                raise ValueError("parameter shape")
+    return ax
+
+
+def _u(stash):
+    return np.dtype(np.float32) if stash == 1 else BF16
+
+
+def _r(a, dt):
+    """Round to dt, back to float64 (one correctly rounded operation)."""
+    a = np.asarray(a, dtype=np.float64)
+    if dt == BF16:
+        return a.astype(np.float32).astype(BF16).astype(np.float64)
+    return a.astype(dt).astype(np.float64)
+
+
+def make_kernel(*, flaw: str | None = None, algo: str = "pairwise"):
+    """A numpy LayerNormalization kernel: stage one in float32 (two-pass unless ``algo``
+    says otherwise), stage two in float32 (double for double X) with one cast, plus an
+    optional ``flaw``."""
+
+    def kernel(inputs, attributes, outputs, opset):
+        x, scale, b = inputs["X"], inputs["Scale"], inputs.get("B")
+        axis, eps, stash = _attrs(attributes)
+        ax = _validate(x, scale, b, axis, stash)
+        t = x.dtype
+        u = t if flaw == "stats-in-T" else _u(stash)
+        if flaw == "axis-ignored":
+            ax = x.ndim - 1
+        if flaw == "ignore-epsilon":
+            eps = 0.0
+        rows, n = int(np.prod(x.shape[:ax])), int(np.prod(x.shape[ax:]))
+        w = np.float64 if t == np.float64 else np.float32  # stage two precision
+        with np.errstate(all="ignore"):
+            if flaw == "onepass-in-T":
+                xc = x.reshape(rows, n)
+                if t == BF16:  # bf16 arithmetic, each op rounded
+                    xf = xc.astype(np.float64)
+                    mean = _r(np.cumsum(xf, axis=1)[:, -1:] / n, BF16)
+                    sq = _r(np.cumsum(_r(xf * xf, BF16), axis=1)[:, -1:] / n, BF16)
+                    var = _r(sq - _r(mean * mean, BF16), BF16)
+                    d = _r(xf - mean, BF16)
+                else:
+                    mean = np.cumsum(xc, axis=1)[:, -1:] / np.asarray(n, t)
+                    var = np.cumsum(xc * xc, axis=1)[:, -1:] / np.asarray(n, t) - mean * mean
+                    d = xc - mean
+                mean, var, d = (np.asarray(a, np.float32) for a in (mean, var, d))
+            elif flaw == "float16-accumulation" and t == np.float16:
+                xh = x.reshape(rows, n)
+                mean = (np.cumsum(xh, axis=1)[:, -1:] / np.float16(n)).astype(np.float16)
+                d = xh - mean
+                var = (np.cumsum(d * d, axis=1)[:, -1:] / np.float16(n)).astype(np.float16)
+                mean, var, d = mean.astype(np.float32), var.astype(np.float32), d.astype(np.float32)
+            else:
+                xc = x.reshape(rows, n).astype(np.float32)
+                if algo == "welford":
+                    mean = np.zeros((rows, 1), np.float32)
+                    m2 = np.zeros((rows, 1), np.float32)
+                    for k in range(n):
+                        xk = xc[:, k : k + 1]
+                        delta = xk - mean
+                        mean = mean + delta / np.float32(k + 1)
+                        m2 = m2 + delta * (xk - mean)
+                    d = xc - mean
+                    var = m2 / np.float32(n)
+                else:
+                    if algo == "reverse":
+                        acc = lambda a: np.cumsum(a[:, ::-1], axis=1)[:, -1:]  # noqa: E731
+                    else:
+                        acc = lambda a: np.sum(a, axis=1, keepdims=True)  # noqa: E731
+                    mean = acc(xc) / np.float32(n)
+                    d = xc - mean
+                    var = acc(d * d) / np.float32(n - 1 if flaw == "unbiased" else n)
+            inv = np.float32(1.0) / np.sqrt(var + np.float32(eps))
+            if algo == "rsqrt-off":
+                inv = inv * np.float32(1.0 + 4 * np.finfo(np.float32).eps)
+            normalized = (d * inv).astype(w).reshape(x.shape)
+            y = normalized * scale.astype(w)
+            if b is not None and flaw != "bias-ignored":
+                y = y + b.astype(w)
+            y = y.astype(t)
+        shape = tuple(x.shape[:ax]) + (1,) * (x.ndim - ax)
+        if flaw == "axis-ignored":
+            shape = tuple(x.shape[:-1]) + (1,)
+        stat_inv = np.sqrt(var + np.float32(eps)) if flaw == "std-not-inv" else inv
+        res = {"Y": y, "Mean": mean.reshape(shape).astype(u), "InvStdDev": stat_inv.reshape(shape).astype(u)}
+        if flaw == "zero-placeholders":
+            res["Mean"] = np.zeros(shape, u)
+            res["InvStdDev"] = np.zeros(shape, u)
+        if flaw == "positional-outputs":  # fills the requested names in order: Y, Mean, InvStdDev
+            order = [res["Y"], res["Mean"], res["InvStdDev"]]
+            return {name: order[i] for i, name in enumerate(outputs)}
+        return {o: res[o] for o in outputs}
+
+    return kernel
+
+
+def function_body_kernel(inputs, attributes, outputs, opset):
+    """The spec's stage one in U cast by cast (text equations, two-pass; ReduceMean accumulating
+    in float32 and rounding its result to U; Normalized = Div(D, StdDev)), then Cast to T and
+    Mul/Add in T."""
+    x, scale, b = inputs["X"], inputs["Scale"], inputs.get("B")
+    axis, eps, stash = _attrs(attributes)
+    ax = _validate(x, scale, b, axis, stash)
+    u, t = _u(stash), x.dtype
+    rows, n = int(np.prod(x.shape[:ax])), int(np.prod(x.shape[ax:]))
+    with np.errstate(all="ignore"):
+        xu = _r(x.reshape(rows, n).astype(np.float64), u)
+
+        def reduce_mean(a):  # float32 accumulation, result rounded to U
+            return _r(_r(np.sum(a.astype(np.float32), axis=1, keepdims=True), np.float32) / n, u)
+
+        mean = reduce_mean(xu)
+        d = _r(xu - mean, u)
+        var = reduce_mean(_r(d * d, u))
+        std = _r(np.sqrt(_r(var + _r(np.float32(eps), u), u)), u)
+        inv = _r(1.0 / std, u)
+        normalized_t = _r(_r(d / std, u), t).reshape(x.shape)
+        y = _r(normalized_t * scale.astype(np.float64), t)
+        if b is not None:
+            y = _r(y + b.astype(np.float64), t)
+    shape = tuple(x.shape[:ax]) + (1,) * (x.ndim - ax)
+    res = {"Y": y.astype(t), "Mean": mean.reshape(shape).astype(u), "InvStdDev": inv.reshape(shape).astype(u)}
+    return {o: res[o] for o in outputs}
+
+
+LEGIT = {
+    "float32-onecast": make_kernel(),
+    "welford": make_kernel(algo="welford"),
+    "reverse-order": make_kernel(algo="reverse"),
+    "rsqrt-4ulp-off": make_kernel(algo="rsqrt-off"),
+    "function-body-castbycast": function_body_kernel,
+}
+WRONG = (
+    "ignore-epsilon",
+    "unbiased",
+    "axis-ignored",
+    "stats-in-T",
+    "zero-placeholders",
+    "positional-outputs",
+    "float16-accumulation",
+    "bias-ignored",
+    "std-not-inv",
+    "onepass-in-T",
+)
+
+
+@pytest.mark.parametrize("name", sorted(LEGIT))
+def test_legitimate_kernel_passes_everything(name, suite):
+    results = run_cases(suite, KernelBackend({OP: LEGIT[name]}, name=name))
+    bad = [(r.id, r.outcome, r.message[:300]) for r in results if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("flaw", WRONG)
+def test_wrong_kernel_is_caught(flaw, value_cases):
+    # no onnx.checker needed here: only value cases, and we count fails
+    results = run_cases(value_cases, KernelBackend({OP: make_kernel(flaw=flaw)}, name=flaw, check=False))
+    outcomes = Counter(r.outcome for r in results)
+    assert outcomes["fail"] >= 1, outcomes
+
+
+def test_tolerances_are_tight_enough_to_matter(value_cases):
+    """For float X with normal data the derived Y tolerance stays within a few hundred float32
+    ulps of max|Y| (spread of legitimate variants times the safety factor, not a global atol)."""
+    eps32 = float(np.finfo(np.float32).eps)
+    for c in value_cases:
+        if c.tags["dtype"] == "float" and c.tags["numerics"] == "normal" and c.tags["stash_type"] == 1:
+            y = c.datasets[0].outputs["Y"].astype(np.float64)
+            tol = next(o.tolerance for o in c.outputs if o.name == "Y")
+            assert tol.atol <= 256 * eps32 * max(1.0, float(np.max(np.abs(y)))), (c.id, tol)
+            # and the expectation itself passes its own check
+            assert compare("Y", c.datasets[0].outputs["Y"], c.datasets[0].outputs["Y"], tol).passed

@@ -1,0 +1,77 @@
+"""onnx's own loader and comparison read our bundles (ONNX backend-test layout).
+
+``onnx.backend.test.loader.load_model_tests(data_dir=BUNDLE, kind="cases")`` must list
+every value case, and ``onnxruntime.backend`` must pass, under the official comparison
+(``Runner.assert_similar_outputs`` with our ``data.json`` rtol/atol), every case our own
+runner scores as a pass on onnxruntime.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import onnx
+import pytest
+from onnx import numpy_helper
+from onnx.backend.test.loader import load_model_tests
+from onnx.backend.test.runner import Runner
+
+from conformance.bundle import read_bundle, write_bundle
+from conformance.backends import resolve_backend
+from conformance.runner import run_cases
+
+
+def _load_pb(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def official_run(test_case, backend):
+    """What onnx's backend test runner does for one model test: prepare, run each data set, compare."""
+    model = onnx.load(os.path.join(test_case.model_dir, "model.onnx"))
+    prepared = backend.prepare(model, "CPU")
+    for ds in sorted(glob.glob(os.path.join(test_case.model_dir, "test_data_set_*"))):
+        inputs = [_load_pb(p) for p in sorted(glob.glob(os.path.join(ds, "input_*.pb")))]
+        ref = [_load_pb(p) for p in sorted(glob.glob(os.path.join(ds, "output_*.pb")))]
+        outputs = list(prepared.run(inputs))
+        Runner.assert_similar_outputs(ref, outputs, rtol=test_case.rtol, atol=test_case.atol, model_dir=test_case.model_dir)
+
+
+def _check_bundle(suite, tmp_path):
+    import onnxruntime.backend as ort_backend
+
+    bundle = write_bundle(suite, tmp_path / "bundle")
+    tests = load_model_tests(data_dir=str(bundle), kind="cases")
+    value_cases = [c for c in suite.cases if c.expect_error is None]
+    assert sorted(t.name for t in tests) == sorted(c.dirname for c in value_cases)
+    ours = {c.dirname: r for c, r in zip(suite.cases, run_cases(read_bundle(bundle).cases, resolve_backend("onnxruntime")))}
+    passed_official, disagreements = 0, []
+    for t in tests:
+        try:
+            official_run(t, ort_backend)
+            official = True
+        except Exception as exc:  # noqa: BLE001 - collected below
+            official = exc
+        if ours[t.name].outcome == "pass":
+            if official is True:
+                passed_official += 1
+            else:
+                disagreements.append((t.name, str(official)[:300]))
+    assert not disagreements, disagreements[:5]
+    return passed_official, len(tests)
+
+
+def test_toy_bundle_through_official_harness(toy_suite, tmp_path):
+    passed, total = _check_bundle(toy_suite, tmp_path)
+    assert total == 4 and passed >= 3
+
+
+def test_real_suite_through_official_harness(tmp_path):
+    from conformance.suite import generate_suite
+
+    suite = generate_suite(["LayerNormalization", "BatchNormalization"], 0)
+    passed, total = _check_bundle(suite, tmp_path)
+    assert passed >= 0.7 * total
