@@ -14,7 +14,9 @@ use the schema's names.  Omitted optional inputs and outputs are written as ``""
 in the node (trailing ones dropped), per the ONNX IR spec.  Inputs are graph inputs
 (fed by each data set) or initializers (constant, baked into the model).
 The model's IR version is the lowest that its opset import needs
-(``onnx.helper.find_min_ir_version_for``): runtimes refuse newer IR versions.
+(``onnx.helper.find_min_ir_version_for``): runtimes refuse newer IR versions.  Below
+IR 4 initializers are also listed as graph inputs (after the fed inputs), as that IR
+requires.
 """
 
 from __future__ import annotations
@@ -100,6 +102,9 @@ class Case:
         expect_error: reason the model is invalid (error cases), else ``None``.
         generator: name and version of the generator that made the case.
         seed: the seed the generator derived this case from.
+        output_slots: write the node with at least this many outputs, trailing omitted
+            ones as ``""`` (some versions decide the mode by the output count, e.g.
+            BatchNormalization-7/9); default: trailing omitted outputs are dropped.
     """
 
     op: str
@@ -115,6 +120,7 @@ class Case:
     expect_error: str | None = None
     generator: str = ""
     seed: int | None = None
+    output_slots: int | None = None
 
     # ------------------------------------------------------------------ model
     @cached_property
@@ -191,7 +197,7 @@ def build_model(case: Case) -> onnx.ModelProto:
     while node_inputs and node_inputs[-1] == "":
         node_inputs.pop()
     node_outputs = [o.name if o.present else "" for o in case.outputs]
-    while node_outputs and node_outputs[-1] == "":
+    while node_outputs and node_outputs[-1] == "" and len(node_outputs) > (case.output_slots or 0):
         node_outputs.pop()
     node = helper.make_node(case.op, node_inputs, node_outputs, name=case.op, domain=case.domain or None)
     for k in sorted(case.attributes):
@@ -213,6 +219,11 @@ def build_model(case: Case) -> onnx.ModelProto:
         opsets.insert(0, helper.make_opsetid("", 17))
     model = helper.make_model(graph, opset_imports=opsets, producer_name="onnx-conformance")
     model.ir_version = helper.find_min_ir_version_for(list(model.opset_import), ignore_unknown=True)
+    if model.ir_version < 4:
+        # IR < 4 (opsets <= 8): every initializer must also be a graph input.
+        for i in case.inputs:
+            if i.present and i.initializer:
+                model.graph.input.append(helper.make_tensor_value_info(i.name, i.elem_type, list(i.shape)))
     return model
 
 

@@ -272,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``onnx-conformance`` console script."""
     args = build_parser().parse_args(argv)
-    console = Console(stderr=False, highlight=False)
+    console = Console(stderr=False, highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         return args.fn(args, console)

@@ -87,7 +87,9 @@ def op_seed(seed: int, op: str) -> int:
 
 def case_rng(seed: int, *key: int | str) -> np.random.Generator:
     """An independent, reproducible random stream for one case, keyed by ``seed`` and ``key``."""
-    words = [seed] + [zlib.crc32(k.encode()) if isinstance(k, str) else int(k) for k in key]
+    # SeedSequence takes non-negative words: strings by CRC-32, negative ints by zigzag.
+    words = [seed] + [zlib.crc32(k.encode()) if isinstance(k, str) else (2 * k if k >= 0 else -2 * k - 1)
+                      for k in map(lambda k: k if isinstance(k, str) else int(k), key)]
     return np.random.default_rng(np.random.SeedSequence(words))
 
 

