@@ -185,7 +185,16 @@ def cmd_run(args, console: Console) -> int:
             except WorkerError as exc:
                 raise UsageError(str(exc)) from None
     duration = time.perf_counter() - t0
-    doc = results_document(suite, backend.environment(), results, duration)
+    run_info = {
+        "backend_spec": args.backend,
+        "backend_options": options,
+        "bundle": str(Path(args.bundle).resolve()) if args.bundle else None,
+        "ops": suite.ops,
+        "seed": suite.seed,
+        "match": args.match,
+        "argv": sys.argv[1:],
+    }
+    doc = results_document(suite, backend.environment(), results, duration, run_info)
     rpath = write_results(doc, out / "results.json")
     hpath = write_html(doc, out / "report.html")
     console.print(summary_table(doc["cases"], f"{backend.name}: {len(results)} cases in {duration:.1f} s"))

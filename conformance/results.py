@@ -6,6 +6,10 @@ Schema (``format: onnx-conformance-results/1``)::
       "format": "onnx-conformance-results/1",
       "suite":   {seed, ops, generators, versions, content_hash, n_cases, source},
       "backend": {backend, versions and options of the runtime},
+      "run":     {backend_spec, backend_options, bundle (absolute path or null), ops, seed,
+                  match, argv}: enough to reproduce the run or one case of it
+                  (``onnx-conformance run --backend SPEC [--backend-option K=V ...]
+                  --bundle BUNDLE --match CASE_ID --out DIR``),
       "host":    {python, platform, machine},
       "summary": {outcome: count for every outcome},
       "duration_s": wall time of the run in seconds,
@@ -35,12 +39,14 @@ class ResultsError(Exception):
     """A results file is missing or malformed."""
 
 
-def results_document(suite: Suite, backend_env: dict, results: list[CaseResult], duration_s: float) -> dict:
+def results_document(suite: Suite, backend_env: dict, results: list[CaseResult], duration_s: float,
+                     run: dict | None = None) -> dict:
     """Build the results document (see module docstring)."""
     return {
         "format": FORMAT,
         "suite": suite.identity(),
         "backend": backend_env,
+        "run": run or {},
         "host": host_environment(),
         "summary": summarize(results),
         "duration_s": round(duration_s, 3),

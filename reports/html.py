@@ -45,7 +45,16 @@ def matrix(cases: list[dict], row_key: str = "op", col_tag: str = "dtype") -> di
         cells[(r, col)][c["outcome"]] += 1
     rows = sorted({k[0] for k in cells})
     cols = sorted({k[1] for k in cells})
-    return {"rows": rows, "cols": cols, "cells": cells}
+    return {"rows": rows, "cols": cols, "cells": cells, "worst": {k: worst_outcome(v) for k, v in cells.items()}}
+
+
+#: Severity for colouring a cell by its worst outcome.
+SEVERITY = ("fail", "crash", "error", "timeout", "xpass", "unsupported", "xfail", "skip", "pass")
+
+
+def worst_outcome(counts: Counter) -> str:
+    """The most severe outcome present in ``counts`` (see :data:`SEVERITY`)."""
+    return next((o for o in SEVERITY if counts.get(o)), "skip")
 
 
 def render_html(doc: dict) -> str:

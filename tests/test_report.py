@@ -27,3 +27,11 @@ def test_matrix_and_problem_list():
         assert text in html
     assert "Abs-13/float/0" not in html  # passing cases are not listed as problems
     assert "33.3%" in html  # 1 pass of 3
+
+
+def test_matrix_cell_is_coloured_by_its_worst_outcome():
+    from reports.html import matrix
+
+    m = matrix([_res(0, "pass").to_json(), _res(1, "error").to_json(), _res(2, "pass", dtype="double").to_json()])
+    assert m["worst"][("Abs", "float")] == "error"
+    assert m["worst"][("Abs", "double")] == "pass"
