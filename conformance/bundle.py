@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 from .case import Case, DataSet, Input, Output
 from .suite import Suite
@@ -256,11 +256,18 @@ def _read_case(root: Path, e: dict, verify: bool) -> Case:
     for i in inputs:
         if i.initializer:
             i.value = inits.get(i.name)
+    node = model.graph.node[0] if len(model.graph.node) == 1 else None
+    attrs = {}
+    if node is not None:
+        for a in node.attribute:
+            v = helper.get_attribute_value(a)
+            attrs[a.name] = v.decode() if isinstance(v, bytes) else v
     case = Case(
-        op=e["op"], since_version=int(e["since_version"]), opset=int(e["opset"]), attributes={},
+        op=e["op"], since_version=int(e["since_version"]), opset=int(e["opset"]), attributes=attrs,
         inputs=inputs, outputs=outputs, datasets=datasets, tags=dict(e.get("tags") or {}),
         label=e.get("label", ""), domain=e.get("domain", ""), expect_error=e.get("expect_error"),
         generator=e.get("generator", ""),
+        output_slots=len(node.output) if node is not None else None,
     )
     # The model on disk is the model under test; it is not rebuilt from the manifest.
     case.__dict__["model"] = model

@@ -102,6 +102,7 @@ class Case:
         expect_error: reason the model is invalid (error cases), else ``None``.
         generator: name and version of the generator that made the case.
         seed: the seed the generator derived this case from.
+        skip: reason the case cannot be run or compared (outcome ``skip``), else ``None``.
         output_slots: write the node with at least this many outputs, trailing omitted
             ones as ``""`` (some versions decide the mode by the output count, e.g.
             BatchNormalization-7/9); default: trailing omitted outputs are dropped.
@@ -121,6 +122,7 @@ class Case:
     generator: str = ""
     seed: int | None = None
     output_slots: int | None = None
+    skip: str | None = None
 
     # ------------------------------------------------------------------ model
     @cached_property

@@ -100,28 +100,6 @@ def cmd_generate(args, console: Console) -> int:
     return 0
 
 
-def _load_suite(args, console: Console):
-    from .bundle import BundleError, read_bundle
-
-    if args.bundle and args.ops:
-        raise UsageError("give either --bundle or --ops, not both")
-    if args.bundle:
-        try:
-            with console.status(f"reading {args.bundle}"):
-                suite = read_bundle(args.bundle)
-        except BundleError as exc:
-            raise UsageError(f"cannot read bundle: {exc}") from None
-        console.print(f"read {len(suite.cases)} cases from {args.bundle}")
-    elif args.ops:
-        suite = _generate_suite(_ops(args.ops), args.seed, console)
-    else:
-        raise UsageError("give --bundle DIR or --ops OPS")
-    if args.match:
-        suite.cases = [c for c in suite.cases if any(m in c.id for m in args.match)]
-        console.print(f"{len(suite.cases)} cases match {args.match}")
-    return suite
-
-
 def summary_table(cases: list[dict], title: str) -> Table:
     """Rich table: one row per op, one column per outcome present."""
     from .runner import OUTCOMES
@@ -144,62 +122,152 @@ def summary_table(cases: list[dict], title: str) -> Table:
     return t
 
 
-def cmd_run(args, console: Console) -> int:
-    from .backends import parse_options, resolve_backend
-    from .bundle import BundleError, prepare_out_dir
-    from .results import results_document, write_results
-    from .isolation import WorkerError, run_isolated
-    from .runner import run_cases
-    from reports.html import write_html
+def _spec_from_args(args, backend_spec: str | None = None) -> "RunSpec":
+    from .backends import parse_options
+    from .execute import RunSpec, default_jobs
 
+    sources = [x for x in (args.bundle, args.ops, getattr(args, "suite", None)) if x]
+    if len(sources) != 1:
+        raise UsageError("give exactly one of --bundle DIR, --ops OPS or --suite onnx-node")
     try:
-        options = parse_options(args.backend_option)
-        backend = resolve_backend(args.backend, options)
-    except (ValueError, ImportError) as exc:
-        raise UsageError(f"backend {args.backend!r}: {exc}") from None
-    try:
-        out = prepare_out_dir(args.out, args.force, "results.json")
-    except BundleError as exc:
+        options = parse_options(getattr(args, "backend_option", None))
+    except ValueError as exc:
         raise UsageError(str(exc)) from None
-    suite = _load_suite(args, console)
-    out.mkdir(parents=True, exist_ok=True)
+    if args.jobs is not None and args.jobs < 0:
+        raise UsageError("--jobs must be >= 0")
+    variants = [v.strip() for v in (args.variants or "").split(",") if v.strip()]
+    return RunSpec(
+        backend_spec=backend_spec or args.backend,
+        backend_options=options,
+        suite="bundle" if args.bundle else ("onnx-node" if getattr(args, "suite", None) else "generated"),
+        bundle=args.bundle,
+        ops=_ops(args.ops) if args.ops else [],
+        seed=args.seed,
+        match=args.match,
+        variants=variants,
+        xfail=args.xfail,
+        jobs=args.jobs if args.jobs is not None else default_jobs(),
+        timeout=args.timeout,
+        memory_limit_mb=args.memory_limit,
+        executor=args.executor,
+        scheduler=args.scheduler,
+    )
+
+
+def _execute_with_progress(spec, out: Path, console: Console, *, resume: bool = False, suite=None, backend=None):
+    from .execute import RunError, execute
+
     counts: Counter = Counter()
-    t0 = time.perf_counter()
-    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
-    stream = (out / "results.jsonl").open("w", encoding="utf-8")
-    with stream, _progress(console) as prog:
-        task = prog.add_task(f"running on {backend.name}", total=len(suite.cases), status="")
+    with _progress(console) as prog:
+        task = prog.add_task(f"running on {spec.backend_spec}", total=None, status="")
+
+        def on_start(total, done):
+            prog.update(task, total=total, completed=done)
+            if done:
+                console.print(f"resuming: {done} of {total} cases already done")
 
         def on_result(r):
-            stream.write(json.dumps(r.to_json()) + "\n")
-            stream.flush()
             counts[r.outcome] += 1
             prog.update(task, advance=1, status=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
-        if jobs == 0:
-            results = run_cases(suite.cases, backend, on_result=on_result)
-        else:
-            try:
-                results = run_isolated(suite.cases, backend, spec=args.backend, options=options, jobs=jobs,
-                                       timeout=args.timeout, on_result=on_result)
-            except WorkerError as exc:
-                raise UsageError(str(exc)) from None
-    duration = time.perf_counter() - t0
-    run_info = {
-        "backend_spec": args.backend,
-        "backend_options": options,
-        "bundle": str(Path(args.bundle).resolve()) if args.bundle else None,
-        "ops": suite.ops,
-        "seed": suite.seed,
-        "match": args.match,
-        "argv": sys.argv[1:],
-    }
-    doc = results_document(suite, backend.environment(), results, duration, run_info)
-    rpath = write_results(doc, out / "results.json")
-    hpath = write_html(doc, out / "report.html")
-    console.print(summary_table(doc["cases"], f"{backend.name}: {len(results)} cases in {duration:.1f} s"))
-    console.print(f"results: {rpath}\nreport:  {hpath}")
-    return 1 if any(counts.get(o) for o in BAD) else 0
+        try:
+            return execute(spec, out, backend=backend, suite=suite, resume=resume, on_start=on_start,
+                           on_result=on_result, status=lambda m: prog.update(task, description=m))
+        except RunError as exc:
+            raise UsageError(str(exc)) from None
+
+
+def cmd_run(args, console: Console) -> int:
+    from .bundle import BundleError, prepare_out_dir
+    from .execute import RunError, RunSpec
+
+    if args.resume:
+        out = Path(args.resume)
+        try:
+            spec = RunSpec.from_json(json.loads((out / "run.json").read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise UsageError(f"{out} has no run.json: nothing to resume") from None
+        except (ValueError, RunError) as exc:
+            raise UsageError(f"{out / 'run.json'}: {exc}") from None
+        if args.jobs is not None:
+            spec.jobs = args.jobs
+    else:
+        if not args.out:
+            raise UsageError("give --out OUTDIR (or --resume OUTDIR)")
+        spec = _spec_from_args(args)
+        try:
+            out = prepare_out_dir(args.out, args.force, "run.json")
+        except BundleError as exc:
+            raise UsageError(str(exc)) from None
+        _check_backend(spec)
+        out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    try:
+        doc, stale = _execute_with_progress(spec, out, console, resume=bool(args.resume))
+    except KeyboardInterrupt:
+        console.print(f"interrupted; the results so far are in {out / 'results.jsonl'}; "
+                      f"finish with: onnx-conformance run --resume {out}")
+        return 130
+    for line in doc.get("expected_failures", {}).get("stale", []):
+        console.print(f"[yellow]warning:[/yellow] expected failure matches no case: {escape(line)}")
+    console.print(summary_table(doc["cases"], f"{doc['backend'].get('backend', spec.backend_spec)}: "
+                                              f"{len(doc['cases'])} cases in {time.perf_counter() - t0:.1f} s"))
+    console.print(f"results: {out / 'results.json'}\nreport:  {out / 'report.html'}")
+    return 1 if any(doc["summary"].get(o) for o in BAD) else 0
+
+
+def _check_backend(spec) -> None:
+    """Fail fast, before any case runs, on a backend that cannot be built."""
+    from .backends import resolve_backend
+
+    try:
+        resolve_backend(spec.backend_spec, spec.backend_options)
+    except (ValueError, ImportError) as exc:
+        raise UsageError(f"backend {spec.backend_spec!r}: {exc}") from None
+
+
+def cmd_scoreboard(args, console: Console) -> int:
+    from .bundle import BundleError, prepare_out_dir
+    from .execute import RunError, load_suite
+    from reports.scoreboard import write_scoreboard
+
+    backends = [b.strip() for b in (args.backends or "").split(",") if b.strip()]
+    if not backends:
+        raise UsageError("--backends needs a comma-separated list, e.g. onnxruntime,onnx-reference")
+    try:
+        out = prepare_out_dir(args.out, args.force, "scoreboard.html")
+    except BundleError as exc:
+        raise UsageError(str(exc)) from None
+    base = _spec_from_args(args, backend_spec=backends[0])
+    try:
+        suite = load_suite(base)
+    except RunError as exc:
+        raise UsageError(str(exc)) from None
+    out.mkdir(parents=True, exist_ok=True)
+    docs, unavailable = {}, {}
+    for name in backends:
+        spec = _spec_from_args(args, backend_spec=name)
+        spec.backend_options = {}
+        try:
+            _check_backend(spec)
+        except UsageError as exc:
+            unavailable[name] = str(exc)
+            console.print(f"[yellow]skipping[/yellow] {escape(name)}: {escape(str(exc))}")
+            continue
+        sub = out / _safe_name(name)
+        sub.mkdir(exist_ok=True)
+        doc, _ = _execute_with_progress(spec, sub, console, suite=suite)
+        docs[name] = doc
+        console.print(summary_table(doc["cases"], f"{name}: {len(doc['cases'])} cases"))
+    path = write_scoreboard(docs, out / "scoreboard.html", unavailable=unavailable)
+    console.print(f"scoreboard: {path}")
+    return 0
+
+
+def _safe_name(name: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
 def cmd_report(args, console: Console) -> int:
@@ -226,6 +294,31 @@ def cmd_list(args, console: Console) -> int:
     return 0
 
 
+def _add_suite_args(r: argparse.ArgumentParser) -> None:
+    from .isolation import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT
+
+    src = r.add_argument_group("suite (one of)")
+    src.add_argument("--bundle", help="bundle directory written by 'generate'")
+    src.add_argument("--ops", help="generate cases for these operators (comma-separated, or 'all')")
+    src.add_argument("--suite", choices=["onnx-node"], help="onnx-node: onnx's own node test cases, with their tolerances")
+    r.add_argument("--seed", type=int, default=0, help="seed for --ops (default 0)")
+    r.add_argument("--match", action="append", metavar="TEXT", help="only cases whose id contains TEXT (repeatable)")
+    r.add_argument("--variants", metavar="KINDS",
+                   help="also run each case with its parameters as 'inputs' and/or 'initializers' (comma-separated)")
+    r.add_argument("--xfail", metavar="FILE", help="expected-failure file (TOML, see docs): failures become xfail")
+    ex = r.add_argument_group("execution")
+    ex.add_argument("--jobs", "-j", type=int, default=None,
+                    help="worker processes (default: the number of cores); each case runs in a worker, so a "
+                         "backend that crashes or hangs costs only that case; 0 runs in this process (no isolation)")
+    ex.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                    help=f"per-case deadline in seconds (default {DEFAULT_TIMEOUT:g})")
+    ex.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT_MB, metavar="MIB",
+                    help=f"kill a worker whose resident memory exceeds this (default {DEFAULT_MEMORY_LIMIT_MB}; 0: none)")
+    ex.add_argument("--executor", choices=["local", "dask"], default="local",
+                    help="local worker processes (default) or a Dask cluster (--scheduler)")
+    ex.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="onnx-conformance",
@@ -247,26 +340,31 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(fn=cmd_generate)
 
     r = sub.add_parser("run", help="run a suite on a backend; write results.json and report.html",
-                       description="Run a bundle (--bundle) or freshly generated cases (--ops, --seed) on a backend "
-                                   "and write OUT/results.json and OUT/report.html.",
+                       description="Run a bundle (--bundle), freshly generated cases (--ops, --seed) or onnx's "
+                                   "node tests (--suite onnx-node) on a backend and write OUT/results.json and "
+                                   "OUT/report.html. Results are streamed to OUT/results.jsonl; an interrupted run "
+                                   "is finished with --resume OUT.",
                        epilog="backends: onnxruntime (options: providers, graph_optimization_level, "
                               "intra_op_num_threads), onnx-reference, or package.module:Attr naming an "
                               "onnx.backend.base.Backend subclass (option: device, default CPU).",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("--backend", default="onnxruntime", help="backend name or package.module:Attr (default onnxruntime)")
     r.add_argument("--backend-option", action="append", metavar="KEY=VALUE", help="backend option (repeatable)")
-    src = r.add_mutually_exclusive_group()
-    src.add_argument("--bundle", help="bundle directory written by 'generate'")
-    src.add_argument("--ops", help="generate cases for these operators (comma-separated, or 'all')")
-    r.add_argument("--seed", type=int, default=0, help="seed for --ops (default 0)")
-    r.add_argument("--match", action="append", metavar="TEXT", help="only cases whose id contains TEXT (repeatable)")
-    r.add_argument("--jobs", "-j", type=int, default=None,
-                   help="worker processes (default: the number of cores); each case runs in a worker, so a "
-                        "backend that crashes or hangs costs only that case; 0 runs in this process (no isolation)")
-    r.add_argument("--timeout", type=float, default=120.0, help="per-case deadline in seconds (default 120)")
-    r.add_argument("--out", required=True, help="output directory for results.json(l) and report.html")
+    _add_suite_args(r)
+    r.add_argument("--out", help="output directory for run.json, results.jsonl, results.json and report.html")
     r.add_argument("--force", action="store_true", help="replace the results of an earlier run in --out")
+    r.add_argument("--resume", metavar="OUTDIR", help="finish an interrupted run in OUTDIR (same suite and backend)")
     r.set_defaults(fn=cmd_run)
+
+    sb = sub.add_parser("scoreboard", help="run one suite on several backends; one page side by side",
+                        description="Run the same suite on each backend (OUT/<backend>/results.json) and render "
+                                    "OUT/scoreboard.html: pass rates per op and backend, and the cases where "
+                                    "backends disagree. Backends that are not installed are skipped with a note.")
+    sb.add_argument("--backends", required=True, help="comma-separated backend specs, e.g. onnxruntime,onnx-reference")
+    _add_suite_args(sb)
+    sb.add_argument("--out", required=True, help="output directory")
+    sb.add_argument("--force", action="store_true", help="replace an earlier scoreboard in --out")
+    sb.set_defaults(fn=cmd_scoreboard)
 
     rep = sub.add_parser("report", help="render report.html from a results.json")
     rep.add_argument("results", help="results.json written by 'run'")

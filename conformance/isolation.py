@@ -29,10 +29,27 @@ from .runner import CaseResult, run_case
 
 #: Default per-case deadline in seconds (prepare + every data set).
 DEFAULT_TIMEOUT = 120.0
+#: Default resident-memory limit of one worker, in MiB (0 = no limit).
+DEFAULT_MEMORY_LIMIT_MB = 4096
+#: How often the parent samples the workers' resident memory, in seconds.
+_MEMORY_POLL_S = 0.05
 
 
-def _worker_main(conn, backend, spec, options) -> None:
-    """Worker loop: receive a pickled Case, send back ``CaseResult.to_json()``; ``None`` stops."""
+def _rss_mb(pid: int) -> float | None:
+    """Resident set size of ``pid`` in MiB (Linux /proc), or None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _worker_main(conn, backend, spec, options, cases) -> None:
+    """Worker loop: receive a batch, send back one ``("result", index, CaseResult json)`` per case.
+
+    A batch is a list of indices into ``cases`` (fork: the cases are inherited, nothing
+    is pickled) or of ``(index, Case)`` pairs (spawn/forkserver).  ``None`` stops.
+    """
     import faulthandler
 
     faulthandler.disable()  # a crash is reported as the case's outcome, not as a dump on stderr
@@ -47,16 +64,17 @@ def _worker_main(conn, backend, spec, options) -> None:
     conn.send(("ready", os.getpid()))
     while True:
         try:
-            msg = conn.recv()
+            batch = conn.recv()
         except (EOFError, KeyboardInterrupt):
             return
-        if msg is None:
+        if batch is None:
             return
-        try:
-            res = run_case(msg, backend)
-            conn.send(("result", res.to_json()))
-        except BaseException:  # noqa: BLE001 - e.g. an exception that cannot be pickled
-            conn.send(("internal", traceback.format_exc()))
+        for item in batch:
+            i, case = (item, cases[item]) if cases is not None else item
+            try:
+                conn.send(("result", i, run_case(case, backend).to_json()))
+            except BaseException:  # noqa: BLE001 - e.g. a result that cannot be pickled
+                conn.send(("internal", i, traceback.format_exc()))
 
 
 def _signal_name(exitcode: int | None) -> str:
@@ -75,13 +93,14 @@ class WorkerError(RuntimeError):
 
 
 class _Worker:
-    def __init__(self, ctx, backend, spec, options):
+    def __init__(self, ctx, backend, spec, options, cases):
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, backend, spec, options), daemon=True)
+        self.forked = cases is not None
+        self.proc = ctx.Process(target=_worker_main, args=(child, backend, spec, options, cases), daemon=True)
         self.proc.start()
         child.close()
-        self.index: int | None = None
-        self.started = 0.0
+        self.inflight: deque[int] = deque()
+        self.started = 0.0  # when the case at the head of ``inflight`` started
         kind, payload = self._recv_ready()
         if kind != "ready":
             self.kill()
@@ -94,9 +113,14 @@ class _Worker:
             self.proc.join(5)
             return ("fatal", f"worker died while starting ({_signal_name(self.proc.exitcode)})")
 
-    def send(self, index: int, case: Case) -> None:
-        self.index, self.started = index, time.monotonic()
-        self.conn.send(case)
+    @property
+    def head(self) -> int | None:
+        return self.inflight[0] if self.inflight else None
+
+    def send(self, indices: list[int], cases: Sequence[Case]) -> None:
+        self.inflight.extend(indices)
+        self.started = time.monotonic()
+        self.conn.send(indices if self.forked else [(i, cases[i]) for i in indices])
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -124,6 +148,11 @@ def _synthetic(case: Case, outcome: str, message: str, duration: float) -> CaseR
     )
 
 
+#: Most cases sent to a worker in one message (they run one after another; a batch
+#: saves a round trip per case, and a crash re-queues the rest of its batch).
+MAX_BATCH = 16
+
+
 def run_isolated(
     cases: Sequence[Case],
     backend: Any = None,
@@ -132,7 +161,9 @@ def run_isolated(
     options: dict | None = None,
     jobs: int = 1,
     timeout: float = DEFAULT_TIMEOUT,
+    memory_limit_mb: float = DEFAULT_MEMORY_LIMIT_MB,
     on_result: Callable[[CaseResult], None] | None = None,
+    start_method: str | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` in ``jobs`` worker processes; results in the order of ``cases``.
 
@@ -143,7 +174,14 @@ def run_isolated(
         spec, options: backend spec and options (see :func:`conformance.backends.resolve_backend`).
         jobs: number of workers (>= 1).
         timeout: per-case deadline in seconds.
+        memory_limit_mb: a worker whose resident memory exceeds this (MiB) is killed
+            with SIGKILL and its case is a ``crash`` (what the kernel's OOM killer would
+            do, without risking the runner itself); 0 disables the watchdog (Linux only).
         on_result: called in the parent after each case, in completion order.
+        start_method: multiprocessing start method; default ``fork`` where available
+            (the backend object and the cases are inherited), else ``spawn``;
+            ``forkserver`` or ``spawn`` need ``spec`` (the backend is rebuilt in each
+            worker, and cases are pickled to it).
 
     Raises:
         WorkerError: a worker cannot create the backend.
@@ -154,12 +192,13 @@ def run_isolated(
     if backend is None and spec is None:
         raise ValueError("give a backend object or a spec")
     methods = mp.get_all_start_methods()
-    if "fork" in methods:
-        ctx = mp.get_context("fork")
-    else:
-        if backend is not None and spec is None:
-            raise ValueError("this platform cannot fork: give the backend as a spec")
-        ctx, backend = mp.get_context("spawn"), None
+    method = start_method or ("fork" if "fork" in methods else "spawn")
+    if method != "fork":
+        if spec is None:
+            raise ValueError(f"start method {method!r} rebuilds the backend in each worker: give it as a spec")
+        backend = None
+    ctx = mp.get_context(method)
+    inherited = cases if method == "fork" else None
     results: list[CaseResult | None] = [None] * len(cases)
     pending = deque(range(len(cases)))
     workers: list[_Worker] = []
@@ -169,60 +208,68 @@ def run_isolated(
         if on_result:
             on_result(res)
 
+    def new_worker() -> _Worker:
+        return _Worker(ctx, backend, spec, options, inherited)
+
     try:
         for _ in range(min(jobs, len(cases))):
-            workers.append(_Worker(ctx, backend, spec, options))
-        idle = list(workers)
-        busy: dict[Any, _Worker] = {}
-        while pending or busy:
-            while idle and pending:
-                w = idle.pop()
-                i = pending.popleft()
-                w.send(i, cases[i])
-                busy[w.conn] = w
+            workers.append(new_worker())
+        while pending or any(w.inflight for w in workers):
+            for w in workers:
+                if not w.inflight and pending:
+                    size = max(1, min(MAX_BATCH, len(pending) // (2 * len(workers))))
+                    w.send([pending.popleft() for _ in range(min(size, len(pending)))], cases)
+            busy = [w for w in workers if w.inflight]
             now = time.monotonic()
-            next_deadline = min(w.started + timeout for w in busy.values())
-            ready = wait(list(busy) + [w.proc.sentinel for w in busy.values()], timeout=max(0.0, next_deadline - now))
-            done: set[_Worker] = set()
-            for obj in ready:
-                w = busy.get(obj) or next((x for x in busy.values() if x.proc.sentinel == obj), None)
-                if w is None or w in done:
+            wake = max(0.0, min(w.started + timeout for w in busy) - now)
+            if memory_limit_mb:
+                wake = min(wake, _MEMORY_POLL_S)
+            ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=wake))
+            dead: list[_Worker] = []
+            for w in busy:
+                if w.conn not in ready and w.proc.sentinel not in ready:
                     continue
-                i = w.index
                 try:
-                    if w.conn.poll():
-                        kind, payload = w.conn.recv()
-                    else:
+                    while w.inflight and w.conn.poll():
+                        kind, i, payload = w.conn.recv()
+                        if i != w.head:
+                            raise RuntimeError(f"worker answered case {i}, expected {w.head}")
+                        w.inflight.popleft()
+                        w.started = time.monotonic()
+                        finish(i, CaseResult.from_json(payload) if kind == "result" else
+                               _synthetic(cases[i], "error", f"runner internal error: {payload}", 0.0))
+                    if w.inflight and not w.proc.is_alive():
                         raise EOFError
                 except (EOFError, OSError):
                     w.proc.join(5)
+                    i = w.inflight.popleft()
                     finish(i, _synthetic(cases[i], "crash", f"backend process {_signal_name(w.proc.exitcode)}",
                                          time.monotonic() - w.started))
-                    done.add(w)
-                    continue
-                if kind == "result":
-                    finish(i, CaseResult.from_json(payload))
-                else:
-                    finish(i, _synthetic(cases[i], "error", f"runner internal error: {payload}",
-                                         time.monotonic() - w.started))
-                del busy[w.conn]
-                w.index = None
-                idle.append(w)
+                    dead.append(w)
             now = time.monotonic()
-            for w in list(busy.values()):
-                if w not in done and w.index is not None and now - w.started > timeout:
-                    w.kill()
-                    finish(w.index, _synthetic(cases[w.index], "timeout", f"no result within {timeout:g} s; backend process killed",
-                                               now - w.started))
-                    done.add(w)
-            for w in done:
-                busy.pop(w.conn, None)
-                workers.remove(w)
+            for w in workers:
+                if w in dead or not w.inflight:
+                    continue
+                i = w.head
+                rss = _rss_mb(w.proc.pid) if memory_limit_mb else None
+                if rss is not None and rss > memory_limit_mb:
+                    message = (f"backend process killed by SIGKILL: resident memory {rss:.0f} MiB exceeded the "
+                               f"limit of {memory_limit_mb:g} MiB")
+                    outcome = "crash"
+                elif now - w.started > timeout:
+                    message, outcome = f"no result within {timeout:g} s; backend process killed", "timeout"
+                else:
+                    continue
                 w.kill()
-                if pending:
-                    nw = _Worker(ctx, backend, spec, options)
-                    workers.append(nw)
-                    idle.append(nw)
+                w.inflight.popleft()
+                finish(i, _synthetic(cases[i], outcome, message, now - w.started))
+                dead.append(w)
+            for w in dead:
+                w.kill()
+                pending.extendleft(reversed(w.inflight))  # the rest of its batch runs again elsewhere
+                workers.remove(w)
+                if pending or any(x.inflight for x in workers):
+                    workers.append(new_worker())
     finally:
         for w in workers:
             w.stop()

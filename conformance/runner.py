@@ -104,6 +104,9 @@ def run_case(case: Case, backend: Backend) -> CaseResult:
         outcome="pass",
         expect_error=case.expect_error,
     )
+    if case.skip is not None:
+        res.outcome, res.message = "skip", case.skip
+        return res
     t0 = time.perf_counter()
     try:
         _run_case(case, backend, res)

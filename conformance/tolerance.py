@@ -202,6 +202,17 @@ def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
         )
     if expected.size == 0:
         return Check(name, True, tolerance=tol)
+    if expected.dtype.kind in "biuUSO":
+        # integers, booleans, strings: exact
+        bad = actual != expected
+        if not bad.any():
+            return Check(name, True, tolerance=tol)
+        idx = np.unravel_index(int(np.argmax(bad)), expected.shape)
+        return Check(name, False, f"{int(bad.sum())} of {expected.size} element(s) differ (exact comparison); first at "
+                                  f"{list(map(int, idx))}: expected {expected[idx]!r}, got {actual[idx]!r}",
+                     ratio=math.inf, worst_index=[int(i) for i in idx], tolerance=tol)
+    if expected.dtype.kind == "c":
+        expected, actual = np.abs(expected), np.abs(actual)
     a = actual.astype(np.float64)
     e = expected.astype(np.float64)
     nan_e, nan_a = np.isnan(e), np.isnan(a)

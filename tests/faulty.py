@@ -44,3 +44,44 @@ def hanging() -> KernelBackend:
 def exiting() -> KernelBackend:
     """Calls os._exit(3) on float16 cases."""
     return KernelBackend({"Abs": _abs_or(lambda: os._exit(3))}, name="exiting")
+
+
+def leaking() -> KernelBackend:
+    """Allocates (and touches) memory without bound on float16 cases, until it is killed."""
+    hoard = []
+
+    def leak():
+        while True:
+            hoard.append(np.ones(8 * 2**20 // 8))  # 8 MiB, pages touched
+
+    return KernelBackend({"Abs": _abs_or(leak)}, name="leaking")
+
+
+def wrong_dtype() -> KernelBackend:
+    """Returns float64 instead of the input type on float16 cases."""
+    return KernelBackend({"Abs": lambda i, a, o, v: {"Y": np.abs(i["X"]).astype(np.float64)
+                                                     if _is_victim(i["X"]) else np.abs(i["X"])}}, name="wrong-dtype")
+
+
+def dropping() -> "DroppingBackend":
+    """Returns no outputs on float16 cases."""
+    return DroppingBackend()
+
+
+class DroppingBackend(KernelBackend):
+    def __init__(self):
+        super().__init__({"Abs": lambda i, a, o, v: {"Y": np.abs(i["X"])}}, name="dropping")
+
+    def run(self, prepared, inputs, output_names):
+        outs = super().run(prepared, inputs, output_names)
+        return [] if _is_victim(inputs["X"]) else outs
+
+
+def slow(delay: str = "0.1") -> KernelBackend:
+    """Correct, but sleeps ``delay`` seconds per data set (to interrupt runs midway)."""
+
+    def kernel(i, a, o, v):
+        time.sleep(float(delay))
+        return {"Y": np.abs(i["X"])}
+
+    return KernelBackend({"Abs": kernel}, name="slow")

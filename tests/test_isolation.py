@@ -18,10 +18,13 @@ def _outcomes(results):
     (faulty.segfaulting, "crash", "SIGSEGV"),
     (faulty.exiting, "crash", "status 3"),
     (faulty.hanging, "timeout", "no result within"),
+    (faulty.leaking, "crash", "exceeded the limit of 400 MiB"),
+    (faulty.wrong_dtype, "fail", "dtype float64 != expected float16"),
+    (faulty.dropping, "fail", "returned 0 output(s), expected 1"),
 ])
 def test_faulty_backend_costs_only_its_case(toy_suite, make, outcome, text):
     cases = toy_suite.cases * 2  # the victim comes twice: the replaced worker must carry on
-    results = run_isolated(cases, make(), jobs=2, timeout=3.0)
+    results = run_isolated(cases, make(), jobs=2, timeout=5.0, memory_limit_mb=400)
     assert [r.id for r in results] == [c.id for c in cases]
     for r in results:
         if r.tags["dtype"] == "float16" and not r.tags.get("error"):

@@ -77,3 +77,11 @@ def test_compare_bfloat16_and_empty():
 def test_compare_never_raises_on_garbage():
     c = compare("Y", object(), np.zeros(2, np.float32), _tol())
     assert not c.passed
+
+
+def test_compare_integers_and_bools_exactly():
+    e = np.array([1, 2, 2**40 + 1], np.int64)
+    assert compare("Y", e.copy(), e, _tol(atol=10)).passed
+    c = compare("Y", np.array([1, 2, 2**40], np.int64), e, _tol(atol=10))
+    assert not c.passed and "exact" in c.reason and c.worst_index == [2]
+    assert not compare("Y", np.array([True, False]), np.array([True, True]), _tol()).passed

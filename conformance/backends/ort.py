@@ -37,6 +37,7 @@ _UNSUPPORTED_MESSAGES = (
     "Could not find an implementation",  # no kernel for this op/version/type
     "Failed to find kernel for",
     "Training mode only supports",  # BatchNormalization: "Training mode only supports spatial BN"
+    "is not a registered function/op",  # an op or domain the runtime does not know
 )
 
 _LEVELS = {

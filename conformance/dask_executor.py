@@ -1,0 +1,97 @@
+"""Distribute cases over a Dask cluster (``--executor dask --scheduler ADDRESS``).
+
+Cases are sent in chunks; each chunk is one Dask task that runs its cases through
+:func:`conformance.isolation.run_isolated` with one worker subprocess (started by
+``forkserver``, so the Dask worker's threads are never forked).  So a crash or a
+hang costs one case, exactly as with the local executor.  Should a Dask worker
+itself die, Dask reschedules its task; if the task keeps killing workers
+(``KilledWorker``), its cases are recorded as ``crash``.
+
+The backend must be a spec (name or ``package.module:Attr``) that every Dask worker
+can import; the package must be installed on the workers, and the workers must be
+allowed to start subprocesses: Dask config ``distributed.worker.daemon: False``
+(environment ``DASK_DISTRIBUTED__WORKER__DAEMON=False`` when starting ``dask worker``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from .case import Case
+from .runner import CaseResult
+
+
+def _run_chunk(cases: Sequence[Case], spec: str, options: dict, timeout: float, memory_limit_mb: float) -> list[dict]:
+    import multiprocessing as mp
+
+    from .isolation import run_isolated
+
+    if mp.current_process().daemon:
+        raise RuntimeError("Dask workers run as daemonic processes, which may not start the subprocesses that isolate "
+                           "each case: start the workers with the Dask config distributed.worker.daemon=False "
+                           "(environment: DASK_DISTRIBUTED__WORKER__DAEMON=False)")
+
+    results = run_isolated(cases, spec=spec, options=options, jobs=1, timeout=timeout,
+                           memory_limit_mb=memory_limit_mb, start_method="forkserver")
+    return [r.to_json() for r in results]
+
+
+def run_dask(cases: Sequence[Case], spec, *, on_result: Callable[[CaseResult], None] | None = None,
+             client=None, chunk_size: int | None = None) -> list[CaseResult]:
+    """Run ``cases`` on the Dask cluster at ``spec.scheduler`` (or the given ``client``).
+
+    Args:
+        cases: the cases.
+        spec: a :class:`conformance.execute.RunSpec` (backend_spec/options, timeout,
+            memory_limit_mb, scheduler).
+        on_result: called per case as chunks complete.
+        client: an existing ``distributed.Client`` (tests pass one for a LocalCluster).
+        chunk_size: cases per task (default: about 4 tasks per Dask worker thread, at most 200).
+
+    Raises:
+        RuntimeError: dask.distributed is not installed, or no scheduler address.
+    """
+    try:
+        from distributed import Client, as_completed
+        from distributed.client import FutureCancelledError
+        from distributed.scheduler import KilledWorker
+    except ImportError as exc:
+        raise RuntimeError("the dask executor needs dask.distributed: pip install 'onnx-conformance[dask]'") from exc
+    own = client is None
+    if own:
+        if not spec.scheduler:
+            raise RuntimeError("--executor dask needs --scheduler ADDRESS")
+        client = Client(spec.scheduler)
+    try:
+        n_threads = max(1, sum(client.nthreads().values()))
+        size = chunk_size or max(1, min(200, math.ceil(len(cases) / (4 * n_threads))))
+        chunks = [list(cases[i:i + size]) for i in range(0, len(cases), size)]
+        futures = {}
+        for chunk in chunks:
+            f = client.submit(_run_chunk, chunk, spec.backend_spec, spec.backend_options, spec.timeout,
+                              spec.memory_limit_mb, pure=False)
+            futures[f] = chunk
+        results: list[CaseResult] = []
+        for fut in as_completed(list(futures)):
+            chunk = futures[fut]
+            try:
+                recs = [CaseResult.from_json(d) for d in fut.result()]
+            except (KilledWorker, FutureCancelledError) as exc:
+                recs = [_crash(c, f"Dask worker died running this case's task ({type(exc).__name__})") for c in chunk]
+            except Exception as exc:  # noqa: BLE001 - a task failed inside the runner itself
+                recs = [_crash(c, f"Dask task failed: {type(exc).__name__}: {exc}", outcome="error") for c in chunk]
+            for r in recs:
+                results.append(r)
+                if on_result:
+                    on_result(r)
+        return results
+    finally:
+        if own:
+            client.close()
+
+
+def _crash(case: Case, message: str, outcome: str = "crash") -> CaseResult:
+    return CaseResult(id=case.id, op=case.op, domain=case.domain, since_version=case.since_version, opset=case.opset,
+                      tags=dict(case.tags), outcome=outcome, message=message, phase="run",
+                      expect_error=case.expect_error)

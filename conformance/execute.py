@@ -1,0 +1,237 @@
+"""One run of a suite on a backend, written to an output directory, resumable.
+
+Files in the output directory::
+
+    run.json        how the run was made (backend spec and options, suite source,
+                    selection, variants, expected-failure file, jobs, limits) and the
+                    suite's content hash; written first, so a run can be resumed
+    results.jsonl   one raw CaseResult per line, appended and flushed per case
+    results.json    the results document (conformance.results), written at the end,
+                    expected failures applied
+    report.html     the HTML report
+
+``--resume OUTDIR`` reads ``run.json``, rebuilds the same suite (and checks its
+content hash), keeps the results already in ``results.jsonl`` (a torn last line
+from a kill is dropped), runs the remaining cases, and ends with the same
+``results.json`` an uninterrupted run gives (durations aside).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .case import Case
+from .runner import CaseResult
+from .suite import Suite
+
+RUN_FORMAT = "onnx-conformance-run/1"
+
+
+class RunError(Exception):
+    """A run cannot start or resume (bad spec, suite changed, missing files)."""
+
+
+@dataclass
+class RunSpec:
+    """Everything that defines a run; stored as ``run.json``."""
+
+    backend_spec: str = "onnxruntime"
+    backend_options: dict[str, str] = field(default_factory=dict)
+    suite: str = "generated"  # generated | bundle | onnx-node
+    bundle: str | None = None
+    ops: list[str] = field(default_factory=list)
+    seed: int = 0
+    match: list[str] | None = None
+    variants: list[str] = field(default_factory=list)
+    xfail: str | None = None
+    jobs: int = 1
+    timeout: float = 120.0
+    memory_limit_mb: float = 4096
+    executor: str = "local"
+    scheduler: str | None = None
+    suite_content_hash: str | None = None
+
+    def to_json(self) -> dict:
+        return {"format": RUN_FORMAT, **{k: getattr(self, k) for k in self.__dataclass_fields__}}
+
+    @classmethod
+    def from_json(cls, d: dict) -> RunSpec:
+        if d.get("format") != RUN_FORMAT:
+            raise RunError(f"run.json has format {d.get('format')!r}, expected {RUN_FORMAT!r}")
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+
+def load_suite(spec: RunSpec, status: Callable[[str], None] = lambda s: None) -> Suite:
+    """Build the suite a :class:`RunSpec` names (generate, read a bundle, or onnx's node tests).
+
+    Raises:
+        RunError: an unreadable bundle, unknown operator, or bad variant.
+    """
+    from . import variants as variants_mod
+    from .bundle import BundleError, read_bundle
+
+    try:
+        if spec.suite == "bundle":
+            status(f"reading {spec.bundle}")
+            suite = read_bundle(spec.bundle)
+        elif spec.suite == "onnx-node":
+            from .onnx_node import onnx_node_suite
+
+            status("loading onnx's node test cases")
+            suite = onnx_node_suite()
+        else:
+            from .suite import generate_suite
+
+            status(f"generating {', '.join(spec.ops)} (seed {spec.seed})")
+            suite = generate_suite(spec.ops, spec.seed)
+    except BundleError as exc:
+        raise RunError(f"cannot read bundle: {exc}") from None
+    except KeyError as exc:
+        raise RunError(str(exc.args[0] if exc.args else exc)) from None
+    if spec.match:
+        suite.cases = [c for c in suite.cases if any(m in c.id for m in spec.match)]
+    if spec.variants:
+        try:
+            suite.cases = variants_mod.expand(suite.cases, spec.variants)
+        except ValueError as exc:
+            raise RunError(str(exc)) from None
+    return suite
+
+
+def read_jsonl(path: Path) -> list[CaseResult]:
+    """Results already streamed to ``path``; a torn (unterminated or unparsable) last line is dropped."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    results = []
+    good_end = 0
+    for line in data.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            break
+        try:
+            results.append(CaseResult.from_json(json.loads(line)))
+        except (ValueError, TypeError):
+            break
+        good_end += len(line)
+    if good_end != len(data):
+        with path.open("r+b") as f:
+            f.truncate(good_end)
+    return results
+
+
+def execute(
+    spec: RunSpec,
+    out: Path,
+    *,
+    backend: Any = None,
+    suite: Suite | None = None,
+    resume: bool = False,
+    on_start: Callable[[int, int], None] | None = None,
+    on_result: Callable[[CaseResult], None] | None = None,
+    status: Callable[[str], None] = lambda s: None,
+) -> tuple[dict, list[Any]]:
+    """Run (or resume) ``spec`` into ``out``; return the results document and stale xfail entries.
+
+    Args:
+        spec: the run's definition (written to ``out/run.json`` unless resuming).
+        out: output directory (must exist).
+        backend: a constructed backend (default: built from ``spec``).
+        suite: the suite (default: :func:`load_suite`).
+        resume: keep the results in ``out/results.jsonl`` and run only the rest.
+        on_start: called with (number of cases, number already done).
+        on_result: called per case run now (raw outcome, before expected failures).
+        status: receives short progress messages.
+
+    Raises:
+        RunError: bad backend, suite changed since the run began, unreadable xfail file.
+        KeyboardInterrupt: passed through; what was done is in results.jsonl.
+    """
+    from .backends import resolve_backend
+    from .isolation import WorkerError, run_isolated
+    from .results import results_document, write_results
+    from .runner import run_cases
+    from .xfail import ExpectedFailureError, apply_expected_failures, load_expected_failures
+    from reports.html import write_html
+
+    if backend is None:
+        try:
+            backend = resolve_backend(spec.backend_spec, spec.backend_options)
+        except (ValueError, ImportError) as exc:
+            raise RunError(f"backend {spec.backend_spec!r}: {exc}") from None
+    entries = []
+    if spec.xfail:
+        try:
+            entries = load_expected_failures(spec.xfail)
+        except ExpectedFailureError as exc:
+            raise RunError(str(exc)) from None
+    if suite is None:
+        suite = load_suite(spec, status)
+    if resume:
+        if spec.suite_content_hash and spec.suite_content_hash != suite.content_hash:
+            raise RunError(f"the suite changed since the run began (content hash {suite.content_hash[:12]} != "
+                           f"{spec.suite_content_hash[:12]}); start a new run")
+    else:
+        spec.suite_content_hash = suite.content_hash
+        (out / "run.json").write_text(json.dumps(spec.to_json(), indent=1) + "\n", encoding="utf-8")
+        (out / "results.jsonl").write_bytes(b"")
+    ids = {c.id for c in suite.cases}
+    done = {r.id: r for r in read_jsonl(out / "results.jsonl") if r.id in ids}
+    todo: list[Case] = [c for c in suite.cases if c.id not in done]
+    if on_start:
+        on_start(len(suite.cases), len(done))
+    t0 = time.perf_counter()
+    with (out / "results.jsonl").open("a", encoding="utf-8") as stream:
+
+        def record(r: CaseResult) -> None:
+            stream.write(json.dumps(r.to_json()) + "\n")
+            stream.flush()
+            if on_result:
+                on_result(r)
+
+        if not todo:
+            pass
+        elif spec.executor == "dask":
+            from .dask_executor import run_dask
+
+            run_dask(todo, spec, on_result=record)
+        elif spec.jobs == 0:
+            run_cases(todo, backend, on_result=record)
+        else:
+            try:
+                run_isolated(todo, backend, spec=spec.backend_spec, options=spec.backend_options, jobs=spec.jobs,
+                             timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb, on_result=record)
+            except WorkerError as exc:
+                raise RunError(str(exc)) from None
+    duration = time.perf_counter() - t0
+    by_id = {r.id: r for r in read_jsonl(out / "results.jsonl")}
+    missing = [c.id for c in suite.cases if c.id not in by_id]
+    if missing:
+        raise RunError(f"{len(missing)} case(s) have no result (first: {missing[0]}); run with --resume")
+    results = [by_id[c.id] for c in suite.cases]
+    stale = apply_expected_failures(results, entries, backend.name) if entries else []
+    run_info = {
+        **{k: v for k, v in spec.to_json().items() if k != "format"},
+        "bundle": str(Path(spec.bundle).resolve()) if spec.bundle else None,
+        "argv": sys.argv[1:],
+        "resumed": bool(resume and done),
+    }
+    doc = results_document(suite, backend.environment(), results, duration, run_info)
+    doc["expected_failures"] = {"file": spec.xfail, "stale": [f"{e.source}: {e.id} ({e.reason})" for e in stale]}
+    write_results(doc, out / "results.json")
+    write_html(doc, out / "report.html")
+    return doc, stale
+
+
+def default_jobs() -> int:
+    """Worker count by default: the number of cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
