@@ -182,7 +182,7 @@ class Case:
 
 
 def _hash_array(h, name: str, a: np.ndarray) -> None:
-    a = np.ascontiguousarray(a)
+    a = np.asarray(a, order="C")  # keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d)
     h.update(name.encode())
     h.update(str(a.dtype).encode())
     h.update(repr(a.shape).encode())

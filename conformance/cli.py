@@ -33,7 +33,12 @@ examples:
   onnx-conformance run --backend onnxruntime --backend-option graph_optimization_level=disable --bundle bundle --out r2
   onnx-conformance run --backend onnx-reference --bundle bundle --out ref
   onnx-conformance run --backend mypkg.backend:MyBackend --bundle bundle --out mine
+  onnx-conformance run --resume results                     # finish an interrupted run
+  onnx-conformance run --suite onnx-node --out node         # onnx's own node tests
+  onnx-conformance scoreboard --backends onnxruntime,onnx-reference --bundle bundle --out sb
   onnx-conformance report results/results.json --out report.html
+  onnx-conformance diff old/results.json new/results.json --html diff.html
+  onnx-conformance package results --bundle bundle --out submission.zip && onnx-conformance verify submission.zip
 """
 
 
@@ -345,8 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "OUT/report.html. Results are streamed to OUT/results.jsonl; an interrupted run "
                                    "is finished with --resume OUT.",
                        epilog="backends: onnxruntime (options: providers, graph_optimization_level, "
-                              "intra_op_num_threads), onnx-reference, or package.module:Attr naming an "
-                              "onnx.backend.base.Backend subclass (option: device, default CPU).",
+                              "intra_op_num_threads), onnx-reference, openvino, tract, tinygrad, command "
+                              "(option: template), or package.module:Attr naming an onnx.backend.base.Backend "
+                              "subclass (option: device, default CPU). See docs/backends.md.",
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("--backend", default="onnxruntime", help="backend name or package.module:Attr (default onnxruntime)")
     r.add_argument("--backend-option", action="append", metavar="KEY=VALUE", help="backend option (repeatable)")
@@ -370,6 +376,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("results", help="results.json written by 'run'")
     rep.add_argument("--out", help="HTML file to write (default: report.html beside results.json)")
     rep.set_defaults(fn=cmd_report)
+
+    from reports.commands import add_commands
+
+    add_commands(sub)  # diff, package, verify, junit
 
     ls = sub.add_parser("list", help="list the operators that have generators")
     ls.set_defaults(fn=cmd_list)

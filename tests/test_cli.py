@@ -44,7 +44,7 @@ def test_match_selects_cases(toy_registered, tmp_path):
     (["run", "--backend", "onnxruntime", "--backend-option", "novalue", "--ops", "Abs", "--out", "{tmp}/r"], "KEY=VALUE"),
     (["run", "--ops", "NoSuchOp", "--out", "{tmp}/r"], "unknown operator"),
     (["run", "--bundle", "{tmp}", "--out", "{tmp}/r"], "not a bundle"),
-    (["run", "--out", "{tmp}/r"], "--bundle DIR or --ops"),
+    (["run", "--out", "{tmp}/r"], "give exactly one of --bundle DIR, --ops OPS or --suite onnx-node"),
     (["report", "{tmp}/missing.json"], "no such file"),
 ])
 def test_bad_input_exit_2_with_clear_message(toy_registered, tmp_path, capsys, argv, message):

@@ -4,7 +4,8 @@ Built-in names: ``onnxruntime`` (alias ``ort``), ``onnx-reference``.  Anything o
 form ``package.module:Attr`` is imported: an ``onnx.backend.base.Backend`` subclass or
 instance is wrapped by :class:`~conformance.backends.backend_api.BackendApiBackend`;
 an instance or subclass of our own :class:`~conformance.backends.base.Backend` is
-used as is.
+used as is; any other callable is a factory, called with the options, that must
+return one of ours.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ BUILTIN = {
     "onnxruntime": "conformance.backends.ort:OnnxRuntimeBackend",
     "ort": "conformance.backends.ort:OnnxRuntimeBackend",
     "onnx-reference": "conformance.backends.onnx_reference:OnnxReferenceBackend",
+    "openvino": "conformance.backends.openvino:OpenVinoBackend",
+    "tract": "conformance.backends.tract:TractBackend",
+    "tinygrad": "conformance.backends.tinygrad:TinygradBackend",
+    "command": "conformance.backends.command:CommandBackend",
 }
 
 __all__ = ["Backend", "Unsupported", "resolve_backend", "parse_options", "BUILTIN"]
@@ -67,10 +72,20 @@ def resolve_backend(spec: str | Backend | Any, options: dict[str, Any] | None = 
         obj, name = spec, getattr(spec, "__name__", type(spec).__name__)
     if inspect.isclass(obj) and issubclass(obj, Backend):
         return obj(**options)
+    if isinstance(obj, Backend):
+        if options:
+            raise ValueError(f"{name!r} is a backend instance: options cannot be applied to it")
+        return obj
     import onnx.backend.base as obb
 
     is_api = (inspect.isclass(obj) and issubclass(obj, obb.Backend)) or isinstance(obj, obb.Backend)
     if is_api:
         device = options.pop("device", "CPU")
         return BackendApiBackend(name, obj, device=device, **options)
+    if callable(obj) and not inspect.isclass(obj):
+        # a factory: ``pkg.mod:make_backend`` called with the options
+        made = obj(**options)
+        if isinstance(made, Backend):
+            return made
+        raise ValueError(f"factory {name!r} returned {type(made).__name__}, not a conformance Backend")
     raise ValueError(f"{name!r} is neither an onnx.backend.base.Backend nor a conformance Backend (got {obj!r})")

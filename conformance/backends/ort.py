@@ -111,8 +111,8 @@ class OnnxRuntimeBackend(Backend):
         # onnxruntime's Python API has no numpy type for bfloat16: feed and fetch OrtValues.
         ov = self._ort.OrtValue
         feeds = {
-            k: ov.ortvalue_from_numpy_with_onnx_type(np.ascontiguousarray(v).view(np.uint16), _BF16_ONNX)
-            if v.dtype == _BF16 else ov.ortvalue_from_numpy(np.ascontiguousarray(v))
+            k: ov.ortvalue_from_numpy_with_onnx_type(np.asarray(v, order="C").view(np.uint16), _BF16_ONNX)
+            if v.dtype == _BF16 else ov.ortvalue_from_numpy(np.asarray(v, order="C"))
             for k, v in inputs.items()
         }
         return [_ortvalue_to_numpy(o) for o in prepared.run_with_ort_values(output_names, feeds)]
