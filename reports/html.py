@@ -1,31 +1,70 @@
-"""HTML report of one results document (jinja2, autoescaped).
+"""HTML compliance report of one results document: one self-contained file.
 
-The page shows the suite identity and backend environment, the counts per outcome,
-an op x dtype matrix of outcomes, and every non-passing case with its message and
-the measured error vs tolerance of each output.  It is one self-contained file
-(inline CSS, no scripts, no network).
+The page (jinja2, autoescaped everywhere; backend messages can contain anything) shows:
+
+* a headline: backend and environment, suite identity (version, seed, content hash),
+  counts per outcome and the score, defined on the page (:func:`reports.common.score`);
+* the most frequent problems: non-passing cases grouped by outcome and message
+  (:func:`top_problems`), each group linking to its cases;
+* matrices, coloured by the worst outcome in each cell: operator x dtype and operator x
+  feature (:data:`reports.common.FEATURES`); each cell links to its cases;
+* accuracy: per operator and dtype, the distribution of measured error / tolerance over
+  passing cases, drawn by matplotlib (:mod:`reports.accuracy`) as inline SVG images;
+* every case, in a list that filters by operator, dtype, outcome, feature and free
+  text, with a drill-down (tags, attributes and input shapes when the bundle's manifest
+  is at hand, expected vs actual at the worst element, the message, and the command
+  that reproduces the case).
+
+The case records travel as one JSON document in ``<script type="application/json">``
+(columnar, strings interned, ``<``, ``>`` and ``&`` written as ``\\u003c``... so that no
+text can close the script element), and the list is drawn lazily by a small vanilla
+script (only the visible rows exist in the DOM), so 100,000 cases stay responsive.
+Nothing is fetched from the network.
 """
 
 from __future__ import annotations
 
+import base64
+import gc
+import hashlib
+import json
+import math
 import os
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
-#: Display order of outcomes (worst first after pass).
-ORDER = ("pass", "fail", "error", "crash", "timeout", "unsupported", "xfail", "xpass", "skip")
+from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, feature_value, fmt_value,
+                     outcome_rank, repro_prefix, score, summarize, value_key, worst_outcome)
+
+__all__ = ["ORDER", "SEVERITY", "matrix", "data_matrix", "page_matrix", "worst_outcome", "case_data", "json_for_script",
+           "render_html", "write_html", "load_manifest", "decode_ids", "top_problems"]
+
+#: Non-passing cases whose input shapes (from the manifest) and model attributes (read from the
+#: bundle) are embedded: bounded work and file size for runs where almost everything fails.
+MAX_DETAIL_CASES = 10000
 
 
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("reports", "templates"),
         autoescape=True,  # backend messages can contain anything
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["fmt"] = _fmt
+    return env
+
+
+def _static(env: jinja2.Environment, name: str) -> Markup:
+    """A file of ours from the templates folder, verbatim (script or style: never user data)."""
+    src, _, _ = env.loader.get_source(env, name)
+    assert "</" + "script" not in src.lower() and "</" + "style" not in src.lower()
+    return Markup(src)
 
 
 def _fmt(x) -> str:
@@ -33,66 +72,498 @@ def _fmt(x) -> str:
         return ""
     if isinstance(x, str):
         return x
-    return f"{x:.3g}"
+    if isinstance(x, float):
+        return f"{x:.3g}"
+    return str(x)
+
+
+def json_for_script(obj) -> Markup:
+    """``obj`` as JSON that is safe inside ``<script type="application/json">``.
+
+    ``<``, ``>`` and ``&`` are written as JSON escapes, so no string can close the
+    element (``</script>``) or open a comment; ``JSON.parse`` gives back the original
+    text.  Non-finite floats must have been replaced before (JSON has none).
+    """
+    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+# -- matrices -----------------------------------------------------------------------------
+
+def _assemble(cells: dict[tuple[str, str], Counter], col_tag: str) -> dict:
+    rows = sorted({k[0] for k in cells})
+    cols = sorted({k[1] for k in cells}, key=dtype_key if col_tag == "dtype" else value_key)
+    return {"rows": rows, "cols": cols, "cells": dict(cells),
+            "worst": {k: worst_outcome(v) for k, v in cells.items()}}
 
 
 def matrix(cases: list[dict], row_key: str = "op", col_tag: str = "dtype") -> dict:
-    """Outcome counts per (row, column): ``{"rows": [...], "cols": [...], "cells": {(r, c): Counter}}``."""
+    """Outcome counts per (row, column).
+
+    Args:
+        cases: case records of a results document.
+        row_key: case field for the rows (``op``).
+        col_tag: feature for the columns (a tag name, see :func:`reports.common.feature_value`).
+
+    Returns:
+        ``{"rows", "cols", "cells": {(r, c): Counter}, "worst": {(r, c): outcome}}``.
+    """
     cells: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for c in cases:
-        r = str(c.get(row_key, ""))
-        col = str((c.get("tags") or {}).get(col_tag, "-"))
-        cells[(r, col)][c["outcome"]] += 1
-    rows = sorted({k[0] for k in cells})
-    cols = sorted({k[1] for k in cells})
-    return {"rows": rows, "cols": cols, "cells": cells, "worst": {k: worst_outcome(v) for k, v in cells.items()}}
+        cells[(str(c.get(row_key, "")), feature_value(c, col_tag))][c.get("outcome")] += 1
+    return _assemble(cells, col_tag)
 
 
-#: Severity for colouring a cell by its worst outcome.
-SEVERITY = ("fail", "crash", "error", "timeout", "xpass", "unsupported", "xfail", "skip", "pass")
+def data_matrix(data: dict, key: str = "dtype") -> dict:
+    """Like :func:`matrix` (rows: operators), from the columns of :func:`case_data` (fast for many cases).
+
+    ``key`` is ``dtype`` or one of the features in ``data["feat"]["keys"]``.
+    """
+    c = data["c"]
+    if key == "dtype":
+        names, col = data["dtypes"], c["dt"]
+    else:
+        j = data["feat"]["keys"].index(key)
+        names, col = data["feat"]["vals"][j], data["feat"]["col"][j]
+    cells: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    ops, outcomes = data["ops"], data["outcomes"]
+    for (op, v, oc), k in Counter(zip(c["op"], col, c["oc"])).items():
+        cells[(ops[op], names[v])][outcomes[oc]] += k
+    return _assemble(cells, key)
 
 
-def worst_outcome(counts: Counter) -> str:
-    """The most severe outcome present in ``counts`` (see :data:`SEVERITY`)."""
-    return next((o for o in SEVERITY if counts.get(o)), "skip")
+def _cell(counts: Counter, order: list[str]) -> dict:
+    n = sum(counts.values())
+    segs = [(o, counts[o], 100.0 * counts[o] / n) for o in order if counts.get(o)]
+    return {"n": n, "pass": counts.get("pass", 0) + counts.get("xfail", 0), "worst": worst_outcome(counts),
+            "segs": segs, "title": ", ".join(f"{o} {k}" for o, k, _ in segs)}
 
 
-def render_html(doc: dict) -> str:
-    """Render a results document (see :mod:`conformance.results`) to an HTML string."""
-    cases = doc["cases"]
-    summary = doc.get("summary") or dict(Counter(c["outcome"] for c in cases))
-    total = len(cases)
-    decided = total - summary.get("skip", 0)
-    passed = summary.get("pass", 0) + summary.get("xfail", 0)
-    problems = [c for c in cases if c["outcome"] not in ("pass", "skip")]
-    problems.sort(key=lambda c: (ORDER.index(c["outcome"]) if c["outcome"] in ORDER else 99, c["id"]))
-    worst_ratio = defaultdict(float)
+def page_matrix(m: dict, order: list[str], feature: bool = False) -> dict | None:
+    """A matrix (see :func:`matrix`) ready for the page: each cell's pass count, bar segments and colour.
+
+    With ``feature``, rows whose cases all lack the feature are left out (``None`` if no
+    row is left); the column :data:`reports.common.ABSENT` then holds the cases of a
+    listed operator without the feature.
+    """
+    rows = m["rows"]
+    if feature:
+        rows = [r for r in rows if any(k[0] == r and k[1] != ABSENT for k in m["cells"])]
+        if not rows:
+            return None
+    cols = [c for c in m["cols"] if any((r, c) in m["cells"] for r in rows)]
+    return {"rows": rows, "cols": cols,
+            "cells": {k: _cell(v, order) for k, v in m["cells"].items() if k[0] in rows}}
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
+    """The most frequent kinds of non-passing result: cases grouped by outcome and message pattern.
+
+    A pattern is the message's first line with every number replaced by ``#`` (so
+    "3 of 8 element(s)" and "5 of 8 element(s)" group together).  Each group has
+    ``outcome, count, pattern, example`` (the first full message) and ``query``: the
+    longest number-free piece of the message, for the case list's search box.
+    """
+    groups: dict[tuple[str, str], dict] = {}
     for c in cases:
-        if c["outcome"] == "pass":
-            for o in c.get("outputs") or []:
-                r = o.get("ratio")
-                if isinstance(r, (int, float)):
-                    key = (c["op"], (c.get("tags") or {}).get("dtype", "-"))
-                    worst_ratio[key] = max(worst_ratio[key], float(r))
-    tpl = _env().get_template("report.html.j2")
+        oc = str(c.get("outcome"))
+        if oc in ("pass", "skip"):
+            continue
+        msg = str(c.get("message") or "")
+        line = msg.strip().split("\n", 1)[0][:300]
+        key = (oc, _NUMBER.sub("#", line))
+        g = groups.get(key)
+        if g is None:
+            pieces = sorted((p.strip() for p in _NUMBER.split(line)), key=len, reverse=True)
+            g = groups[key] = {"outcome": oc, "count": 0, "pattern": key[1] or "(no message)", "example": msg,
+                               "ops": Counter(), "query": pieces[0] if pieces else ""}
+        g["count"] += 1
+        g["ops"][str(c.get("op", ""))] += 1
+    out = sorted(groups.values(), key=lambda g: (-g["count"], outcome_rank(g["outcome"]), g["pattern"]))[:limit]
+    for g in out:
+        g["ops"] = ", ".join(f"{op} {k}" for op, k in g["ops"].most_common(4))
+    return out
+
+
+# -- manifest and attributes ------------------------------------------------------------
+
+def load_manifest(bundle_or_file: str | os.PathLike) -> dict | None:
+    """A bundle's ``manifest.json`` (the bundle directory or the file itself), or ``None`` if unreadable."""
+    from conformance.bundle import FORMAT
+
+    p = Path(bundle_or_file)
+    if p.is_dir():
+        p = p / "manifest.json"
+    try:
+        m = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("cases"), list):
+        return None
+    return m
+
+
+def _type_name(elem_type) -> str:
+    try:
+        from conformance.dtypes import type_name
+
+        return type_name(int(elem_type))
+    except (KeyError, TypeError, ValueError):
+        try:
+            import onnx
+
+            return onnx.TensorProto.DataType.Name(int(elem_type)).lower()
+        except (ValueError, TypeError):
+            return str(elem_type)
+
+
+def _model_attributes(path: Path, op: str) -> dict | None:
+    """Attributes of the node ``op`` in the model at ``path`` (``None`` if unreadable)."""
+    try:
+        import onnx
+        from onnx import helper
+
+        model = onnx.load_model(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - a missing or broken model just has no attributes shown
+        return None
+    for node in model.graph.node:
+        if node.op_type == op or len(model.graph.node) == 1:
+            out = {}
+            for a in node.attribute:
+                try:
+                    v = helper.get_attribute_value(a)
+                except Exception:  # noqa: BLE001
+                    continue
+                if isinstance(v, bytes):
+                    v = v.decode("utf-8", "replace")
+                elif isinstance(v, (list, tuple)):
+                    v = [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v]
+                    if not all(isinstance(x, (int, float, str)) for x in v):
+                        v = str(v)
+                elif not isinstance(v, (int, float, str)):
+                    v = type(v).__name__
+                # float attributes are float32 in the model: 7 significant digits say all of it
+                if isinstance(v, float):
+                    v = _num(v, 7)
+                elif isinstance(v, list):
+                    v = [_num(x, 7) if isinstance(x, float) else x for x in v]
+                out[a.name] = v
+            return out
+    return {}
+
+
+# -- the embedded case data ---------------------------------------------------------------
+
+def _num(x, sig: int | None = None):
+    """A number for the page's JSON: non-finite values as strings, optionally rounded."""
+    if x is None or isinstance(x, bool):
+        return x
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "NaN"
+        if math.isinf(x):
+            return "Infinity" if x > 0 else "-Infinity"
+        return float(f"{x:.{sig}g}") if sig else x
+    if isinstance(x, str):
+        return x
+    return str(x)
+
+
+class _Interner:
+    def __init__(self, first=None):
+        self.items: list = []
+        self.index: dict = {}
+        if first is not None:
+            self.add(first)
+
+    def add(self, value, key=None) -> int:
+        key = value if key is None else key
+        i = self.index.get(key)
+        if i is None:
+            i = self.index[key] = len(self.items)
+            self.items.append(value)
+        return i
+
+
+def _json_safe(v):
+    t = type(v)
+    if t is str or t is int or t is bool or v is None:
+        return v
+    if isinstance(v, float):
+        return _num(v)
+    if isinstance(v, dict):
+        return {str(k): _json_safe(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_safe(x) for x in v]
+    if v is None or isinstance(v, (int, str, bool)):
+        return v
+    return str(v)
+
+
+def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None) -> dict:
+    """The case records of ``doc`` in the compact, columnar form the page's script reads.
+
+    Layout (every list under ``c``, ``tags.col`` and ``feat.col`` has one entry per case)::
+
+        {"n": cases, "outcomes", "ops", "dtypes", "phases", "strings": interned texts,
+         "c": {"idp", "ids" (ids front-coded: id[i] = id[i-1][:idp[i]] + ids[i], see decode_ids),
+               "op", "dt", "oc", "msg", "ph", "ov" (opset), "sv" (since_version),
+               "dur" (milliseconds), "out", ["xe", "io", "at"]},
+         "tags": {"keys", "vals": per key its distinct values, "col": per key 1 + value index, 0 if absent},
+         "feat": {"keys", "vals": per feature its values as the matrices write them, "col"},
+         "io": input/output signatures from the manifest, "attrs": model attributes,
+         "repro": the command prefix that reruns the suite}
+
+    ``out`` per case is ``0`` or a list of outputs: ``[name, ratio]`` for outputs of a
+    passing case, and ``[name, passed, ratio, max_abs_err, atol, rtol, reason,
+    worst_index, expected_at_worst, actual_at_worst]`` otherwise (texts as indexes
+    into ``strings``; non-finite numbers as strings).  With the bundle's ``manifest``,
+    names, dtypes and shapes of inputs and outputs are added for non-passing cases
+    (``io``); with ``bundle_dir``, their model attributes (``at``).
+
+    Cases are ordered worst outcome first, then by operator and id.
+    """
+    sev = {o: k for k, o in enumerate(SEVERITY)}
+    cases = sorted(doc.get("cases") or [],
+                   key=lambda c: (sev.get(c.get("outcome"), -1), str(c.get("op")), str(c.get("id"))))
+    outcomes = list(ORDER) + sorted({str(c.get("outcome")) for c in cases} - set(ORDER))
+    oc_index = {o: i for i, o in enumerate(outcomes)}
+    ops, dtypes, phases = _Interner(), _Interner(), _Interner("")
+    strings, iosigs, attrsets = _Interner(""), _Interner(), _Interner()
+    n = len(cases)
+    tag_vals: dict[str, _Interner] = {}
+    tag_col: dict[str, list[int]] = {}
+    fkeys = [k for k, _, _ in FEATURES]
+    feat_vals = [_Interner() for _ in fkeys]
+    feat_col: list[list[int]] = [[] for _ in fkeys]
+    entries = {}
+    if manifest:
+        entries = {e.get("id"): e for e in manifest.get("cases", []) if isinstance(e, dict)}
+    bdir = Path(bundle_dir) if bundle_dir else None
+    n_attr = n_io = 0
+    col: dict[str, list] = {k: [] for k in ("id", "op", "dt", "oc", "msg", "ph", "ov", "sv", "dur", "out",
+                                             "xe", "io", "at")}
+    c_id, c_op, c_dt, c_oc, c_msg, c_ph, c_ov, c_sv, c_dur, c_xe, c_out = (
+        col[k] for k in ("id", "op", "dt", "oc", "msg", "ph", "ov", "sv", "dur", "xe", "out"))
+    s_add, ops_add, dt_add, ph_add = strings.add, ops.add, dtypes.add, phases.add
+    fadd = [v.add for v in feat_vals]
+    for i, c in enumerate(cases):
+        outcome = str(c.get("outcome"))
+        passed_case = outcome == "pass"
+        tags = c.get("tags")
+        if not isinstance(tags, dict):
+            tags = {}
+        for k, v in tags.items():
+            vi = tag_vals.get(k)
+            if vi is None:
+                vi = tag_vals[k] = _Interner()
+                tag_col[k] = [0] * n
+            t = type(v)
+            if t is str:
+                key = v
+            elif t is int or t is bool or v is None:
+                key = (t, v)  # 1, True and 1.0 are equal as dict keys; keep them apart
+            else:
+                v = _json_safe(v)
+                key = json.dumps(v, sort_keys=True)
+            tag_col[k][i] = vi.add(v, key) + 1
+        for j, k in enumerate(fkeys):
+            if k in tags:
+                fv = fmt_value(tags[k])
+            elif k == "opset" and c.get("opset") is not None:
+                fv = fmt_value(c["opset"])
+            else:
+                fv = ABSENT
+            feat_col[j].append(fadd[j](fv))
+        c_id.append(str(c.get("id")))
+        c_op.append(ops_add(str(c.get("op", ""))))
+        c_dt.append(dt_add(fmt_value(tags["dtype"]) if "dtype" in tags else ABSENT))
+        c_oc.append(oc_index[outcome])
+        c_msg.append(s_add(str(c.get("message") or "")))
+        c_ph.append(ph_add(str(c.get("phase") or "")))
+        c_ov.append(c.get("opset"))
+        c_sv.append(c.get("since_version"))
+        d = c.get("duration_s")
+        c_dur.append(_num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None)
+        c_xe.append(s_add(str(c["expect_error"])) if c.get("expect_error") else 0)
+        outs = []
+        for o in c.get("outputs") or ():
+            name = s_add(str(o.get("name", "")))
+            if passed_case and o.get("passed"):
+                outs.append([name, _num(o.get("ratio"), 3)])
+                continue
+            tol = o.get("tolerance") or {}
+            outs.append([name, 1 if o.get("passed") else 0, _num(o.get("ratio"), 4), _num(o.get("max_abs_err"), 4),
+                         _num(tol.get("atol"), 4), _num(tol.get("rtol"), 4), s_add(str(o.get("reason") or "")),
+                         _json_safe(o.get("worst_index")), _num(o.get("expected_at_worst")),
+                         _num(o.get("actual_at_worst"))])
+        c_out.append(outs or 0)
+        e = entries.get(c.get("id"))
+        if e and not passed_case and n_io < MAX_DETAIL_CASES:  # shapes are for the drill-down of failures
+            n_io += 1
+            sig = {"in": [[str(x.get("name")), _type_name(x.get("elem_type")), x.get("shape"),
+                           1 if x.get("initializer") else 0, 1 if x.get("present", True) else 0]
+                          for x in e.get("inputs") or []],
+                   "out": [[str(x.get("name")), _type_name(x.get("elem_type")), 1 if x.get("present", True) else 0]
+                           for x in e.get("outputs") or []]}
+            col["io"].append(iosigs.add(sig, json.dumps(sig, sort_keys=True)))
+        else:
+            col["io"].append(-1)
+        at = -1
+        if bdir is not None and e and not passed_case and n_attr < MAX_DETAIL_CASES and e.get("dir"):
+            rel = Path(str(e["dir"]))
+            if ".." not in rel.parts and not rel.is_absolute():
+                n_attr += 1
+                attrs = _model_attributes(bdir / rel / "model.onnx", str(c.get("op", "")))
+                if attrs is not None:
+                    attrs = _json_safe(attrs)
+                    at = attrsets.add(attrs, json.dumps(attrs, sort_keys=True))
+        col["at"].append(at)
+    # ids, front-coded: consecutive ids (sorted) share long prefixes
+    ids = col.pop("id")
+    idp, ids_rest, prev = [], [], ""
+    for cid in ids:
+        k, m = 0, min(len(prev), len(cid))
+        while k < m and prev[k] == cid[k]:
+            k += 1
+        idp.append(k)
+        ids_rest.append(cid[k:])
+        prev = cid
+    col["idp"], col["ids"] = idp, ids_rest
+    # columns that say nothing are left out (the page reads a missing one as "none")
+    for k, empty in (("xe", 0), ("io", -1), ("at", -1)):
+        if all(v == empty for v in col[k]):
+            del col[k]
+    tkeys = sorted(tag_vals)
+    return {
+        "n": n,
+        "outcomes": outcomes,
+        "ops": ops.items,
+        "dtypes": dtypes.items,
+        "dtype_order": sorted(dtypes.items, key=dtype_key),
+        "phases": phases.items,
+        "strings": strings.items,
+        "c": col,
+        "tags": {"keys": tkeys, "vals": [tag_vals[k].items for k in tkeys], "col": [tag_col[k] for k in tkeys]},
+        "feat": {"keys": fkeys, "vals": [v.items for v in feat_vals], "col": feat_col},
+        "io": iosigs.items,
+        "attrs": attrsets.items,
+        "repro": repro_prefix(doc.get("run"), doc.get("suite")),
+    }
+
+
+def decode_ids(data: dict) -> list[str]:
+    """The case ids of :func:`case_data` output, undoing the front coding."""
+    out, prev = [], ""
+    for k, rest in zip(data["c"]["idp"], data["c"]["ids"]):
+        prev = prev[:k] + rest
+        out.append(prev)
+    return out
+
+
+# -- the page ---------------------------------------------------------------------------
+
+def _auto_manifest(doc: dict) -> tuple[dict | None, Path | None]:
+    bundle = (doc.get("run") or {}).get("bundle")
+    if not bundle:
+        return None, None
+    m = load_manifest(bundle)
+    return m, (Path(bundle) if m is not None else None)
+
+
+def render_html(doc: dict, manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None) -> str:
+    """Render a results document (see :mod:`conformance.results`) to one self-contained HTML page.
+
+    Args:
+        doc: the results document.
+        manifest: the suite's bundle manifest, for input shapes and dtypes in the drill-down.
+            When omitted, the manifest of the bundle recorded in ``doc["run"]["bundle"]``
+            is used if it can be read.
+        bundle_dir: the bundle directory, for the model attributes of non-passing cases
+            (defaults to the recorded bundle when the manifest came from there).
+    """
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the render allocates millions of small containers and frees none of them early
+    try:
+        return _render(doc, manifest, bundle_dir)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _render(doc: dict, manifest: dict | None, bundle_dir) -> str:
+    if manifest is None:
+        manifest, auto_dir = _auto_manifest(doc)
+        bundle_dir = bundle_dir or auto_dir
+    cases = doc.get("cases") or []
+    summary = summarize(cases)
+    pct, num, den = score(summary)
+    total = len(cases)
+    order = [o for o in summary if summary[o]]
+    order.sort(key=outcome_rank)
+    data = case_data(doc, manifest, bundle_dir)
+    dtype_matrix = page_matrix(data_matrix(data, "dtype"), order)
+    features = []
+    for key, title, expl in FEATURES:
+        fm = page_matrix(data_matrix(data, key), order, feature=True)
+        if fm:
+            fm.update(key=key, title=title, explanation=expl)
+            features.append(fm)
+    from .accuracy import accuracy_section
+
+    env = _env()
+    suite = {"seed": None, "ops": [], "content_hash": None, "n_cases": None, "source": None, "versions": {},
+             "generators": {}, **(doc.get("suite") or {})}
+    manifest_hash = manifest.get("content_hash") if manifest else None
+    backend = doc.get("backend") or {}
+    script = _static(env, "report.js.j2")
+    # the page allows exactly this script (Content-Security-Policy hash): an injected one would not run
+    script_hash = base64.b64encode(hashlib.sha256(f"\n{script}\n".encode()).digest()).decode()
+    tpl = env.get_template("report.html.j2")
     return tpl.render(
-        doc=doc,
-        suite=doc.get("suite", {}),
-        backend=doc.get("backend", {}),
-        host=doc.get("host", {}),
+        doc={"format": doc.get("format"), "duration_s": doc.get("duration_s")},
+        suite=suite,
+        backend=backend,
+        backend_name=str(backend.get("backend") or "?"),
+        backend_version=backend.get(str(backend.get("backend"))) if isinstance(
+            backend.get(str(backend.get("backend"))), (str, int, float)) else None,
+        host=doc.get("host") or {},
+        run=doc.get("run") or {},
         summary=summary,
-        order=[o for o in ORDER if summary.get(o)],
+        order=order,
         total=total,
-        score=(100.0 * passed / decided) if decided else 0.0,
-        m=matrix(cases),
-        problems=problems,
-        worst_ratio=sorted(worst_ratio.items()),
-        fmt=_fmt,
+        score=pct,
+        score_num=num,
+        score_den=den,
+        bad=[o for o in BAD if summary.get(o)],
+        stored_summary_differs=bool(doc.get("summary")) and any(
+            doc["summary"].get(o, 0) != summary.get(o, 0) for o in set(doc["summary"]) | set(summary)),
+        dm=dtype_matrix,
+        features=features,
+        accuracy=accuracy_section(cases),
+        problems=top_problems(cases),
+        stale_xfails=[str(e) for e in ((doc.get("expected_failures") or {}).get("stale") or [])],
+        xfail_file=(doc.get("expected_failures") or {}).get("file"),
+        manifest_hash=manifest_hash,
+        data_json=json_for_script(data),
+        script=script,
+        script_hash=script_hash,
+        style=_static(env, "report.css.j2"),
+        fmt_value=fmt_value,
+        absent=ABSENT,
     )
 
 
-def write_html(doc: dict, path: str | os.PathLike) -> Path:
-    """Render ``doc`` and write it to ``path``."""
+def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
+               bundle_dir: str | os.PathLike | None = None) -> Path:
+    """Render ``doc`` (see :func:`render_html`) and write it to ``path``."""
     path = Path(path)
-    path.write_text(render_html(doc), encoding="utf-8")
+    path.write_text(render_html(doc, manifest, bundle_dir), encoding="utf-8")
     return path

@@ -11,7 +11,8 @@ import os
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from .html import SEVERITY, _env
+from .common import SEVERITY
+from .html import _env
 
 
 def disagreements(docs: dict[str, dict]) -> list[dict]:

@@ -1,0 +1,177 @@
+"""The report in a real browser: headless Chromium driven over the DevTools protocol (reports.cdp).
+
+Skipped when no Chromium is installed.  Checks that the page's script runs under its
+Content-Security-Policy without console errors, that the matrices render and their
+cells filter the case list, that the filters narrow the failure list, that hostile
+backend messages stay text, that the drill-down shows the exact repro command, and
+that a large report becomes interactive quickly.  A screenshot is kept in tmp_path.
+"""
+
+import json
+import shlex
+import time
+
+import pytest
+
+from reports.cdp import Browser, CDPError, find_chromium
+from reports.common import repro_command
+from reports.html import write_html
+from reports.synthetic import synthetic_results
+
+pytestmark = pytest.mark.skipif(find_chromium() is None, reason="no Chromium installed")
+
+XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+
+
+def _wait_ready(page, timeout=20.0):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if page.eval("document.documentElement && document.documentElement.getAttribute('data-ready')") == "1":
+            return time.monotonic() - t0
+        time.sleep(0.02)
+    raise AssertionError(f"the report did not become ready; console: {page.console_errors()}")
+
+
+def _set(page, sel, value):
+    page.eval(f"{{ const e = document.getElementById({json.dumps(sel)}); e.value = {json.dumps(value)};"
+              f" e.dispatchEvent(new Event('change')); }}")
+
+
+def _rows(page):
+    return page.eval("[...document.querySelectorAll('#list .row')].map(r => ["
+                     "r.querySelector('.badge').textContent, r.querySelector('.op').textContent,"
+                     " r.querySelector('.dt').textContent, r.querySelector('.id').textContent])")
+
+
+def _count(page):
+    text = page.eval("document.getElementById('count').textContent")
+    return int(text.split(" of ")[0].replace(",", ""))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        b = Browser(width=1400, height=1000, timeout=30)
+    except CDPError as exc:
+        pytest.skip(f"Chromium does not start here: {exc}")
+    with b:
+        try:
+            b.call("Browser.getVersion", timeout=20)
+        except CDPError as exc:
+            pytest.skip(f"Chromium started but does not answer: {exc}")
+        yield b
+
+
+def _report(tmp_path, n=3000):
+    doc = synthetic_results(n, seed=7)
+    hostile = next(c for c in doc["cases"] if c["outcome"] == "error")
+    hostile["message"] = XSS
+    hostile["id"] = hostile["id"] + "/it's"  # a quote the repro command must survive
+    doc["run"] = {"backend_spec": "pkg.mod:Backend", "backend_options": {"device": "CPU"},
+                  "bundle": "/srv/suite bundle", "ops": doc["suite"]["ops"], "seed": 7, "match": None, "argv": []}
+    path = write_html(doc, tmp_path / "report.html")
+    return doc, hostile, path
+
+
+def test_report_in_chromium(browser, tmp_path):
+    t_start = time.monotonic()
+    doc, hostile, path = _report(tmp_path)
+    page = browser.open(path.as_uri())
+    _wait_ready(page)
+
+    # the matrix renders, with a coloured, linked cell per (op, dtype)
+    cells = page.eval("[...document.querySelectorAll('#dtype-matrix td.cell a')].map(a => a.getAttribute('href'))")
+    ops = {c["op"] for c in doc["cases"]}
+    assert len(cells) == len(ops) * 4
+    assert page.eval("getComputedStyle(document.querySelector('#dtype-matrix td.cell')).backgroundColor") \
+        not in ("rgba(0, 0, 0, 0)", "transparent")
+    # the accuracy plots (SVG data URIs) decode and are allowed by the page's policy
+    assert page.eval("[...document.querySelectorAll('figure.acc img')].every(i => i.complete && i.naturalWidth > 0)")
+    assert page.eval("document.querySelectorAll('figure.acc img').length") == len(ops)
+
+    # by default the list shows the cases that did not pass; filters narrow it
+    n_bad = sum(c["outcome"] != "pass" for c in doc["cases"])
+    assert _count(page) == n_bad
+    assert all(r[0] != "pass" for r in _rows(page))
+    _set(page, "f-oc", "fail")
+    n_fail = sum(c["outcome"] == "fail" for c in doc["cases"])
+    assert _count(page) == n_fail < n_bad
+    assert {r[0] for r in _rows(page)} == {"fail"}
+    op = sorted(ops)[0]
+    _set(page, "f-op", op)
+    n_op = sum(c["outcome"] == "fail" and c["op"] == op for c in doc["cases"])
+    assert _count(page) == n_op < n_fail
+    assert {(r[0], r[1]) for r in _rows(page)} == {("fail", op)}
+    assert f"op={op}" in page.eval("location.hash") and "oc=fail" in page.eval("location.hash")
+
+    # clicking a matrix cell lists that cell's cases (every outcome)
+    page.eval("document.querySelector('#dtype-matrix a[href*=\"dtype=float16\"]').click()")
+    time.sleep(0.1)
+    first_op = page.eval("document.querySelector('#dtype-matrix tbody th').textContent")
+    want = sum(c["op"] == first_op and c["tags"]["dtype"] == "float16" for c in doc["cases"])
+    assert _count(page) == want
+    assert page.eval("document.getElementById('f-op').value") == first_op
+    assert page.eval("document.getElementById('f-dt').value") == "float16"
+    assert page.eval("document.getElementById('f-oc').value") == "all"
+
+    # search finds the hostile message; the drill-down shows it as text and nothing ran
+    page.eval("document.getElementById('f-reset').click()")
+    page.eval("{ const q = document.getElementById('f-q'); q.value = 'onerror';"
+              " q.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'})); }")
+    assert _count(page) == 1
+    page.eval("document.querySelector('#list .row').click()")
+    assert page.eval("document.querySelector('#detail pre.msg').textContent") == XSS
+    assert page.eval("window.__pwned") is None
+    assert page.eval("document.querySelectorAll('script').length") == 2
+    assert page.eval("document.querySelectorAll('#detail img, #detail script').length") == 0
+    cmd = page.eval("document.getElementById('repro').textContent")
+    assert cmd == repro_command(doc["run"], hostile["id"])
+    assert shlex.split(cmd)[shlex.split(cmd).index("--match") + 1] == hostile["id"]
+    # the selection is in the URL: reloading shows the same case
+    assert "case=" in page.eval("location.hash")
+
+    shot = page.screenshot(tmp_path / "report.png")
+    print(f"screenshot: {shot}")
+    assert shot.stat().st_size > 10_000
+    assert page.console_errors() == []
+    assert time.monotonic() - t_start < 30
+
+
+def test_deep_link_and_outputs_table(browser, tmp_path):
+    doc, _, path = _report(tmp_path, n=500)
+    fail = next(c for c in doc["cases"] if c["outcome"] == "fail")
+    from urllib.parse import urlencode
+
+    page = browser.open(path.as_uri() + "#cases?" + urlencode({"oc": "all", "case": fail["id"]}))
+    _wait_ready(page)
+    assert page.eval("document.querySelector('#detail h3').textContent").endswith(fail["id"])
+    rows = page.eval("[...document.querySelectorAll('#detail table.outs tr')].slice(1).map("
+                     "tr => [...tr.children].map(td => td.textContent))")
+    bad = next(o for o in fail["outputs"] if not o["passed"])
+    row = next(r for r in rows if r[0] == bad["name"])
+    assert row[1] == "no"
+    assert float(row[5]) == bad["expected_at_worst"] and float(row[6]) == bad["actual_at_worst"]
+    assert json.loads(row[4]) == bad["worst_index"]
+    assert page.eval("document.querySelector('#list .row.sel .id').textContent") == fail["id"]
+    assert page.console_errors() == []
+
+
+def test_large_report_is_interactive_quickly(browser, tmp_path):
+    """20,000 cases: the list is ready in a few seconds and a filter takes well under a second."""
+    doc = synthetic_results(20_000, seed=3)
+    path = write_html(doc, tmp_path / "big.html")
+    t_nav = time.monotonic()
+    page = browser.open(path.as_uri(), timeout=60)
+    _wait_ready(page, timeout=30)
+    ready = time.monotonic() - t_nav
+    t0 = time.monotonic()
+    _set(page, "f-oc", "all")
+    assert _count(page) == 20_000
+    _set(page, "f-dt", "bfloat16")
+    filter_s = time.monotonic() - t0
+    assert _count(page) == sum(c["tags"]["dtype"] == "bfloat16" for c in doc["cases"])
+    # only the visible rows exist in the DOM
+    assert page.eval("document.querySelectorAll('#list .row').length") < 200
+    print(f"20k cases: {path.stat().st_size / 1e6:.1f} MB, ready {ready:.2f} s, two filters {filter_s * 1000:.0f} ms")
+    assert ready < 8 and filter_s < 2
+    assert page.console_errors() == []
