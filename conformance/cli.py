@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+
 import sys
 import time
 from collections import Counter, defaultdict
@@ -127,7 +127,8 @@ def summary_table(cases: list[dict], title: str) -> Table:
     return t
 
 
-def _spec_from_args(args, backend_spec: str | None = None) -> "RunSpec":
+def _spec_from_args(args, backend_spec: str | None = None):
+    """The RunSpec (conformance.execute) the run/scoreboard arguments describe."""
     from .backends import parse_options
     from .execute import RunSpec, default_jobs
 

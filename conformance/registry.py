@@ -113,3 +113,60 @@ def generate(ops: Iterable[str], seed: int = 0) -> list[Case]:
             raise ValueError(f"duplicate case id {c.id}")
         seen[c.id] = c
     return cases
+
+
+# ----------------------------------------------------------------------------- explore-mode strategies
+#: op -> zero-argument builder of a hypothesis strategy of value :class:`Case` objects.
+_STRATEGIES: dict[str, Callable[[], object]] = {}
+
+
+def register_strategy(op: str) -> Callable:
+    """Decorator registering ``fn() -> hypothesis.strategies.SearchStrategy[Case]`` for ``op``.
+
+    The strategy draws fresh value cases for explore mode (``pytest
+    --conformance-explore``, :mod:`conformance.explore`).  Every parameter (dtype,
+    shape dims, axis, optional outputs, epsilon, numerics class, the data seed...) is
+    drawn with hypothesis, so a failing case shrinks towards small shapes and simple
+    parameters.  ``fn`` is called lazily, so the generator module need not import
+    hypothesis at import time.  Registering does not change :func:`generate`.
+
+    Args:
+        op: operator type (the same name as its :func:`register`-ed generator).
+    """
+
+    def deco(fn):
+        _STRATEGIES[op] = fn
+        return fn
+
+    return deco
+
+
+def strategy_ops() -> list[str]:
+    """Names of the operators that have an explore-mode strategy."""
+    _load()
+    return sorted(_STRATEGIES)
+
+
+def get_strategy(op: str):
+    """A fresh hypothesis strategy of cases of ``op`` (see :func:`register_strategy`).
+
+    Raises:
+        KeyError: no strategy for ``op`` (the message lists the known ones).
+    """
+    _load()
+    if op not in _STRATEGIES:
+        raise KeyError(f"no explore strategy for operator {op!r}; known: {', '.join(sorted(_STRATEGIES)) or 'none'}")
+    return _STRATEGIES[op]()
+
+
+def strategy_name(op: str) -> str:
+    """``module.function`` of the strategy builder of ``op`` (recorded as the cases' generator).
+
+    Raises:
+        KeyError: no strategy for ``op``.
+    """
+    _load()
+    if op not in _STRATEGIES:
+        raise KeyError(f"no explore strategy for operator {op!r}")
+    fn = _STRATEGIES[op]
+    return f"{fn.__module__}.{fn.__qualname__}"

@@ -54,7 +54,7 @@ from onnx import TensorProto
 
 from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
-from conformance.registry import case_rng, register
+from conformance.registry import case_rng, register, register_strategy
 from conformance.tolerance import derive_tolerance
 from generators import common
 from reference import layer_normalization as ref
@@ -630,3 +630,76 @@ def generate(seed: int) -> list[Case]:
     Deterministic: the same seed gives byte-identical cases.
     """
     return _core_cases(seed) + _long_cases(seed) + _near_limit_cases(seed) + _zero_size_cases(seed) + _error_cases(seed)
+
+
+# ----------------------------------------------------------------------------- explore mode
+#: dtypes in shrink order: hypothesis shrinks ``sampled_from`` towards the first element
+EXPLORE_DTYPES = ("float", "double", "float16", "bfloat16")
+EXPLORE_NUMERICS = ("normal", "large-offset", "constant-rows", "tiny-variance", "special-values", "near-limits")
+#: largest dim per rank in explore mode (at most ~1000 elements, like the suite's core cases)
+EXPLORE_CAPS = {1: 64, 2: 16, 3: 8, 4: 5, 5: 4}
+
+
+@register_strategy(OP)
+def strategy():
+    """Hypothesis strategy of fresh LayerNormalization-17 value cases (explore mode).
+
+    Draws every coordinate of the suite's value cases -- dtype, rank, every dim,
+    axis, output pattern, stash_type, numerics class, epsilon kind, Scale/B shape
+    kind, B present, parameters as inputs or initializers, opset, number of data
+    sets -- and a seed for the data, then builds the case with the same code as
+    :func:`generate` (oracle, legitimate variants, derived tolerances).  Each draw
+    shrinks towards its simplest value: float, rank 1, dims of 1, the first axis,
+    ``Y`` only, stash_type 1, ``normal`` numerics, the default epsilon, a full
+    Scale, no B, opset 17, one data set, seed 0.  The suite's constraints are kept
+    (a power-of-two normalized extent for ``constant-rows``, at least 2 normalized
+    elements for ``special-values`` and 8 for epsilon 0, no ``near-limits`` at rank 4-5).
+    """
+    from hypothesis import strategies as st
+
+    @st.composite
+    def cases(draw) -> Case:
+        tname = draw(st.sampled_from(EXPLORE_DTYPES))
+        rank = draw(st.integers(1, 5))
+        axis = draw(st.integers(-rank, rank - 1))
+        ax = axis % rank
+        pattern = draw(st.sampled_from(PATTERNS))
+        stash_type = draw(st.sampled_from((1, 16)))
+        numerics = draw(st.sampled_from(EXPLORE_NUMERICS))
+        if numerics == "near-limits" and rank >= 4:
+            numerics = "normal"
+        eps_kind = draw(st.sampled_from(("default", "large", "tiny", "zero")))
+        if eps_kind == "zero" and numerics not in ("normal", "large-offset", "near-limits"):
+            eps_kind = "tiny"
+        if numerics == "constant-rows":
+            dim = st.sampled_from((1, 2, 4, 8))
+        else:
+            dim = st.integers(1, EXPLORE_CAPS[rank])
+        shape = [draw(dim) for _ in range(rank)]
+        min_n = 8 if eps_kind == "zero" else (2 if numerics == "special-values" else 1)
+        n = int(np.prod(shape[ax:]))
+        if n < min_n:  # grow the last dim (a power of two stays one: min_n and n are powers of two)
+            shape[-1] *= -(-min_n // n)
+        x_shape = tuple(shape)
+        scale_kind = draw(st.sampled_from(SCALE_KINDS))
+        has_b = draw(st.booleans())
+        bias_kind = draw(st.sampled_from(SCALE_KINDS))  # drawn either way: a fixed-length choice sequence
+        if not has_b:
+            bias_kind = None
+        params = draw(st.sampled_from(("inputs", "initializers")))
+        opset = draw(st.sampled_from(OPSETS + (LATEST_OPSET,)))
+        n_ds = draw(st.integers(1, 2))
+        seed = draw(st.integers(0, 2**32 - 1))
+        rng = np.random.default_rng(seed)
+        scale_kind, scale_shape = _pick_kind(SCALE_KINDS, SCALE_KINDS.index(scale_kind), x_shape, ax, rng)
+        bias_shape = None
+        if bias_kind is not None:
+            bias_kind, bias_shape = _pick_kind(SCALE_KINDS, SCALE_KINDS.index(bias_kind), x_shape, ax, rng)
+        return _value_case(
+            rng=rng, tname=tname, x_shape=x_shape, axis=axis, pattern=pattern, stash_type=stash_type,
+            numerics=numerics, scale_kind=scale_kind, scale_shape=scale_shape, bias_kind=bias_kind,
+            bias_shape=bias_shape, params=params, eps_kind=eps_kind, opset=opset, n_datasets=n_ds,
+            extra_tags={"explore_seed": seed},
+        )
+
+    return cases()
