@@ -58,7 +58,7 @@ def write_results(doc: dict, path: str | os.PathLike) -> Path:
     """Write ``doc`` as JSON to ``path`` (via a temporary file and a rename)."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")  # compact: 100k cases = 200+ MB
     os.replace(tmp, path)
     return path
 
