@@ -148,6 +148,20 @@ def _synthetic(case: Case, outcome: str, message: str, duration: float) -> CaseR
     )
 
 
+def _context(start_method: str | None, backend: Any, spec: str | None):
+    """The multiprocessing context, and the backend object the workers inherit (None: rebuilt from spec).
+
+    Raises:
+        ValueError: a start method other than fork without a spec to rebuild the backend from.
+    """
+    method = start_method or ("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    if method != "fork":
+        if spec is None:
+            raise ValueError(f"start method {method!r} rebuilds the backend in each worker: give it as a spec")
+        backend = None
+    return mp.get_context(method), backend
+
+
 #: Most cases sent to a worker in one message (they run one after another; a batch
 #: saves a round trip per case, and a crash re-queues the rest of its batch).
 MAX_BATCH = 16
@@ -191,14 +205,8 @@ def run_isolated(
         raise ValueError("jobs must be >= 1")
     if backend is None and spec is None:
         raise ValueError("give a backend object or a spec")
-    methods = mp.get_all_start_methods()
-    method = start_method or ("fork" if "fork" in methods else "spawn")
-    if method != "fork":
-        if spec is None:
-            raise ValueError(f"start method {method!r} rebuilds the backend in each worker: give it as a spec")
-        backend = None
-    ctx = mp.get_context(method)
-    inherited = cases if method == "fork" else None
+    ctx, backend = _context(start_method, backend, spec)
+    inherited = cases if ctx.get_start_method() == "fork" else None
     results: list[CaseResult | None] = [None] * len(cases)
     pending = deque(range(len(cases)))
     workers: list[_Worker] = []
@@ -294,15 +302,7 @@ class IsolatedExecutor:
 
     def __init__(self, backend, *, spec=None, options=None, timeout: float = 120.0,
                  memory_limit_mb: float = 4096, start_method: str | None = None):
-        import multiprocessing as mp
-
-        methods = mp.get_all_start_methods()
-        method = start_method or ("fork" if "fork" in methods else "spawn")
-        if method != "fork":
-            if spec is None:
-                raise ValueError(f"start method {method!r} rebuilds the backend in the worker: give it as a spec")
-            backend = None
-        self.ctx = mp.get_context(method)
+        self.ctx, backend = _context(start_method, backend, spec)
         self.backend, self.spec, self.options = backend, spec, options
         self.timeout, self.memory_limit_mb = timeout, memory_limit_mb
         self.worker = None
