@@ -381,6 +381,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_commands(sub)  # diff, package, verify, junit
 
+    from .coverage import add_coverage_command
+
+    add_coverage_command(sub)
+
     ls = sub.add_parser("list", help="list the operators that have generators")
     ls.set_defaults(fn=cmd_list)
     return p

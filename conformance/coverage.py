@@ -1,0 +1,432 @@
+"""Coverage of operator specifications, measured from the cases' models.
+
+Nothing is declared by hand and tags are not read: for every case the single-node
+model (``case.model``) is inspected:
+
+* the node's op type and domain, and the opset the model imports for that domain ->
+  the schema version in force (highest ``since_version`` <= opset, as
+  ``onnx.defs.get_schema(op, opset, domain).since_version``; :mod:`conformance.opspec`);
+* the element type bound to each type parameter: the graph's inputs, outputs,
+  value_info and initializers matched, by the node's input/output names, to the schema's
+  formal inputs/outputs (position; a variadic last formal takes the rest).  A parameter no
+  present formal binds is taken from an attribute where :data:`ATTRIBUTE_TYPE_PARAMS`
+  says the spec makes that attribute choose it (LayerNormalization's ``U`` =
+  ``stash_type``), else it stays unbound (``*``);
+* which formal inputs/outputs are present (non-empty node names);
+* attribute values (absent = the schema default).
+
+Per operator and version it then reports which combinations of the schema's type
+parameters (:func:`conformance.opspec.type_combinations`) have value cases and which do
+not, the optional-I/O patterns, the attribute values (INT/STRING: the set of values;
+FLOAT: absent / explicit default / non-default; lists: the distinct values) -- value
+cases and error cases separately.
+
+A missing combination is a gap unless :data:`DECLARED_UNBUILDABLE` gives a reason why
+no case can exercise it although the spec allows it.  Combinations outside a version's
+constraints are not gaps and are never listed as missing (they appear, for error cases,
+under ``outside_constraints``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import onnx
+from onnx import helper
+
+from .opspec import OpSpec, VersionSpec, combination_notes, op_spec, type_combinations, type_string
+
+#: (op, since_version, combination as a sorted tuple of (param, type)) -> reason no case can
+#: exercise a combination the spec allows.  Only for true impossibilities; empty is fine.
+DECLARED_UNBUILDABLE: dict[tuple[str, int, tuple[tuple[str, str], ...]], str] = {}
+
+#: (domain, op, type parameter) -> attribute whose value (a TensorProto element type)
+#: the spec says fixes that parameter.  Used only where no present formal binds it.
+ATTRIBUTE_TYPE_PARAMS: dict[tuple[str, str, str], str] = {
+    ("", "LayerNormalization", "U"): "stash_type",  # LayerNormalization-17: U = stash_type
+}
+
+UNBOUND = "*"
+_MAX_LIST_VALUES = 20
+
+
+# ----------------------------------------------------------------------------- model analysis
+def _type_of(tp: onnx.TypeProto) -> str | None:
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type":
+        return type_string(tp.tensor_type.elem_type) if tp.tensor_type.elem_type else None
+    if kind == "sequence_type":
+        inner = _type_of(tp.sequence_type.elem_type)
+        return f"seq({inner})" if inner else None
+    if kind == "optional_type":
+        inner = _type_of(tp.optional_type.elem_type)
+        return f"optional({inner})" if inner else None
+    return None
+
+
+def _graph_types(graph: onnx.GraphProto) -> dict[str, str]:
+    types: dict[str, str] = {}
+    for vi in list(graph.value_info) + list(graph.input) + list(graph.output):
+        t = _type_of(vi.type)
+        if t:
+            types[vi.name] = t
+    for init in graph.initializer:
+        types.setdefault(init.name, type_string(init.data_type))
+    return types
+
+
+def _match(formals, names: list[str]) -> list[tuple[Any, str]]:
+    """(formal, node name) pairs by position; a variadic last formal takes the rest."""
+    pairs = []
+    for i, name in enumerate(names):
+        if i < len(formals):
+            pairs.append((formals[i], name))
+        elif formals and formals[-1].option == "variadic":
+            pairs.append((formals[-1], name))
+    return pairs
+
+
+def _attr_class(spec_attr, present: bool, value: Any) -> str:
+    """The coverage key of one attribute value (see module docstring)."""
+    default = spec_attr.default if spec_attr is not None else None
+    kind = spec_attr.type if spec_attr is not None else "UNKNOWN"
+    if kind == "FLOAT":
+        if not present:
+            return "absent (default)" if default is not None else "absent"
+        if default is not None and float(value) == float(default):
+            return "explicit default"
+        return "non-default"
+    if not present:
+        return f"{default!r} (absent)" if default is not None else "absent"
+    if kind in ("INT", "STRING", "INTS", "FLOATS", "STRINGS"):
+        return repr(value)
+    return "given"
+
+
+def analyse_case(case) -> dict:
+    """What the model of ``case`` exercises (see module docstring).
+
+    Returns a dict: ``op``, ``domain``, ``opset``, ``version`` (since_version in force, or
+    ``None``), ``error`` (error case), ``combo`` (param -> type string, ``*`` unbound,
+    ``a|b`` conflicting), ``inputs`` / ``outputs`` (present formal names), ``attributes``
+    (name -> coverage key), ``problem`` (why the model could not be matched, else ``None``).
+    """
+    model = case.model
+    out: dict[str, Any] = {"id": case.id, "error": case.expect_error is not None, "problem": None,
+                           "combo": {}, "inputs": [], "outputs": [], "attributes": {}, "version": None}
+    nodes = list(model.graph.node)
+    if len(nodes) != 1:
+        out.update(op=case.op, domain=case.domain, opset=None, problem=f"{len(nodes)} nodes, expected 1")
+        return out
+    node = nodes[0]
+    domain = "" if node.domain in ("", "ai.onnx") else node.domain
+    opsets = {("" if o.domain in ("", "ai.onnx") else o.domain): o.version for o in model.opset_import}
+    out.update(op=node.op_type, domain=domain, opset=opsets.get(domain))
+    try:
+        spec = op_spec(node.op_type, domain)
+    except KeyError as exc:
+        out["problem"] = str(exc).strip("'\"")
+        return out
+    if out["opset"] is None:
+        out["problem"] = f"the model imports no opset for domain {domain or 'ai.onnx'!r}"
+        return out
+    version = spec.version_in_force(out["opset"])
+    if version is None:
+        out["problem"] = f"opset {out['opset']} predates {node.op_type}-{spec.since_versions[0]}"
+        return out
+    out["version"] = version
+    vs = spec.versions[version]
+    types = _graph_types(model.graph)
+
+    bound: dict[str, set[str]] = defaultdict(set)
+    for formals, names, key in ((vs.inputs, list(node.input), "inputs"), (vs.outputs, list(node.output), "outputs")):
+        for formal, name in _match(formals, names):
+            if not name:
+                continue
+            if formal.name not in out[key]:
+                out[key].append(formal.name)
+            if formal.type_str in vs.type_constraints and name in types:
+                bound[formal.type_str].add(types[name])
+
+    given = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    for name in sorted(set(vs.attributes) | set(given)):
+        value = given.get(name)
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        out["attributes"][name] = _attr_class(vs.attributes.get(name), name in given, value)
+
+    combo = {}
+    for p in vs.type_constraints:
+        if bound.get(p):
+            combo[p] = "|".join(sorted(bound[p]))
+            continue
+        attr = ATTRIBUTE_TYPE_PARAMS.get((domain, node.op_type, p))
+        if attr is not None and attr in vs.attributes:
+            v = given.get(attr, vs.attributes[attr].default)
+            try:
+                combo[p] = type_string(int(v))
+            except (TypeError, ValueError):
+                combo[p] = f"invalid({v!r})"
+        else:
+            combo[p] = UNBOUND
+    out["combo"] = combo
+    return out
+
+
+# ----------------------------------------------------------------------------- aggregation
+def _combo_key(combo: dict[str, str], params: list[str]) -> str:
+    return ", ".join(f"{p}={_short(combo.get(p, UNBOUND))}" for p in params)
+
+
+def _short(t: str) -> str:
+    """``tensor(float)`` -> ``float`` (also inside ``a|b`` conflicts)."""
+    return "|".join(x[7:-1] if x.startswith("tensor(") and x.endswith(")") else x for x in t.split("|"))
+
+
+def _pattern(a: dict) -> str:
+    return f"{','.join(a['inputs'])} -> {','.join(a['outputs'])}"
+
+
+def _block(analyses: list[dict], vs: VersionSpec) -> dict:
+    """Counts of one (op, version) over value or error cases."""
+    params = list(vs.type_constraints)
+    allowed = {p: set(ts) for p, ts in vs.type_constraints.items()}
+    combos: Counter = Counter()
+    partial: Counter = Counter()
+    outside: Counter = Counter()
+    patterns: Counter = Counter()
+    attrs: dict[str, Counter] = defaultdict(Counter)
+    opsets: Counter = Counter()
+    for a in analyses:
+        c = a["combo"]
+        key = _combo_key(c, params)
+        if any(c[p] != UNBOUND and c[p] not in allowed[p] for p in params):
+            outside[key] += 1
+        elif any(c[p] == UNBOUND for p in params):
+            partial[key] += 1
+        else:
+            combos[key] += 1
+        patterns[_pattern(a)] += 1
+        opsets[str(a["opset"])] += 1
+        for name, v in a["attributes"].items():
+            attrs[name][v] += 1
+    return {
+        "cases": len(analyses),
+        "combinations": dict(sorted(combos.items())),
+        "partial_combinations": dict(sorted(partial.items())),
+        "outside_constraints": dict(sorted(outside.items())),
+        "io_patterns": dict(sorted(patterns.items())),
+        "attributes": {k: dict(sorted(v.items())) for k, v in sorted(attrs.items())},
+        "opsets": dict(sorted(opsets.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else -1)),
+    }
+
+
+def _version_entry(spec: OpSpec, version: int, analyses: list[dict]) -> dict:
+    vs = spec.versions[version]
+    params = list(vs.type_constraints)
+    value = _block([a for a in analyses if not a["error"]], vs)
+    error = _block([a for a in analyses if a["error"]], vs)
+    all_combos = type_combinations(vs)
+    covered, missing = [], []
+    for combo in all_combos:
+        key = _combo_key(combo, params)
+        if key in value["combinations"]:
+            covered.append(key)
+            continue
+        partial = sum(n for k, n in value["partial_combinations"].items()
+                      if all(x.endswith(f"={UNBOUND}") or x in key.split(", ") for x in k.split(", ")))
+        entry = {"combination": key, "partial_cases": partial}
+        reason = DECLARED_UNBUILDABLE.get((spec.op, version, tuple(sorted(combo.items()))))
+        if reason:
+            entry["declared_unbuildable"] = reason
+        missing.append(entry)
+    return {
+        "deprecated": vs.deprecated,
+        "type_params": {p: [_short(t) for t in ts] for p, ts in vs.type_constraints.items()},
+        "param_notes": combination_notes(vs),
+        "optional_formals": {"inputs": [f.name for f in vs.inputs if f.option == "optional"],
+                             "outputs": [f.name for f in vs.outputs if f.option == "optional"]},
+        "total_combinations": len(all_combos),
+        "covered": covered,
+        "missing": missing,
+        "gaps": sum(1 for m in missing if "declared_unbuildable" not in m),
+        "value": value,
+        "error": error,
+    }
+
+
+def compute_coverage(cases: Iterable) -> dict:
+    """Coverage of the operators in ``cases``, per operator and version (JSON-serialisable).
+
+    Args:
+        cases: :class:`~conformance.case.Case` objects (only ``case.model``,
+            ``case.expect_error`` and ``case.id`` are read; tags are ignored).
+
+    Returns:
+        ``{"ops": {key: {"op", "domain", "source", "versions": {since: entry}}},
+        "unmatched": [{"id", "problem"}], "cases": n}``, ``key`` = ``op`` or
+        ``domain:op``.  Each version entry has ``deprecated``, ``type_params``,
+        ``param_notes``, ``total_combinations``, ``covered`` (keys such as
+        ``"T=float, U=float"``), ``missing`` (``combination``, ``partial_cases``: value cases
+        where a parameter was unbound but the others match, optional
+        ``declared_unbuildable``), ``gaps`` and the ``value`` / ``error`` blocks
+        (``cases``, ``combinations``, ``partial_combinations``, ``outside_constraints``,
+        ``io_patterns``, ``attributes``, ``opsets``).  Every version of every operator is
+        listed, also versions without cases.
+    """
+    by_op: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    unmatched = []
+    n = 0
+    for case in cases:
+        n += 1
+        a = analyse_case(case)
+        if a["problem"] is not None:
+            unmatched.append({"id": a["id"], "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
+            continue
+        by_op[(a["domain"], a["op"])].append(a)
+    ops = {}
+    for (domain, op), analyses in sorted(by_op.items()):
+        spec = op_spec(op, domain)
+        versions = {}
+        for v in spec.since_versions:
+            versions[str(v)] = _version_entry(spec, v, [a for a in analyses if a["version"] == v])
+        ops[f"{domain}:{op}" if domain else op] = {"op": op, "domain": domain, "source": spec.source,
+                                                   "versions": versions}
+    return {"cases": n, "ops": ops, "unmatched": unmatched}
+
+
+# ----------------------------------------------------------------------------- rendering
+def _fmt_counts(d: dict, limit: int = _MAX_LIST_VALUES) -> str:
+    items = [f"{k} ({v})" for k, v in d.items()]
+    if len(items) > limit:
+        items = items[:limit] + [f"... {len(items) - limit} more"]
+    return "\n".join(items) or "-"
+
+
+def _short_pattern(pattern: str, optional: dict[str, list[str]]) -> str:
+    """``"X,Scale,B -> Y,Mean"`` -> ``"B | Mean"``: the optional formals present, inputs | outputs."""
+    ins, _, outs = pattern.partition(" -> ")
+    pick = [", ".join(n for n in side.split(",") if n in optional[k]) or "-"
+            for side, k in ((ins, "inputs"), (outs, "outputs"))]
+    return " | ".join(pick)
+
+
+def render_coverage(cov: dict, console) -> None:
+    """Print ``cov`` (from :func:`compute_coverage`) as one rich table per operator.
+
+    Rows: one per version (``*`` marks deprecated ones) with value / error case counts,
+    covered / total type combinations, the missing combinations (with the number of value
+    cases that match them except for an unbound parameter), the optional formals present
+    in the value cases (inputs | outputs), the attribute values of the value cases, and
+    what only error cases exercise (types outside the constraints, attribute values,
+    I/O patterns).  A summary line per operator follows its table.
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    for key, op in cov["ops"].items():
+        t = Table(title=f"coverage: {key} ({op['source']})", show_lines=True)
+        for col in ("version", "cases", "types", "missing combinations", "optional I/O present (in | out)",
+                    "attribute values",
+                    "error cases only"):
+            t.add_column(col, overflow="fold")
+        for v, e in op["versions"].items():
+            missing = [m["combination"] + (f" [declared: {m['declared_unbuildable']}]" if "declared_unbuildable" in m
+                                           else (f" (partial: {m['partial_cases']})" if m["partial_cases"] else ""))
+                       for m in e["missing"]]
+            if len(missing) > _MAX_LIST_VALUES:
+                missing = missing[:_MAX_LIST_VALUES] + [f"... {len(missing) - _MAX_LIST_VALUES} more"]
+            extra = []
+            if e["value"]["outside_constraints"]:
+                extra.append("value cases outside constraints: " + "; ".join(e["value"]["outside_constraints"]))
+            attrs = "\n".join(f"{name}: " + ", ".join(f"{k} ({n})" for k, n in vals.items())
+                              for name, vals in e["value"]["attributes"].items()) or "-"
+            err_only = []
+            if e["error"]["outside_constraints"]:
+                err_only.append("types: " + "; ".join(e["error"]["outside_constraints"]))
+            for name, vals in e["error"]["attributes"].items():
+                only = [k for k in vals if k not in e["value"]["attributes"].get(name, {})]
+                if only:
+                    err_only.append(f"{name}: " + ", ".join(only))
+            for pat in e["error"]["io_patterns"]:
+                if pat not in e["value"]["io_patterns"]:
+                    err_only.append("I/O " + _short_pattern(pat, e["optional_formals"]))
+            ncov = len(e["covered"])
+            style = "green" if e["gaps"] == 0 and e["value"]["cases"] else ("yellow" if ncov else "red")
+            t.add_row(
+                f"{v}{' *' if e['deprecated'] else ''}",
+                f"{e['value']['cases']} value\n{e['error']['cases']} error",
+                f"[{style}]{ncov}/{e['total_combinations']}[/{style}]\n"
+                + escape(", ".join(f"{p}: {'/'.join(ts)}" for p, ts in e["type_params"].items())),
+                escape("\n".join(missing + extra) or "none"),
+                escape(_fmt_counts({_short_pattern(k, e["optional_formals"]): n
+                                    for k, n in e["value"]["io_patterns"].items()})),
+                escape(attrs),
+                escape("\n".join(err_only) or "-"),
+            )
+        console.print(t)
+        gaps = {v: e["gaps"] for v, e in op["versions"].items() if e["gaps"]}
+        bare = [v for v, e in op["versions"].items() if not e["value"]["cases"]]
+        console.print(f"{escape(key)}: {sum(len(e['covered']) for e in op['versions'].values())}/"
+                      f"{sum(e['total_combinations'] for e in op['versions'].values())} type combinations covered"
+                      + (f"; versions without value cases: {', '.join(bare)}" if bare else "")
+                      + (f"; gaps per version: {gaps}" if gaps else ""))
+    if cov["unmatched"]:
+        console.print(f"{len(cov['unmatched'])} case(s) could not be matched to a schema:")
+        for u in cov["unmatched"][:_MAX_LIST_VALUES]:
+            console.print(f"  {escape(u['id'])}: {escape(u['problem'])}")
+
+
+# ----------------------------------------------------------------------------- command line
+def cmd_coverage(args, console) -> int:
+    """``onnx-conformance coverage``: generate (``--ops``, ``--seed``) or read (``--bundle``)
+    a suite, print its coverage and optionally write it as JSON (``--json``).
+
+    Returns 0.  Raises :class:`conformance.cli.UsageError` for bad input (neither or both of
+    --ops and --bundle, unknown operator, unreadable bundle).
+    """
+    from .cli import UsageError, _ops
+
+    if bool(args.ops) == bool(args.bundle):
+        raise UsageError("give exactly one of --ops OPS or --bundle DIR")
+    if args.bundle:
+        from .bundle import BundleError, read_bundle
+
+        try:
+            cases = read_bundle(args.bundle, verify=False).cases
+        except BundleError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        from . import registry
+
+        cases = registry.generate(_ops(args.ops), args.seed)
+    cov = compute_coverage(cases)
+    render_coverage(cov, console)
+    if args.json:
+        try:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(cov, f, indent=1, sort_keys=False)
+                f.write("\n")
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.json}: {exc}") from None
+        console.print(f"wrote {args.json}")
+    return 0
+
+
+def add_coverage_command(subparsers) -> None:
+    """Add ``coverage`` to the ``onnx-conformance`` sub-commands (``subparsers`` from
+    ``ArgumentParser.add_subparsers``)."""
+    c = subparsers.add_parser(
+        "coverage", help="which versions, type combinations, optional I/O and attribute values the cases cover",
+        description="Inspect the models of a suite (generated with --ops/--seed, or read from --bundle) and "
+                    "report, per operator version, the covered and missing combinations of the schema's type "
+                    "parameters, the optional input/output patterns and the attribute values. Computed from "
+                    "the models, not from tags.")
+    c.add_argument("--ops", help="comma-separated operators to generate, or 'all'")
+    c.add_argument("--bundle", metavar="DIR", help="read the cases from this bundle instead")
+    c.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
+    c.add_argument("--json", metavar="OUT", help="also write the coverage as JSON to this file")
+    c.set_defaults(fn=cmd_coverage)

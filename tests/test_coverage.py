@@ -1,0 +1,204 @@
+"""Tests of the schema specs (conformance.opspec) and of coverage computed from models
+(conformance.coverage) on the real LayerNormalization and BatchNormalization suites.
+
+* opspec: versions, type constraints, formals, attribute defaults (onnx.defs and the
+  com.microsoft schemas onnxruntime registers);
+* coverage of the full suites: every version x type combination they are built to have;
+* coverage reacts to the models: dropping the float16 cases reports exactly the float16
+  combinations missing; a case whose tags lie is counted by its model;
+* the ``coverage`` command (generate or read a bundle; JSON output; usage errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+
+import pytest
+from onnx import TensorProto
+from rich.console import Console
+
+import generators.batch_normalization  # noqa: F401  (registers the generator)
+import generators.layer_normalization  # noqa: F401
+from conformance import coverage as cov_mod
+from conformance import registry
+from conformance.cli import UsageError
+from conformance.coverage import add_coverage_command, analyse_case, compute_coverage, render_coverage
+from conformance.opspec import combination_notes, op_spec, type_combinations
+
+FLOATS4 = ["float16", "float", "double", "bfloat16"]
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return registry.generate(["LayerNormalization", "BatchNormalization"], 0)
+
+
+@pytest.fixture(scope="module")
+def cov(cases):
+    return compute_coverage(cases)
+
+
+def _key(**combo) -> str:
+    return ", ".join(f"{p}={t}" for p, t in combo.items())
+
+
+# ----------------------------------------------------------------------------- opspec
+def test_opspec_batch_normalization_versions_and_types():
+    spec = op_spec("BatchNormalization")
+    assert spec.source == "onnx.defs"
+    assert spec.since_versions == [1, 6, 7, 9, 14, 15]
+    v15 = spec.versions[15]
+    assert list(v15.type_constraints) == ["T", "T1", "T2"]
+    assert [(f.name, f.type_str, f.option) for f in v15.inputs] == [
+        ("X", "T", "single"), ("scale", "T1", "single"), ("B", "T1", "single"),
+        ("input_mean", "T2", "single"), ("input_var", "T2", "single")]
+    assert [f.option for f in v15.outputs] == ["single", "optional", "optional"]
+    assert v15.attributes["training_mode"].default == 0
+    assert v15.attributes["momentum"].type == "FLOAT"
+    assert spec.versions[1].attributes["consumed_inputs"].required
+    combos = type_combinations(v15)
+    assert len(combos) == 64 and combos[0] == {"T": "tensor(float16)", "T1": "tensor(float16)", "T2": "tensor(float16)"}
+    assert len(type_combinations(spec.versions[9])) == 3
+    assert spec.version_in_force(13) == 9 and spec.version_in_force(28) == 15 and spec.version_in_force(0) is None
+
+
+def test_opspec_layer_normalization_notes():
+    v = op_spec("LayerNormalization").versions[17]
+    assert v.type_constraints["U"] == ["tensor(float)", "tensor(bfloat16)"]
+    assert v.attributes["stash_type"].default == 1 and v.attributes["axis"].default == -1
+    assert len(type_combinations(v)) == 8
+    notes = combination_notes(v)
+    assert notes["T"] == "inputs" and notes["U"].startswith("optional formals only")
+    with pytest.raises(KeyError):
+        op_spec("NoSuchOperator")
+
+
+def test_opspec_com_microsoft_from_onnxruntime():
+    pytest.importorskip("onnxruntime")
+    spec = op_spec("SkipLayerNormalization", "com.microsoft")
+    assert spec.source == "onnxruntime" and spec.since_versions == [1]
+    v = spec.versions[1]
+    assert "tensor(float16)" in v.type_constraints["T"]
+    assert [f.name for f in v.inputs][:3] == ["input", "skip", "gamma"]
+    assert v.attributes["epsilon"].type == "FLOAT" and v.attributes["epsilon"].default == pytest.approx(1e-12)
+
+
+# ----------------------------------------------------------------------------- full suites
+def test_layer_normalization_every_type_combination(cov):
+    e = cov["ops"]["LayerNormalization"]["versions"]["17"]
+    assert e["total_combinations"] == 8 and e["gaps"] == 0 and e["missing"] == []
+    assert set(e["covered"]) == {_key(T=t, U=u) for t in FLOATS4 for u in ("float", "bfloat16")}
+    value = e["value"]
+    # every optional-I/O pattern: B present/absent x Mean x InvStdDev
+    assert len(value["io_patterns"]) == 8
+    assert {"1", "16"} <= {k.split()[0] for k in value["attributes"]["stash_type"]}
+    assert set(value["attributes"]["epsilon"]) >= {"absent (default)", "non-default"}
+    assert not value["outside_constraints"] and not value["partial_combinations"]
+    # error cases are kept apart: stash_type outside U appears only there
+    assert e["error"]["cases"] > 0 and e["error"]["outside_constraints"]
+    assert any(k.startswith("U=double") or "U=double" in k for k in e["error"]["outside_constraints"])
+
+
+def test_batch_normalization_every_version_and_type_combination(cov):
+    vs = cov["ops"]["BatchNormalization"]["versions"]
+    for v in ("6", "7", "9"):
+        assert set(vs[v]["covered"]) == {_key(T=t) for t in ("float16", "float", "double")}, v
+    assert set(vs["14"]["covered"]) == {_key(T=t, U=u) for t in FLOATS4 for u in FLOATS4}
+    assert set(vs["15"]["covered"]) == {_key(T=t, T1=a, T2=b) for t, a, b in itertools.product(FLOATS4, repeat=3)}
+    for v in ("6", "7", "9", "14", "15"):
+        assert vs[v]["gaps"] == 0 and vs[v]["value"]["cases"] > 0, v
+    # BatchNormalization-1 (consumed_inputs) has no generator: all its combinations are gaps
+    assert vs["1"]["value"]["cases"] == 0 and vs["1"]["gaps"] == 3
+    # the training / inference patterns of 14 are seen from the node outputs
+    assert "X,scale,B,input_mean,input_var -> Y,running_mean,running_var" in vs["14"]["value"]["io_patterns"]
+    assert set(vs["14"]["value"]["attributes"]["training_mode"]) >= {"0 (absent)", "1"}
+    # bfloat16 before 14 only in error cases
+    assert any("bfloat16" in k for k in vs["9"]["error"]["outside_constraints"])
+    assert cov["unmatched"] == []
+    json.dumps(cov)  # JSON-serialisable
+
+
+def test_dropping_float16_cases_reports_them_missing(cases):
+    kept = [c for c in cases if c.inputs[0].elem_type != TensorProto.FLOAT16]
+    cov = compute_coverage(kept)
+    ln = cov["ops"]["LayerNormalization"]["versions"]["17"]
+    assert {m["combination"] for m in ln["missing"]} == {_key(T="float16", U="float"), _key(T="float16", U="bfloat16")}
+    assert ln["gaps"] == 2
+    bn = cov["ops"]["BatchNormalization"]["versions"]
+    for v in ("6", "7", "9"):
+        assert [m["combination"] for m in bn[v]["missing"]] == [_key(T="float16")]
+    assert {m["combination"] for m in bn["14"]["missing"]} == {_key(T="float16", U=u) for u in FLOATS4}
+    assert {m["combination"] for m in bn["15"]["missing"]} == {
+        _key(T="float16", T1=a, T2=b) for a, b in itertools.product(FLOATS4, repeat=2)}
+
+
+def test_lying_tags_are_ignored(cases):
+    ln_float = next(c for c in cases if c.op == "LayerNormalization" and c.expect_error is None
+                    and c.inputs[0].elem_type == TensorProto.FLOAT)
+    liar = dataclasses.replace(ln_float, tags={**ln_float.tags, "dtype": "double"}, label="lying")
+    cov = compute_coverage([liar])
+    e = cov["ops"]["LayerNormalization"]["versions"]["17"]
+    assert len(e["covered"]) == 1 and e["covered"][0].startswith("T=float,")
+    assert not any(k.startswith("T=double") for k in e["value"]["combinations"])
+
+
+def test_unbound_parameter_is_partial_not_covered(cases, monkeypatch):
+    """Without the stash_type rule, U of a case without Mean/InvStdDev is unbound."""
+    c = next(c for c in cases if c.op == "LayerNormalization" and c.expect_error is None
+             and not any(o.present for o in c.outputs[1:]))
+    assert analyse_case(c)["combo"]["U"] in ("tensor(float)", "tensor(bfloat16)")  # from stash_type
+    monkeypatch.setattr(cov_mod, "ATTRIBUTE_TYPE_PARAMS", {})
+    a = analyse_case(c)
+    assert a["combo"]["U"] == "*"
+    e = compute_coverage([c])["ops"]["LayerNormalization"]["versions"]["17"]
+    assert e["covered"] == [] and len(e["value"]["partial_combinations"]) == 1
+    assert sum(m["partial_cases"] for m in e["missing"]) == 2  # T=<t>, U=float and U=bfloat16
+
+
+def test_declared_unbuildable_is_not_a_gap(cases, monkeypatch):
+    ln = [c for c in cases if c.op == "LayerNormalization" and c.inputs[0].elem_type != TensorProto.BFLOAT16]
+    combo = (("T", "tensor(bfloat16)"), ("U", "tensor(bfloat16)"))
+    monkeypatch.setattr(cov_mod, "DECLARED_UNBUILDABLE", {("LayerNormalization", 17, combo): "test reason"})
+    e = compute_coverage(ln)["ops"]["LayerNormalization"]["versions"]["17"]
+    assert len(e["missing"]) == 2 and e["gaps"] == 1
+    assert [m.get("declared_unbuildable") for m in e["missing"] if "U=bfloat16" in m["combination"]] == ["test reason"]
+
+
+def test_render(cov):
+    console = Console(record=True, width=240)
+    render_coverage(cov, console)
+    text = console.export_text()
+    assert "coverage: BatchNormalization" in text and "coverage: LayerNormalization" in text
+    assert "64/64" in text and "8/8" in text
+    assert "versions without value cases: 1" in text
+
+
+# ----------------------------------------------------------------------------- command line
+def _parse(argv):
+    p = argparse.ArgumentParser()
+    add_coverage_command(p.add_subparsers(dest="command"))
+    return p.parse_args(argv)
+
+
+def test_cli_bundle_and_json(toy_suite, tmp_path):
+    from conformance.bundle import write_bundle
+
+    write_bundle(toy_suite, tmp_path / "b")
+    console = Console(record=True, width=200)
+    args = _parse(["coverage", "--bundle", str(tmp_path / "b"), "--json", str(tmp_path / "cov.json")])
+    assert args.fn(args, console) == 0
+    data = json.loads((tmp_path / "cov.json").read_text())
+    assert "Abs" in data["ops"] and data["cases"] == len(toy_suite.cases)
+    assert "coverage: Abs" in console.export_text()
+
+
+def test_cli_usage_errors(tmp_path):
+    console = Console(record=True)
+    for argv in (["coverage"], ["coverage", "--ops", "LayerNormalization", "--bundle", str(tmp_path)],
+                 ["coverage", "--bundle", str(tmp_path / "nope")], ["coverage", "--ops", "NoSuchOp"]):
+        args = _parse(argv)
+        with pytest.raises(UsageError):
+            args.fn(args, console)
