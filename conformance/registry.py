@@ -21,7 +21,12 @@ import numpy as np
 from .case import Case
 
 #: Generator modules imported on first use.
-FAMILIES = ("generators.layer_normalization", "generators.batch_normalization")
+FAMILIES = (
+    "generators.layer_normalization",
+    "generators.batch_normalization",
+    "generators.softmax",
+    "generators.dropout",
+)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,132 @@
+"""Oracle of ai.onnx Dropout (versions 1, 6, 7, 10, 12, 13, 22) and a statistical check of training mode.
+
+Definitional decisions (``onnx.defs.get_schema("Dropout", v).doc``):
+
+* **Inference is the identity**: ``output = data`` bit for bit (NaN, infinities, -0
+  and subnormals included).  Versions 1 and 6 are in inference ("test") mode when
+  ``is_test`` is nonzero (the default 0 means training); versions 7 and 10 leave the
+  mode to the runtime, and an inference runtime runs the identity; from 12 the mode is
+  the optional ``training_mode`` input (absent or false: inference, ``ratio`` ignored).
+* The mask, when requested, is all true (all ones) in inference (the version 12 text;
+  for version 10 it is the only mask consistent with nothing dropped).  Before 10 the
+  mask has type T; we do not request it in inference cases for those versions.
+* **Training** (``is_test=0`` at 1/6, ``training_mode=true`` from 12): every element is
+  independently kept with probability ``1 - ratio``: ``output = data * mask / (1 - ratio)``
+  (``scale = 1 / (1 - ratio)``).  ``ratio = 0`` is the identity with an all-true mask.
+  ``ratio`` lies in ``[0, 1)``; 1 (or a negative ratio) is invalid.  ``ratio``
+  defaults to 0.5 (attribute before 12, input from 12).
+
+Random outputs cannot be compared with fixed expectations: :func:`check_dropout`
+checks a training-mode result statistically.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from conformance import dtypes
+
+#: False-alarm probability of the dropped-fraction test, per case.
+FALSE_ALARM = 1e-6
+#: Elementwise tolerance of kept values, in ulps of the data type (``x * scale`` rounded once, or
+#: ``x / (1 - ratio)`` with ``1 - ratio`` rounded first, or in float32 for float16/bfloat16).
+KEPT_ULPS = 4.0
+#: Extra relative tolerance, in float32 ulps, for a scale ``1 / (1 - ratio)`` computed in float32
+#: (the ratio is a float32 attribute before 12, and often a float32 input after).
+RATIO_ULPS = 2.0
+
+
+def dropout_inference(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Inference-mode Dropout: ``(output, mask)`` = ``(data, all true)``.
+
+    Args:
+        data: any shape, any float dtype.
+
+    Returns:
+        ``output`` (a copy of ``data``, same dtype) and a bool mask of ``data``'s shape.
+    """
+    data = np.asarray(data)
+    return data.copy(), np.ones(data.shape, dtype=bool)
+
+
+def validate_ratio(ratio: float) -> None:
+    """Raise ``ValueError`` unless ``0 <= ratio < 1`` (the spec's range of the ratio input)."""
+    if not (0.0 <= float(ratio) < 1.0):
+        raise ValueError(f"ratio {ratio} outside [0, 1)")
+
+
+def dropped_fraction_bound(n: int, alpha: float = FALSE_ALARM) -> float:
+    """Half-width ``t`` with ``P(|dropped/n - ratio| >= t) <= alpha`` for n Bernoulli trials.
+
+    Hoeffding's inequality: ``P(|mean - p| >= t) <= 2 exp(-2 n t^2)``, so
+    ``t = sqrt(ln(2 / alpha) / (2 n))``.  It holds for every ``p``, so the false-alarm
+    probability of :func:`check_dropout`'s fraction test is at most ``alpha``.
+    """
+    return math.sqrt(math.log(2.0 / alpha) / (2.0 * max(n, 1)))
+
+
+def check_dropout(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """Check a training-mode Dropout result statistically.
+
+    Args:
+        inputs: ``{"data": array, "ratio": scalar (optional)}`` as fed (``ratio`` from
+            the input, else from ``attrs``, else 0.5).
+        outputs: ``{"output": array, "mask": array (optional)}`` from the backend; the
+            mask may be bool or (before version 10) of the data type.
+        attrs: node attributes (``ratio`` before version 12).
+
+    Checks: output shape/dtype equal data's; every output element is 0 (dropped) or
+    ``data / (1 - ratio)`` within ``KEPT_ULPS`` ulps of the data type plus
+    ``RATIO_ULPS`` float32 ulps (relative); the mask (if
+    given) is true exactly where the element is kept; the dropped fraction (over
+    elements with ``data != 0``, whose fate is observable) is within
+    :func:`dropped_fraction_bound` of ``ratio`` (false alarm <= :data:`FALSE_ALARM`).
+
+    Returns:
+        ``(passed, message)``; the message names the first failed check.
+    """
+    x = np.asarray(inputs["data"])
+    if "ratio" in inputs and inputs["ratio"] is not None:
+        ratio = float(np.asarray(inputs["ratio"]).astype(np.float64))
+    else:
+        ratio = float(np.float32(attrs.get("ratio", 0.5)))  # attributes are float32 in the model
+    y = np.asarray(outputs["output"])
+    if y.shape != x.shape or y.dtype != x.dtype:
+        return False, f"output {y.dtype}{list(y.shape)} != data {x.dtype}{list(x.shape)}"
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    scaled = x64 / (1.0 - ratio)
+    eps = dtypes.eps(x.dtype)
+    tiny = float(dtypes.finfo(x.dtype).smallest_subnormal)
+    rel = KEPT_ULPS * eps + RATIO_ULPS * float(np.finfo(np.float32).eps)
+    kept_ok = np.abs(y64 - scaled) <= rel * np.abs(scaled) + tiny
+    dropped = y64 == 0
+    bad = ~(kept_ok | dropped)
+    if bad.any():
+        i = np.unravel_index(int(np.argmax(bad)), x.shape)
+        return False, (f"{int(bad.sum())} element(s) neither 0 nor data/(1-ratio); first at {list(map(int, i))}: "
+                       f"data {x64[i]!r}, output {y64[i]!r}, expected 0 or {scaled[i]!r}")
+    observable = x64 != 0
+    if "mask" in outputs and outputs["mask"] is not None:
+        m = np.asarray(outputs["mask"])
+        if m.shape != x.shape:
+            return False, f"mask shape {list(m.shape)} != data {list(x.shape)}"
+        mb = m.astype(bool)
+        incons = observable & (mb == dropped)
+        if incons.any():
+            i = np.unravel_index(int(np.argmax(incons)), x.shape)
+            return False, f"mask inconsistent with output at {list(map(int, i))}: mask {m[i]!r}, output {y64[i]!r}"
+        is_dropped = ~mb
+        n = x.size
+    else:
+        is_dropped = dropped[observable]
+        n = int(observable.sum())
+    if n == 0:
+        return True, "no observable elements"
+    frac = float(np.sum(is_dropped)) / n
+    t = dropped_fraction_bound(n)
+    if abs(frac - ratio) >= t:
+        return False, (f"dropped fraction {frac:.4f} of {n} differs from ratio {ratio} by >= {t:.4f} "
+                       f"(Hoeffding bound, false alarm {FALSE_ALARM:g})")
+    return True, f"dropped {frac:.4f} of {n}, ratio {ratio}, bound {t:.4f}"
