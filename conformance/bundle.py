@@ -9,6 +9,8 @@ Layout::
     BUNDLE/errors/test_<name>/model.onnx      error cases (invalid models)
     BUNDLE/errors/test_<name>/test_data_set_K/input_I.pb
     BUNDLE/errors/test_<name>/expect_error.json
+    BUNDLE/checks/test_<name>/model.onnx      random cases judged by a check function
+    BUNDLE/checks/test_<name>/test_data_set_K/input_I.pb, check.json
 
 Value cases live in ``cases/`` so that ``onnx.backend.test.loader.load_model_tests
 (data_dir=BUNDLE, kind="cases")`` and onnxruntime's ``onnx_test_runner BUNDLE/cases``
@@ -42,7 +44,7 @@ from .suite import Suite
 from .tolerance import Tolerance
 
 FORMAT = "onnx-conformance-bundle/1"
-_SAFE_DIR = re.compile(r"^(cases|errors)/test_[A-Za-z0-9_]+$")
+_SAFE_DIR = re.compile(r"^(cases|errors|checks)/test_[A-Za-z0-9_]+$")
 
 
 class BundleError(Exception):
@@ -64,6 +66,8 @@ def _case_entry(case: Case, rel: str) -> dict:
         "label": case.label,
         "tags": case.tags,
         "expect_error": case.expect_error,
+        "check": case.check,
+        "skip": case.skip,
         "content_hash": case.content_hash,
         "generator": case.generator,
         "inputs": [
@@ -124,7 +128,8 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
     try:
         entries = []
         for case in suite.cases:
-            rel = f"{'errors' if case.expect_error is not None else 'cases'}/{case.dirname}"
+            kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
+            rel = f"{kind}/{case.dirname}"
             _write_case(case, tmp / rel)
             entries.append(_case_entry(case, rel))
             if progress:
@@ -155,11 +160,13 @@ def _write_case(case: Case, d: Path) -> None:
         for i, inp in enumerate(graph_inputs):
             t = numpy_helper.from_array(np.asarray(ds.inputs[inp.name]), inp.name)
             (dd / f"input_{i}.pb").write_bytes(t.SerializeToString(deterministic=True))
-        if case.expect_error is None:
+        if case.expect_error is None and case.check is None:
             for j, o in enumerate(case.present_outputs):
                 t = numpy_helper.from_array(np.asarray(ds.outputs[o.name]), o.name)
                 (dd / f"output_{j}.pb").write_bytes(t.SerializeToString(deterministic=True))
-    if case.expect_error is None:
+    if case.check is not None:
+        _dump_json({"check": case.check, "id": case.id}, d / "check.json")
+    elif case.expect_error is None:
         tols = [o.tolerance for o in case.present_outputs if o.tolerance]
         _dump_json({"atol": max((t.atol for t in tols), default=0.0), "rtol": max((t.rtol for t in tols), default=0.0)},
                    d / "data.json")
@@ -249,7 +256,7 @@ def _read_case(root: Path, e: dict, verify: bool) -> Case:
         dd = d / f"test_data_set_{k}"
         ins = {i.name: _load_tensor(dd / f"input_{n}.pb") for n, i in enumerate(graph_inputs)}
         outs = {}
-        if e.get("expect_error") is None:
+        if e.get("expect_error") is None and not e.get("check"):
             outs = {o.name: _load_tensor(dd / f"output_{n}.pb") for n, o in enumerate(present_outputs)}
         datasets.append(DataSet(ins, outs))
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
@@ -268,6 +275,8 @@ def _read_case(root: Path, e: dict, verify: bool) -> Case:
         label=e.get("label", ""), domain=e.get("domain", ""), expect_error=e.get("expect_error"),
         generator=e.get("generator", ""),
         output_slots=len(node.output) if node is not None else None,
+        check=e.get("check"),
+        skip=e.get("skip"),
     )
     # The model on disk is the model under test; it is not rebuilt from the manifest.
     case.__dict__["model"] = model

@@ -103,6 +103,11 @@ class Case:
         generator: name and version of the generator that made the case.
         seed: the seed the generator derived this case from.
         skip: reason the case cannot be run or compared (outcome ``skip``), else ``None``.
+        check: ``package.module:function`` that judges the outputs instead of a value
+            comparison, for operators whose result is random (Dropout in training):
+            ``fn(inputs, outputs, attributes) -> (passed, message)`` per data set, with
+            ``inputs`` every present input by name (initializers included) and
+            ``outputs`` the present outputs by name.  Expected outputs are then unused.
         output_slots: write the node with at least this many outputs, trailing omitted
             ones as ``""`` (some versions decide the mode by the output count, e.g.
             BatchNormalization-7/9); default: trailing omitted outputs are dropped.
@@ -123,6 +128,7 @@ class Case:
     seed: int | None = None
     output_slots: int | None = None
     skip: str | None = None
+    check: str | None = None
 
     # ------------------------------------------------------------------ model
     @cached_property
@@ -151,12 +157,15 @@ class Case:
         for ds in self.datasets:
             for name in sorted(ds.inputs):
                 _hash_array(h, name, ds.inputs[name])
-            for name in sorted(ds.outputs):
-                _hash_array(h, name, ds.outputs[name])
+            if self.check is None:  # a check case's expected outputs are unused (and not stored)
+                for name in sorted(ds.outputs):
+                    _hash_array(h, name, ds.outputs[name])
         for o in self.outputs:
             if o.tolerance is not None:
                 h.update(repr(sorted(o.tolerance.to_json().items())).encode())
         h.update(repr(self.expect_error).encode())
+        if self.check is not None:
+            h.update(b"check:" + self.check.encode())
         return h.hexdigest()
 
     @property

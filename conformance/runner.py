@@ -156,18 +156,47 @@ def _run_case(case: Case, backend: Backend, res: CaseResult) -> None:
             res.outcome, res.phase = "fail", "compare"
             res.message = f"data set {k}: backend returned {len(outs)} output(s), expected {len(names)} ({', '.join(names)})"
             return
+        if case.check is not None:
+            if not _run_check(case, ds, dict(zip(names, outs)), res, k):
+                return
+            continue
         for out, actual in zip(case.present_outputs, outs):
             chk = compare(out.name, actual, ds.outputs[out.name], out.tolerance)
             prev = worst.get(out.name)
             if prev is None or _worse(chk, prev):
                 chk.reason = f"data set {k}: {chk.reason}" if (chk.reason and len(case.datasets) > 1) else chk.reason
                 worst[out.name] = chk
+    if case.check is not None:
+        res.phase = "compare"
+        res.message = res.message or f"judged by {case.check}"
+        return
     res.outputs = [worst[n].to_json() for n in names]
     failed = [worst[n] for n in names if not worst[n].passed]
     res.phase = "compare"
     if failed:
         res.outcome = "fail"
         res.message = "; ".join(f"{c.name}: {c.reason}" for c in failed)
+
+
+def _run_check(case: Case, ds, outputs: dict, res: CaseResult, k: int) -> bool:
+    """Judge one data set with ``case.check``; False (and ``res`` a fail/error) when it does not pass."""
+    from .backends.backend_api import load_attr
+
+    inputs = {i.name: i.value for i in case.inputs if i.present and i.initializer}
+    inputs.update(ds.inputs)
+    try:
+        fn = load_attr(case.check)
+        passed, message = fn(inputs, {n: np.asarray(v) for n, v in outputs.items()}, dict(case.attributes))
+    except Exception as exc:  # noqa: BLE001 - a broken check must not pass silently
+        res.outcome, res.phase = "error", "compare"
+        res.message = f"check {case.check} raised {type(exc).__name__}: {exc}"
+        return False
+    if not passed:
+        res.outcome, res.phase = "fail", "compare"
+        res.message = f"data set {k}: {message}" if len(case.datasets) > 1 else str(message)
+        return False
+    res.message = str(message)
+    return True
 
 
 def _worse(a: Check, b: Check) -> bool:

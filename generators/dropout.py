@@ -22,8 +22,8 @@ must keep them bit for bit (tolerance ``exact``).
 
 Random cases (tag ``random=1``): training with ratio > 0 on 4096-element nonzero
 data, with and without mask and ``seed``.  Their ``expected`` outputs are not
-meaningful, so they carry ``Case.skip`` (the runner has no per-case check hook yet);
-:func:`reference.dropout.check_dropout` is the check to wire in.
+meaningful: ``Case.check`` names :func:`reference.dropout.check_dropout`, which the
+runner calls instead of a value comparison.
 
 Error cases: ratio 1.0 and -0.1 with training_mode true (the spec's range is [0, 1)).
 
@@ -47,7 +47,7 @@ OP = "Dropout"
 VERSIONS = (1, 6, 7, 10, 12, 13, 22)
 OPSETS = {1: (1, 5), 6: (6,), 7: (7, 8, 9), 10: (10, 11), 12: (12,), 13: (13, 17, 21), 22: (22, 26, 28)}
 EXACT = Tolerance(atol=0.0, rtol=0.0, exact=True)
-RANDOM_SKIP = "needs a statistical check (not yet wired into the runner)"
+
 
 
 def dtypes_of(since: int) -> tuple[str, ...]:
@@ -127,7 +127,7 @@ def _case(*, since, opset, tname, shape, attrs, ratio=None, ratio_t=None, ratio_
     return Case(op=OP, since_version=since, opset=opset, attributes=dict(attrs), inputs=inputs, outputs=outputs,
                 datasets=[DataSet(inputs=feeds, outputs=outs)], tags=tags, label=label,
                 expect_error=(f"ratio {ratio} outside [0, 1)" if error else None),
-                skip=RANDOM_SKIP if random else None)
+                check="reference.dropout:check_dropout" if random else None)
 
 
 def _shape(rng) -> tuple[int, ...]:
