@@ -26,6 +26,7 @@ FAMILIES = (
     "generators.batch_normalization",
     "generators.softmax",
     "generators.dropout",
+    "generators.activations",
 )
 
 

@@ -1,0 +1,270 @@
+"""Case generators for the ai.onnx element-wise activations (one generic loop, one table).
+
+Operators: every entry of :data:`reference.activations.ACTIVATIONS` (Relu, LeakyRelu,
+PRelu, Elu, Selu, Celu, Gelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Softplus,
+Softsign, Mish, ThresholdedRelu, Swish), at every version ``onnx.defs`` has, for every
+type of the version's constraint T.  Oracle, variants and tolerance policy:
+:mod:`reference.activations`.
+
+Per (op, version, type) the cases are (tag ``numerics``):
+
+* ``normal``: values in [domain_lo, -domain_lo] (a random shape of rank 0-4);
+* ``wide``: both signs, magnitudes log-uniform from far below 1 to half the type's max;
+* ``special``: NaN/+-inf (those with a defined result), +-0, subnormals, the smallest
+  normal, +-1, +-max;
+* ``near-overflow``: around +-ln(max) of the type and of float32 (where ``exp``
+  overflows in the evaluation precision: naive ``log(1 + exp(x))`` fails there);
+* integer types (Relu-14, PRelu-9/16): ``int`` (extremes included, PRelu kept small).
+
+Attributes (tag ``params``): ``default`` (omitted), ``explicit-default`` and each
+non-default value of the table, assigned cyclically over the float cases.  Opsets (tag
+``opset``): cycling over the since_version, the last opset before the next version
+(capped at 26 for onnxruntime), and 28 for every 7th case of the latest version.  PRelu: slope shapes
+``same``, ``trailing``, ``size1-dims``, ``scalar`` (versions >= 7; ``same``/``one`` before),
+as graph input or initializer.  Error cases: Gelu with an unknown ``approximate``, PRelu
+with a slope that does not broadcast unidirectionally (version >= 7).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from conformance import dtypes
+from conformance.case import Case, DataSet, Input, Output
+from conformance.registry import case_rng, register
+from generators import common
+from reference import activations as ref
+
+LATEST_OPSET = 28
+ORT_MAX_OPSET = 26
+FLOAT_NAMES = ("float16", "bfloat16", "float", "double")
+NUMERICS = ("normal", "wide", "special", "near-overflow")
+
+
+def elem_of(tname: str) -> int:
+    """ONNX element type of a spec type name (including the integer types dtypes lacks)."""
+    return getattr(TensorProto, {"float": "FLOAT", "double": "DOUBLE"}.get(tname, tname.upper()))
+
+
+def np_of(elem: int) -> np.dtype:
+    return np.dtype(helper.tensor_dtype_to_np_dtype(elem)) if elem not in dtypes.FLOAT_TYPES else dtypes.np_dtype(elem)
+
+
+def _opsets(op: str, since: int, all_versions: list[int]) -> list[int]:
+    later = [v for v in all_versions if v > since]
+    last = (later[0] - 1) if later else LATEST_OPSET
+    out = [since]
+    mid = min(last, ORT_MAX_OPSET)
+    if mid > since:
+        out.append(mid)
+    if not later and since < LATEST_OPSET:
+        out.append(LATEST_OPSET)
+    return out
+
+
+def _shape(rng) -> tuple[int, ...]:
+    rank = int(rng.integers(0, 5))
+    caps = {0: 1, 1: 24, 2: 6, 3: 4, 4: 3}[rank]
+    return tuple(int(rng.integers(1, caps + 1)) for _ in range(rank))
+
+
+def _specials(op: str, elem: int) -> list[float]:
+    fi = dtypes.finfo(elem)
+    sub, tiny, fmax = float(fi.smallest_subnormal), float(fi.tiny), float(fi.max)
+    vals = [0.0, -0.0, sub, -sub, 4 * sub, -4 * sub, tiny / 2, -tiny / 2, tiny, -tiny, 1.0, -1.0, fmax, -fmax,
+            0.5 * fmax, -0.5 * fmax]
+    spec = ref.ACTIVATIONS[op]
+    vals += [{"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[s] for s in spec.specials]
+    if op in ("Gelu", "Mish", "Swish", "HardSwish"):
+        pass  # -fmax: x * (something that underflows to 0) is fine, finite
+    return vals
+
+
+def _data(rng, op: str, numerics: str, elem: int, shape) -> np.ndarray:
+    spec = ref.ACTIVATIONS[op]
+    n = int(np.prod(shape))
+    fmax = float(dtypes.finfo(elem).max)
+    if numerics == "normal":
+        x = rng.uniform(spec.domain_lo, -spec.domain_lo, size=n)
+    elif numerics == "wide":
+        lo = math.log10(float(dtypes.finfo(elem).tiny))
+        x = rng.choice([-1.0, 1.0], size=n) * 10.0 ** rng.uniform(lo, math.log10(fmax / 2), size=n)
+    elif numerics == "special":
+        vals = _specials(op, elem)
+        n = max(n, len(vals))
+        x = np.concatenate([vals, rng.uniform(-4, 4, size=n - len(vals))])
+        x = x[rng.permutation(n)]
+        shape = (n,)
+    elif numerics == "near-overflow":
+        ths = {math.log(fmax), math.log(float(np.finfo(np.float32).max))}
+        pts = [s * t * f for t in sorted(ths) for s in (1.0, -1.0) for f in (0.95, 0.99, 1.0, 1.01, 1.05, 1.2)]
+        pts = [p for p in pts if abs(p) < fmax]
+        x = np.array(pts)
+        shape = (len(pts),)
+    else:
+        raise ValueError(numerics)
+    return common.representable(np.asarray(x, dtype=np.float64).reshape(shape), elem)
+
+
+def _int_data(rng, op: str, elem: int, shape) -> np.ndarray:
+    dt = np_of(elem)
+    info = np.iinfo(dt)
+    n = int(np.prod(shape))
+    lo, hi = (max(info.min, -1000), min(info.max, 1000)) if op == "PRelu" else (info.min, info.max)
+    x = rng.integers(lo, hi, size=n, endpoint=True, dtype=np.int64 if dt.kind == "i" else np.uint64).astype(dt)
+    ext = np.array([0, 1, lo, hi], dtype=dt) if info.min < 0 else np.array([0, 1, hi], dtype=dt)
+    x = np.concatenate([ext, x])[: max(n, len(ext))]
+    return x.reshape(shape if x.size == n else (x.size,))
+
+
+def _slope_shape(rng, version: int, x_shape, k: int) -> tuple[str, tuple[int, ...]]:
+    kinds = ("same", "trailing", "size1-dims", "scalar") if version >= 7 else ("same", "one")
+    kind = kinds[k % len(kinds)]
+    r = len(x_shape)
+    if kind == "same" or r == 0:  # rank-0 X: a (1,) slope would make Y rank 1
+        return "same", tuple(x_shape)
+    if kind == "trailing":
+        return kind, tuple(x_shape[int(rng.integers(1, r + 1)) if r > 1 else 0:])
+    if kind == "size1-dims":
+        return kind, tuple(1 if rng.integers(0, 2) else d for d in x_shape)
+    if kind == "scalar":
+        return kind, () if rng.integers(0, 2) else (1,)
+    return "one", (1,)
+
+
+def _attr_schedule(op: str) -> list[tuple[str, dict]]:
+    """(params tag, node attributes) choices for an op, in cyclic order."""
+    spec = ref.ACTIVATIONS[op]
+    if not spec.attrs:
+        return [("default", {})]
+    out = [("default", {}), ("explicit-default", {k: d for k, (d, _) in spec.attrs.items()})]
+    n_alt = max(len(alts) for _, alts in spec.attrs.values())
+    for i in range(n_alt):
+        out.append(("non-default", {k: alts[i % len(alts)] for k, (_, alts) in spec.attrs.items()}))
+    return out
+
+
+def _io(op: str, version: int):
+    return ref.input_name(op, version), ref.output_name(op, version)
+
+
+def _value_case(op, version, opset, tname, numerics, params_tag, attributes, rng, slope_k=0, params="inputs"):
+    elem = elem_of(tname)
+    xin, yout = _io(op, version)
+    x_shape = _shape(rng)
+    is_float = elem in dtypes.FLOAT_TYPES
+    if is_float:
+        x = _data(rng, op, numerics, elem, x_shape)
+    else:
+        x = _int_data(rng, op, elem, x_shape)
+    x_shape = x.shape
+    attrs = ref.attr_values(op, version, attributes)
+    inputs = [Input(xin, elem, tuple(x_shape))]
+    feeds = {xin: common.as_type(x, elem) if is_float else x}
+    slope = None
+    tags = {}
+    if op == "PRelu":
+        kind, s_shape = _slope_shape(rng, version, x_shape, slope_k)
+        if is_float:
+            mag = rng.uniform(0.05, 2.0, size=s_shape) * np.where(rng.random(size=s_shape) < 0.3, -1.0, 1.0)
+            slope = common.representable(mag, elem)
+            s_feed = common.as_type(slope, elem)
+        else:
+            lo = -3 if np_of(elem).kind == "i" else 0
+            s_feed = rng.integers(lo, 4, size=s_shape).astype(np_of(elem))
+            slope = s_feed
+        init = params == "initializers" and is_float
+        inputs.append(Input("slope", elem, tuple(s_shape), initializer=init, value=s_feed if init else None))
+        if not init:
+            feeds["slope"] = s_feed
+        tags.update(slope_shape=kind, slope_params=params if is_float else "inputs")
+    y64 = ref.oracle(op, x, attrs, slope)
+    if is_float:
+        with np.errstate(over="ignore"):  # results beyond the type's max round to inf (expected)
+            expected = dtypes.round_to(y64, elem)
+            var = ref.variants(op, x, attrs, elem, slope)
+        tol = ref.tolerance(op, expected.astype(np.float64), var, elem, x=x, attrs=attrs)
+    else:
+        expected = np.asarray(y64, dtype=np_of(elem))
+        tol = ref.tolerance(op, y64, {}, elem)
+    tags.update(dtype=tname, rank=len(x_shape), numerics=numerics, opset=opset, params=params_tag, outputs=yout)
+    if op == "Gelu":
+        tags["approximate"] = attrs["approximate"]
+    label = f"{tname}/{numerics}/{params_tag}/opset{opset}"
+    if op == "Gelu":
+        label += f"/approx={attrs['approximate']}"
+    return Case(op=op, since_version=version, opset=opset, attributes=dict(attributes), inputs=inputs,
+                outputs=[Output(yout, elem, tolerance=tol)], datasets=[DataSet({**feeds}, {yout: expected})],
+                tags=tags, label=label)
+
+
+def _error_cases(op: str, version: int, opset: int) -> list[Case]:
+    xin, yout = _io(op, version)
+    out = []
+    x = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
+    if op == "Gelu":
+        out.append(Case(op=op, since_version=version, opset=opset, attributes={"approximate": "erf"},
+                        inputs=[Input(xin, TensorProto.FLOAT, (2, 3))], outputs=[Output(yout, TensorProto.FLOAT)],
+                        datasets=[DataSet({xin: x})], expect_error="approximate must be 'none' or 'tanh'",
+                        tags={"dtype": "float", "rank": 2, "opset": opset, "error": "approximate"},
+                        label="error/approximate=erf"))
+    if op == "PRelu" and version >= 7:
+        s = np.ones((2,), np.float32)
+        out.append(Case(op=op, since_version=version, opset=opset, attributes={},
+                        inputs=[Input(xin, TensorProto.FLOAT, (2, 3)), Input("slope", TensorProto.FLOAT, (2,))],
+                        outputs=[Output(yout, TensorProto.FLOAT)], datasets=[DataSet({xin: x, "slope": s})],
+                        expect_error="slope (2,) does not broadcast unidirectionally to X (2, 3)",
+                        tags={"dtype": "float", "rank": 2, "opset": opset, "error": "slope-shape"},
+                        label="error/slope-not-broadcastable"))
+    return out
+
+
+def generate_op(op: str, seed: int) -> list[Case]:
+    """All cases of ``op`` (module docstring), deterministic in ``seed``."""
+    vers = ref.versions(op)
+    all_v = list(vers)
+    sched = _attr_schedule(op)
+    cases = []
+    j = 0
+    for version, types in vers.items():
+        opsets = _opsets(op, version, all_v)
+        for tname in types:
+            numerics = NUMERICS if tname in FLOAT_NAMES else ("int", "int")
+            for k, num in enumerate(numerics):
+                reps = 2 if (op == "Gelu" and tname in FLOAT_NAMES) else 1
+                for rep in range(reps):
+                    params_tag, attributes = sched[j % len(sched)]
+                    if op == "Gelu":
+                        params_tag, attributes = [("default", {}), ("explicit-default", {"approximate": "none"}),
+                                                  ("non-default", {"approximate": "tanh"})][(j + rep) % 3]
+                        if rep == 1 and attributes.get("approximate") != "tanh":
+                            params_tag, attributes = "non-default", {"approximate": "tanh"}
+                    # opset 28 (beyond onnxruntime) for a few cases only; since_version and the
+                    # last opset of the version's range (<= 26) for the others
+                    if params_tag == "explicit-default" and op != "Gelu":  # this version's defaults (Selu-1)
+                        dflt = ref.attr_values(op, version, {})
+                        attributes = {k: dflt[k] for k in attributes}
+                    opset = opsets[-1] if (len(opsets) > 2 and j % 7 == 3) else opsets[j % min(len(opsets), 2)]
+                    rng = case_rng(seed, op, version, tname, num, k, rep)
+                    cases.append(_value_case(op, version, opset, tname, num, params_tag, attributes, rng,
+                                             slope_k=j, params=("inputs", "initializers")[(j // 3) % 2]))
+                    j += 1
+        cases.extend(_error_cases(op, version, opsets[-1] if opsets[-1] <= ORT_MAX_OPSET else opsets[0]))
+    return cases
+
+
+def _make(op: str):
+    def generate(seed: int) -> list[Case]:
+        return generate_op(op, seed)
+
+    generate.__qualname__ = f"generate_{op}"
+    generate.__doc__ = f"Cases of {op} at every version (see module docstring)."
+    return generate
+
+
+for _op in ref.ACTIVATIONS:
+    if ref.versions(_op):
+        register(_op, version="1")(_make(_op))

@@ -1,0 +1,371 @@
+"""Tests of the element-wise activation oracles, generators and tolerances.
+
+* the float64 oracle against plain-Python ``math`` formulas, element by element;
+* hand-derived values (special values, defaults per version, clipping);
+* the oracle against ``onnx.reference`` where that one is right, and one test per known
+  disagreement asserting it still exists;
+* determinism and coverage (every version x every type of its constraint);
+* independent numpy kernels through ``KernelBackend``: legitimate ones (float32
+  evaluation, naive ``exp(x)-1`` / ``1+erf`` / thresholded ``log(1+exp)`` forms,
+  attributes cast to T) pass with no fail/error; each deliberately wrong one is caught.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import onnx
+import pytest
+
+from conformance import registry
+from conformance.backends import resolve_backend
+from conformance.backends.kernel import KernelBackend
+from conformance.runner import run_cases
+from generators import activations as gen  # noqa: F401  (registers the generators)
+from reference import activations as ref
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+OPS = list(ref.ACTIVATIONS)
+
+
+def _generate(seed: int):
+    try:
+        return registry.generate(OPS, seed=seed)
+    except ModuleNotFoundError:
+        saved = registry.FAMILIES
+        registry.FAMILIES = ("generators.activations",)
+        try:
+            return registry.generate(OPS, seed=seed)
+        finally:
+            registry.FAMILIES = saved
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return _generate(0)
+
+
+@pytest.fixture(scope="module")
+def value_cases(suite):
+    return [c for c in suite if c.expect_error is None]
+
+
+# ============================================================================ oracle
+def _sig(v):
+    return 1.0 / (1.0 + math.exp(-v)) if v >= 0 else math.exp(v) / (1.0 + math.exp(v))
+
+
+def _softplus(v):
+    return v + math.log1p(math.exp(-v)) if v > 0 else math.log1p(math.exp(v))
+
+
+MATH = {
+    "Relu": lambda v, a: v if v > 0 else 0.0,
+    "LeakyRelu": lambda v, a: v if v >= 0 else a["alpha"] * v,
+    "Elu": lambda v, a: v if v >= 0 else a["alpha"] * math.expm1(v),
+    "Selu": lambda v, a: a["gamma"] * v if v > 0 else a["gamma"] * a["alpha"] * math.expm1(v),
+    "Celu": lambda v, a: max(0.0, v) + min(0.0, a["alpha"] * math.expm1(v / a["alpha"])),
+    "Gelu": lambda v, a: (0.5 * v * math.erfc(-v / math.sqrt(2.0)) if a["approximate"] == "none" else
+                          v * _sig(2.0 * math.sqrt(2.0 / math.pi) * (v + 0.044715 * v ** 3))),  # 1+tanh(u)=2sig(2u)
+    "Sigmoid": lambda v, a: _sig(v),
+    "HardSigmoid": lambda v, a: max(0.0, min(1.0, a["alpha"] * v + a["beta"])),
+    "HardSwish": lambda v, a: v * max(0.0, min(1.0, v / 6.0 + 0.5)),
+    "Tanh": lambda v, a: math.tanh(v),
+    "Softplus": lambda v, a: _softplus(v),
+    "Softsign": lambda v, a: v / (1.0 + abs(v)),
+    "Mish": lambda v, a: v * math.tanh(_softplus(v)),
+    "ThresholdedRelu": lambda v, a: v if v > a["alpha"] else 0.0,
+    "Swish": lambda v, a: v * _sig(a["alpha"] * v),
+}
+
+
+@pytest.mark.parametrize("op", sorted(MATH))
+def test_oracle_matches_math_formulas(op):
+    xs = [-40.0, -7.5, -3.0, -1.0, -0.3, -1e-5, 0.0, 1e-5, 0.25, 1.0, 2.9, 6.0, 35.0]
+    for attributes in [{}] + [a for _, a in gen._attr_schedule(op)[1:]]:
+        if op == "Gelu":
+            attributes = {"approximate": "tanh"} if attributes else {}
+        a = ref.attr_values(op, max(ref.versions(op)), attributes)
+        got = ref.oracle(op, np.array(xs), a)
+        for v, g in zip(xs, got):
+            want = MATH[op](v, a)
+            assert math.isclose(g, want, rel_tol=1e-13, abs_tol=1e-300), (op, attributes, v, g, want)
+
+
+def test_prelu_oracle_broadcasts_unidirectionally():
+    x = np.arange(-6.0, 6.0).reshape(2, 3, 2)
+    s = np.array([[0.5], [2.0], [-1.0]])  # (3, 1) -> broadcast to (2, 3, 2)
+    y = ref.oracle("PRelu", x, {}, s)
+    for idx in np.ndindex(x.shape):
+        v = x[idx]
+        assert y[idx] == (v if v >= 0 else s[idx[1], 0] * v)
+
+
+def test_oracle_hand_derived_values():
+    nan, inf = math.nan, math.inf
+    r = ref.oracle("Relu", np.array([nan, -inf, inf, -0.0, -3.0]), {})
+    assert np.isnan(r[0]) and r[1] == 0 and r[2] == inf and r[4] == 0
+    assert ref.oracle("Softplus", np.array([1000.0]), {})[0] == 1000.0  # no overflow
+    assert ref.oracle("Softplus", np.array([-inf]), {})[0] == 0.0
+    hs = ref.oracle("HardSigmoid", np.array([-100.0, 100.0, 0.0]), ref.attr_values("HardSigmoid", 22, {}))
+    assert list(hs) == [0.0, 1.0, 0.5]
+    assert ref.oracle("Elu", np.array([-inf]), {"alpha": 2.0})[0] == -2.0
+    # Selu-1 has its own (shorter) defaults
+    assert ref.attr_values("Selu", 1, {}) == {"alpha": ref.f32(1.6732), "gamma": ref.f32(1.0507)}
+    assert ref.attr_values("Selu", 6, {})["alpha"] == ref.f32(1.67326319217681884765625)
+    assert ref.attr_values("LeakyRelu", 16, {})["alpha"] == float(np.float32(0.01))
+    # integers are exact and stay integers
+    xi = np.array([np.iinfo(np.int64).min, -1, 0, np.iinfo(np.int64).max], np.int64)
+    assert list(ref.oracle("Relu", xi, {})) == [0, 0, 0, np.iinfo(np.int64).max]
+    # ThresholdedRelu: strictly greater
+    assert list(ref.oracle("ThresholdedRelu", np.array([1.0, 1.5]), {"alpha": 1.0})) == [0.0, 1.5]
+
+
+def test_every_schema_default_matches_the_table():
+    for op in OPS:
+        for v in ref.versions(op):
+            s = onnx.defs.get_schema(op, v)
+            vals = ref.attr_values(op, v, {})
+            for name, attr in s.attributes.items():
+                if name == "consumed_inputs":
+                    continue
+                d = onnx.helper.get_attribute_value(attr.default_value)
+                d = d.decode() if isinstance(d, bytes) else float(d)
+                assert vals[name] == d, (op, v, name)
+
+
+# ============================================================================ onnx.reference
+KNOWN_OREF = {
+    # Selu-1's defaults (1.6732, 1.0507) are not used: onnx.reference applies Selu-6's
+    "selu1-defaults": lambda c: c.op == "Selu" and c.since_version == 1 and "alpha" not in c.attributes,
+    # its Softsign writes into a rank-0 result with out= (TypeError)
+    "softsign-rank0": lambda c: c.op == "Softsign" and c.tags.get("rank") == 0,
+    # its Erf rounds to float32 (np.vectorize(erf, otypes="f")), the Gelu function body uses Erf
+    "gelu-double-erf": lambda c: c.op == "Gelu" and c.tags.get("dtype") == "double",
+    # it accepts a slope that does not broadcast unidirectionally, and an unknown Gelu approximate
+    "prelu-slope": lambda c: c.op == "PRelu" and c.expect_error is not None,
+    "gelu-approximate": lambda c: c.op == "Gelu" and c.expect_error is not None,
+}
+
+
+def _known(c):
+    return next((k for k, f in KNOWN_OREF.items() if f(c)), None)
+
+
+@pytest.fixture(scope="module")
+def oref_results(suite):
+    cases = [c for c in suite if c.tags.get("dtype") in ("float", "double", "float16")]
+    return cases, run_cases(cases, resolve_backend("onnx-reference"))
+
+
+def test_oracle_agrees_with_onnx_reference(oref_results):
+    cases, results = oref_results
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results)
+           if r.outcome != "pass" and _known(c) is None]
+    assert not bad, bad[:5]
+    assert sum(r.outcome == "pass" for r in results) > 200
+
+
+@pytest.mark.parametrize("kind", sorted(KNOWN_OREF))
+def test_disagreement_with_onnx_reference_exists(kind, oref_results):
+    cases, results = oref_results
+    outs = Counter(r.outcome for c, r in zip(cases, results) if _known(c) == kind)
+    assert outs["fail"] + outs["error"] >= 1, outs
+
+
+# ============================================================================ suite
+def test_generation_is_deterministic(suite):
+    again = _generate(0)
+    assert [c.id for c in again] == [c.id for c in suite]
+    assert [c.id for c in _generate(1)] != [c.id for c in suite]
+
+
+def test_coverage(suite, value_cases):
+    have = {(c.op, c.since_version, c.tags["dtype"]) for c in value_cases}
+    for op in OPS:
+        for v, types in ref.versions(op).items():
+            for t in types:
+                assert (op, v, t) in have, (op, v, t)
+            nums = {c.tags["numerics"] for c in value_cases if c.op == op and c.since_version == v}
+            assert {"normal", "wide", "special", "near-overflow"} <= nums
+            assert v in {c.opset for c in suite if c.op == op and c.since_version == v}
+    for op in OPS:
+        params = {c.tags["params"] for c in value_cases if c.op == op}
+        assert params >= ({"default", "explicit-default", "non-default"} if ref.ACTIVATIONS[op].attrs or op == "Gelu"
+                          else {"default"})
+    assert {c.tags["approximate"] for c in value_cases if c.op == "Gelu" and c.tags["dtype"] == "bfloat16"} == \
+        {"none", "tanh"}
+    assert {c.tags["slope_shape"] for c in value_cases if c.op == "PRelu"} >= {"same", "trailing", "size1-dims",
+                                                                               "scalar", "one"}
+    assert {c.opset for c in suite} >= {28, 26}
+    assert {c.tags["error"] for c in suite if c.expect_error} == {"approximate", "slope-shape"}
+    counts = Counter(c.op for c in suite)
+    assert all(15 <= n <= 200 for n in counts.values()), counts
+
+
+def test_special_values_present(value_cases):
+    for op in OPS:
+        xs = np.concatenate([np.asarray(c.datasets[0].inputs[c.inputs[0].name], np.float64).ravel()
+                             for c in value_cases if c.op == op and c.tags["numerics"] == "special"])
+        assert (xs == 0).any() and (np.abs(xs[np.isfinite(xs)]) < 1e-300).any()
+        assert np.isnan(xs).any() == ("nan" in ref.ACTIVATIONS[op].specials)
+        assert np.isinf(xs).any() == bool({"inf", "-inf"} & set(ref.ACTIVATIONS[op].specials))
+
+
+def test_tolerance_is_relative_above_the_floor(value_cases):
+    eps32 = float(np.finfo(np.float32).eps)
+    for c in value_cases:
+        tol = c.outputs[0].tolerance
+        if c.tags["dtype"] == "float":
+            assert tol.rtol <= 64 * eps32, (c.id, tol)
+            assert tol.atol <= 64 * eps32, (c.id, tol)
+        if c.tags["dtype"].startswith("int"):
+            assert tol.exact
+
+
+# ============================================================================ kernels
+def _version(op, opset):
+    return onnx.defs.get_schema(op, opset).since_version
+
+
+def _formulas(x, a, naive):
+    """Independent numpy formulas (evaluated in x's dtype)."""
+    c = lambda v: np.asarray(v, x.dtype)  # noqa: E731
+    one, zero = c(1), c(0)
+    ex = np.exp(x)
+    sig = one / (one + np.exp(-x)) if naive else np.where(x >= 0, one / (one + np.exp(-np.abs(x))),
+                                                        np.exp(-np.abs(x)) / (one + np.exp(-np.abs(x))))
+    sp = (np.where(x > (40 if x.dtype == np.float64 else 20), x, np.log(one + ex)) if naive
+          else np.logaddexp(zero, x))
+    em1 = (ex - one) if naive else np.expm1(x)
+    return {
+        "Relu": lambda: np.where(x < 0, zero, x),
+        "LeakyRelu": lambda: np.where(x < 0, c(a["alpha"]) * x, x),
+        "Elu": lambda: np.where(x < 0, c(a["alpha"]) * em1, x),
+        "Selu": lambda: np.where(x <= 0, c(a["gamma"]) * c(a["alpha"]) * em1, c(a["gamma"]) * x),
+        "Celu": lambda: np.where(x > 0, x, c(a["alpha"]) * np.expm1(x / c(a["alpha"]))),
+        "Gelu": lambda: (c(0.5) * x * (one + np.asarray(np.vectorize(math.erf)(x / c(math.sqrt(2))), x.dtype))
+                         if a.get("approximate", "none") == "none" else
+                         c(0.5) * x * (one + np.tanh(c(math.sqrt(2 / math.pi)) * (x + c(0.044715) * x * x * x)))),
+        "Sigmoid": lambda: sig,
+        "HardSigmoid": lambda: np.clip(c(a["alpha"]) * x + c(a["beta"]), zero, one),
+        "HardSwish": lambda: x * np.clip(x / c(6) + c(0.5), zero, one),
+        "Tanh": lambda: np.tanh(x),
+        "Softplus": lambda: sp,
+        "Softsign": lambda: x / (one + np.abs(x)),
+        "Mish": lambda: x * np.tanh(sp),
+        "ThresholdedRelu": lambda: np.where(x > c(a["alpha"]), x, zero),
+        "Swish": lambda: x * (one / (one + np.exp(-c(a["alpha"]) * x))),
+    }
+
+
+def make_kernel(op, *, naive=False, attrs_in_t=False, flaw=None):
+    def kernel(inputs, attributes, outputs, opset):
+        name = next(iter(inputs))
+        x = inputs[name]
+        t = x.dtype
+        a = ref.attr_values(op, _version(op, opset), attributes)
+        if op == "Gelu" and a["approximate"] not in ("none", "tanh"):
+            raise ValueError("approximate")
+        if flaw == "selu-swapped":
+            a["alpha"], a["gamma"] = a["gamma"], a["alpha"]
+        if flaw == "gelu-tanh-for-none":
+            a["approximate"] = "tanh"
+        if flaw == "selu1-new-defaults" and "alpha" not in attributes:
+            a = ref.attr_values(op, 6, {})
+        if attrs_in_t:
+            a = {k: (float(np.asarray(v).astype(t)) if isinstance(v, float) else v) for k, v in a.items()}
+        if t.kind in "iu":
+            xw = x
+        else:
+            xw = x.astype(np.float64 if t == np.float64 else np.float32)
+        with np.errstate(all="ignore"):
+            if op == "PRelu":
+                s = inputs["slope"]
+                np.broadcast_shapes(s.shape, x.shape)  # unidirectional: result must be x's shape
+                if np.broadcast_shapes(s.shape, x.shape) != x.shape:
+                    raise ValueError("slope")
+                y = np.where(xw < 0, s.astype(xw.dtype) * xw, xw)
+            else:
+                y = _formulas(xw, a, naive)[op]()
+            if flaw == "leaky-alpha-on-positives":
+                y = np.where(xw < 0, y, np.asarray(a["alpha"], xw.dtype) * xw)
+            if flaw == "hardsigmoid-unclipped":
+                y = np.asarray(a["alpha"], xw.dtype) * xw + np.asarray(a["beta"], xw.dtype)
+            if flaw == "softplus-naive-overflow":
+                y = np.log(np.asarray(1, xw.dtype) + np.exp(xw))
+            if flaw == "relu-nan-to-zero":
+                y = np.where(np.isnan(xw), 0, y)
+            if flaw == "thresholded-ge":
+                y = np.where(xw >= np.asarray(a["alpha"], xw.dtype), xw, 0)
+            if flaw == "elu-no-alpha":
+                y = np.where(xw < 0, np.expm1(xw), xw)
+            if flaw == "sigmoid-in-float16" and t == np.float16:
+                y = (np.float16(1) / (np.float16(1) + np.exp(-x))).astype(np.float32)
+        y = np.asarray(y).astype(t)
+        return {outputs[0]: y}
+
+    return kernel
+
+
+def _backend(name, **kw):
+    return KernelBackend({op: make_kernel(op, **kw) for op in OPS}, name=name)
+
+
+LEGIT = {
+    "float32-eval": {},
+    "naive-forms": {"naive": True},
+    "attrs-cast-to-T": {"attrs_in_t": True},
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEGIT))
+def test_legitimate_kernel_passes_everything(name, suite):
+    results = run_cases(suite, _backend(name, **LEGIT[name]))
+    bad = [(r.id, r.outcome, r.message[:300]) for r in results if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG = {
+    "gelu-tanh-for-none": "Gelu",
+    "leaky-alpha-on-positives": "LeakyRelu",
+    "selu-swapped": "Selu",
+    "selu1-new-defaults": "Selu",
+    "hardsigmoid-unclipped": "HardSigmoid",
+    "softplus-naive-overflow": "Softplus",
+    "relu-nan-to-zero": "Relu",
+    "thresholded-ge": "ThresholdedRelu",
+    "elu-no-alpha": "Elu",
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG))
+def test_wrong_kernel_is_caught(flaw, value_cases):
+    op = WRONG[flaw]
+    cases = [c for c in value_cases if c.op == op]
+    results = run_cases(cases, KernelBackend({op: make_kernel(op, flaw=flaw)}, name=flaw, check=False))
+    outcomes = Counter(r.outcome for r in results)
+    assert outcomes["fail"] >= 1, outcomes
+
+
+def test_gelu_tanh_for_none_caught_per_dtype(value_cases):
+    cases = [c for c in value_cases if c.op == "Gelu" and c.tags["approximate"] == "none"]
+    results = run_cases(cases, KernelBackend({"Gelu": make_kernel("Gelu", flaw="gelu-tanh-for-none")}, check=False))
+    failed = {c.tags["dtype"] for c, r in zip(cases, results) if r.outcome == "fail"}
+    assert failed >= {"float", "double"}, failed
+
+
+def test_relu_sign_of_zero_is_not_checked(value_cases):
+    """Relu(-0): max(0, -0) does not define the sign, and compare() ignores it: a kernel
+    turning -0 into +0 passes (documented limitation, not a catchable flaw)."""
+    cases = [c for c in value_cases if c.op == "Relu" and c.tags["numerics"] == "special"]
+
+    def plus_zero(inputs, attributes, outputs, opset):
+        x = next(iter(inputs.values()))
+        return {outputs[0]: np.where(x <= 0, np.zeros((), x.dtype), x) if x.dtype.kind == "f"
+                else np.maximum(x, 0).astype(x.dtype)}
+
+    results = run_cases(cases, KernelBackend({"Relu": plus_zero}, check=False))
+    assert all(r.outcome == "pass" for r in results)
