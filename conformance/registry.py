@@ -27,6 +27,7 @@ FAMILIES = (
     "generators.softmax",
     "generators.dropout",
     "generators.activations",
+    "generators.normalization",
 )
 
 

@@ -1,0 +1,621 @@
+"""Float64 oracles and legitimate variants for the ai.onnx normalization family (besides
+LayerNormalization and BatchNormalization): InstanceNormalization (1, 6, 22),
+GroupNormalization (18, 21), RMSNormalization (23), LpNormalization (1, 22),
+MeanVarianceNormalization (9, 13) and LRN (1, 13); also onnxruntime's com.microsoft
+SkipLayerNormalization / SkipSimplifiedLayerNormalization (:func:`skip_layer_normalization`).
+
+Spec followed (``onnx.defs.get_schema(op, version).doc`` and function bodies):
+
+* **InstanceNormalization**: ``X`` is ``[N, C, D1, ..., Dk]``; mean and *population*
+  variance per (n, c) over ``D1..Dk``; ``y = scale[c] * (x - mean) / sqrt(var + eps) + B[c]``.
+  ``scale`` and ``B`` are 1-D of length ``C``.  An empty spatial extent is undefined.
+* **GroupNormalization**: channels split into ``num_groups`` contiguous groups (``C``
+  divisible by ``num_groups``), statistics per (n, group) over the group's channels and
+  all spatial positions.  *Version 18*: ``scale``/``bias`` have one value **per group**
+  (shape ``[num_groups]``).  *Version 21*: one value **per channel** (shape ``[C]``),
+  and stage one (statistics and normalization) is computed in the ``stash_type``
+  precision (1 = float: "casts all input variables to 32-bit float"), stage two in ``T``.
+* **RMSNormalization-23**: ``Normalized = X / sqrt(ReduceMean(X*X) + eps)`` over
+  ``axis..r-1`` in the ``stash_type`` precision (float for 1), cast to ``T``, then
+  ``Y = Normalized * Scale`` with ``Scale`` (type ``V``) unidirectionally broadcast;
+  ``Y`` has type ``V``.  No mean is subtracted.
+* **LpNormalization**: ``y = x / ||x||_p`` along ``axis`` with ``p`` in {1, 2};
+  a zero norm gives 0 (spec text).
+* **MeanVarianceNormalization**: ``Y = (X - E[X]) / (sqrt(E[(X - E[X])^2]) + 1e-9)``
+  over ``axes`` (default ``[0, 2, 3]``).  The ``1e-9`` is the function body's
+  ``Epsilon`` constant (the text's formula has none); the body's variance is one-pass
+  ``E[X^2] - E[X]^2`` -- as for LayerNormalization we take the text's
+  ``E(X-EX)^2`` as the definition (two-pass) and the generator avoids data where the
+  two differ by more than rounding (no large-offset class).
+* **LRN**: ``square_sum[n, c, ...] = sum X[n, i, ...]^2`` over
+  ``max(0, c - floor((size-1)/2)) <= i <= min(C-1, c + ceil((size-1)/2))`` and
+  ``Y = X / (bias + alpha / size * square_sum) ^ beta`` (the division by ``size``
+  is part of the definition; even sizes give an asymmetric window).
+
+``epsilon``/``alpha``/``beta``/``bias`` are 32-bit float attributes: the oracles use
+their float32 values.
+
+Precision of the legitimate variants (:func:`*_variants`): where the spec mandates a
+precision (stash_type of GroupNormalization-21 and RMSNormalization) stage one is
+computed in it; elsewhere in ``T``, with float16/bfloat16 reductions accumulating in
+float32 (accumulating in a half type stagnates on long rows and is not modelled).
+Variants differ in accumulation order (pairwise, sequential, reverse, float64),
+``Div`` vs multiplication by a reciprocal, and one rounding at the end versus every
+elementwise operation rounded (cast by cast).  For half types both "everything in
+float32, one cast at the end" and "elementwise in T" are included; in the latter the
+epsilon addition, the standard deviation and its reciprocal stay in float32 (``epsilon``
+is a float attribute: 1e-12 is 0 in float16 and ``1/sqrt(1e-12)`` overflows it).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from reference.layer_normalization import epsilon_value, normalize_axis
+
+_F16 = np.dtype(np.float16)
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+#: stash_type values whose precision the spec names (1 = float).
+STASH_TYPES = (1,)
+
+
+def f32(v: float) -> float:
+    """A 32-bit float attribute's value."""
+    return float(np.float32(v))
+
+
+def rnd(a, dt) -> np.ndarray:
+    """Round float64 values to numpy dtype ``dt`` and back to float64."""
+    a = np.asarray(a, dtype=np.float64)
+    dt = np.dtype(dt)
+    if dt == _F64:
+        return a
+    if dt == _BF16:
+        return a.astype(np.float32).astype(_BF16).astype(np.float64)
+    return a.astype(dt).astype(np.float64)
+
+
+def _acc(dt) -> np.dtype:
+    """Accumulator of a reduction whose elements are ``dt``: float32 for half types."""
+    return _F64 if np.dtype(dt) == _F64 else _F32
+
+
+def _rowsum(a: np.ndarray, order: str, acc: np.dtype) -> np.ndarray:
+    """Row sums of a (rows, n) array accumulated in ``acc`` (``wide``: float64)."""
+    if a.shape[0] == 0 or a.shape[1] == 0:
+        return np.zeros(a.shape[0])
+    if order == "wide":
+        return np.sum(a, axis=1)
+    f = a.astype(acc)
+    if order == "pairwise":
+        return np.sum(f, axis=1).astype(np.float64)
+    if order == "sequential":
+        return np.cumsum(f, axis=1)[:, -1].astype(np.float64)
+    if order == "reverse":
+        return np.cumsum(f[:, ::-1], axis=1)[:, -1].astype(np.float64)
+    raise ValueError(order)
+
+
+# ----------------------------------------------------------------------------- standardization core
+def standardize(rows: np.ndarray, eps: float) -> np.ndarray:
+    """Float64 ``(x - mean) / sqrt(var + eps)`` per row of a (rows, n) array (population
+    variance, corrected two-pass so ``D`` is accurate when mean >> std)."""
+    x = np.asarray(rows, dtype=np.float64)
+    if x.shape[1] == 0:
+        raise ValueError("empty normalized extent: the mean of nothing is undefined")
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        m0 = np.mean(x, axis=1, keepdims=True)
+        d = x - m0
+        fin = np.isfinite(m0)
+        d = np.where(fin, d - np.mean(d, axis=1, keepdims=True), d)
+        var = np.mean(d * d, axis=1, keepdims=True)
+        return d / np.sqrt(var + eps)
+
+
+#: name -> (accumulation order, "div" | "mul" (by 1/std), rounding "each" | "f32-once")
+STD_VARIANTS = {
+    "pairwise-div": ("pairwise", "div", "each"),
+    "sequential-mul": ("sequential", "mul", "each"),
+    "reverse-div": ("reverse", "div", "each"),
+    "wide-mul": ("wide", "mul", "each"),
+    "pairwise-div-f32": ("pairwise", "div", "f32-once"),
+}
+
+
+def _standardize_variant(x: np.ndarray, eps: float, comp: np.dtype, spec) -> np.ndarray:
+    """Normalized rows computed in ``comp`` (every elementwise op rounded to it)."""
+    order, mode, rounding = spec
+    if rounding == "f32-once" and comp in (_F16, _BF16):
+        comp = _F32
+    rc = lambda a: rnd(a, comp)  # noqa: E731
+    acc = _acc(comp)
+    n = x.shape[1]
+    xc = rc(x)
+    ra = (lambda a: a) if order == "wide" else (lambda a: rnd(a, acc))
+    mean = rc(ra(_rowsum(xc, order, acc) / n))[:, None]
+    d = rc(xc - mean)
+    var = rc(ra(_rowsum(rc(d * d), order, acc) / n))[:, None]
+    # epsilon (a float attribute) is added at the accumulator precision: 1e-12 is 0 in float16
+    # (so is the standard deviation and its reciprocal: 1/sqrt(1e-12) overflows float16)
+    std = rnd(np.sqrt(rnd(var + rnd(eps, acc), acc)), acc)
+    return rc(d / std) if mode == "div" else rc(d * rnd(1.0 / std, acc))
+
+
+def _check_nc(X, name="X") -> tuple[int, ...]:
+    shape = tuple(np.shape(X))
+    if len(shape) < 3:
+        raise ValueError(f"{name} must be [N, C, D1, ...] of rank >= 3, got {list(shape)}")
+    if int(np.prod(shape[2:])) == 0 and shape[0] * shape[1] > 0:
+        raise ValueError("empty spatial extent: statistics undefined")
+    return shape
+
+
+# ----------------------------------------------------------------------------- InstanceNormalization
+def _check_instance(X, scale, B):
+    shape = _check_nc(X, "input")
+    c = shape[1]
+    for nm, p in (("scale", scale), ("B", B)):
+        if tuple(np.shape(p)) != (c,):
+            raise ValueError(f"{nm} must have shape [C] = [{c}], got {list(np.shape(p))}")
+    return shape
+
+
+def instance_normalization(X, scale, B, *, epsilon: float = 1e-5) -> np.ndarray:
+    """Float64 oracle of InstanceNormalization-1/6/22.
+
+    Args:
+        X: ``[N, C, D1, ..., Dk]`` (rank >= 3, nonempty spatial extent).
+        scale, B: 1-D of length ``C``.
+        epsilon: the float32 attribute.
+
+    Returns:
+        ``Y`` (float64, X's shape).
+
+    Raises:
+        ValueError: rank < 3, empty spatial extent, scale/B not of shape ``[C]``.
+    """
+    shape = _check_instance(X, scale, B)
+    n, c = shape[:2]
+    sp = int(np.prod(shape[2:]))
+    y = standardize(np.asarray(X, np.float64).reshape(n * c, sp), epsilon_value(epsilon)).reshape(shape)
+    bshape = (1, c) + (1,) * (len(shape) - 2)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return y * np.asarray(scale, np.float64).reshape(bshape) + np.asarray(B, np.float64).reshape(bshape)
+
+
+def _stage_two(norm, s, b, t_dt, rounding):
+    """``norm * s + b`` in T cast by cast, or in float32/64 with one cast."""
+    if rounding == "each":
+        return rnd(rnd(rnd(norm, t_dt) * s, t_dt) + b, t_dt)
+    w = _acc(t_dt)
+    return rnd(rnd(rnd(norm * s, w) + b, w), t_dt)
+
+
+def instance_normalization_variants(X, scale, B, *, epsilon: float = 1e-5) -> dict[str, np.ndarray]:
+    """Legitimate variants of InstanceNormalization (module docstring), values of ``T``."""
+    shape = _check_instance(X, scale, B)
+    t_dt = np.asarray(X).dtype
+    n, c = shape[:2]
+    sp = int(np.prod(shape[2:]))
+    x = np.asarray(X, np.float64).reshape(n * c, sp)
+    bshape = (1, c) + (1,) * (len(shape) - 2)
+    s = np.asarray(scale, np.float64).reshape(bshape)
+    b = np.asarray(B, np.float64).reshape(bshape)
+    out = {}
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for name, spec in STD_VARIANTS.items():
+            norm = _standardize_variant(x, epsilon_value(epsilon), t_dt, spec).reshape(shape)
+            out[name] = _stage_two(norm, s, b, t_dt, spec[2])
+    return out
+
+
+# ----------------------------------------------------------------------------- GroupNormalization
+def _check_group(X, scale, bias, num_groups, version, stash_type=1):
+    shape = _check_nc(X)
+    c = shape[1]
+    g = int(num_groups)
+    if g <= 0 or c % g:
+        raise ValueError(f"num_groups {g} must be a positive divisor of C = {c}")
+    want = (g,) if version < 21 else (c,)
+    for nm, p in (("scale", scale), ("bias", bias)):
+        if tuple(np.shape(p)) != want:
+            raise ValueError(
+                f"GroupNormalization-{version}: {nm} must have shape {list(want)}, got {list(np.shape(p))}"
+            )
+    if version >= 21 and int(stash_type) not in STASH_TYPES:
+        raise ValueError(f"stash_type {stash_type} not supported (1 = float)")
+    return shape
+
+
+def _group_params(scale, bias, shape, g, version):
+    """Scale/bias broadcast to ``[1, C, 1, ...]`` (per group for 18, per channel for 21)."""
+    c = shape[1]
+    s, b = np.asarray(scale, np.float64), np.asarray(bias, np.float64)
+    if version < 21:
+        s, b = np.repeat(s, c // g), np.repeat(b, c // g)
+    bshape = (1, c) + (1,) * (len(shape) - 2)
+    return s.reshape(bshape), b.reshape(bshape)
+
+
+def group_normalization(X, scale, bias, *, num_groups: int, epsilon: float = 1e-5, version: int = 21,
+                        stash_type: int = 1) -> np.ndarray:
+    """Float64 oracle of GroupNormalization-18 (``version < 21``) and -21.
+
+    Args:
+        X: ``[N, C, D1, ...]``, rank >= 3.
+        scale, bias: ``[num_groups]`` for version 18, ``[C]`` for version 21.
+        num_groups: positive divisor of ``C``.
+
+    Raises:
+        ValueError: bad rank/shape, ``C % num_groups != 0``, unsupported stash_type (21).
+    """
+    shape = _check_group(X, scale, bias, num_groups, version, stash_type)
+    n, g = shape[0], int(num_groups)
+    rows = np.asarray(X, np.float64).reshape(n * g, -1) if n * g else np.zeros((0, 1))
+    y = standardize(rows, epsilon_value(epsilon)).reshape(shape)
+    s, b = _group_params(scale, bias, shape, g, version)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return y * s + b
+
+
+def group_normalization_variants(X, scale, bias, *, num_groups: int, epsilon: float = 1e-5, version: int = 21,
+                                 stash_type: int = 1) -> dict[str, np.ndarray]:
+    """Legitimate variants (stage one in float32 for version 21, in T for 18), values of T."""
+    shape = _check_group(X, scale, bias, num_groups, version, stash_type)
+    t_dt = np.asarray(X).dtype
+    n, g = shape[0], int(num_groups)
+    x = np.asarray(X, np.float64).reshape(n * g, -1)
+    s, b = _group_params(scale, bias, shape, g, version)
+    comp = _F32 if version >= 21 else t_dt
+    out = {}
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for name, spec in STD_VARIANTS.items():
+            norm = _standardize_variant(x, epsilon_value(epsilon), comp, spec).reshape(shape)
+            out[name] = _stage_two(norm, s, b, t_dt, spec[2])
+    return out
+
+
+# ----------------------------------------------------------------------------- RMSNormalization
+def _check_rms(X, scale, axis, stash_type):
+    shape = tuple(np.shape(X))
+    ax = normalize_axis(int(axis), len(shape))
+    if int(stash_type) not in STASH_TYPES:
+        raise ValueError(f"stash_type {stash_type} not supported (1 = float)")
+    ss = tuple(np.shape(scale))
+    if len(ss) > len(shape) or any(d not in (1, shape[len(shape) - len(ss) + i]) for i, d in enumerate(ss)):
+        raise ValueError(f"not broadcastable: scale {list(ss)} to X {list(shape)}")
+    if any(d != 1 for i, d in enumerate(ss) if len(shape) - len(ss) + i < ax):
+        raise ValueError(f"contested: scale {list(ss)} varies along an axis before axis {ax}")
+    n = int(np.prod(shape[ax:]))
+    if n == 0:
+        raise ValueError("empty normalized extent")
+    return shape, ax, n
+
+
+def rms_normalization(X, scale, *, axis: int = -1, epsilon: float = 1e-5, stash_type: int = 1) -> np.ndarray:
+    """Float64 oracle of RMSNormalization-23: ``X / sqrt(mean(X^2) + eps) * scale``.
+
+    Raises:
+        ValueError: axis outside ``[-r, r)``, scale not broadcastable to the normalized
+            dims, stash_type other than 1, empty normalized extent.
+    """
+    shape, ax, n = _check_rms(X, scale, axis, stash_type)
+    x = np.asarray(X, np.float64).reshape(-1, n)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        ms = np.mean(x * x, axis=1, keepdims=True)
+        y = (x / np.sqrt(ms + epsilon_value(epsilon))).reshape(shape)
+        return y * np.asarray(scale, np.float64)
+
+
+def rms_normalization_variants(X, scale, *, axis: int = -1, epsilon: float = 1e-5, stash_type: int = 1,
+                               v_dtype=None) -> dict[str, np.ndarray]:
+    """Variants: stage one in float32 (stash_type 1), Normalized cast to T, then ``* scale``
+    rounded to V (``v_dtype``, default scale's dtype), or one rounding to V."""
+    shape, ax, n = _check_rms(X, scale, axis, stash_type)
+    t_dt = np.asarray(X).dtype
+    v_dt = np.dtype(v_dtype) if v_dtype is not None else np.asarray(scale).dtype
+    x = rnd(np.asarray(X, np.float64).reshape(-1, n), _F32)
+    s = np.asarray(scale, np.float64)
+    eps = rnd(epsilon_value(epsilon), _F32)
+    out = {}
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for order in ("pairwise", "sequential", "wide"):
+            for mode in ("div", "mul"):
+                ra = (lambda a: a) if order == "wide" else (lambda a: rnd(a, _F32))
+                ms = rnd(ra(_rowsum(rnd(x * x, _F32), order, _F32) / n), _F32)[:, None]
+                rms = rnd(np.sqrt(rnd(ms + eps, _F32)), _F32)
+                norm = rnd(x / rms, _F32) if mode == "div" else rnd(x * rnd(1.0 / rms, _F32), _F32)
+                norm = norm.reshape(shape)
+                out[f"{order}-{mode}-cast"] = rnd(rnd(rnd(norm, t_dt), v_dt) * s, v_dt)
+                out[f"{order}-{mode}-once"] = rnd(norm * s, v_dt)
+    return out
+
+
+# ----------------------------------------------------------------------------- LpNormalization
+def _check_lp(X, p, axis):
+    shape = tuple(np.shape(X))
+    ax = normalize_axis(int(axis), len(shape))
+    if int(p) not in (1, 2):
+        raise ValueError(f"p must be 1 or 2, got {p}")
+    return shape, ax
+
+
+def lp_normalization(X, *, p: int = 2, axis: int = -1) -> np.ndarray:
+    """Float64 oracle of LpNormalization-1/22: ``x / ||x||_p`` along ``axis``; 0 where the norm is 0.
+
+    Raises:
+        ValueError: p not in {1, 2}, axis outside ``[-r, r)``.
+    """
+    shape, ax = _check_lp(X, p, axis)
+    x = np.asarray(X, np.float64)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        if int(p) == 1:
+            norm = np.sum(np.abs(x), axis=ax, keepdims=True)
+        else:
+            m = np.max(np.abs(x), axis=ax, keepdims=True) if x.size else np.ones_like(x)
+            m = np.where((m > 0) & np.isfinite(m), m, 1.0)
+            norm = m * np.sqrt(np.sum((x / m) ** 2, axis=ax, keepdims=True))
+        return np.where(norm == 0, 0.0, x / np.where(norm == 0, 1.0, norm))
+
+
+def lp_normalization_variants(X, *, p: int = 2, axis: int = -1) -> dict[str, np.ndarray]:
+    """Variants computed in T (float32 accumulation for half types): accumulation order,
+    Div vs multiplication by the reciprocal, elementwise ops in T or float32 for half types."""
+    shape, ax = _check_lp(X, p, axis)
+    t_dt = np.asarray(X).dtype
+    xm = np.moveaxis(np.asarray(X, np.float64), ax, -1)
+    mshape = xm.shape
+    x = xm.reshape(-1, mshape[-1]) if xm.size else np.zeros((0, max(mshape[-1], 0)))
+    out = {}
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for name, (order, mode, rounding) in STD_VARIANTS.items():
+            comp = _F32 if (rounding == "f32-once" and t_dt in (_F16, _BF16)) else t_dt
+            acc = _acc(comp)
+            rc = lambda a, c=comp: rnd(a, c)  # noqa: E731
+            ra = (lambda a: a) if order == "wide" else (lambda a, c=acc: rnd(a, c))
+            if int(p) == 1:
+                norm = rc(ra(_rowsum(np.abs(x), order, acc)))
+            else:
+                norm = rc(np.sqrt(ra(_rowsum(rnd(x * x, acc), order, acc))))
+            norm = norm[:, None]
+            safe = np.where(norm == 0, 1.0, norm)
+            y = rc(x / safe) if mode == "div" else rc(x * rc(1.0 / safe))
+            y = np.where(norm == 0, 0.0, y)
+            out[name] = rnd(np.moveaxis(y.reshape(mshape), -1, ax), t_dt)
+    return out
+
+
+# ----------------------------------------------------------------------------- MeanVarianceNormalization
+#: the function body's constant added to the standard deviation
+MVN_EPSILON = 1e-9
+
+
+def _check_mvn(X, axes):
+    shape = tuple(np.shape(X))
+    r = len(shape)
+    ax = []
+    for a in axes:
+        if not -r <= int(a) < r:
+            raise ValueError(f"axis {a} out of range for rank {r}")
+        ax.append(int(a) % r)
+    if len(set(ax)) != len(ax):
+        raise ValueError(f"repeated axis in {list(axes)}")
+    return shape, sorted(ax)
+
+
+def _mvn_rows(X, axes):
+    shape, ax = _check_mvn(X, axes)
+    keep = [i for i in range(len(shape)) if i not in ax]
+    xt = np.transpose(np.asarray(X, np.float64), keep + ax)
+    n = int(np.prod([shape[i] for i in ax]))
+    return shape, keep + ax, xt.shape, xt.reshape(-1, n)
+
+
+def _mvn_back(rows, tshape, perm):
+    return np.transpose(rows.reshape(tshape), np.argsort(perm))
+
+
+def mean_variance_normalization(X, *, axes=(0, 2, 3)) -> np.ndarray:
+    """Float64 oracle of MeanVarianceNormalization-9/13:
+    ``(X - E[X]) / (sqrt(E[(X - E[X])^2]) + 1e-9)`` over ``axes``.
+
+    Raises:
+        ValueError: an axis outside ``[-r, r)`` or repeated; an empty reduced extent.
+    """
+    shape, perm, tshape, x = _mvn_rows(X, axes)
+    if x.shape[1] == 0:
+        raise ValueError("empty reduced extent")
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        m0 = np.mean(x, axis=1, keepdims=True)
+        d = x - m0
+        d = d - np.mean(d, axis=1, keepdims=True)
+        std = np.sqrt(np.mean(d * d, axis=1, keepdims=True))
+        return _mvn_back(d / (std + MVN_EPSILON), tshape, perm)
+
+
+def mean_variance_normalization_variants(X, *, axes=(0, 2, 3)) -> dict[str, np.ndarray]:
+    """Variants in T (float32 accumulation for half types), two-pass, plus the function
+    body's one-pass variance computed in float32 (legitimate on the generator's data,
+    whose mean is not large against the spread)."""
+    shape, perm, tshape, x = _mvn_rows(X, axes)
+    t_dt = np.asarray(X).dtype
+    out = {}
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for name, (order, mode, rounding) in STD_VARIANTS.items():
+            comp = _F32 if (rounding == "f32-once" and t_dt in (_F16, _BF16)) else t_dt
+            acc = _acc(comp)
+            rc = lambda a, c=comp: rnd(a, c)  # noqa: E731
+            ra = (lambda a: a) if order == "wide" else (lambda a, c=acc: rnd(a, c))
+            n = x.shape[1]
+            xc = rc(x)
+            mean = rc(ra(_rowsum(xc, order, acc) / n))[:, None]
+            d = rc(xc - mean)
+            std = rc(np.sqrt(rc(ra(_rowsum(rc(d * d), order, acc) / n))))[:, None]
+            den = rc(std + rc(MVN_EPSILON))
+            y = rc(d / den) if mode == "div" else rc(d * rc(1.0 / den))
+            out[name] = rnd(_mvn_back(y, tshape, perm), t_dt)
+        xc = rnd(x, _F32)
+        mean = rnd(_rowsum(xc, "pairwise", _F32) / x.shape[1], _F32)[:, None]
+        msq = rnd(_rowsum(rnd(xc * xc, _F32), "pairwise", _F32) / x.shape[1], _F32)[:, None]
+        std = rnd(np.sqrt(np.maximum(rnd(msq - rnd(mean * mean, _F32), _F32), 0.0)), _F32)
+        y = rnd(rnd(xc - mean, _F32) / rnd(std + MVN_EPSILON, _F32), _F32)
+        out["body-onepass-f32"] = rnd(_mvn_back(y, tshape, perm), t_dt)
+    return out
+
+
+# ----------------------------------------------------------------------------- LRN
+def lrn_window(c: int, size: int, channels: int) -> tuple[int, int]:
+    """Inclusive channel range ``[lo, hi]`` of LRN's square-sum window for channel ``c``."""
+    lo = max(0, c - (size - 1) // 2)
+    hi = min(channels - 1, c + -(-(size - 1) // 2))
+    return lo, hi
+
+
+def _check_lrn(X, size):
+    shape = tuple(np.shape(X))
+    if len(shape) < 3:
+        raise ValueError(f"X must be [N, C, D1, ...] of rank >= 3, got {list(shape)}")
+    if int(size) < 1:
+        raise ValueError(f"size must be >= 1, got {size}")
+    return shape
+
+
+def lrn(X, *, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0) -> np.ndarray:
+    """Float64 oracle of LRN-1/13 (module docstring): ``X / (bias + alpha/size * square_sum)^beta``.
+
+    Raises:
+        ValueError: rank < 3 or size < 1.
+    """
+    shape = _check_lrn(X, size)
+    x = np.asarray(X, np.float64)
+    sq = np.zeros_like(x)
+    for c in range(shape[1]):
+        lo, hi = lrn_window(c, int(size), shape[1])
+        sq[:, c] = np.sum(x[:, lo:hi + 1] ** 2, axis=1)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        return x / (f32(bias) + f32(alpha) / int(size) * sq) ** f32(beta)
+
+
+def lrn_variants(X, *, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0) -> dict[str, np.ndarray]:
+    """Variants in T (float32 for half types): square sum sequential or reversed, ``alpha/size``
+    folded first or applied as ``alpha * sum / size``, ``pow`` or ``exp(beta * log)``."""
+    shape = _check_lrn(X, size)
+    t_dt = np.asarray(X).dtype
+    comp = _F32 if t_dt in (_F16, _BF16) else t_dt
+    rc = lambda a: rnd(a, comp)  # noqa: E731
+    x = rc(np.asarray(X, np.float64))
+    a, b, k, sz = f32(alpha), f32(beta), f32(bias), int(size)
+    out = {}
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for order in ("sequential", "reverse"):
+            sq = np.zeros_like(x)
+            for c in range(shape[1]):
+                lo, hi = lrn_window(c, sz, shape[1])
+                chans = list(range(lo, hi + 1))
+                if order == "reverse":
+                    chans = chans[::-1]
+                acc = np.zeros_like(x[:, 0])
+                for i in chans:
+                    acc = rc(acc + rc(x[:, i] * x[:, i]))
+                sq[:, c] = acc
+            for fold in ("fold", "late"):
+                t = rc(rc(a / sz) * sq) if fold == "fold" else rc(rc(a * sq) / sz)
+                base = rc(k + t)
+                for pw in ("pow", "explog"):
+                    den = rc(base ** b) if pw == "pow" else rc(np.exp(rc(b * rc(np.log(base)))))
+                    out[f"{order}-{fold}-{pw}"] = rnd(rc(x / den), t_dt)
+    return out
+
+
+# ----------------------------------------------------------------------------- com.microsoft Skip*LayerNormalization
+def _check_skip(inp, skip, gamma, others):
+    shape = tuple(np.shape(inp))
+    if len(shape) not in (2, 3):
+        raise ValueError(f"input must be 2-D or 3-D, got {list(shape)}")
+    h = shape[-1]
+    sk = tuple(np.shape(skip))
+    ok = sk == shape or (len(shape) == 3 and sk in ((1,) + shape[1:], shape[1:]))
+    if not ok:
+        raise ValueError(f"skip {list(sk)} does not match input {list(shape)}")
+    for nm, p in (("gamma", gamma),) + tuple(others):
+        if p is not None and tuple(np.shape(p)) != (h,):
+            raise ValueError(f"{nm} must have shape [hidden_size] = [{h}], got {list(np.shape(p))}")
+    return shape
+
+
+def skip_sum(inp, skip, bias=None) -> np.ndarray:
+    """Float64 ``input + skip (+ bias)`` (skip broadcast over the batch)."""
+    s = np.asarray(inp, np.float64) + np.asarray(skip, np.float64)
+    return s if bias is None else s + np.asarray(bias, np.float64)
+
+
+def skip_layer_normalization(inp, skip, gamma, beta=None, bias=None, *, epsilon: float = 1e-12,
+                             simplified: bool = False):
+    """Float64 oracle of com.microsoft SkipLayerNormalization-1 (``simplified=False``) and
+    SkipSimplifiedLayerNormalization-1 (``simplified=True``, RMS: no mean, no beta).
+
+    ``S = input + skip + bias`` (skip ``[B, S, H]``, ``[1, S, H]`` or ``[S, H]``); the
+    output is LayerNormalization (resp. RMSNormalization) of ``S`` over the last axis
+    with ``gamma`` (and ``beta``), all of shape ``[H]``.
+
+    Returns:
+        ``(output, mean, inv_std_var, input_skip_bias_sum)`` in float64; mean and
+        inv_std_var of shape ``input.shape[:-1] + (1,)`` (mean is None when simplified).
+
+    Raises:
+        ValueError: input not 2-D/3-D, skip or a parameter of the wrong shape.
+    """
+    _check_skip(inp, skip, gamma, (("beta", beta), ("bias", bias)))
+    s = skip_sum(inp, skip, bias)
+    if simplified:
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            inv = 1.0 / np.sqrt(np.mean(s * s, axis=-1, keepdims=True) + epsilon_value(epsilon))
+            return s * inv * np.asarray(gamma, np.float64), None, inv, s
+    from reference.layer_normalization import layer_normalization
+
+    y, mean, inv = layer_normalization(s, gamma, beta, axis=-1, epsilon=epsilon)
+    return y, mean, inv, s
+
+
+def skip_layer_normalization_variants(inp, skip, gamma, beta=None, bias=None, *, epsilon: float = 1e-12,
+                                      simplified: bool = False) -> dict[str, tuple]:
+    """Variants (statistics in float, U = float): the sum kept in float32 or rounded to T
+    before normalizing, added as ``(input + skip) + bias`` in float32; then the
+    LayerNormalization variants of :mod:`reference.layer_normalization` (stash_type 1)
+    or the RMS variants of this module.  Values of ``(output, mean, inv, sum)``."""
+    _check_skip(inp, skip, gamma, (("beta", beta), ("bias", bias)))
+    from reference.layer_normalization import variant_outputs
+
+    t_dt = np.asarray(inp).dtype
+    s32 = rnd(np.asarray(inp, np.float64) + np.asarray(skip, np.float64), _F32)
+    if bias is not None:
+        s32 = rnd(s32 + np.asarray(bias, np.float64), _F32)
+    out = {}
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for sname, s in (("f32sum", s32), ("Tsum", rnd(s32, t_dt))):
+            if simplified:
+                n = s.shape[-1]
+                rows = s.reshape(-1, n)
+                g = np.asarray(gamma, np.float64)
+                for order in ("pairwise", "sequential", "wide"):
+                    ms = rnd(_rowsum(rnd(rows * rows, _F32), order, _F32) / n, _F32)[:, None]
+                    std = rnd(np.sqrt(rnd(ms + rnd(epsilon_value(epsilon), _F32), _F32)), _F32)
+                    inv = rnd(1.0 / std, _F32)
+                    for mode in ("div", "mul"):
+                        norm = rnd(rows / std, _F32) if mode == "div" else rnd(rows * inv, _F32)
+                        y = rnd(norm.reshape(s.shape) * g, t_dt)
+                        y2 = rnd(rnd(norm.reshape(s.shape), t_dt) * g, t_dt)
+                        ish = s.shape[:-1] + (1,)
+                        out[f"{sname}-{order}-{mode}"] = (y, None, inv.reshape(ish), rnd(s32, t_dt))
+                        out[f"{sname}-{order}-{mode}-cast"] = (y2, None, inv.reshape(ish), rnd(s32, t_dt))
+            else:
+                from conformance.dtypes import elem_type
+
+                for vname, (y, mean, inv) in variant_outputs(s, gamma, beta, axis=-1, epsilon=epsilon, stash_type=1,
+                                                             t_elem=elem_type(t_dt)).items():
+                    out[f"{sname}-{vname}"] = (rnd(y, t_dt), mean, inv, rnd(s32, t_dt))
+    return out

@@ -1,0 +1,518 @@
+"""Tests of the normalization family (InstanceNormalization, GroupNormalization,
+RMSNormalization, LpNormalization, MeanVarianceNormalization, LRN):
+
+* the float64 oracles against independent plain-Python (``math.fsum``) formulas and
+  hand-derived identities (GroupNormalization with one group = LayerNormalization, with
+  C groups = InstanceNormalization; LRN's asymmetric window for even sizes; ...);
+* onnx.reference agreement where it is right, documented disagreements where not;
+* determinism and coverage (every version x type of its constraint);
+* independent numpy kernels run through ``KernelBackend``: legitimate ones pass every
+  case, deliberately wrong ones are caught.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import ml_dtypes
+import numpy as np
+import onnx.checker
+import onnx.defs
+import pytest
+
+from conformance import registry
+from conformance.backends import resolve_backend
+from conformance.backends.kernel import KernelBackend
+from conformance.runner import run_cases
+from reference import layer_normalization as lnref
+from reference import normalization as ref
+
+OPS = ("InstanceNormalization", "GroupNormalization", "RMSNormalization", "LpNormalization",
+       "MeanVarianceNormalization", "LRN")
+#: com.microsoft contrib operators (schemas from onnxruntime)
+MS_OPS = ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization")
+HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+
+
+def _generate(seed: int):
+    try:
+        import generators.normalization  # noqa: F401  (registers the generators)
+
+        return registry.generate(OPS + MS_OPS, seed=seed)
+    except ModuleNotFoundError:
+        saved = registry.FAMILIES
+        registry.FAMILIES = ("generators.normalization",)
+        try:
+            return registry.generate(OPS + MS_OPS, seed=seed)
+        finally:
+            registry.FAMILIES = saved
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return _generate(0)
+
+
+@pytest.fixture(scope="module")
+def value_cases(suite):
+    return [c for c in suite if c.expect_error is None]
+
+
+# ============================================================================ oracle vs plain formulas
+def _fsum_standardize(vals, eps):
+    n = len(vals)
+    m = math.fsum(vals) / n
+    var = math.fsum((v - m) ** 2 for v in vals) / n
+    return [(v - m) / math.sqrt(var + eps) for v in vals]
+
+
+def test_instance_and_group_oracles_match_fsum():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 6, 3, 2))
+    s6, b6 = rng.normal(size=6), rng.normal(size=6)
+    eps = ref.f32(1e-5)
+    y = ref.instance_normalization(x, s6, b6)
+    for n in range(2):
+        for c in range(6):
+            z = _fsum_standardize(list(x[n, c].ravel()), eps)
+            np.testing.assert_allclose(y[n, c].ravel(), [v * s6[c] + b6[c] for v in z], rtol=1e-13, atol=1e-13)
+    s2, b2 = rng.normal(size=2), rng.normal(size=2)
+    y18 = ref.group_normalization(x, s2, b2, num_groups=2, version=18)
+    y21 = ref.group_normalization(x, s6, b6, num_groups=2, version=21)
+    for n in range(2):
+        for g in range(2):
+            z = np.array(_fsum_standardize(list(x[n, 3 * g:3 * g + 3].ravel()), eps)).reshape(3, 3, 2)
+            np.testing.assert_allclose(y18[n, 3 * g:3 * g + 3], z * s2[g] + b2[g], rtol=1e-13, atol=1e-13)
+            want21 = z * s6[3 * g:3 * g + 3, None, None] + b6[3 * g:3 * g + 3, None, None]
+            np.testing.assert_allclose(y21[n, 3 * g:3 * g + 3], want21, rtol=1e-13, atol=1e-13)
+
+
+def test_group_identities():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(2, 4, 5))
+    s, b = rng.normal(size=4), rng.normal(size=4)
+    # num_groups == C: InstanceNormalization (both versions)
+    np.testing.assert_allclose(ref.group_normalization(x, s, b, num_groups=4, version=21),
+                               ref.instance_normalization(x, s, b), rtol=1e-13)
+    np.testing.assert_allclose(ref.group_normalization(x, s, b, num_groups=4, version=18),
+                               ref.instance_normalization(x, s, b), rtol=1e-13)
+    # one group: LayerNormalization over axis 1 with a per-channel scale (21) / scalar scale (18)
+    y_ln = lnref.layer_normalization(x, s[:, None], b[:, None], axis=1)[0]
+    np.testing.assert_allclose(ref.group_normalization(x, s, b, num_groups=1, version=21), y_ln, rtol=1e-12)
+    y_ln1 = lnref.layer_normalization(x, s[:1], b[:1], axis=1)[0]
+    np.testing.assert_allclose(ref.group_normalization(x, s[:1], b[:1], num_groups=1, version=18), y_ln1,
+                               rtol=1e-12)
+
+
+def test_rms_oracle_matches_fsum_and_does_not_center():
+    rng = np.random.default_rng(3)
+    x = rng.normal(5.0, 1.0, size=(3, 4))
+    s = rng.normal(size=4)
+    y = ref.rms_normalization(x, s, axis=1, epsilon=1e-5)
+    for r in range(3):
+        rms = math.sqrt(math.fsum(v * v for v in x[r]) / 4 + ref.f32(1e-5))
+        np.testing.assert_allclose(y[r], x[r] / rms * s, rtol=1e-14)
+    assert np.all(y / s > 0)  # positive data stays positive: no mean subtracted
+
+
+def test_lp_oracle():
+    x = np.array([[3.0, -4.0, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(ref.lp_normalization(x, p=2, axis=1), [[0.6, -0.8, 0.0], [0, 0, 0]])
+    np.testing.assert_allclose(ref.lp_normalization(x, p=1, axis=1), [[3 / 7, -4 / 7, 0.0], [0, 0, 0]])
+    np.testing.assert_allclose(ref.lp_normalization(x, p=1, axis=0), [[1.0, -1.0, 0.0], [0, 0, 0]])
+    big = np.array([1e200, 1e200])  # scaled 2-norm does not overflow
+    np.testing.assert_allclose(ref.lp_normalization(big, p=2, axis=0), [2 ** -0.5] * 2)
+    with pytest.raises(ValueError):
+        ref.lp_normalization(x, p=3)
+    with pytest.raises(ValueError):
+        ref.lp_normalization(x, axis=2)
+
+
+def test_mvn_oracle():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 3, 2, 2))
+    y = ref.mean_variance_normalization(x)  # default axes [0, 2, 3]
+    for c in range(3):
+        vals = list(x[:, c].ravel())
+        m = math.fsum(vals) / len(vals)
+        sd = math.sqrt(math.fsum((v - m) ** 2 for v in vals) / len(vals))
+        np.testing.assert_allclose(y[:, c].ravel(), [(v - m) / (sd + 1e-9) for v in vals], rtol=1e-12)
+    np.testing.assert_allclose(ref.mean_variance_normalization(x, axes=(-1, 1)),
+                               ref.mean_variance_normalization(x, axes=(1, 3)))
+    assert np.all(ref.mean_variance_normalization(np.full((2, 2, 2, 2), 3.0)) == 0.0)
+
+
+def test_lrn_oracle_window_and_scaling():
+    assert [ref.lrn_window(c, 2, 5) for c in range(5)] == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 4)]
+    assert [ref.lrn_window(c, 3, 4) for c in range(4)] == [(0, 1), (0, 2), (1, 3), (2, 3)]
+    assert ref.lrn_window(2, 9, 4) == (0, 3)
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(1, 5, 2))
+    a, b, k = ref.f32(0.7), ref.f32(0.6), ref.f32(1.3)
+    y = ref.lrn(x, size=4, alpha=0.7, beta=0.6, bias=1.3)
+    for c in range(5):
+        lo, hi = max(0, c - 1), min(4, c + 2)  # floor(3/2) = 1 below, ceil(3/2) = 2 above
+        for d in range(2):
+            sq = math.fsum(x[0, i, d] ** 2 for i in range(lo, hi + 1))
+            assert math.isclose(y[0, c, d], x[0, c, d] / (k + a / 4 * sq) ** b, rel_tol=1e-14)
+
+
+def test_oracles_reject_invalid():
+    x = np.zeros((2, 6, 3))
+    with pytest.raises(ValueError, match="divisor"):
+        ref.group_normalization(x, np.ones(4), np.ones(4), num_groups=4)
+    with pytest.raises(ValueError, match="shape"):
+        ref.group_normalization(x, np.ones(2), np.ones(2), num_groups=2, version=21)
+    with pytest.raises(ValueError, match="shape"):
+        ref.group_normalization(x, np.ones(6), np.ones(6), num_groups=2, version=18)
+    with pytest.raises(ValueError):
+        ref.instance_normalization(x, np.ones(5), np.ones(6))
+    with pytest.raises(ValueError):
+        ref.rms_normalization(x, np.ones(4), axis=-1)
+    with pytest.raises(ValueError):
+        ref.rms_normalization(x, np.ones(3), axis=3)
+    with pytest.raises(ValueError):
+        ref.mean_variance_normalization(x, axes=(0, 3))
+
+
+# ============================================================================ suite properties
+def test_generation_is_deterministic(suite):
+    again = _generate(0)
+    assert [c.id for c in again] == [c.id for c in suite]
+    assert [c.id for c in _generate(1)] != [c.id for c in suite]
+
+
+def _schema_types(op, version):
+    s = onnx.defs.get_schema(op, version)
+    names = {"tensor(float16)": "float16", "tensor(bfloat16)": "bfloat16", "tensor(float)": "float",
+             "tensor(double)": "double"}
+    return {names[t] for t in s.type_constraints[0].allowed_type_strs}
+
+
+def test_coverage(suite, value_cases):
+    all_versions = {}
+    for s in onnx.defs.get_all_schemas_with_history():
+        if s.name in OPS and s.domain == "":
+            all_versions.setdefault(s.name, set()).add(s.since_version)
+    have = Counter((c.op, c.since_version, c.tags["dtype"]) for c in value_cases)
+    for op, versions in all_versions.items():
+        for v in versions:
+            for t in _schema_types(op, v):
+                assert have[(op, v, t)] >= 2, (op, v, t)
+            opsets = {c.opset for c in value_cases if c.op == op and c.since_version == v}
+            assert v in opsets and len(opsets) >= 2, (op, v, opsets)
+            assert any(c.op == op and c.since_version == v and c.expect_error for c in suite), (op, v)
+    rms_pairs = {(c.tags["dtype"], c.tags["scale_dtype"]) for c in value_cases if c.op == "RMSNormalization"}
+    assert rms_pairs == {(t, t) for t in ("float16", "bfloat16", "float", "double")}  # T != V contested
+    assert {c.tags["axis"] for c in value_cases if c.op == "RMSNormalization" and c.tags["rank"] == 5} == set(
+        range(-5, 5))
+    assert {c.tags["num_groups"] for c in value_cases if c.op == "GroupNormalization"} == {"one", "channels",
+                                                                                           "between"}
+    assert {c.tags["size"] for c in value_cases if c.op == "LRN"} == {1, 2, 3, 4, 5, 7}
+    assert {c.tags["p"] for c in value_cases if c.op == "LpNormalization"} == {1, 2}
+    assert any(c.tags["numerics"] == "zero-norm" for c in value_cases if c.op == "LpNormalization")
+    assert any(c.tags["numerics"] == "long-rows" for c in value_cases if c.op == "GroupNormalization")
+    assert any(c.opset == 28 for c in value_cases)
+    assert max(c.opset for c in value_cases if c.opset != 28) <= 26
+    for op in OPS + MS_OPS:
+        n = sum(c.op == op for c in suite)
+        assert 30 <= n <= 260, (op, n)
+    for op in MS_OPS:
+        cs = [c for c in value_cases if c.op == op]
+        assert {c.domain for c in cs} == {"com.microsoft"}
+        assert {c.tags["dtype"] for c in cs} == {"float16", "float", "bfloat16"}
+        assert {c.tags["skip_shape"] for c in cs} == {"full", "batch1", "2d"}
+        assert {c.tags["bias"] for c in cs} == {"present", "absent"}
+        assert any("input_skip_bias_sum" in c.tags["outputs"] for c in cs)
+        assert any(c.expect_error for c in suite if c.op == op)
+
+
+# ============================================================================ kernels
+def _wd(x):
+    """Working dtype of an independent kernel: float32 for half types."""
+    return np.float32 if x.dtype in HALF else x.dtype
+
+
+def _eps(attrs, default=1e-5):
+    """The epsilon attribute as the node stores it (a 32-bit float)."""
+    return float(np.float32(attrs.get("epsilon", default)))
+
+
+def _std(x, axes, eps, unbiased=False):
+    m = x.mean(axis=axes, keepdims=True)
+    d = x - m
+    n = np.prod([x.shape[a] for a in axes])
+    var = (d * d).sum(axis=axes, keepdims=True) / (n - 1 if unbiased else n)
+    return d / np.sqrt(var + x.dtype.type(eps))
+
+
+def k_instance(flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        x, s, b = inputs["input"], inputs["scale"], inputs["B"]
+        ref.instance_normalization(x.astype(np.float64), s, b)  # validation only
+        w = _wd(x)
+        xw = x.astype(w)
+        y = _std(xw, tuple(range(2, x.ndim)), _eps(attrs), unbiased=flaw == "unbiased")
+        sh = (1, -1) + (1,) * (x.ndim - 2)
+        y = y * s.astype(w).reshape(sh) + b.astype(w).reshape(sh)
+        return {"Y": y.astype(x.dtype)}
+    return kernel
+
+
+def k_group(flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        x, s, b = inputs["X"], inputs["scale"], inputs["bias"]
+        g = attrs["num_groups"]
+        version = 21 if opset >= 21 else 18
+        n, c = x.shape[:2]
+        if flaw == "per-group-scale-21":
+            version = 18
+            if s.shape == (c,) and c != g:
+                s, b = s[:: c // g], b[:: c // g]
+        ref.group_normalization(x.astype(np.float64), s, b, num_groups=g, version=version)
+        w = np.float32 if (version >= 21 or x.dtype in HALF) else x.dtype
+        xg = x.astype(w).reshape(n, g, -1)
+        y = _std(xg, (2,), _eps(attrs)).reshape(x.shape)
+        sw, bw = s.astype(w), b.astype(w)
+        if version < 21:
+            sw, bw = np.repeat(sw, c // g), np.repeat(bw, c // g)
+        sh = (1, c) + (1,) * (x.ndim - 2)
+        y = y.astype(x.dtype).astype(_wd(x)) * sw.reshape(sh) + bw.reshape(sh)
+        return {"Y": y.astype(x.dtype)}
+    return kernel
+
+
+def k_rms(flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        x, s = inputs["X"], inputs["scale"]
+        axis = attrs.get("axis", -1)
+        ref.rms_normalization(x.astype(np.float64), s, axis=axis)
+        ax = axis % x.ndim
+        xf = x.astype(np.float32)
+        axes = tuple(range(ax, x.ndim))
+        if flaw == "subtract-mean":
+            xf = xf - xf.mean(axis=axes, keepdims=True)
+        ms = (xf * xf).mean(axis=axes, keepdims=True)
+        y = (xf / np.sqrt(ms + _eps(attrs))).astype(x.dtype)
+        return {"Y": (y.astype(np.float32) * s.astype(np.float32)).astype(s.dtype)}
+    return kernel
+
+
+def k_lp(flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["input"]
+        p, axis = attrs.get("p", 2), attrs.get("axis", -1)
+        ref.lp_normalization(x.astype(np.float64), p=p, axis=axis)
+        xw = x.astype(_wd(x))
+        norm = np.abs(xw).sum(axis=axis, keepdims=True) if p == 1 else np.sqrt((xw * xw).sum(axis=axis,
+                                                                                             keepdims=True))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            y = xw / norm if flaw == "no-zero-guard" else np.where(norm == 0, 0, xw / np.where(norm == 0, 1, norm))
+        return {"output": y.astype(x.dtype)}
+    return kernel
+
+
+def k_mvn(flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["X"]
+        axes = tuple(attrs.get("axes", (0, 2, 3)))
+        ref.mean_variance_normalization(x.astype(np.float64), axes=axes)
+        xw = x.astype(_wd(x))
+        axes = tuple(a % x.ndim for a in axes)
+        m = xw.mean(axis=axes, keepdims=True)
+        d = xw - m
+        n = np.prod([x.shape[a] for a in axes])
+        sd = np.sqrt((d * d).sum(axis=axes, keepdims=True) / (n - 1 if flaw == "unbiased" else n))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return {"Y": (d / (sd + np.float32(1e-9))).astype(x.dtype)}
+    return kernel
+
+
+def k_lrn(flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["X"]
+        size = attrs["size"]
+        a, b, k = (float(np.float32(attrs.get(n, d))) for n, d in (("alpha", 1e-4), ("beta", 0.75), ("bias", 1.0)))
+        xw = x.astype(_wd(x))
+        sq = np.zeros_like(xw)
+        c_ = x.shape[1]
+        for c in range(c_):
+            lo, hi = ref.lrn_window(c, size, c_)
+            if flaw == "symmetric-window":
+                lo, hi = max(0, c - size // 2), min(c_ - 1, c + size // 2)
+            sq[:, c] = (xw[:, lo:hi + 1] ** 2).sum(axis=1)
+        scale = a if flaw == "no-size-division" else a / size
+        return {"Y": (xw / (k + scale * sq) ** b).astype(x.dtype)}
+    return kernel
+
+
+def k_skip(simplified):
+    def make(flaw=None):
+        def kernel(inputs, attrs, outputs, opset):
+            x, sk, g = inputs["input"], inputs["skip"], inputs["gamma"]
+            beta, bias = inputs.get("beta"), inputs.get("bias")
+            h = x.shape[-1]
+            for p in (g, beta, bias):
+                if p is not None and p.shape != (h,):
+                    raise ValueError("parameter shape")
+            if sk.shape[-1] != h:
+                raise ValueError("skip shape")
+            s = x.astype(np.float32) + sk.astype(np.float32)
+            if bias is not None and flaw != "ignore-bias":
+                s = s + bias.astype(np.float32)
+            eps = _eps(attrs, 1e-12)
+            if simplified and flaw != "subtract-mean":
+                mean, d = None, s
+            else:
+                mean = s.mean(-1, keepdims=True)
+                d = s - mean
+            inv = 1 / np.sqrt((d * d).mean(-1, keepdims=True) + np.float32(eps))
+            y = d * inv * g.astype(np.float32)
+            if beta is not None:
+                y = y + beta.astype(np.float32)
+            res = {"output": y.astype(x.dtype), "inv_std_var": inv.astype(np.float32),
+                   "input_skip_bias_sum": s.astype(x.dtype)}
+            if mean is not None:
+                res["mean"] = mean.astype(np.float32)
+            return {k: res[k] for k in outputs}
+        return kernel
+    return make
+
+
+KERNELS = {"SkipLayerNormalization": k_skip(False), "SkipSimplifiedLayerNormalization": k_skip(True),
+           "InstanceNormalization": k_instance, "GroupNormalization": k_group, "RMSNormalization": k_rms,
+           "LpNormalization": k_lp, "MeanVarianceNormalization": k_mvn, "LRN": k_lrn}
+
+
+def _deprecated(case) -> bool:
+    """Cases onnx.checker rejects although they are valid: GroupNormalization-18 is
+    deprecated (every model using it is rejected); MeanVarianceNormalization's function
+    body is ill-typed for every T but float, and version 13's body leaves a default
+    ``axes`` unbound (tag ``checker_rejects``); com.microsoft schemas are unknown to onnx."""
+    return ((case.op == "GroupNormalization" and case.since_version == 18) or bool(case.tags.get("checker_rejects"))
+            or case.domain == "com.microsoft")
+
+
+def test_legitimate_kernels_pass_everything(suite):
+    kernels = {op: f() for op, f in KERNELS.items()}
+    results = run_cases([c for c in suite if not _deprecated(c)], KernelBackend(kernels, name="numpy-f32"))
+    results += run_cases([c for c in suite if _deprecated(c)], KernelBackend(kernels, name="numpy-f32", check=False))
+    bad = [(r.id, r.outcome, r.message[:200]) for r in results if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+def test_checker_rejects_group_normalization_18_and_mvn_non_float(suite):
+    case = next(c for c in suite if c.op == "GroupNormalization" and c.since_version == 18)
+    with pytest.raises(onnx.checker.ValidationError, match="deprecated"):
+        onnx.checker.check_model(case.model, full_check=True)
+    for t in ("double", "float16"):
+        case = next(c for c in suite if c.op == "MeanVarianceNormalization" and c.tags["dtype"] == t)
+        with pytest.raises(Exception, match="inconsistent type"):
+            onnx.checker.check_model(case.model, full_check=True)
+    case = next(c for c in suite if c.op == "MeanVarianceNormalization" and c.tags["dtype"] == "float"
+                and c.expect_error is None and "checker_rejects" not in c.tags)
+    onnx.checker.check_model(case.model, full_check=True)
+    case = next(c for c in suite if c.tags.get("checker_rejects") == "default-axes-unbound")
+    with pytest.raises(Exception, match="value"):
+        onnx.checker.check_model(case.model, full_check=True)
+
+
+FLAWS = (
+    ("GroupNormalization", "per-group-scale-21", lambda c: c.since_version == 21),
+    ("InstanceNormalization", "unbiased", lambda c: True),
+    ("LRN", "no-size-division", lambda c: True),
+    ("LRN", "symmetric-window", lambda c: True),
+    ("RMSNormalization", "subtract-mean", lambda c: True),
+    ("LpNormalization", "no-zero-guard", lambda c: True),
+    ("MeanVarianceNormalization", "unbiased", lambda c: True),
+    ("SkipLayerNormalization", "ignore-bias", lambda c: True),
+    ("SkipSimplifiedLayerNormalization", "subtract-mean", lambda c: True),
+    ("SkipSimplifiedLayerNormalization", "ignore-bias", lambda c: True),
+)
+
+
+@pytest.mark.parametrize("op,flaw,sel", FLAWS, ids=[f[1] + "-" + f[0] for f in FLAWS])
+def test_wrong_kernel_is_caught(op, flaw, sel, value_cases):
+    cases = [c for c in value_cases if c.op == op and sel(c)]
+    results = run_cases(cases, KernelBackend({op: KERNELS[op](flaw)}, name=flaw, check=False))
+    assert sum(r.outcome == "fail" for r in results) >= 1
+
+
+# ============================================================================ onnx.reference
+def _ref_outcomes(cases):
+    return {r.id: r for r in run_cases(cases, resolve_backend("onnx-reference"))}
+
+
+def test_onnx_reference_agrees_where_it_is_right(value_cases):
+    """float/double cases of the ops onnx.reference implements faithfully (the classes
+    below excluded) pass against the oracle."""
+    def ok(c):
+        t = c.tags
+        if c.domain:
+            return False  # onnx.reference has no com.microsoft kernels
+        if t["dtype"] not in ("float", "double") or t["numerics"] in ("long-rows", "large-offset"):
+            return False
+        if c.op == "LRN" or (c.op == "LpNormalization" and t["p"] == 1) or "checker_rejects" in t:
+            return False
+        return True
+    cases = [c for c in value_cases if ok(c)][::2]
+    assert {c.op for c in cases} == set(OPS) - {"LRN"}
+    bad = [(r.id, r.message[:120]) for r in _ref_outcomes(cases).values() if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+def test_disagreement_onnx_reference_lrn_loops_over_the_batch_axis(value_cases):
+    """onnx.reference's LRN iterates ``for c in range(x.shape[0])`` (N, not C): channels
+    >= N get square_sum = 0.  It also rejects every rank but 4.  The oracle is right
+    (spec: the window is across channels of an N x C x D1 ... Dk tensor)."""
+    cases = [c for c in value_cases if c.op == "LRN" and c.tags["numerics"] == "normal"]
+    res = _ref_outcomes(cases)
+    assert any(r.outcome == "fail" for r in res.values())
+    assert all(r.outcome == "error" for c in cases if c.tags["rank"] != 4 for r in [res[c.id]])
+    x = np.random.default_rng(0).normal(size=(1, 4, 1, 1)).astype(np.float32)
+    y = ref.lrn(x, size=3, alpha=1.0, beta=1.0, bias=1.0)
+    assert not np.allclose(y[0, 1:], x[0, 1:])  # onnx.reference returns x / bias^beta there
+
+
+def test_disagreement_onnx_reference_lp1_forgets_the_absolute_value(value_cases):
+    """onnx.reference computes ``sum(x^p)^(1/p)``: for p = 1 negative entries cancel
+    (spec: the L1 norm, sum |x|)."""
+    cases = [c for c in value_cases if c.op == "LpNormalization" and c.tags["p"] == 1
+             and c.tags["numerics"] == "normal" and c.tags["dtype"] == "float"]
+    res = _ref_outcomes(cases)
+    assert sum(r.outcome == "fail" for r in res.values()) >= len(cases) // 2
+
+
+def test_disagreement_onnx_reference_rms_float16_stage_one_in_T(value_cases):
+    """RMSNormalization with stash_type 1 must compute stage one in float; onnx.reference
+    squares float16 X in float16 (512^2 overflows it... to inf, then Y = 0)."""
+    cases = [c for c in value_cases if c.op == "RMSNormalization" and c.tags["dtype"] == "float16"
+             and c.tags["numerics"] == "large-offset"]
+    res = _ref_outcomes(cases)
+    assert any(r.outcome == "fail" for r in res.values())
+    x = np.full((1, 4), 512.0, np.float16)
+    np.testing.assert_allclose(ref.rms_normalization(x, np.ones(4, np.float16)), 1.0, rtol=1e-6)
+
+
+def test_group_normalization_body_is_one_pass_and_loses_large_offset_data(value_cases):
+    """GroupNormalization-18/21's function body computes Var = E[x^2] - E[x]^2 (onnxruntime
+    and onnx.reference expand it): large-offset cases separate it from the two-pass
+    definition; a one-pass float32 kernel is rejected on them."""
+    body = onnx.defs.get_schema("GroupNormalization", 21)
+    assert body.has_context_dependent_function
+
+    def onepass(inputs, attrs, outputs, opset):
+        x, s, b = inputs["X"], inputs["scale"], inputs["bias"]
+        g, (n, c) = attrs["num_groups"], x.shape[:2]
+        xr = x.astype(np.float32).reshape(n, g, -1)
+        m = xr.mean(-1, keepdims=True)
+        var = (xr * xr).mean(-1, keepdims=True) - m * m
+        y = ((xr - m) / np.sqrt(var + _eps(attrs))).reshape(x.shape).astype(x.dtype).astype(np.float32)
+        sh = (1, c) + (1,) * (x.ndim - 2)
+        return {"Y": (y * s.astype(np.float32).reshape(sh) + b.astype(np.float32).reshape(sh)).astype(x.dtype)}
+
+    cases = [c for c in value_cases if c.op == "GroupNormalization" and c.since_version == 21]
+    res = run_cases(cases, KernelBackend({"GroupNormalization": onepass}, check=False))
+    failed = {c.tags["numerics"] for c, r in zip(cases, res) if r.outcome == "fail"}
+    assert "large-offset" in failed and failed <= {"large-offset", "tiny-variance"}
