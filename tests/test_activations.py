@@ -31,15 +31,7 @@ OPS = list(ref.ACTIVATIONS)
 
 
 def _generate(seed: int):
-    try:
-        return registry.generate(OPS, seed=seed)
-    except ModuleNotFoundError:
-        saved = registry.FAMILIES
-        registry.FAMILIES = ("generators.activations",)
-        try:
-            return registry.generate(OPS, seed=seed)
-        finally:
-            registry.FAMILIES = saved
+    return registry.generate(OPS, seed=seed)
 
 
 @pytest.fixture(scope="module")

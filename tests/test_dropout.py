@@ -28,15 +28,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
 def _generate(seed):
-    try:
-        return registry.generate([OP], seed=seed)
-    except ModuleNotFoundError:
-        saved = registry.FAMILIES
-        registry.FAMILIES = ("generators.dropout",)
-        try:
-            return registry.generate([OP], seed=seed)
-        finally:
-            registry.FAMILIES = saved
+    return registry.generate([OP], seed=seed)
 
 
 @pytest.fixture(scope="module")

@@ -37,17 +37,7 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def _generate(seed: int):
-    """``registry.generate([OP], seed)``; if a sibling generator module is not there yet,
-    load only ours (the registry imports every family on first use)."""
-    try:
-        return registry.generate([OP], seed=seed)
-    except ModuleNotFoundError:
-        saved = registry.FAMILIES
-        registry.FAMILIES = ("generators.layer_normalization",)
-        try:
-            return registry.generate([OP], seed=seed)
-        finally:
-            registry.FAMILIES = saved
+    return registry.generate([OP], seed=seed)
 
 
 @pytest.fixture(scope="module")

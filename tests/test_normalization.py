@@ -36,17 +36,7 @@ HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 
 def _generate(seed: int):
-    try:
-        import generators.normalization  # noqa: F401  (registers the generators)
-
-        return registry.generate(OPS + MS_OPS, seed=seed)
-    except ModuleNotFoundError:
-        saved = registry.FAMILIES
-        registry.FAMILIES = ("generators.normalization",)
-        try:
-            return registry.generate(OPS + MS_OPS, seed=seed)
-        finally:
-            registry.FAMILIES = saved
+    return registry.generate(OPS + MS_OPS, seed=seed)
 
 
 @pytest.fixture(scope="module")

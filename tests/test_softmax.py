@@ -30,15 +30,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
 def _generate(ops, seed):
-    try:
-        return registry.generate(list(ops), seed=seed)
-    except ModuleNotFoundError:
-        saved = registry.FAMILIES
-        registry.FAMILIES = ("generators.softmax",)
-        try:
-            return registry.generate(list(ops), seed=seed)
-        finally:
-            registry.FAMILIES = saved
+    return registry.generate(list(ops), seed=seed)
 
 
 @pytest.fixture(scope="module")
