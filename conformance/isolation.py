@@ -148,6 +148,17 @@ def _synthetic(case: Case, outcome: str, message: str, duration: float) -> CaseR
     )
 
 
+def _breach(w: _Worker, started: float, now: float, timeout: float, memory_limit_mb: float) -> tuple[str, str] | None:
+    """``(outcome, message)`` when the worker's current case is over its memory limit or deadline, else None."""
+    rss = _rss_mb(w.proc.pid) if memory_limit_mb else None
+    if rss is not None and rss > memory_limit_mb:
+        return "crash", (f"backend process killed by SIGKILL: resident memory {rss:.0f} MiB exceeded the "
+                         f"limit of {memory_limit_mb:g} MiB")
+    if now - started > timeout:
+        return "timeout", f"no result within {timeout:g} s; backend process killed"
+    return None
+
+
 def _context(start_method: str | None, backend: Any, spec: str | None):
     """The multiprocessing context, and the backend object the workers inherit (None: rebuilt from spec).
 
@@ -259,15 +270,10 @@ def run_isolated(
                 if w in dead or not w.inflight:
                     continue
                 i = w.head
-                rss = _rss_mb(w.proc.pid) if memory_limit_mb else None
-                if rss is not None and rss > memory_limit_mb:
-                    message = (f"backend process killed by SIGKILL: resident memory {rss:.0f} MiB exceeded the "
-                               f"limit of {memory_limit_mb:g} MiB")
-                    outcome = "crash"
-                elif now - w.started > timeout:
-                    message, outcome = f"no result within {timeout:g} s; backend process killed", "timeout"
-                else:
+                breach = _breach(w, w.started, now, timeout, memory_limit_mb)
+                if breach is None:
                     continue
+                outcome, message = breach
                 w.kill()
                 w.inflight.popleft()
                 finish(i, _synthetic(cases[i], outcome, message, now - w.started))
@@ -354,15 +360,10 @@ class IsolatedExecutor:
                     self._discard()
                     return _synthetic(case, "crash", message, time.monotonic() - start)
             now = time.monotonic()
-            rss = _rss_mb(w.proc.pid) if self.memory_limit_mb else None
-            if rss is not None and rss > self.memory_limit_mb:
+            breach = _breach(w, start, now, self.timeout, self.memory_limit_mb)
+            if breach is not None:
                 self._discard()
-                return _synthetic(case, "crash", f"backend process killed by SIGKILL: resident memory {rss:.0f} MiB "
-                                                 f"exceeded the limit of {self.memory_limit_mb:g} MiB", now - start)
-            if now - start > self.timeout:
-                self._discard()
-                return _synthetic(case, "timeout", f"no result within {self.timeout:g} s; backend process killed",
-                                  now - start)
+                return _synthetic(case, *breach, now - start)
 
     def close(self) -> None:
         """Stop the worker."""
