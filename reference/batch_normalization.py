@@ -64,7 +64,8 @@ spec mandates no precision above the types involved, so an implementation may
 * do the element-wise part in the X type T (statistics rounded to T, scale/B cast to
   T, rounding after every operation) or in float32 for float16/bfloat16 X, either
   directly ``(x - m) / sqrt(v + eps) * s + b``, multiplying by an inverse square
-  root, or *folded* ``a = s / sqrt(v + eps); y = x * a + (b - m * a)``;
+  root, or *folded* ``a = s / sqrt(v + eps); y = x * a + (b - m * a)``, with ``a`` and
+  ``b`` each also one ulp up or down (their rounding is the implementation's choice);
 * evaluate ``var + epsilon`` and its square root in at least float32 (epsilon is a
   float attribute; flushing a tiny epsilon to float16 would divide by zero for a
   constant channel, which is exactly what epsilon is there to prevent);
@@ -409,7 +410,18 @@ def _y_forms(x, mean, var, scale, b, eps, lay: Layout, ct: int) -> dict[str, np.
     fa = a(np.multiply, s, inv)
     fb = a(np.subtract, bb, a(np.multiply, m, fa))
     folded = a(np.add, a(np.multiply, x, fa), fb)
-    return {"direct": direct, "rsqrt": rsqrt, "folded": folded}
+    forms = {"direct": direct, "rsqrt": rsqrt, "folded": folded}
+    # The folded constants a and b are rounded in whatever way the implementation computes
+    # them (in ct, in float32 then rounded, with or without FMA): one ulp of ct either way.
+    # With var ~ 0, a is huge and x*a + b cancels, so this rounding dominates the error of
+    # any folded kernel (measured: tract's float16 fold, 2.4x the unperturbed spread).
+    dt = dtypes.np_dtype(ct)
+    for name, (pa, pb) in {"a+ulp": (np.inf, None), "a-ulp": (-np.inf, None),
+                           "b+ulp": (None, np.inf), "b-ulp": (None, -np.inf)}.items():
+        qa = fa if pa is None else np.nextafter(fa.astype(dt), dt.type(pa)).astype(np.float64)
+        qb = fb if pb is None else np.nextafter(fb.astype(dt), dt.type(pb)).astype(np.float64)
+        forms[f"folded/{name}"] = a(np.add, a(np.multiply, x, qa), qb)
+    return forms
 
 
 def _y_operand_types(inputs, names, types, eps, lay: Layout) -> np.ndarray:
