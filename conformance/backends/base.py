@@ -34,6 +34,18 @@ UNSUPPORTED_PATTERNS = (
 _UNSUPPORTED_RE = re.compile("|".join(f"(?:{p})" for p in UNSUPPORTED_PATTERNS), re.IGNORECASE)
 
 
+def reject_unknown_options(backend: str, unknown: dict[str, Any], known) -> None:
+    """Raise for backend options the backend does not take (``--backend-option KEY=VALUE``).
+
+    Raises:
+        ValueError: ``unknown`` is not empty; the message names them and the known ones.
+    """
+    if unknown:
+        known = list(known)
+        tail = f"known: {', '.join(known)}" if known else "it takes none"
+        raise ValueError(f"unknown {backend} option(s): {', '.join(sorted(unknown))}; {tail}")
+
+
 class Backend(ABC):
     """A runtime under test.
 

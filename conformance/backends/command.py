@@ -65,7 +65,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from .base import Backend, Unsupported
+from .base import Backend, Unsupported, reject_unknown_options
 
 #: Placeholders a template may use.
 PLACEHOLDERS = ("model", "case_dir", "inputs_dir", "outputs_dir", "input_names", "output_names", "n_inputs",
@@ -209,9 +209,7 @@ class CommandBackend(Backend):
 
     def __init__(self, template: str | None = None, shell: str | bool = "0", unsupported_status: str | int = 3,
                  keep: str | bool = "0", tmpdir: str | None = None, cwd: str | None = None, **unknown: Any):
-        if unknown:
-            raise ValueError(f"unknown command option(s): {', '.join(sorted(unknown))}; "
-                             f"known: {', '.join(_KNOWN_OPTIONS)}")
+        reject_unknown_options("command", unknown, _KNOWN_OPTIONS)
         if not template or not str(template).strip():
             raise ValueError("the command backend needs option template=..., e.g. "
                              "--backend-option 'template=my_runner {model} {inputs_dir} {outputs_dir}'; placeholders: "

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from .base import Backend
+from .base import Backend, reject_unknown_options
 
 
 class OnnxReferenceBackend(Backend):
@@ -21,8 +21,7 @@ class OnnxReferenceBackend(Backend):
     name = "onnx-reference"
 
     def __init__(self, **unknown: Any):
-        if unknown:
-            raise ValueError(f"unknown onnx-reference option(s): {', '.join(sorted(unknown))}; it takes none")
+        reject_unknown_options("onnx-reference", unknown, ())
 
     def prepare(self, model: onnx.ModelProto, model_bytes: bytes):
         from onnx.reference import ReferenceEvaluator

@@ -48,7 +48,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 
-from .base import Backend
+from .base import Backend, reject_unknown_options
 from .command import MissingOutput
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -76,8 +76,7 @@ class OpenVinoBackend(Backend):
 
     def __init__(self, device: str = "CPU", inference_precision_hint: str = "f32",
                  inference_num_threads: str | int = 1, **unknown: Any):
-        if unknown:
-            raise ValueError(f"unknown openvino option(s): {', '.join(sorted(unknown))}; known: {', '.join(_KNOWN)}")
+        reject_unknown_options("openvino", unknown, _KNOWN)
         try:
             import openvino as ov
         except ImportError as exc:

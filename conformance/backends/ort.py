@@ -28,7 +28,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 
-from .base import Backend
+from .base import Backend, reject_unknown_options
 
 #: onnxruntime messages that mean "this runtime does not implement that" (not a failure).
 _UNSUPPORTED_MESSAGES = (
@@ -78,9 +78,7 @@ class OnnxRuntimeBackend(Backend):
                  intra_op_num_threads: int | str = 1, **unknown: Any):
         import onnxruntime as ort
 
-        if unknown:
-            raise ValueError(f"unknown onnxruntime option(s): {', '.join(sorted(unknown))}; "
-                             "known: providers, graph_optimization_level, intra_op_num_threads")
+        reject_unknown_options("onnxruntime", unknown, ("providers", "graph_optimization_level", "intra_op_num_threads"))
         self._ort = ort
         ort.set_default_logger_severity(4)
         if isinstance(providers, str):

@@ -37,7 +37,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 
-from .base import Backend
+from .base import Backend, reject_unknown_options
 
 _KNOWN = ("device",)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -65,8 +65,7 @@ class TinygradBackend(Backend):
     name = "tinygrad"
 
     def __init__(self, device: str | None = None, **unknown: Any):
-        if unknown:
-            raise ValueError(f"unknown tinygrad option(s): {', '.join(sorted(unknown))}; known: {', '.join(_KNOWN)}")
+        reject_unknown_options("tinygrad", unknown, _KNOWN)
         try:
             import tinygrad
             from tinygrad.helpers import Context

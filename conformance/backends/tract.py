@@ -47,7 +47,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
-from .base import Backend, Unsupported
+from .base import Backend, Unsupported, reject_unknown_options
 
 _KNOWN = ("runtime",)
 
@@ -115,8 +115,7 @@ class TractBackend(Backend):
     name = "tract"
 
     def __init__(self, runtime: str = "default", **unknown: Any):
-        if unknown:
-            raise ValueError(f"unknown tract option(s): {', '.join(sorted(unknown))}; known: {', '.join(_KNOWN)}")
+        reject_unknown_options("tract", unknown, _KNOWN)
         try:
             import tract
         except ImportError as exc:
