@@ -225,6 +225,19 @@ def _positive_variance(x: np.ndarray, ax: int, stash_type: int) -> bool:
 
 
 # ----------------------------------------------------------------------------- case building
+def _tags(tname: str, x_shape, axis: int, pat: str, stash_type: int, bias_shape) -> dict:
+    """The tags every LayerNormalization case carries (value and error cases alike)."""
+    return {
+        "dtype": tname,
+        "rank": len(x_shape),
+        "axis": int(axis),
+        "axis_sign": "neg" if axis < 0 else "pos",
+        "outputs": pat,
+        "stash_type": int(stash_type),
+        "bias": "present" if bias_shape is not None else "absent",
+    }
+
+
 def _value_case(
     *,
     rng,
@@ -344,13 +357,7 @@ def _value_case(
     ]
     pat = ",".join(pattern)
     tags = {
-        "dtype": tname,
-        "rank": len(x_shape),
-        "axis": int(axis),
-        "axis_sign": "neg" if axis < 0 else "pos",
-        "outputs": pat,
-        "stash_type": int(stash_type),
-        "bias": "present" if bias_shape is not None else "absent",
+        **_tags(tname, x_shape, axis, pat, stash_type, bias_shape),
         "scale_shape": scale_kind,
         "bias_shape": bias_kind or "absent",
         "params": params,
@@ -547,13 +554,7 @@ def _error_case(
         outputs=[Output(o, t if o == "Y" else u, present=o in pattern) for o in OUTPUT_NAMES],
         datasets=[DataSet(inputs=feeds)],
         tags={
-            "dtype": tname,
-            "rank": len(x_shape),
-            "axis": int(axis),
-            "axis_sign": "neg" if axis < 0 else "pos",
-            "outputs": pat,
-            "stash_type": int(stash_type),
-            "bias": "present" if bias_shape is not None else "absent",
+            **_tags(tname, x_shape, axis, pat, stash_type, bias_shape),
             "params": "inputs",
             "opset": opset,
             "error": error,

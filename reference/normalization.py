@@ -362,6 +362,16 @@ def lp_normalization(X, *, p: int = 2, axis: int = -1) -> np.ndarray:
         return np.where(norm == 0, 0.0, x / np.where(norm == 0, 1.0, norm))
 
 
+def _std_rounding(t_dt, order: str, rounding: str):
+    """For one :data:`STD_VARIANTS` entry: the accumulation dtype, the rounding of elementwise
+    results (T, or float32 for half types with ``f32-once``) and of accumulated sums
+    (none for ``wide`` accumulation)."""
+    comp = _F32 if (rounding == "f32-once" and t_dt in (_F16, _BF16)) else t_dt
+    acc = _acc(comp)
+    return (acc, lambda a: rnd(a, comp),
+            (lambda a: a) if order == "wide" else (lambda a: rnd(a, acc)))
+
+
 def lp_normalization_variants(X, *, p: int = 2, axis: int = -1) -> dict[str, np.ndarray]:
     """Variants computed in T (float32 accumulation for half types): accumulation order,
     Div vs multiplication by the reciprocal, elementwise ops in T or float32 for half types."""
@@ -373,10 +383,7 @@ def lp_normalization_variants(X, *, p: int = 2, axis: int = -1) -> dict[str, np.
     out = {}
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for name, (order, mode, rounding) in STD_VARIANTS.items():
-            comp = _F32 if (rounding == "f32-once" and t_dt in (_F16, _BF16)) else t_dt
-            acc = _acc(comp)
-            rc = lambda a, c=comp: rnd(a, c)  # noqa: E731
-            ra = (lambda a: a) if order == "wide" else (lambda a, c=acc: rnd(a, c))
+            acc, rc, ra = _std_rounding(t_dt, order, rounding)
             if int(p) == 1:
                 norm = rc(ra(_rowsum(np.abs(x), order, acc)))
             else:
@@ -446,10 +453,7 @@ def mean_variance_normalization_variants(X, *, axes=(0, 2, 3)) -> dict[str, np.n
     out = {}
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         for name, (order, mode, rounding) in STD_VARIANTS.items():
-            comp = _F32 if (rounding == "f32-once" and t_dt in (_F16, _BF16)) else t_dt
-            acc = _acc(comp)
-            rc = lambda a, c=comp: rnd(a, c)  # noqa: E731
-            ra = (lambda a: a) if order == "wide" else (lambda a, c=acc: rnd(a, c))
+            acc, rc, ra = _std_rounding(t_dt, order, rounding)
             n = x.shape[1]
             xc = rc(x)
             mean = rc(ra(_rowsum(xc, order, acc) / n))[:, None]
