@@ -1,6 +1,6 @@
 """How the HTML report scales: render time, file size, and responsiveness in Chromium.
 
-For a synthetic results document of N cases (reports.synthetic) this prints:
+For a synthetic results document of N cases (conformance.reports.synthetic) this prints:
   * building the document, writing and reading results.json (size, seconds);
   * render_html: seconds, and the size of report.html;
   * in headless Chromium (when one is installed): seconds from navigation until the case
@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from reports.cdp import Browser, find_chromium  # noqa: E402
-from reports.html import render_html  # noqa: E402
-from reports.synthetic import synthetic_results  # noqa: E402
+from conformance.reports.cdp import Browser, find_chromium  # noqa: E402
+from conformance.reports.html import render_html  # noqa: E402
+from conformance.reports.synthetic import synthetic_results  # noqa: E402
 
 #: Installed before the page's own script runs: records long tasks from the start.
 OBSERVE = """
@@ -61,7 +61,7 @@ def measure_browser(html_path: Path, doc: dict) -> dict:
         b.call("Page.addScriptToEvaluateOnNewDocument", {"source": OBSERVE}, session=session)
         t0 = time.perf_counter()
         b.call("Page.navigate", {"url": html_path.resolve().as_uri()}, session=session)
-        from reports.cdp import Page
+        from conformance.reports.cdp import Page
 
         page = Page(b, session)
         while True:

@@ -234,7 +234,7 @@ def _check_backend(spec) -> None:
 def cmd_scoreboard(args, console: Console) -> int:
     from .bundle import BundleError, prepare_out_dir
     from .execute import RunError, load_suite
-    from reports.scoreboard import write_scoreboard
+    from conformance.reports.scoreboard import write_scoreboard
 
     backends = [b.strip() for b in (args.backends or "").split(",") if b.strip()]
     if not backends:
@@ -277,7 +277,7 @@ def _safe_name(name: str) -> str:
 
 def cmd_report(args, console: Console) -> int:
     from .results import ResultsError, load_results
-    from reports.html import write_html
+    from conformance.reports.html import write_html
 
     try:
         doc = load_results(args.results)
@@ -377,7 +377,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", help="HTML file to write (default: report.html beside results.json)")
     rep.set_defaults(fn=cmd_report)
 
-    from reports.commands import add_commands
+    from conformance.reports.commands import add_commands
 
     add_commands(sub)  # diff, package, verify, junit
 

@@ -158,7 +158,7 @@ def execute(
     from .results import results_document, write_results
     from .runner import run_cases
     from .xfail import ExpectedFailureError, apply_expected_failures, load_expected_failures
-    from reports.html import write_html
+    from conformance.reports.html import write_html
 
     if backend is None:
         try:

@@ -3,7 +3,7 @@
 Conformance mode runs a frozen, hashed suite; explore mode (DESIGN.md, "Two modes")
 draws new cases from the same generators with hypothesis strategies
 (:func:`conformance.registry.register_strategy`; one per operator, e.g.
-:func:`generators.layer_normalization.strategy`).  Every parameter of a case -- dtype,
+:func:`conformance.generators.layer_normalization.strategy`).  Every parameter of a case -- dtype,
 rank and each dim, axis, optional outputs, epsilon, numerics class, the data seed --
 is a hypothesis draw, so when a backend fails a case hypothesis *shrinks* it: it
 retries simpler draws (smaller dims, lower rank, the first dtype, fewer outputs...)

@@ -117,8 +117,8 @@ def build_package(outdir: str | os.PathLike, out: str | os.PathLike, bundle: str
     Raises:
         PackageError: no readable results, or no bundle manifest to declare the suite.
     """
-    from reports.common import score, summarize
-    from reports.html import render_html
+    from conformance.reports.common import score, summarize
+    from conformance.reports.html import render_html
 
     from .bundle import FORMAT as BUNDLE_FORMAT
     from .results import ResultsError, load_results

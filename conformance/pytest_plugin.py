@@ -415,7 +415,7 @@ class ConformancePlugin:
 
     def failure_text(self, case, res) -> str:
         """The failure message of a case: outcome, message, failing outputs, reproduction command."""
-        from reports.common import repro_command
+        from conformance.reports.common import repro_command
 
         head = f"{case.id}: {res.outcome}" + (f" at {res.phase}" if res.phase else "")
         if res.outcome == "xpass":
@@ -540,7 +540,7 @@ class ConformancePlugin:
             self.results_path.parent.mkdir(parents=True, exist_ok=True)
             write_results(doc, self.results_path)
         if self.report_path:
-            from reports.html import write_html
+            from conformance.reports.html import write_html
 
             self.report_path.parent.mkdir(parents=True, exist_ok=True)
             write_html(doc, self.report_path)

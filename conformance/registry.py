@@ -1,7 +1,7 @@
 """Registry of case generators, one per operator.
 
-Adding an operator means: an oracle in ``reference/<family>.py``, a generator in
-``generators/<family>.py`` decorated with :func:`register`, and the family module
+Adding an operator means: an oracle in ``conformance/reference/<family>.py``, a generator in
+``conformance/generators/<family>.py`` decorated with :func:`register`, and the family module
 listed in :data:`FAMILIES`.  Nothing else moves.
 
 A generator is ``fn(seed: int) -> Iterable[Case]``; it must be deterministic in
@@ -22,12 +22,12 @@ from .case import Case
 
 #: Generator modules imported on first use.
 FAMILIES = (
-    "generators.layer_normalization",
-    "generators.batch_normalization",
-    "generators.softmax",
-    "generators.dropout",
-    "generators.activations",
-    "generators.normalization",
+    "conformance.generators.layer_normalization",
+    "conformance.generators.batch_normalization",
+    "conformance.generators.softmax",
+    "conformance.generators.dropout",
+    "conformance.generators.activations",
+    "conformance.generators.normalization",
 )
 
 

@@ -23,8 +23,8 @@ from conformance import registry
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
 from conformance.runner import run_cases
-from generators import activations as gen  # noqa: F401  (registers the generators)
-from reference import activations as ref
+from conformance.generators import activations as gen  # noqa: F401  (registers the generators)
+from conformance.reference import activations as ref
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = list(ref.ACTIVATIONS)

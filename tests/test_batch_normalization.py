@@ -1,4 +1,4 @@
-"""Tests of the BatchNormalization oracle (reference/) and generator (generators/).
+"""Tests of the BatchNormalization oracle (conformance/reference/) and generator (conformance/generators/).
 
 * the oracle against independent plain-Python formulas (math.fsum, loops) per version
   and mode, and against hand-derived properties;
@@ -24,8 +24,8 @@ from onnx import TensorProto, helper
 from conformance import dtypes, registry
 from conformance.backends.kernel import KernelBackend
 from conformance.runner import run_cases
-from generators import batch_normalization as gen
-from reference import batch_normalization as ref
+from conformance.generators import batch_normalization as gen
+from conformance.reference import batch_normalization as ref
 
 F16, BF16, F32, F64 = TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE
 OP = "BatchNormalization"

@@ -20,8 +20,8 @@ import pytest
 from onnx import TensorProto
 from rich.console import Console
 
-import generators.batch_normalization  # noqa: F401  (registers the generator)
-import generators.layer_normalization  # noqa: F401
+import conformance.generators.batch_normalization  # noqa: F401  (registers the generator)
+import conformance.generators.layer_normalization  # noqa: F401
 from conformance import coverage as cov_mod
 from conformance import registry
 from conformance.cli import UsageError

@@ -9,8 +9,8 @@ import pytest
 from conformance.results import results_document, write_results
 from conformance.runner import CaseResult
 from conformance.suite import Suite
-from reports.commands import main
-from reports.diff import diff_results, render_diff_html
+from conformance.reports.commands import main
+from conformance.reports.diff import diff_results, render_diff_html
 
 
 def _res(name, outcome, message="", ratio=None, op="Abs"):

@@ -1,7 +1,7 @@
 """Tests of the Dropout oracle (versions 1, 6, 7, 10, 12, 13, 22), its generator and the statistical check.
 
 * inference is the identity (bit for bit) with an all-true mask;
-* :func:`reference.dropout.check_dropout`: a correct training kernel passes it over
+* :func:`conformance.reference.dropout.check_dropout`: a correct training kernel passes it over
   many trials (false alarms bounded), wrong kernels (scale ``1 - ratio``, no scaling,
   dropping ``1 - ratio``, an inconsistent mask) are caught on the suite's random cases;
 * the runner: legitimate kernels pass every deterministic case (random ones are
@@ -16,12 +16,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-import generators.dropout as gen
+import conformance.generators.dropout as gen
 from conformance import registry
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
 from conformance.runner import run_cases
-from reference import dropout as ref
+from conformance.reference import dropout as ref
 
 OP = "Dropout"
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -159,7 +159,7 @@ def test_coverage(suite):
         assert any(c.tags.get("seed") for c in vc)
     assert {c.opset for c in suite} >= {o for v in gen.VERSIONS for o in gen.OPSETS[v]}
     rnd = [c for c in suite if c.tags.get("random")]
-    assert rnd and all(c.check == "reference.dropout:check_dropout" and c.skip is None for c in rnd)
+    assert rnd and all(c.check == "conformance.reference.dropout:check_dropout" and c.skip is None for c in rnd)
     assert all(c.check is None and c.skip is None for c in suite if not c.tags.get("random"))
     assert {c.since_version for c in rnd} == {1, 6, 12, 13, 22}
     assert any(c.tags["numerics"] == "special" for c in vals)

@@ -5,8 +5,8 @@ import xml.etree.ElementTree as ET
 from conformance.results import results_document, write_results
 from conformance.runner import OUTCOMES, CaseResult
 from conformance.suite import Suite
-from reports.commands import main
-from reports.junit import junit_tree, write_junit
+from conformance.reports.commands import main
+from conformance.reports.junit import junit_tree, write_junit
 
 HOSTILE = "<script>alert(1)</script> & ]]> \x00\x1b[31m \ud800 \"q\" 'q'"
 

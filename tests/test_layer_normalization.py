@@ -28,7 +28,7 @@ from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
 from conformance.runner import run_cases
 from conformance.tolerance import compare
-from reference import layer_normalization as ref
+from conformance.reference import layer_normalization as ref
 
 OP = "LayerNormalization"
 # onnx.reference and the deliberately wrong kernels overflow/NaN on purpose

@@ -25,8 +25,8 @@ from conformance import registry
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
 from conformance.runner import run_cases
-from reference import layer_normalization as lnref
-from reference import normalization as ref
+from conformance.reference import layer_normalization as lnref
+from conformance.reference import normalization as ref
 
 OPS = ("InstanceNormalization", "GroupNormalization", "RMSNormalization", "LpNormalization",
        "MeanVarianceNormalization", "LRN")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.package import SUMS, build_package, manifest_content_hash, verify_package, write_package
-from reports.commands import main
+from conformance.reports.commands import main
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def _copy_run(run_dir, tmp_path, edit=None):
     if edit:
         doc = json.loads((out / "results.json").read_text())
         edit(doc)
-        from reports.common import summarize
+        from conformance.reports.common import summarize
 
         doc["summary"] = {k: v for k, v in summarize(doc["cases"]).items()}
         (out / "results.json").write_text(json.dumps(doc, indent=1))

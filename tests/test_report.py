@@ -12,8 +12,8 @@ import pytest
 from conformance.results import results_document
 from conformance.runner import CaseResult
 from conformance.suite import Suite
-from reports.common import repro_command, score
-from reports.html import case_data, data_matrix, decode_ids, json_for_script, matrix, render_html, top_problems
+from conformance.reports.common import repro_command, score
+from conformance.reports.html import case_data, data_matrix, decode_ids, json_for_script, matrix, render_html, top_problems
 
 
 def _doc(results, run=None):
@@ -195,7 +195,7 @@ def test_render_scales_linearly_to_100k_cases():
     Time is the process's CPU time (rendering is single-threaded and CPU-bound), so other
     work on the machine, such as the other test worker, does not distort it.
     """
-    from reports.synthetic import synthetic_results
+    from conformance.reports.synthetic import synthetic_results
 
     def measure(n):
         doc = synthetic_results(n, seed=1)

@@ -1,4 +1,4 @@
-"""The report in a real browser: headless Chromium driven over the DevTools protocol (reports.cdp).
+"""The report in a real browser: headless Chromium driven over the DevTools protocol (conformance.reports.cdp).
 
 Skipped when no Chromium is installed.  Checks that the page's script runs under its
 Content-Security-Policy without console errors, that the matrices render and their
@@ -13,10 +13,10 @@ import time
 
 import pytest
 
-from reports.cdp import Browser, CDPError, find_chromium
-from reports.common import repro_command
-from reports.html import write_html
-from reports.synthetic import synthetic_results
+from conformance.reports.cdp import Browser, CDPError, find_chromium
+from conformance.reports.common import repro_command
+from conformance.reports.html import write_html
+from conformance.reports.synthetic import synthetic_results
 
 pytestmark = pytest.mark.skipif(find_chromium() is None, reason="no Chromium installed")
 

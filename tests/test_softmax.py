@@ -18,12 +18,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-import generators.softmax  # noqa: F401  (registers the generators)
+import conformance.generators.softmax  # noqa: F401  (registers the generators)
 from conformance import dtypes, registry
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
 from conformance.runner import run_cases
-from reference import softmax as ref
+from conformance.reference import softmax as ref
 
 OPS = ("Softmax", "LogSoftmax", "Hardmax")
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -157,13 +157,13 @@ def test_coverage(suite, value_cases):
         cs = [c for c in value_cases if c.op == op]
         assert 150 <= len(cs) <= 260
         got = {(c.since_version, c.tags["dtype"]) for c in cs}
-        want = {(v, t) for v in ref.VERSIONS for t in generators.softmax.dtypes_of(v)}
+        want = {(v, t) for v in ref.VERSIONS for t in conformance.generators.softmax.dtypes_of(v)}
         assert got == want
         for v in ref.VERSIONS:
             vc = [c for c in cs if c.since_version == v]
-            assert {c.tags["numerics"] for c in vc} >= set(generators.softmax.NUMERICS) | {"long-rows"}
+            assert {c.tags["numerics"] for c in vc} >= set(conformance.generators.softmax.NUMERICS) | {"long-rows"}
             assert any(c.tags["axis"] == "default" for c in vc)
-            assert {c.opset for c in vc} >= set(generators.softmax.OPSETS[v])
+            assert {c.opset for c in vc} >= set(conformance.generators.softmax.OPSETS[v])
             if v < 13:
                 assert any(c.tags["flattened"] for c in vc)
             for rank in range(1, 5):

@@ -8,7 +8,7 @@ from onnx import TensorProto
 from conformance import dtypes, registry
 from conformance.case import Case, DataSet, Input, Output
 from conformance.tolerance import derive_tolerance
-from generators.common import as_type, normal
+from conformance.generators.common import as_type, normal
 
 TYPES = (TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE)
 

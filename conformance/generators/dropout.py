@@ -1,6 +1,6 @@
 """Case generator for ai.onnx Dropout, versions 1, 6, 7, 10, 12, 13 and 22.
 
-Oracle: :mod:`reference.dropout` (inference is the identity, mask all true; training
+Oracle: :mod:`conformance.reference.dropout` (inference is the identity, mask all true; training
 keeps each element with probability ``1 - ratio`` and scales it by ``1 / (1 - ratio)``).
 
 Value cases are deterministic wherever the spec makes them so:
@@ -22,7 +22,7 @@ must keep them bit for bit (tolerance ``exact``).
 
 Random cases (tag ``random=1``): training with ratio > 0 on 4096-element nonzero
 data, with and without mask and ``seed``.  Their ``expected`` outputs are not
-meaningful: ``Case.check`` names :func:`reference.dropout.check_dropout`, which the
+meaningful: ``Case.check`` names :func:`conformance.reference.dropout.check_dropout`, which the
 runner calls instead of a value comparison.
 
 Error cases: ratio 1.0 and -0.1 with training_mode true (the spec's range is [0, 1)).
@@ -40,8 +40,8 @@ from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
 from conformance.registry import case_rng, register
 from conformance.tolerance import Tolerance
-from generators import common
-from reference import dropout as ref
+from conformance.generators import common
+from conformance.reference import dropout as ref
 
 OP = "Dropout"
 VERSIONS = (1, 6, 7, 10, 12, 13, 22)
@@ -127,7 +127,7 @@ def _case(*, since, opset, tname, shape, attrs, ratio=None, ratio_t=None, ratio_
     return Case(op=OP, since_version=since, opset=opset, attributes=dict(attrs), inputs=inputs, outputs=outputs,
                 datasets=[DataSet(inputs=feeds, outputs=outs)], tags=tags, label=label,
                 expect_error=(f"ratio {ratio} outside [0, 1)" if error else None),
-                check="reference.dropout:check_dropout" if random else None)
+                check="conformance.reference.dropout:check_dropout" if random else None)
 
 
 def _shape(rng) -> tuple[int, ...]:

@@ -1,6 +1,6 @@
 """Case generators for ai.onnx Softmax, LogSoftmax and Hardmax, versions 1, 11 and 13.
 
-Oracle and definitional decisions: :mod:`reference.softmax` (2-D coercion before 13,
+Oracle and definitional decisions: :mod:`conformance.reference.softmax` (2-D coercion before 13,
 single axis from 13; max-shifted evaluation; special values by the formula; Hardmax
 ties to the first maximum).
 
@@ -33,8 +33,8 @@ from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
 from conformance.registry import case_rng, register
 from conformance.tolerance import Tolerance, derive_tolerance
-from generators import common
-from reference import softmax as ref
+from conformance.generators import common
+from conformance.reference import softmax as ref
 
 OPSETS = {1: (1, 6, 7, 10), 11: (11, 12), 13: (13, 17, 21, 26)}
 LATEST_OPSET = 28

@@ -52,7 +52,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from reference.layer_normalization import epsilon_value, normalize_axis
+from conformance.reference.layer_normalization import epsilon_value, normalize_axis
 
 _F16 = np.dtype(np.float16)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -579,7 +579,7 @@ def skip_layer_normalization(inp, skip, gamma, beta=None, bias=None, *, epsilon:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             inv = 1.0 / np.sqrt(np.mean(s * s, axis=-1, keepdims=True) + epsilon_value(epsilon))
             return s * inv * np.asarray(gamma, np.float64), None, inv, s
-    from reference.layer_normalization import layer_normalization
+    from conformance.reference.layer_normalization import layer_normalization
 
     y, mean, inv = layer_normalization(s, gamma, beta, axis=-1, epsilon=epsilon)
     return y, mean, inv, s
@@ -589,10 +589,10 @@ def skip_layer_normalization_variants(inp, skip, gamma, beta=None, bias=None, *,
                                       simplified: bool = False) -> dict[str, tuple]:
     """Variants (statistics in float, U = float): the sum kept in float32 or rounded to T
     before normalizing, added as ``(input + skip) + bias`` in float32; then the
-    LayerNormalization variants of :mod:`reference.layer_normalization` (stash_type 1)
+    LayerNormalization variants of :mod:`conformance.reference.layer_normalization` (stash_type 1)
     or the RMS variants of this module.  Values of ``(output, mean, inv, sum)``."""
     _check_skip(inp, skip, gamma, (("beta", beta), ("bias", bias)))
-    from reference.layer_normalization import variant_outputs
+    from conformance.reference.layer_normalization import variant_outputs
 
     t_dt = np.asarray(inp).dtype
     s32 = rnd(np.asarray(inp, np.float64) + np.asarray(skip, np.float64), _F32)

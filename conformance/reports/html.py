@@ -3,13 +3,13 @@
 The page (jinja2, autoescaped everywhere; backend messages can contain anything) shows:
 
 * a headline: backend and environment, suite identity (version, seed, content hash),
-  counts per outcome and the score, defined on the page (:func:`reports.common.score`);
+  counts per outcome and the score, defined on the page (:func:`conformance.reports.common.score`);
 * the most frequent problems: non-passing cases grouped by outcome and message
   (:func:`top_problems`), each group linking to its cases;
 * matrices, coloured by the worst outcome in each cell: operator x dtype and operator x
-  feature (:data:`reports.common.FEATURES`); each cell links to its cases;
+  feature (:data:`conformance.reports.common.FEATURES`); each cell links to its cases;
 * accuracy: per operator and dtype, the distribution of measured error / tolerance over
-  passing cases, drawn by matplotlib (:mod:`reports.accuracy`) as inline SVG images;
+  passing cases, drawn by matplotlib (:mod:`conformance.reports.accuracy`) as inline SVG images;
 * every case, in a list that filters by operator, dtype, outcome, feature and free
   text, with a drill-down (tags, attributes and input shapes when the bundle's manifest
   is at hand, expected vs actual at the worst element, the message, and the command
@@ -50,7 +50,7 @@ MAX_DETAIL_CASES = 10000
 
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("reports", "templates"),
+        loader=jinja2.PackageLoader("conformance.reports", "templates"),
         autoescape=True,  # backend messages can contain anything
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -105,7 +105,7 @@ def matrix(cases: list[dict], row_key: str = "op", col_tag: str = "dtype") -> di
     Args:
         cases: case records of a results document.
         row_key: case field for the rows (``op``).
-        col_tag: feature for the columns (a tag name, see :func:`reports.common.feature_value`).
+        col_tag: feature for the columns (a tag name, see :func:`conformance.reports.common.feature_value`).
 
     Returns:
         ``{"rows", "cols", "cells": {(r, c): Counter}, "worst": {(r, c): outcome}}``.
@@ -145,7 +145,7 @@ def page_matrix(m: dict, order: list[str], feature: bool = False) -> dict | None
     """A matrix (see :func:`matrix`) ready for the page: each cell's pass count, bar segments and colour.
 
     With ``feature``, rows whose cases all lack the feature are left out (``None`` if no
-    row is left); the column :data:`reports.common.ABSENT` then holds the cases of a
+    row is left); the column :data:`conformance.reports.common.ABSENT` then holds the cases of a
     listed operator without the feature.
     """
     rows = m["rows"]

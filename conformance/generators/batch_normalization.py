@@ -1,6 +1,6 @@
 """Case generator for ai.onnx BatchNormalization, versions 6, 7, 9, 14 and 15.
 
-Oracle, mode rules and tolerance policy: :mod:`reference.batch_normalization` (its
+Oracle, mode rules and tolerance policy: :mod:`conformance.reference.batch_normalization` (its
 docstring records the decisions: training mode per version, population variance,
 rank-1 X as C = 1, spatial=0 as per-activation statistics, saved_mean/saved_var).
 
@@ -63,8 +63,8 @@ from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
 from conformance.registry import case_rng, register, register_strategy
 from conformance.tolerance import derive_tolerance
-from generators import common
-from reference import batch_normalization as ref
+from conformance.generators import common
+from conformance.reference import batch_normalization as ref
 
 OP = "BatchNormalization"
 F16, BF16, F32, F64 = TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE

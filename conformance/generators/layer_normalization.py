@@ -1,6 +1,6 @@
 """Case generator for ai.onnx LayerNormalization-17 (same definition for opsets 17..28).
 
-Oracle and tolerance policy: :mod:`reference.layer_normalization` (read its docstring
+Oracle and tolerance policy: :mod:`conformance.reference.layer_normalization` (read its docstring
 for the definitional decisions: two-pass variance, parameter broadcasting, what is
 undefined).  Every case is one single-node model; ``since_version`` is 17 and the
 imported opset is 17, 18, 21, 23, 26 or 28.
@@ -56,8 +56,8 @@ from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
 from conformance.registry import case_rng, register, register_strategy
 from conformance.tolerance import derive_tolerance
-from generators import common
-from reference import layer_normalization as ref
+from conformance.generators import common
+from conformance.reference import layer_normalization as ref
 
 OP = "LayerNormalization"
 SINCE = 17

@@ -9,7 +9,7 @@ in the ai.onnx domain ("" version 1), where onnx knows no such operator (the che
 rejects it); GroupNormalization-21 with a stash_type other than 1 (the spec names no
 other precision); RMSNormalization with ``T != V`` (see :func:`generate_rms`).
 
-Oracles and variant policy: :mod:`reference.normalization`.  Every case is one
+Oracles and variant policy: :mod:`conformance.reference.normalization`.  Every case is one
 single-node model.  For each operator version the generator covers every type of its
 ``T`` constraint (RMSNormalization: every (T, V) pair), ranks and attribute classes by
 cyclic schedules, models at the since_version opset and later ones (<= 26, a few at
@@ -31,8 +31,8 @@ from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
 from conformance.registry import case_rng, register
 from conformance.tolerance import derive_tolerance
-from generators import common
-from reference import normalization as ref
+from conformance.generators import common
+from conformance.reference import normalization as ref
 
 ALL_T = ("float16", "bfloat16", "float", "double")
 OLD_T = ("float16", "float", "double")

@@ -1,10 +1,10 @@
 """Case generators for the ai.onnx element-wise activations (one generic loop, one table).
 
-Operators: every entry of :data:`reference.activations.ACTIVATIONS` (Relu, LeakyRelu,
+Operators: every entry of :data:`conformance.reference.activations.ACTIVATIONS` (Relu, LeakyRelu,
 PRelu, Elu, Selu, Celu, Gelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Softplus,
 Softsign, Mish, ThresholdedRelu, Swish), at every version ``onnx.defs`` has, for every
 type of the version's constraint T.  Oracle, variants and tolerance policy:
-:mod:`reference.activations`.
+:mod:`conformance.reference.activations`.
 
 Per (op, version, type) the cases are (tag ``numerics``):
 
@@ -35,8 +35,8 @@ from onnx import TensorProto, helper
 from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
 from conformance.registry import case_rng, register
-from generators import common
-from reference import activations as ref
+from conformance.generators import common
+from conformance.reference import activations as ref
 
 LATEST_OPSET = 28
 ORT_MAX_OPSET = 26
