@@ -68,6 +68,7 @@ def _case_entry(case: Case, rel: str) -> dict:
         "expect_error": case.expect_error,
         "check": case.check,
         "skip": case.skip,
+        "contested": case.contested,
         "content_hash": case.content_hash,
         "generator": case.generator,
         "inputs": [
@@ -277,6 +278,7 @@ def _read_case(root: Path, e: dict, verify: bool) -> Case:
         output_slots=len(node.output) if node is not None else None,
         check=e.get("check"),
         skip=e.get("skip"),
+        contested=e.get("contested"),
     )
     # The model on disk is the model under test; it is not rebuilt from the manifest.
     case.__dict__["model"] = model

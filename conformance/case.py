@@ -111,6 +111,14 @@ class Case:
         output_slots: write the node with at least this many outputs, trailing omitted
             ones as ``""`` (some versions decide the mode by the output count, e.g.
             BatchNormalization-7/9); default: trailing omitted outputs are dropped.
+        contested: reason the specification contradicts itself about this model, else
+            ``None``.  For models the schema's type constraints admit but another
+            normative part rejects (a function body that is ill-typed for the type, a
+            schema whose type inference disagrees with its declared output type), so
+            onnx's checker with ``full_check`` rejects them.  The expected outputs follow
+            the operator text; a backend that computes them is scored as usual, a backend
+            that rejects the model gets ``unsupported`` (not ``error``), because
+            rejecting what onnx's own checker rejects is defensible.
     """
 
     op: str
@@ -129,6 +137,7 @@ class Case:
     output_slots: int | None = None
     skip: str | None = None
     check: str | None = None
+    contested: str | None = None
 
     # ------------------------------------------------------------------ model
     @cached_property
@@ -166,6 +175,8 @@ class Case:
         h.update(repr(self.expect_error).encode())
         if self.check is not None:
             h.update(b"check:" + self.check.encode())
+        if self.contested is not None:
+            h.update(b"contested:" + self.contested.encode())
         return h.hexdigest()
 
     @property

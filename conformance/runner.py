@@ -8,7 +8,9 @@ Outcomes (DESIGN.md, "Outcomes"):
   model accepted;
 * ``error``: the backend raised while preparing or running a valid model;
 * ``unsupported``: the backend said cleanly that it does not implement this
-  op/type/attribute/opset (never counted as a pass);
+  op/type/attribute/opset (never counted as a pass); also any rejection of a
+  *contested* model (``Case.contested``: one the spec contradicts itself about, which
+  onnx's checker rejects), with the message starting ``contested model``;
 * ``crash`` / ``timeout``: reserved for the isolated runner (process died / too slow);
 * ``xfail`` / ``xpass``: against an expected-failure list;
 * ``skip``: not run.
@@ -120,6 +122,9 @@ def _declined(case: Case, backend: Backend, res: CaseResult, exc: Exception, pha
     if case.expect_error is not None:
         res.outcome = "pass"
         res.message = f"rejected at {phase} as expected ({case.expect_error}): {_exc_text(exc, 500)}"
+    elif case.contested is not None:
+        res.outcome = "unsupported"
+        res.message = f"contested model ({case.contested}), rejected at {phase}: {_exc_text(exc)}"
     elif backend.is_unsupported(exc):
         res.outcome = "unsupported"
         res.message = f"{phase}: {_exc_text(exc)}"
