@@ -14,9 +14,13 @@ an opset or IR version newer than the runtime ("... is till opset N", "Unsupport
 model IR version"), and a kernel's own "Training mode only supports spatial BN" are
 ``unsupported``; every other exception on a valid model is ``error``.
 
-bfloat16: onnxruntime's Python API has no numpy type for bfloat16, so bfloat16 inputs
-are fed as ``OrtValue`` (uint16 bits tagged bfloat16) and bfloat16 outputs are copied
-out of the CPU ``OrtValue`` as uint16 bits and viewed as ``ml_dtypes.bfloat16``.
+bfloat16 and float8: onnxruntime's Python API has no numpy type for bfloat16 or the four
+float8 types (float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz), so inputs of
+those types are fed as ``OrtValue`` (the raw bits as uint16 / uint8, tagged with the ONNX
+element type) and outputs of those types are copied out of the CPU ``OrtValue`` as raw
+bits (2 / 1 bytes per element) and viewed as the ``ml_dtypes`` type (``bfloat16``,
+``float8_e4m3fn``...).  Every other input and output goes through ``InferenceSession.run``
+unchanged; an output of such a type on a non-CPU device raises ``RuntimeError`` (``error``).
 """
 
 from __future__ import annotations
@@ -49,20 +53,35 @@ _LEVELS = {
 }
 
 
-_BF16 = np.dtype(ml_dtypes.bfloat16)
-_BF16_ONNX = 16  # TensorProto.BFLOAT16
+#: onnxruntime type string -> (ONNX element type, numpy dtype of the raw bits, ml_dtypes dtype) of
+#: the element types onnxruntime's Python API cannot convert to or from numpy itself.
+_BITS_TYPES = {
+    "tensor(bfloat16)": (16, np.dtype(np.uint16), np.dtype(ml_dtypes.bfloat16)),
+    "tensor(float8e4m3fn)": (17, np.dtype(np.uint8), np.dtype(ml_dtypes.float8_e4m3fn)),
+    "tensor(float8e4m3fnuz)": (18, np.dtype(np.uint8), np.dtype(ml_dtypes.float8_e4m3fnuz)),
+    "tensor(float8e5m2)": (19, np.dtype(np.uint8), np.dtype(ml_dtypes.float8_e5m2)),
+    "tensor(float8e5m2fnuz)": (20, np.dtype(np.uint8), np.dtype(ml_dtypes.float8_e5m2fnuz)),
+}
+#: ml_dtypes dtype -> (ONNX element type, numpy dtype of the raw bits), for feeding.
+_BITS_BY_DTYPE = {dt: (onnx_type, bits) for onnx_type, bits, dt in _BITS_TYPES.values()}
 
 
 def _ortvalue_to_numpy(value) -> np.ndarray:
-    """numpy array of an OrtValue, bfloat16 included (copied from CPU memory as uint16)."""
-    if value.data_type() != "tensor(bfloat16)":
+    """numpy array of an OrtValue; bfloat16 and float8 are copied from CPU memory as raw bits.
+
+    Raises:
+        RuntimeError: a bfloat16/float8 output that does not live in CPU memory.
+    """
+    spec = _BITS_TYPES.get(value.data_type())
+    if spec is None:
         return value.numpy()
+    _, bits, dt = spec
     if value.device_name().lower() != "cpu":
-        raise RuntimeError(f"bfloat16 output on device {value.device_name()!r} cannot be read")
+        raise RuntimeError(f"{value.data_type()} output on device {value.device_name()!r} cannot be read")
     shape = tuple(value.shape())
     n = int(np.prod(shape, dtype=np.int64))
-    raw = ctypes.string_at(value.data_ptr(), 2 * n) if n else b""
-    return np.frombuffer(raw, dtype=np.uint16).view(_BF16).reshape(shape).copy()
+    raw = ctypes.string_at(value.data_ptr(), bits.itemsize * n) if n else b""
+    return np.frombuffer(raw, dtype=bits).view(dt).reshape(shape).copy()
 
 
 class OnnxRuntimeBackend(Backend):
@@ -103,16 +122,19 @@ class OnnxRuntimeBackend(Backend):
         return self._ort.InferenceSession(model_bytes, sess_options=so, providers=self.providers)
 
     def run(self, prepared, inputs: dict[str, np.ndarray], output_names: list[str]) -> list[Any]:
-        bf16_out = {o.name for o in prepared.get_outputs() if o.type == "tensor(bfloat16)"}
-        if not bf16_out and not any(v.dtype == _BF16 for v in inputs.values()):
+        bits_out = any(o.type in _BITS_TYPES for o in prepared.get_outputs())
+        if not bits_out and not any(np.asarray(v).dtype in _BITS_BY_DTYPE for v in inputs.values()):
             return prepared.run(output_names, inputs)
-        # onnxruntime's Python API has no numpy type for bfloat16: feed and fetch OrtValues.
+        # onnxruntime's Python API has no numpy type for bfloat16 / float8: feed and fetch OrtValues.
         ov = self._ort.OrtValue
-        feeds = {
-            k: ov.ortvalue_from_numpy_with_onnx_type(np.asarray(v, order="C").view(np.uint16), _BF16_ONNX)
-            if v.dtype == _BF16 else ov.ortvalue_from_numpy(np.asarray(v, order="C"))
-            for k, v in inputs.items()
-        }
+        feeds = {}
+        for k, v in inputs.items():
+            v = np.asarray(v, order="C")
+            if v.dtype in _BITS_BY_DTYPE:
+                onnx_type, bits = _BITS_BY_DTYPE[v.dtype]
+                feeds[k] = ov.ortvalue_from_numpy_with_onnx_type(v.view(bits), onnx_type)
+            else:
+                feeds[k] = ov.ortvalue_from_numpy(v)
         return [_ortvalue_to_numpy(o) for o in prepared.run_with_ort_values(output_names, feeds)]
 
     def is_unsupported(self, exc: BaseException) -> bool:
