@@ -1,4 +1,4 @@
-"""Case generator for ai.onnx BatchNormalization, versions 6, 7, 9, 14 and 15.
+"""Case generator for ai.onnx BatchNormalization, versions 1, 6, 7, 9, 14 and 15.
 
 Oracle, mode rules and tolerance policy: :mod:`conformance.reference.batch_normalization` (its
 docstring records the decisions: training mode per version, population variance,
@@ -44,6 +44,20 @@ Suite layout (deterministic in ``seed``; each case draws from its own
   constraints (bfloat16 before 14, scale != X type in 14, input_mean != input_var type
   in 15), version 7 spatial=0 with (C) parameters.
 
+Version 1 (opsets 1-5) runs through the same layout as version 6 (it is version 6
+plus the required ``consumed_inputs``; see the reference module): every group above
+has version-1 cases, with ``consumed_inputs=[0, 0, 0, 1, 1]`` (what the exporters of
+the time wrote, mean/var consumed) unless the spec says otherwise, X of rank 4 (the
+version-1 text: "4-dimensional tensor of shape NCHW") in the rotating coordinates, and
+spatial=0 on (N, C, 1, 1) or rank 2.  Contested (``Case.contested``: rejection scores
+``unsupported``): version-1 X of rank 2, 3 or 5 (outside the version-1 text, defined
+from version 6 on), and ``consumed_inputs`` other than [0, 0, 0, 1, 1] -- [0, 0] (what
+onnx's 6 -> 5 version converter writes) and [0, 0, 0, 0, 0] -- which the current
+schema allows (no constraint on the values) but ONNX 1.0's schema forbade
+(``EnforceConsumed({{3, 1}, {4, 2}})``: "Input index 3 must be set to consumed").
+Version-1 error cases: ``consumed_inputs`` missing (required), plus version 6's.
+Tags ``consumed_inputs`` (e.g. ``0,0,0,1,1``, or ``absent``).
+
 Not generated: training on an empty batch (statistics undefined); +-inf in X in
 training (the mean is +-inf by the formula, Welford kernels give NaN); version 6
 with spatial=0 on rank > 2 (parameter shape contradictory); version 6 is_test=1 with
@@ -68,11 +82,16 @@ from conformance.reference import batch_normalization as ref
 
 OP = "BatchNormalization"
 F16, BF16, F32, F64 = TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE
-TYPES = {6: (F16, F32, F64), 7: (F16, F32, F64), 9: (F16, F32, F64), 14: (F16, BF16, F32, F64),
+TYPES = {1: (F16, F32, F64), 6: (F16, F32, F64), 7: (F16, F32, F64), 9: (F16, F32, F64), 14: (F16, BF16, F32, F64),
          15: (F16, BF16, F32, F64)}
 #: Opsets at which each version is the current one (28 = onnx's latest, beyond onnxruntime).
-OPSETS = {6: (6,), 7: (7, 8), 9: (9, 11, 13), 14: (14,), 15: (15, 18, 21, 23, 26)}
+OPSETS = {1: (1, 2, 3, 4, 5), 6: (6,), 7: (7, 8), 9: (9, 11, 13), 14: (14,), 15: (15, 18, 21, 23, 26)}
 LATEST_OPSET = 28
+#: consumed_inputs values of version 1: the legacy exporters' (mean/var consumed) and two
+#: the current schema allows but ONNX 1.0 forbade (contested, module docstring).
+CONSUMED_LEGACY = ref.LEGACY_CONSUMED_INPUTS
+CONSUMED_OTHER = ((0, 0), (0, 0, 0, 0, 0))
+V1_RANK = 4
 
 #: Shapes per rank (N x C x ...): C = 1, N = 1 and N != C all occur.
 SHAPES = {
@@ -124,6 +143,8 @@ class Spec:
     slots: int | None = None
     input_types: dict | None = None
     same_x: bool = False
+    #: version 1's consumed_inputs (None: attribute omitted, an error case)
+    consumed_inputs: tuple[int, ...] | None = CONSUMED_LEGACY
 
     @property
     def T1(self) -> int:
@@ -145,11 +166,13 @@ def _types(spec: Spec) -> dict[str, int]:
 
 def _attributes(spec: Spec) -> dict:
     a: dict = {}
-    if spec.version == 6 and spec.is_test is not None:
+    if spec.version in ref.IS_TEST_VERSIONS and spec.is_test is not None:
         a["is_test"] = spec.is_test
+    if spec.version == 1 and spec.consumed_inputs is not None:
+        a["consumed_inputs"] = list(spec.consumed_inputs)
     if spec.version >= 14 and spec.training_mode is not None:
         a["training_mode"] = spec.training_mode
-    if spec.version in (6, 7) and spec.spatial is not None:
+    if spec.version in ref.SPATIAL_VERSIONS and spec.spatial is not None:
         a["spatial"] = spec.spatial
     if spec.epsilon is not None:
         a["epsilon"] = float(spec.epsilon)
@@ -271,7 +294,7 @@ def _build(spec: Spec, seed: int) -> Case:
     types = _types(spec)
     attrs = _attributes(spec)
     spatial = attrs.get("spatial", 1)
-    lay = ref.layout(spec.x_shape, spatial) if spec.x_shape else None
+    lay = ref.layout(spec.x_shape, spatial, v) if spec.x_shape else None
     out_types = ref.output_types(v, types)
 
     # -- data
@@ -313,10 +336,13 @@ def _build(spec: Spec, seed: int) -> Case:
         "T2": dtypes.type_name(spec.T2),
         "n_datasets": spec.n_datasets,
     }
-    if v == 6:
+    if v in ref.IS_TEST_VERSIONS:
         tags["is_test"] = int(attrs.get("is_test", 0))
-    if v in (6, 7):
+    if v in ref.SPATIAL_VERSIONS:
         tags["spatial"] = int(spatial)
+    if v == 1:
+        ci = attrs.get("consumed_inputs")
+        tags["consumed_inputs"] = "absent" if ci is None else ",".join(map(str, ci))
     if "saved_var" in present:
         tags["ambiguous"] = "saved_var"
     if len(spec.x_shape) >= 2:
@@ -356,7 +382,21 @@ def _build(spec: Spec, seed: int) -> Case:
             outputs.append(Output(o, out_types[o], tol))
 
     return Case(OP, v, spec.opset, attrs, inputs, outputs, datasets, tags=tags, label=label,
-                expect_error=spec.expect_error, output_slots=_default_slots(spec))
+                expect_error=spec.expect_error, output_slots=_default_slots(spec), contested=_contested(spec))
+
+
+def _contested(spec: Spec) -> str | None:
+    """Why the spec contradicts itself about a version-1 value case (module docstring), else None."""
+    if spec.version != 1 or spec.error is not None:
+        return None
+    why = []
+    if len(spec.x_shape) != V1_RANK:
+        why.append(f"BatchNormalization-1 describes X as a 4-dimensional NCHW tensor (rank {len(spec.x_shape)} "
+                   "given); version 6 generalised it to N x C x D1 ... Dn")
+    if spec.consumed_inputs != CONSUMED_LEGACY:
+        why.append(f"consumed_inputs={list(spec.consumed_inputs)}: the current schema places no constraint, "
+                   "ONNX 1.0's schema required mean and var consumed (EnforceConsumed({{3, 1}, {4, 2}}))")
+    return "; ".join(why) or None
 
 
 def _label(spec: Spec, attrs: dict) -> str:
@@ -368,10 +408,13 @@ def _label(spec: Spec, attrs: dict) -> str:
     onames = ref.output_names(spec.version)[:slots]
     parts.append("outs=" + ",".join(SHORT[o] if o in spec.outputs else "" for o in onames))
     parts.append(f"r{len(spec.x_shape)}")
-    if spec.version in (6, 7) and "spatial" in attrs:
+    if spec.version in ref.SPATIAL_VERSIONS and "spatial" in attrs:
         parts.append(f"spatial={attrs['spatial']}")
-    if spec.version == 6 and "is_test" in attrs:
+    if spec.version in ref.IS_TEST_VERSIONS and "is_test" in attrs:
         parts.append(f"is_test={attrs['is_test']}")
+    if spec.version == 1 and spec.consumed_inputs != CONSUMED_LEGACY:
+        ci = attrs.get("consumed_inputs")
+        parts.append("consumed=" + ("absent" if ci is None else ",".join(map(str, ci))))
     if spec.eps_tag != "default" or "epsilon" in attrs:
         parts.append(f"eps={attrs.get('epsilon', ref.DEFAULT_EPSILON):g}")
     if "momentum" in attrs and spec.training:
@@ -464,6 +507,24 @@ def _error_specs() -> list[Spec]:
     add("spatial0-param/7", 7, "spatial0-param-shape",
         "spatial=0: parameters have shape (C x D1 x ... x Dn)", x_shape=(2, 3, 4), spatial=0,
         param_shapes={n: (3,) for n in ref.INPUTS_OLD[1:]})
+    # version 1: consumed_inputs is required; version 6's error cases
+    add("consumed-missing/1", 1, "missing-attribute", "consumed_inputs is a required attribute of version 1",
+        x_shape=(2, 3, 2, 2), is_test=1, consumed_inputs=None)
+    add("consumed-missing/train/1", 1, "missing-attribute", "consumed_inputs is a required attribute of version 1",
+        x_shape=(4, 3, 2, 2), t=F16, training=True, outputs=ref.OUTPUTS_OLD, consumed_inputs=None, opset=3)
+    add("scale-len/1", 1, "scale-shape", "scale must have shape (C)", x_shape=(2, 3, 2, 2),
+        param_shapes={"scale": (4,)}, is_test=1)
+    add("rank0/1", 1, "rank0", "X of rank 0 (spec: 4-dimensional NCHW)", x_shape=(),
+        param_shapes={n: (1,) for n in ref.INPUTS_OLD[1:]}, is_test=1)
+    add("mean-len/1", 1, "mean-shape", "mean must have shape (C)", x_shape=(3, 2, 2, 2),
+        param_shapes={"mean": (3,)}, is_test=1, t=F64)
+    add("var-len/train/1", 1, "var-shape", "var must have shape (C)", x_shape=(4, 3, 2, 1),
+        param_shapes={"var": (2,)}, training=True, outputs=ref.OUTPUTS_OLD, opset=5)
+    add("slots3/1", 1, "output-count", "the schema allows 1 or 5 outputs (3 given)", x_shape=(4, 3, 1, 2),
+        training=True, outputs=("Y", "running_mean", "running_var"), slots=3)
+    add("bf16/1", 1, "type", "bfloat16 is not in T of version 1", x_shape=(2, 3, 2, 2), t=BF16, is_test=1)
+    add("mean-type/1", 1, "type", "mean must have X's type T in version 1", x_shape=(2, 3, 2, 2), is_test=1,
+        input_types={"mean": F64})
     return out
 
 
@@ -491,7 +552,22 @@ def _full(version: int, training: bool, i: int = 0) -> tuple[str, ...]:
 
 
 def _ranks(version: int) -> tuple[int, ...]:
+    """Ranks the rotating coordinates cycle through (version 1: its text's rank 4 only)."""
+    if version == 1:
+        return (V1_RANK,)
     return (1, 2, 3, 4, 5) if version >= 9 else (2, 3, 4, 5)
+
+
+def _sweep_ranks(version: int) -> tuple[int, ...]:
+    """Ranks of the shapes sweep (version 1: also 2, 3 and 5, contested)."""
+    return (2, 3, 4, 5) if version == 1 else _ranks(version)
+
+
+def _consumed_kw(version: int, i: int) -> dict:
+    """Version 1: the legacy consumed_inputs, every 7th index one of the other values."""
+    if version != 1 or i % 7 != 6:
+        return {}
+    return {"consumed_inputs": CONSUMED_OTHER[(i // 7) % len(CONSUMED_OTHER)]}
 
 
 def _shape(version: int, i: int) -> tuple[int, ...]:
@@ -503,7 +579,7 @@ def _shape(version: int, i: int) -> tuple[int, ...]:
 
 def _mode_kw(version: int, training: bool, i: int) -> dict:
     """Mode attributes: v6 is_test, v14/15 training_mode (sometimes explicit at its default)."""
-    if version == 6:
+    if version in ref.IS_TEST_VERSIONS:
         return {"is_test": (0 if i % 3 == 0 else None) if training else 1}
     if version >= 14:
         return {"training_mode": 1 if training else (0 if i % 3 == 0 else None)}
@@ -537,7 +613,7 @@ def specs() -> list[Spec]:
                     opset=ops[i % len(ops)], t=t, training=training, outputs=pat, x_shape=_shape(v, i),
                     epsilon=eps, eps_tag=etag, momentum=MOMENTA[i % len(MOMENTA)] if training else None,
                     params="initializers" if i % 3 == 2 else "inputs", n_datasets=2 if i % 4 == 1 else 1,
-                    extra_tags={"group": "grid"}, **_mode_kw(v, training, i)))
+                    extra_tags={"group": "grid"}, **_mode_kw(v, training, i), **_consumed_kw(v, i)))
                 i += 1
 
     # numerics classes: version x dtype x mode
@@ -561,13 +637,13 @@ def specs() -> list[Spec]:
                         training=training, outputs=_full(v, training, i), x_shape=shape, epsilon=eps, eps_tag=etag,
                         params="initializers" if i % 4 == 3 else "inputs", numerics=num,
                         n_datasets=2 if i % 5 == 0 else 1, extra_tags={"group": "numerics"},
-                        **_mode_kw(v, training, i)))
+                        **_mode_kw(v, training, i), **_consumed_kw(v, i)))
                     i += 1
 
     # long channels (training): every version x dtype, plus large offsets
     for v in ref.VERSIONS:
         for j, t in enumerate(TYPES[v]):
-            shapes = [s for s in LONG_SHAPES if len(s) > 1 or v >= 9]
+            shapes = [s for s in LONG_SHAPES if len(s) in _ranks(v) or (len(s) > 1 and v != 1)]
             shape = shapes[(j + v) % len(shapes)]
             for num in ("long-channels", "long-channels-large-offset"):
                 if num.endswith("large-offset") and t == F64:
@@ -581,7 +657,7 @@ def specs() -> list[Spec]:
     # zero-size batch (inference)
     for v in ref.VERSIONS:
         for j, t in enumerate(TYPES[v]):
-            shape = ((0, 3), (0, 2, 3), (0, 3, 2, 2), (0,))[(j + v) % (4 if v >= 9 else 3)]
+            shape = ((0, 3), (0, 2, 3), (0, 3, 2, 2), (0,))[(j + v) % (4 if v >= 9 else 3)] if v != 1 else (0, 3, 2, 2)
             out.append(Spec(key=f"zero/{v}/{dtypes.type_name(t)}", version=v, opset=v, t=t, x_shape=shape,
                             numerics="zero-size", params="initializers" if j % 2 else "inputs",
                             extra_tags={"group": "zero-size"}, **_mode_kw(v, False, j)))
@@ -589,7 +665,7 @@ def specs() -> list[Spec]:
     # shapes: every rank (incl. C = 1, N = 1) in both modes
     for v in ref.VERSIONS:
         i = 0
-        for r in _ranks(v):
+        for r in _sweep_ranks(v):
             for k, shape in enumerate(SHAPES[r]):
                 training = bool(k % 2)
                 t = TYPES[v][(i + k) % len(TYPES[v])]
@@ -624,7 +700,7 @@ def specs() -> list[Spec]:
                         extra_tags={"group": "momentum"}, **_mode_kw(v, False, 1)))
 
     # opsets beyond since_version (and onnx's latest, 28, for the current version 15)
-    later = [(7, 8), (9, 11), (9, 13), (15, 18), (15, 21), (15, 23), (15, 26), (15, LATEST_OPSET)]
+    later = [(1, 2), (1, 3), (1, 4), (1, 5), (7, 8), (9, 11), (9, 13), (15, 18), (15, 21), (15, 23), (15, 26), (15, LATEST_OPSET)]
     for v, op in later:
         for training in (False, True):
             for t in ((F32, F16) if op != LATEST_OPSET else TYPES[v]):
@@ -632,10 +708,13 @@ def specs() -> list[Spec]:
                                 t=t, training=training, outputs=_full(v, training, op), x_shape=_shape(v, op),
                                 extra_tags={"group": "opsets"}, **_mode_kw(v, training, op)))
 
-    # spatial (6, 7)
-    for v in (6, 7):
-        for j, (sp, shape) in enumerate(((0, (4, 3)), (0, (5, 1)), (1, (2, 3, 2)), (0, (3, 2, 3)), (0, (2, 2, 2, 3)))):
-            if v == 6 and sp == 0 and len(shape) > 2:
+    # spatial (1, 6, 7); version 1: spatial=0 where its 1-D parameters of size C are unambiguous
+    spatial_shapes = {1: ((0, (3, 4, 1, 1)), (0, (5, 1, 1, 1)), (1, (2, 3, 2, 2)), (0, (4, 3)), (0, (6, 2))),
+                      6: ((0, (4, 3)), (0, (5, 1)), (1, (2, 3, 2)), (0, (3, 2, 3)), (0, (2, 2, 2, 3)))}
+    spatial_shapes[7] = spatial_shapes[6]
+    for v in ref.SPATIAL_VERSIONS:
+        for j, (sp, shape) in enumerate(spatial_shapes[v]):
+            if v in ref.IS_TEST_VERSIONS and sp == 0 and int(np.prod(shape[2:])) != 1:
                 continue
             for training in (False, True):
                 t = TYPES[v][(j + int(training)) % 3]
@@ -674,11 +753,21 @@ def specs() -> list[Spec]:
                             n_datasets=3, same_x=True, momentum=0.5,
                             extra_tags={"group": "repeat-run", "repeat_run": True}, **_mode_kw(v, True, j)))
 
-    # version 6: is_test=0 (training) with only Y requested -- ambiguous
-    for j, t in enumerate(TYPES[6]):
-        out.append(Spec(key=f"ambiguous/6/{j}", version=6, opset=6, t=t, training=True, outputs=("Y",), slots=1,
-                        x_shape=_shape(6, j), is_test=0 if j == 0 else None,
-                        extra_tags={"group": "ambiguous", "ambiguous": "v6-training-Y-only"}))
+    # versions 1 and 6: is_test=0 (training) with only Y requested -- ambiguous
+    for v in ref.IS_TEST_VERSIONS:
+        for j, t in enumerate(TYPES[v]):
+            out.append(Spec(key=f"ambiguous/{v}/{j}", version=v, opset=v, t=t, training=True, outputs=("Y",),
+                            slots=1, x_shape=_shape(v, j), is_test=0 if j == 0 else None,
+                            extra_tags={"group": "ambiguous", "ambiguous": f"v{v}-training-Y-only"}))
+
+    # version 1: consumed_inputs values, both modes, each type
+    for j, ci in enumerate((CONSUMED_LEGACY,) + CONSUMED_OTHER):
+        for training in (False, True):
+            t = TYPES[1][(j + int(training)) % 3]
+            out.append(Spec(key=f"consumed/1/{j}/{int(training)}", version=1, opset=OPSETS[1][j], t=t,
+                            training=training, outputs=_full(1, training, j + 1), x_shape=_shape(1, j + 1),
+                            consumed_inputs=ci, params="initializers" if j % 2 else "inputs",
+                            extra_tags={"group": "consumed_inputs"}, **_mode_kw(1, training, j)))
 
     out.extend(_error_specs())
     return out

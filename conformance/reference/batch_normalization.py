@@ -1,6 +1,6 @@
-"""BatchNormalization (ai.onnx) versions 6, 7, 9, 14 and 15: float64 oracle and legitimate variants.
+"""BatchNormalization (ai.onnx) versions 1, 6, 7, 9, 14 and 15: float64 oracle and legitimate variants.
 
-Spec text: ``onnx.defs.get_schema("BatchNormalization", v).doc`` for v in 6, 7, 9, 14, 15.
+Spec text: ``onnx.defs.get_schema("BatchNormalization", v).doc`` for v in 1, 6, 7, 9, 14, 15.
 Every function here takes *values* (float64 arrays holding exactly the numbers a
 backend is fed) and returns float64 arrays; rounding to the output element types is
 the caller's business (``conformance.dtypes.round_to``).
@@ -27,26 +27,44 @@ Semantics, per version (decisions and their sources):
   the parameter length with 1 for a rank-1 X; onnxruntime accepts it (inference and
   training).  Versions 6 and 7 do not define rank 1 (we do not generate it there).
   A rank-0 X is invalid in every version.
-* Training mode: version 6 by ``is_test`` (0, the default, is training); versions 7 and
+* Training mode: versions 1 and 6 by ``is_test`` (0, the default, is training); versions 7 and
   9 by the number of outputs (the schema allows 1 or 5 output slots; "Output case #1:
   Y, mean, var, saved_mean, saved_var (training mode)"; onnx issue #1042 settles that
   optional outputs mean training); versions 14 and 15 by ``training_mode`` (nonzero is
   training: the attribute is described as a boolean and onnx shape inference treats
   any nonzero value as true).
-* ``spatial`` (6, 7): 1 (default) is per-channel statistics; 0 is per-activation
+* ``spatial`` (1, 6, 7): 1 (default) is per-channel statistics; 0 is per-activation
   statistics (reduced over N only), scale/B/mean/var having shape (C x D1 x ... x Dn)
   (version 7 input text; version 9 says deprecated non-spatial models should be
-  flattened to (N x C*D1*...*Dn), i.e. the same thing).  Version 6 text gives the
-  parameters as "1-dimensional tensor of size C" for both values, so version 6 with
-  spatial=0 is only unambiguous for a rank-2 X, where both readings coincide.
-* ``saved_mean`` / ``saved_var`` (6, 7, 9): thin spec text ("Saved mean/variance used
+  flattened to (N x C*D1*...*Dn), i.e. the same thing).  Version 1 and 6 text gives the
+  parameters as "1-dimensional tensor of size C" for both values, so there spatial=0
+  is only unambiguous where D1*...*Dn = 1 (a rank-2 X, or (N, C, 1, 1)); the
+  parameters are then taken 1-dimensional of size C*D1*...*Dn (= C).
+* ``saved_mean`` / ``saved_var`` (1, 6, 7, 9): thin spec text ("Saved mean/variance used
   during training to speed up gradient computation").  We take them as the current
   batch mean and the current batch (population) *variance*, which is what the names
   say and what onnx.reference's ``_batchnorm_training_mode`` computes.  This is
   UNCERTAIN: onnxruntime (and Caffe2/cuDNN before it) returns the saved *inverse
   standard deviation* ``1/sqrt(var + epsilon)`` in ``saved_var``.  Generators tag
   cases that request ``saved_var`` so reports can separate them.
-* Types: 6/7/9 one type T; 14: T for X/scale/B/Y, U for input_mean/input_var and the
+* Version 1 (opsets 1-5) is version 6 plus the required INTS attribute
+  ``consumed_inputs`` ("legacy optimization attribute"): same doc text, same inputs,
+  outputs, attributes and defaults (epsilon 1e-5, is_test 0, momentum 0.9, spatial 1),
+  same T.  ``consumed_inputs`` marks inputs an implementation may update in place; it
+  changes no value, so the oracle ignores it.  Sources: onnx's version converter drops
+  it going 5 -> 6 and changes nothing else (``adapters/batch_normalization_5_6.h``;
+  6 -> 5 only adds ``consumed_inputs=[0, 0]``, ``batch_normalization_6_5.h``); the two
+  schemas in onnx 1.23 have the same doc text, type constraint, attributes (names,
+  descriptions, defaults) and input/output options, and differ only in
+  ``consumed_inputs`` and the X/Y descriptions (onnx's operator docs,
+  ``text_diff_BatchNormalization_1_6``); version 1 has no shape inference function.  The exporters of the time wrote
+  ``consumed_inputs=[0, 0, 0, 1, 1]`` (PyTorch 0.3 ``torch/onnx/symbolic.py``
+  ``batch_norm``: mean and var consumed, i.e. updated in place by the running-statistic
+  outputs 1 and 2).  One difference in the text: version 1 describes X and Y as "4-dimensional
+  tensor of shape NCHW", version 6 as (N x C x D1 ... Dn); generators treat rank 4 as
+  the defined case and other ranks as contested (rejecting them is defensible).
+  Version 1 with spatial=0 follows version 6 (:func:`layout`).
+* Types: 1/6/7/9 one type T; 14: T for X/scale/B/Y, U for input_mean/input_var and the
   running outputs; 15: T (X, Y), T1 (scale, B), T2 (input_mean, input_var, running
   outputs).
 
@@ -86,7 +104,13 @@ from onnx import TensorProto
 
 from conformance import dtypes
 
-VERSIONS = (6, 7, 9, 14, 15)
+VERSIONS = (1, 6, 7, 9, 14, 15)
+#: Versions whose mode is set by ``is_test`` and whose spatial=0 parameters are 1-D.
+IS_TEST_VERSIONS = (1, 6)
+#: Versions with the ``spatial`` attribute.
+SPATIAL_VERSIONS = (1, 6, 7)
+#: What legacy exporters wrote for ``consumed_inputs`` (mean and var updated in place).
+LEGACY_CONSUMED_INPUTS = (0, 0, 0, 1, 1)
 DEFAULT_EPSILON = 1e-5
 DEFAULT_MOMENTUM = 0.9
 
@@ -114,14 +138,14 @@ def output_names(version: int) -> tuple[str, ...]:
 
 
 def version_for_opset(opset: int) -> int:
-    """The BatchNormalization version current at ``opset`` (6 <= opset).
+    """The BatchNormalization version current at ``opset`` (1 <= opset).
 
     Raises:
-        ValueError: opset below 6 (versions 1 is not covered here).
+        ValueError: opset below 1.
     """
     cands = [v for v in VERSIONS if v <= opset]
     if not cands:
-        raise ValueError(f"BatchNormalization before opset 6 is not covered (opset {opset})")
+        raise ValueError(f"BatchNormalization does not exist at opset {opset}")
     return max(cands)
 
 
@@ -141,11 +165,11 @@ def is_training(version: int, attributes: dict, outputs) -> bool:
     """Whether the node runs in training mode (see module docstring).
 
     Args:
-        version: operator version (6, 7, 9, 14, 15).
+        version: operator version (1, 6, 7, 9, 14, 15).
         attributes: node attributes, defaults not filled in.
         outputs: names of the present (requested) outputs.
     """
-    if version == 6:
+    if version in IS_TEST_VERSIONS:
         return int(attributes.get("is_test", 0)) == 0
     if version in (7, 9):
         return any(o != "Y" for o in outputs)
@@ -191,8 +215,14 @@ class Layout:
         return np.asarray(p).reshape(self.bshape)
 
 
-def layout(x_shape, spatial: int = 1) -> Layout:
+def layout(x_shape, spatial: int = 1, version: int | None = None) -> Layout:
     """The :class:`Layout` of an X of ``x_shape``.
+
+    Args:
+        x_shape: shape of X.
+        spatial: the ``spatial`` attribute (1: per channel, 0: per activation).
+        version: operator version; for 1 and 6 (:data:`IS_TEST_VERSIONS`) spatial=0
+            parameters are 1-dimensional (size C*D1*...*Dn), else (C x D1 x ... x Dn).
 
     Raises:
         ValueError: X of rank 0.
@@ -205,7 +235,13 @@ def layout(x_shape, spatial: int = 1) -> Layout:
     if spatial:
         c = x_shape[1]
         return Layout(x_shape, (c,), (1, c) + (1,) * (len(x_shape) - 2), True)
-    return Layout(x_shape, x_shape[1:], (1,) + x_shape[1:], False)
+    pshape = (int(np.prod(x_shape[1:])),) if version in IS_TEST_VERSIONS else x_shape[1:]
+    return Layout(x_shape, pshape, (1,) + x_shape[1:], False)
+
+
+def spatial_of(version: int, attributes: dict) -> int:
+    """The ``spatial`` attribute's value (1 where the version has none)."""
+    return int(attributes.get("spatial", 1)) if version in SPATIAL_VERSIONS else 1
 
 
 def check_shapes(version: int, lay: Layout, params: dict[str, tuple[int, ...]]) -> None:
@@ -256,7 +292,7 @@ def oracle(version: int, inputs: dict[str, np.ndarray], attributes: dict, output
     """Float64 BatchNormalization of ``version`` (module docstring), requested outputs only.
 
     Args:
-        version: 6, 7, 9, 14 or 15.
+        version: 1, 6, 7, 9, 14 or 15 (version 1's ``consumed_inputs`` is ignored).
         inputs: by formal name (:func:`input_names`), float64 values.
         attributes: node attributes (defaults not filled in).
         outputs: requested output names (:func:`output_names`).
@@ -271,8 +307,7 @@ def oracle(version: int, inputs: dict[str, np.ndarray], attributes: dict, output
     names = input_names(version)
     x, scale, b, mean_in, var_in = (np.asarray(inputs[n], dtype=np.float64) for n in names)
     eps, mom = attribute_values(attributes)
-    spatial = int(attributes.get("spatial", 1)) if version in (6, 7) else 1
-    lay = layout(x.shape, spatial)
+    lay = layout(x.shape, spatial_of(version, attributes), version)
     check_shapes(version, lay, {n: np.shape(inputs[n]) for n in names[1:]})
     bad = [o for o in outputs if o not in output_names(version)]
     if bad:
@@ -459,8 +494,7 @@ def variants(
     x, scale, b, mean_in, var_in = (np.asarray(inputs[n], dtype=np.float64) for n in names)
     t, t2 = types[names[0]], types[names[3]]
     eps, mom = attribute_values(attributes)
-    spatial = int(attributes.get("spatial", 1)) if version in (6, 7) else 1
-    lay = layout(x.shape, spatial)
+    lay = layout(x.shape, spatial_of(version, attributes), version)
     check_shapes(version, lay, {n: np.shape(inputs[n]) for n in names[1:]})
     out: dict[str, dict[str, np.ndarray]] = {o: {} for o in outputs}
     if not is_training(version, attributes, outputs):
