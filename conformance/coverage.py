@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import onnx
@@ -224,7 +224,7 @@ def _block(analyses: list[dict], vs: VersionSpec) -> dict:
     }
 
 
-def _version_entry(spec: OpSpec, version: int, analyses: list[dict]) -> dict:
+def _version_entry(spec: OpSpec, version: int, analyses: list[dict], outcomes=None) -> dict:
     vs = spec.versions[version]
     params = list(vs.type_constraints)
     value = _block([a for a in analyses if not a["error"]], vs)
@@ -243,7 +243,7 @@ def _version_entry(spec: OpSpec, version: int, analyses: list[dict]) -> dict:
         if reason:
             entry["declared_unbuildable"] = reason
         missing.append(entry)
-    return {
+    entry = {
         "deprecated": vs.deprecated,
         "type_params": {p: [_short(t) for t in ts] for p, ts in vs.type_constraints.items()},
         "param_notes": combination_notes(vs),
@@ -256,14 +256,32 @@ def _version_entry(spec: OpSpec, version: int, analyses: list[dict]) -> dict:
         "value": value,
         "error": error,
     }
+    if outcomes is not None:
+        by_combo: dict[str, Counter] = defaultdict(Counter)
+        err: Counter = Counter()
+        for a in analyses:
+            o = outcomes.get(a["id"])
+            if o is None:
+                continue
+            if a["error"]:
+                err[o] += 1
+            else:
+                by_combo[_combo_key(a["combo"], params)][o] += 1
+        entry["outcomes"] = {k: dict(sorted(v.items())) for k, v in sorted(by_combo.items())}
+        entry["error_outcomes"] = dict(sorted(err.items()))
+    return entry
 
 
-def compute_coverage(cases: Iterable) -> dict:
+def compute_coverage(cases: Iterable, outcomes: Mapping[str, str] | None = None) -> dict:
     """Coverage of the operators in ``cases``, per operator and version (JSON-serialisable).
 
     Args:
         cases: :class:`~conformance.case.Case` objects (only ``case.model``,
             ``case.expect_error`` and ``case.id`` are read; tags are ignored).
+        outcomes: case id -> outcome of a run; when given, every version entry also has
+            ``outcomes`` (type-combination key -> {outcome: count} over its value cases)
+            and ``error_outcomes`` ({outcome: count} over its error cases), so a report
+            can say which covered combinations a backend passes.
 
     Returns:
         ``{"ops": {key: {"op", "domain", "source", "versions": {since: entry}}},
@@ -292,7 +310,7 @@ def compute_coverage(cases: Iterable) -> dict:
         spec = op_spec(op, domain)
         versions = {}
         for v in spec.since_versions:
-            versions[str(v)] = _version_entry(spec, v, [a for a in analyses if a["version"] == v])
+            versions[str(v)] = _version_entry(spec, v, [a for a in analyses if a["version"] == v], outcomes)
         ops[f"{domain}:{op}" if domain else op] = {"op": op, "domain": domain, "source": spec.source,
                                                    "versions": versions}
     return {"cases": n, "ops": ops, "unmatched": unmatched}
@@ -312,6 +330,70 @@ def _short_pattern(pattern: str, optional: dict[str, list[str]]) -> str:
     pick = [", ".join(n for n in side.split(",") if n in optional[k]) or "-"
             for side, k in ((ins, "inputs"), (outs, "outputs"))]
     return " | ".join(pick)
+
+
+def coverage_totals(cov: dict) -> dict:
+    """Totals of ``cov`` (from :func:`compute_coverage`): ``ops``, ``versions``, ``covered`` /
+    ``combinations`` (type combinations over every version), ``gaps`` (missing and not declared
+    unbuildable), ``declared`` (missing with a stated reason), ``bare_versions`` (``op-version``
+    strings without value cases) and ``unmatched`` (cases matched to no schema)."""
+    t = {"ops": len(cov["ops"]), "versions": 0, "covered": 0, "combinations": 0, "gaps": 0, "declared": 0,
+         "bare_versions": [], "unmatched": len(cov.get("unmatched") or [])}
+    for key, op in cov["ops"].items():
+        for v, e in op["versions"].items():
+            t["versions"] += 1
+            t["covered"] += len(e["covered"])
+            t["combinations"] += e["total_combinations"]
+            t["gaps"] += e["gaps"]
+            t["declared"] += len(e["missing"]) - e["gaps"]
+            if not e["value"]["cases"]:
+                t["bare_versions"].append(f"{key}-{v}")
+    return t
+
+
+def _missing_text(e: dict, limit: int = _MAX_LIST_VALUES) -> list[str]:
+    missing = [m["combination"] + (f" [declared: {m['declared_unbuildable']}]" if "declared_unbuildable" in m
+                                   else (f" (partial: {m['partial_cases']})" if m["partial_cases"] else ""))
+               for m in e["missing"]]
+    if len(missing) > limit:
+        missing = missing[:limit] + [f"... {len(missing) - limit} more"]
+    return missing
+
+
+def render_summary(cov: dict, console) -> None:
+    """Print ``cov`` as one compact table, a row per operator version: value / error cases,
+    covered / total type combinations (green: all, yellow: some, red: none), the missing
+    ones, how many optional-I/O patterns and attribute values the value cases exercise;
+    then a totals line."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title="coverage per operator version (details: --detail)", show_lines=False)
+    for col, just in (("operator", "left"), ("version", "right"), ("value", "right"), ("error", "right"),
+                      ("types", "right"), ("missing type combinations", "left"), ("I/O patterns", "right"),
+                      ("attribute values", "right")):
+        t.add_column(col, justify=just, overflow="fold")
+    for key, op in cov["ops"].items():
+        first = True
+        for v, e in op["versions"].items():
+            ncov = len(e["covered"])
+            style = "green" if e["gaps"] == 0 and e["value"]["cases"] else ("yellow" if ncov else "red")
+            t.add_row(escape(key) if first else "", f"{v}{' *' if e['deprecated'] else ''}",
+                      str(e["value"]["cases"]), str(e["error"]["cases"]),
+                      f"[{style}]{ncov}/{e['total_combinations']}[/{style}]",
+                      escape("; ".join(_missing_text(e, 4)) or "-"),
+                      str(len(e["value"]["io_patterns"])),
+                      str(sum(len(vals) for vals in e["value"]["attributes"].values())))
+            first = False
+    console.print(t)
+    tot = coverage_totals(cov)
+    console.print(f"{tot['ops']} operator(s), {tot['versions']} version(s): {tot['covered']}/{tot['combinations']} "
+                  f"type combinations covered, {tot['gaps']} gap(s), {tot['declared']} declared unbuildable"
+                  + (f"; versions without value cases: {', '.join(tot['bare_versions'])}" if tot["bare_versions"]
+                     else "")
+                  + (f"; {tot['unmatched']} case(s) matched to no schema" if tot["unmatched"] else "")
+                  + ("  (* deprecated version)" if any(e["deprecated"] for op in cov["ops"].values()
+                                                        for e in op["versions"].values()) else ""))
 
 
 def render_coverage(cov: dict, console) -> None:
@@ -334,11 +416,7 @@ def render_coverage(cov: dict, console) -> None:
                     "error cases only"):
             t.add_column(col, overflow="fold")
         for v, e in op["versions"].items():
-            missing = [m["combination"] + (f" [declared: {m['declared_unbuildable']}]" if "declared_unbuildable" in m
-                                           else (f" (partial: {m['partial_cases']})" if m["partial_cases"] else ""))
-                       for m in e["missing"]]
-            if len(missing) > _MAX_LIST_VALUES:
-                missing = missing[:_MAX_LIST_VALUES] + [f"... {len(missing) - _MAX_LIST_VALUES} more"]
+            missing = _missing_text(e)
             extra = []
             if e["value"]["outside_constraints"]:
                 extra.append("value cases outside constraints: " + "; ".join(e["value"]["outside_constraints"]))
@@ -383,9 +461,11 @@ def render_coverage(cov: dict, console) -> None:
 # ----------------------------------------------------------------------------- command line
 def cmd_coverage(args, console) -> int:
     """``onnx-conformance coverage``: generate (``--ops``, ``--seed``) or read (``--bundle``)
-    a suite, print its coverage and optionally write it as JSON (``--json``).
+    a suite, print its coverage (a summary table; ``--detail``: a table per operator) and
+    optionally write it as JSON (``--json``).
 
-    Returns 0.  Raises :class:`conformance.cli.UsageError` for bad input (neither or both of
+    Returns 0, or 1 with ``--fail-on-gaps`` when a type combination the spec allows has no
+    value case and no declared reason.  Raises :class:`conformance.cli.UsageError` for bad input (neither or both of
     --ops and --bundle, unknown operator, unreadable bundle).
     """
     from .cli import UsageError, _ops
@@ -404,7 +484,9 @@ def cmd_coverage(args, console) -> int:
 
         cases = registry.generate(_ops(args.ops), args.seed)
     cov = compute_coverage(cases)
-    render_coverage(cov, console)
+    if args.detail:
+        render_coverage(cov, console)
+    render_summary(cov, console)
     if args.json:
         try:
             with open(args.json, "w", encoding="utf-8") as f:
@@ -413,7 +495,7 @@ def cmd_coverage(args, console) -> int:
         except OSError as exc:
             raise UsageError(f"cannot write {args.json}: {exc}") from None
         console.print(f"wrote {args.json}")
-    return 0
+    return 1 if args.fail_on_gaps and coverage_totals(cov)["gaps"] else 0
 
 
 def add_coverage_command(subparsers) -> None:
@@ -429,4 +511,10 @@ def add_coverage_command(subparsers) -> None:
     c.add_argument("--bundle", metavar="DIR", help="read the cases from this bundle instead")
     c.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
     c.add_argument("--json", metavar="OUT", help="also write the coverage as JSON to this file")
+    c.add_argument("--detail", action="store_true",
+                   help="also print a table per operator: missing combinations, optional I/O patterns, attribute "
+                        "values, what only error cases exercise")
+    c.add_argument("--fail-on-gaps", action="store_true",
+                   help="exit with status 1 when a type combination the spec allows has no value case and no "
+                        "declared reason (for CI)")
     c.set_defaults(fn=cmd_coverage)

@@ -224,9 +224,23 @@ def execute(
     }
     doc = results_document(suite, backend.environment(), results, duration, run_info)
     doc["expected_failures"] = {"file": spec.xfail, "stale": [f"{e.source}: {e.id} ({e.reason})" for e in stale]}
+    doc["coverage"] = _coverage(suite, results, status)
     write_results(doc, out / "results.json")
     write_html(doc, out / "report.html")
     return doc, stale
+
+
+def _coverage(suite: Suite, results: list[CaseResult], status: Callable[[str], None]) -> dict | None:
+    """The suite's coverage with this run's outcomes (:func:`conformance.coverage.compute_coverage`),
+    or ``None`` (and a status message) if it cannot be computed: coverage is an extra view, and a
+    foreign suite must not lose its run over it."""
+    from .coverage import compute_coverage
+
+    try:
+        return compute_coverage(suite.cases, {r.id: r.outcome for r in results})
+    except Exception as exc:  # noqa: BLE001 - see docstring
+        status(f"coverage not computed: {type(exc).__name__}: {exc}")
+        return None
 
 
 def default_jobs() -> int:

@@ -13,6 +13,8 @@ Schema (``format: onnx-conformance-results/1``)::
       "host":    {python, platform, machine},
       "summary": {outcome: count for every outcome},
       "duration_s": wall time of the run in seconds,
+      "coverage": conformance.coverage.compute_coverage of the suite with this run's
+                  outcomes per type combination (null if it could not be computed),
       "cases": [ {id, op, domain, since_version, opset, tags, outcome, message, phase,
                   expect_error, duration_s,
                   outputs: [{name, passed, reason, max_abs_err, ratio, worst_index,

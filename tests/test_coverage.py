@@ -25,7 +25,8 @@ import conformance.generators.layer_normalization  # noqa: F401
 from conformance import coverage as cov_mod
 from conformance import registry
 from conformance.cli import UsageError
-from conformance.coverage import add_coverage_command, analyse_case, compute_coverage, render_coverage
+from conformance.coverage import (add_coverage_command, analyse_case, compute_coverage, coverage_totals,
+                                  render_coverage, render_summary)
 from conformance.opspec import combination_notes, op_spec, type_combinations
 
 FLOATS4 = ["float16", "float", "double", "bfloat16"]
@@ -104,14 +105,12 @@ def test_layer_normalization_every_type_combination(cov):
 
 def test_batch_normalization_every_version_and_type_combination(cov):
     vs = cov["ops"]["BatchNormalization"]["versions"]
-    for v in ("6", "7", "9"):
+    for v in ("1", "6", "7", "9"):
         assert set(vs[v]["covered"]) == {_key(T=t) for t in ("float16", "float", "double")}, v
     assert set(vs["14"]["covered"]) == {_key(T=t, U=u) for t in FLOATS4 for u in FLOATS4}
     assert set(vs["15"]["covered"]) == {_key(T=t, T1=a, T2=b) for t, a, b in itertools.product(FLOATS4, repeat=3)}
-    for v in ("6", "7", "9", "14", "15"):
+    for v in ("1", "6", "7", "9", "14", "15"):
         assert vs[v]["gaps"] == 0 and vs[v]["value"]["cases"] > 0, v
-    # BatchNormalization-1 (consumed_inputs) has no generator: all its combinations are gaps
-    assert vs["1"]["value"]["cases"] == 0 and vs["1"]["gaps"] == 3
     # the training / inference patterns of 14 are seen from the node outputs
     assert "X,scale,B,input_mean,input_var -> Y,running_mean,running_var" in vs["14"]["value"]["io_patterns"]
     assert set(vs["14"]["value"]["attributes"]["training_mode"]) >= {"0 (absent)", "1"}
@@ -167,13 +166,39 @@ def test_declared_unbuildable_is_not_a_gap(cases, monkeypatch):
     assert [m.get("declared_unbuildable") for m in e["missing"] if "U=bfloat16" in m["combination"]] == ["test reason"]
 
 
-def test_render(cov):
+def test_render(cases):
+    # without the version-14 cases, version 14 has no value case and all its 16 combinations are gaps
+    cov = compute_coverage([c for c in cases if not (c.op == "BatchNormalization" and c.since_version == 14)])
     console = Console(record=True, width=240)
     render_coverage(cov, console)
     text = console.export_text()
     assert "coverage: BatchNormalization" in text and "coverage: LayerNormalization" in text
-    assert "64/64" in text and "8/8" in text
-    assert "versions without value cases: 1" in text
+    assert "64/64" in text and "8/8" in text and "0/16" in text
+    assert "versions without value cases: 14" in text
+    console = Console(record=True, width=240)
+    render_summary(cov, console)
+    text = console.export_text()
+    assert "coverage per operator version" in text and "coverage: BatchNormalization" not in text
+    tot = coverage_totals(cov)
+    assert "BatchNormalization-14" in tot["bare_versions"] and tot["gaps"] >= 16
+    assert f"{tot['covered']}/{tot['combinations']} type combinations covered, {tot['gaps']} gap(s)" in text
+    assert "versions without value cases: " in text and "BatchNormalization-14" in text
+
+
+def test_outcomes_per_combination(cases):
+    bn = [c for c in cases if c.op == "BatchNormalization" and c.since_version in (6, 7)]
+    outcomes = {c.id: ("pass" if c.inputs[0].elem_type == TensorProto.FLOAT else "fail") for c in bn}
+    cov = compute_coverage(bn, outcomes)
+    for v in ("6", "7"):
+        e = cov["ops"]["BatchNormalization"]["versions"][v]
+        values = [c for c in bn if c.since_version == int(v) and c.expect_error is None]
+        assert set(e["outcomes"]) == {_key(T=t) for t in ("float16", "float", "double")}
+        assert sum(sum(d.values()) for d in e["outcomes"].values()) == len(values)
+        assert set(e["outcomes"][_key(T="float")]) == {"pass"}
+        assert set(e["outcomes"][_key(T="double")]) == {"fail"}
+        n_err = sum(1 for c in bn if c.since_version == int(v) and c.expect_error is not None)
+        assert sum(e["error_outcomes"].values()) == n_err
+    assert "outcomes" not in compute_coverage(bn)["ops"]["BatchNormalization"]["versions"]["6"]
 
 
 # ----------------------------------------------------------------------------- command line
@@ -188,11 +213,44 @@ def test_cli_bundle_and_json(toy_suite, tmp_path):
 
     write_bundle(toy_suite, tmp_path / "b")
     console = Console(record=True, width=200)
-    args = _parse(["coverage", "--bundle", str(tmp_path / "b"), "--json", str(tmp_path / "cov.json")])
+    args = _parse(["coverage", "--bundle", str(tmp_path / "b"), "--json", str(tmp_path / "cov.json"), "--detail"])
     assert args.fn(args, console) == 0
     data = json.loads((tmp_path / "cov.json").read_text())
     assert "Abs" in data["ops"] and data["cases"] == len(toy_suite.cases)
-    assert "coverage: Abs" in console.export_text()
+    text = console.export_text()
+    assert "coverage: Abs" in text and "coverage per operator version" in text
+    # the toy suite covers a few types of Abs: gaps, so --fail-on-gaps exits 1
+    assert coverage_totals(data)["gaps"] > 0
+    args = _parse(["coverage", "--bundle", str(tmp_path / "b"), "--fail-on-gaps"])
+    console = Console(record=True, width=200)
+    assert args.fn(args, console) == 1
+    assert "coverage: Abs" not in console.export_text()
+
+
+def test_fail_on_gaps_passes_a_complete_suite(cases, monkeypatch):
+    monkeypatch.setattr(registry, "generate", lambda ops, seed: [c for c in cases if c.op == "LayerNormalization"])
+    args = _parse(["coverage", "--ops", "LayerNormalization", "--fail-on-gaps"])
+    assert args.fn(args, Console(record=True, width=200)) == 0
+
+
+def test_run_records_coverage_with_outcomes_and_the_report_shows_it(toy_registered, tmp_path):
+    from conformance.cli import main
+
+    assert main(["run", "--backend", "onnxruntime", "--ops", "Abs", "--out", str(tmp_path / "r")]) == 0
+    doc = json.loads((tmp_path / "r" / "results.json").read_text())
+    versions = doc["coverage"]["ops"]["Abs"]["versions"]
+    n_value = sum(1 for c in doc["cases"] if c["expect_error"] is None)
+    assert sum(n for e in versions.values() for d in e["outcomes"].values() for n in d.values()) == n_value
+    assert sum(n for e in versions.values() for n in e["error_outcomes"].values()) == len(doc["cases"]) - n_value
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert '<section id="coverage">' in html
+    covered = [k for e in versions.values() for k in e["covered"]]
+    assert covered and all(f"{k}: " in html for k in covered)
+    # a results file without coverage (older format) still renders, without the section
+    from conformance.reports.html import render_html
+
+    del doc["coverage"]
+    assert '<section id="coverage">' not in render_html(doc)
 
 
 def test_cli_usage_errors(tmp_path):

@@ -8,6 +8,8 @@ The page (jinja2, autoescaped everywhere; backend messages can contain anything)
   (:func:`top_problems`), each group linking to its cases;
 * matrices, coloured by the worst outcome in each cell: operator x dtype and operator x
   feature (:data:`conformance.reports.common.FEATURES`); each cell links to its cases;
+* coverage: per operator version, the schema's type combinations the suite covers, each
+  with this backend's outcomes, and the ones it misses (:mod:`conformance.reports.coverage_view`);
 * accuracy: per operator and dtype, the distribution of measured error / tolerance over
   passing cases, drawn by matplotlib (:mod:`conformance.reports.accuracy`) as inline SVG images;
 * every case, in a list that filters by operator, dtype, outcome, feature and free
@@ -517,6 +519,7 @@ def _render(doc: dict, manifest: dict | None, bundle_dir) -> str:
             fm.update(key=key, title=title, explanation=expl)
             features.append(fm)
     from .accuracy import accuracy_section
+    from .coverage_view import coverage_rows
 
     env = _env()
     suite = {"seed": None, "ops": [], "content_hash": None, "n_cases": None, "source": None, "versions": {},
@@ -548,6 +551,7 @@ def _render(doc: dict, manifest: dict | None, bundle_dir) -> str:
         dm=dtype_matrix,
         features=features,
         accuracy=accuracy_section(cases),
+        coverage=coverage_rows(doc.get("coverage"), list(ORDER)),
         problems=top_problems(cases),
         stale_xfails=[str(e) for e in ((doc.get("expected_failures") or {}).get("stale") or [])],
         xfail_file=(doc.get("expected_failures") or {}).get("file"),
