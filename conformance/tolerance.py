@@ -21,7 +21,10 @@ wrong semantics.  We get there empirically, per case and per output:
 
 NaN and infinities are compared exactly: an expected NaN requires a NaN, an expected
 ``+inf`` requires ``+inf``; a NaN or infinity where a finite value is expected fails.
-The sign of zero is not checked.
+The sign of zero is checked only where the spec defines it and the case says so
+(``Tolerance.signed_zero``: an expected ``-0.0`` requires ``-0.0`` and ``+0.0`` requires
+``+0.0``, e.g. an identity such as Dropout in inference); elsewhere (``max(0, -0)``) it is
+not.
 
 Every comparison records the measured error and the ratio error / tolerance at the
 worst element, so a report can show how close a passing case came to failing.
@@ -51,7 +54,8 @@ class Tolerance:
         rtol: relative term (dimensionless).
         spread: largest |variant - float64 oracle| over the legitimate variants.
         variants: names of the variants that were measured.
-        exact: the output must match bit for bit (ints, or defined special values only).
+        exact: the values must match exactly (ints, or defined special values only).
+        signed_zero: an expected zero must have the same sign (the spec defines it).
     """
 
     atol: float
@@ -59,10 +63,13 @@ class Tolerance:
     spread: float = 0.0
     variants: tuple[str, ...] = ()
     exact: bool = False
+    signed_zero: bool = False
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["variants"] = list(self.variants)
+        if not self.signed_zero:  # written only when set, so earlier cases keep their content hashes
+            del d["signed_zero"]
         return d
 
     @classmethod
@@ -73,6 +80,7 @@ class Tolerance:
             spread=float(d.get("spread", 0.0)),
             variants=tuple(d.get("variants", ())),
             exact=bool(d.get("exact", False)),
+            signed_zero=bool(d.get("signed_zero", False)),
         )
 
 
@@ -232,6 +240,14 @@ def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
             actual_at_worst=float(a[idx]),
             tolerance=tol,
         )
+    if tol.signed_zero:
+        zero_bad = (e == 0) & (a == 0) & (np.signbit(e) != np.signbit(a))
+        if zero_bad.any():
+            idx = np.unravel_index(int(np.argmax(zero_bad)), e.shape)
+            return Check(name, False, f"{int(zero_bad.sum())} zero(s) of the wrong sign, first at "
+                                      f"{list(map(int, idx))}: expected {e[idx]!r}, got {a[idx]!r}",
+                         ratio=math.inf, worst_index=[int(i) for i in idx], expected_at_worst=float(e[idx]),
+                         actual_at_worst=float(a[idx]), tolerance=tol)
     fin = np.isfinite(e)
     err = np.where(fin, np.abs(a - np.where(fin, e, 0.0)), 0.0)
     if tol.exact:

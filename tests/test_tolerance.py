@@ -85,3 +85,23 @@ def test_compare_integers_and_bools_exactly():
     c = compare("Y", np.array([1, 2, 2**40], np.int64), e, _tol(atol=10))
     assert not c.passed and "exact" in c.reason and c.worst_index == [2]
     assert not compare("Y", np.array([True, False]), np.array([True, True]), _tol()).passed
+
+
+def test_sign_of_zero_is_checked_only_when_the_tolerance_says_so():
+    e = np.array([-0.0, 0.0, 1.0], np.float32)
+    flipped = np.array([0.0, -0.0, 1.0], np.float32)
+    loose = Tolerance(atol=0.0, rtol=0.0)
+    assert compare("y", flipped, e, loose).passed
+    strict = Tolerance(atol=0.0, rtol=0.0, signed_zero=True)
+    chk = compare("y", flipped, e, strict)
+    assert not chk.passed and "2 zero(s) of the wrong sign" in chk.reason and chk.worst_index == [0]
+    assert compare("y", e.copy(), e, strict).passed
+    # a tiny nonzero where -0 is expected is a value question (within atol), not a sign question
+    assert compare("y", np.array([1e-30, 0.0, 1.0], np.float32), e, Tolerance(atol=1e-20, rtol=0.0, signed_zero=True)).passed
+
+
+def test_signed_zero_round_trips_and_is_omitted_when_unset():
+    t = Tolerance(atol=1.0, rtol=0.5, signed_zero=True)
+    assert Tolerance.from_json(t.to_json()) == t
+    assert "signed_zero" not in Tolerance(atol=1.0, rtol=0.5).to_json()  # earlier cases keep their hashes
+    assert Tolerance.from_json(Tolerance(atol=1.0, rtol=0.5).to_json()).signed_zero is False
