@@ -4,10 +4,15 @@ MeanVarianceNormalization (9, 13) and LRN (1, 13); and onnxruntime's com.microso
 SkipLayerNormalization-1 and SkipSimplifiedLayerNormalization-1 (schemas from
 ``onnxruntime.capi.onnxruntime_pybind11_state.get_all_operator_schema()``).
 
-Not generated: onnxruntime's SimplifiedLayerNormalization, which onnxruntime registers
-in the ai.onnx domain ("" version 1), where onnx knows no such operator (the checker
-rejects it); GroupNormalization-21 with a stash_type other than 1 (the spec names no
-other precision); RMSNormalization with ``T != V`` (see :func:`generate_rms`).
+Also onnxruntime's SimplifiedLayerNormalization-1, which onnxruntime registers in the
+ai.onnx domain ("" version 1) where onnx knows no such operator (the checker rejects it;
+see :func:`generate_simplified_layer_norm`).  Contested cases (``Case.contested``: onnx's
+checker rejects models the schema admits): RMSNormalization with ``T != V``,
+MeanVarianceNormalization's non-float and default-axes-13 cases, every GroupNormalization-18
+case.
+
+Not generated: GroupNormalization-21 with a stash_type other than 1 (the spec names no
+other precision).
 
 Oracles and variant policy: :mod:`conformance.reference.normalization`.  Every case is one
 single-node model.  For each operator version the generator covers every type of its
@@ -78,8 +83,9 @@ def _scale_of(*arrays) -> float:
     return float(vals.max()) if vals.size and vals.max() > 0 else 1.0
 
 
-def _build(op, since, opset, attrs, inputs, feeds_list, outs, tags, label, *, expect_error=None, domain="") -> Case:
-    """Assemble a case.
+def _build(op, since, opset, attrs, inputs, feeds_list, outs, tags, label, *, expect_error=None, domain="",
+           contested=None) -> Case:
+    """Assemble a case (``contested``: :attr:`conformance.case.Case.contested`).
 
     ``inputs``: list of (name, elem, shape, initializer value or None, present).
     ``feeds_list``: per data set, name -> float64 value (graph inputs only).
@@ -95,7 +101,7 @@ def _build(op, since, opset, attrs, inputs, feeds_list, outs, tags, label, *, ex
         datasets = [DataSet(inputs={k: common.as_type(v, el) for k, (v, el) in f.items()}) for f in feeds_list]
         return Case(op=op, since_version=since, opset=opset, attributes=attrs, inputs=ins,
                     outputs=[Output(n, el) for n, el in outs], datasets=datasets, tags=tags, label=label,
-                    expect_error=expect_error, domain=domain)
+                    expect_error=expect_error, domain=domain, contested=contested)
     datasets, outputs = [], []
     for k, f in enumerate(feeds_list):
         datasets.append(DataSet(
@@ -107,7 +113,7 @@ def _build(op, since, opset, attrs, inputs, feeds_list, outs, tags, label, *, ex
         vs = {k: np.stack(v) for k, v in var.items()}
         outputs.append(Output(name, el, tolerance=derive_tolerance(e, vs, ulp_el, scale=unit)))
     return Case(op=op, since_version=since, opset=opset, attributes=attrs, inputs=ins, outputs=outputs,
-                datasets=datasets, tags=tags, label=label, domain=domain)
+                datasets=datasets, tags=tags, label=label, domain=domain, contested=contested)
 
 
 def _coarser(*elems: int) -> int:
@@ -235,6 +241,9 @@ def generate_instance(seed: int) -> list[Case]:
 
 
 # ============================================================================ GroupNormalization
+#: Case.contested of every GroupNormalization-18 case
+GN18_CONTESTED = ("GroupNormalization-18 is deprecated in onnx's schema (per-group scale/bias replaced "
+                  "by per-channel in 21): onnx's checker rejects every model using it")
 def _group_case(seed, since, tname, rank, j, numerics, opset, eps_kind, stash_explicit):
     rng = case_rng(seed, "gn", since, tname, rank, j)
     t = _e(tname)
@@ -278,7 +287,8 @@ def _group_case(seed, since, tname, rank, j, numerics, opset, eps_kind, stash_ex
                  stash_type="explicit" if "stash_type" in attrs else "default")
     return _build("GroupNormalization", since, opset, attrs, inputs,
                   [{"X": (x, t), "scale": (scale, t), "bias": (bias, t)}],
-                  [("Y", t, [y], var, unit, ulp)], tags, f"{tname}/r{rank}/G={g}/C={c}/{numerics}/j{j}")
+                  [("Y", t, [y], var, unit, ulp)], tags, f"{tname}/r{rank}/G={g}/C={c}/{numerics}/j{j}",
+                  contested=GN18_CONTESTED if since == 18 else None)
 
 
 def _group_errors(seed, since, opset):
@@ -294,15 +304,18 @@ def _group_errors(seed, since, opset):
         out.append(_build("GroupNormalization", since, opset, {"num_groups": g}, [
             ("X", t, xs, None, True), ("scale", t, (ps,), None, True), ("bias", t, (ps,), None, True)],
             [{"X": (x, t), "scale": (s, t), "bias": (b, t)}], [("Y", t)],
-            _tags(tname, xs, opset, "normal", error=err), f"{tname}/error={err}", expect_error=why))
+            _tags(tname, xs, opset, "normal", error=err), f"{tname}/error={err}", expect_error=why,
+            contested=GN18_CONTESTED if since == 18 else None))
     return out
 
 
-@register("GroupNormalization", version="1")
+@register("GroupNormalization", version="2")
 def generate_group(seed: int) -> list[Case]:
     """GroupNormalization-18 (per-group scale/bias) and -21 (per-channel, stash_type) cases:
     every type x rank 3-5 x numerics; num_groups 1, == C and in between; errors: C not
-    divisible by num_groups, scale/bias of the other version's shape."""
+    divisible by num_groups, scale/bias of the other version's shape.  Every version-18
+    case is contested (:data:`GN18_CONTESTED`): its expected outputs follow the version-18
+    text, a backend rejecting the deprecated schema scores ``unsupported``."""
     cases = []
     numer = ("normal", "constant-rows", "tiny-variance", "normal", "special-values", "large-offset")
     for since, types, last in VERSIONS["GroupNormalization"]:
@@ -321,6 +334,9 @@ def generate_group(seed: int) -> list[Case]:
 
 
 # ============================================================================ RMSNormalization
+#: every (rank, axis) of ranks 1-5
+_RANK_AXES = tuple((r, a) for r in (1, 2, 3, 4, 5) for a in range(-r, r))
+
 def _rms_case(seed, tname, vname, rank, axis, j, numerics, opset, eps_kind, scale_kind):
     rng = case_rng(seed, "rms", tname, vname, rank, axis, j)
     t, v = _e(tname), _e(vname)
@@ -355,21 +371,32 @@ def _rms_case(seed, tname, vname, rank, axis, j, numerics, opset, eps_kind, scal
     return _build("RMSNormalization", 23, opset, attrs,
                   [("X", t, shape, None, True), ("scale", v, sshape, None, True)],
                   [{"X": (x, t), "scale": (scale, v)}], [("Y", v, [y], var, _scale_of(y), ulp)], tags,
-                  f"{tname}-{vname}/r{rank}/axis={axis}/{numerics}/j{j}")
+                  f"{tname}-{vname}/r{rank}/axis={axis}/{numerics}/j{j}",
+                  contested=RMS_T_NE_V_CONTESTED if t != v else None)
 
 
-@register("RMSNormalization", version="1")
+#: Case.contested of the RMSNormalization cases with T != V
+RMS_T_NE_V_CONTESTED = ("T != V: the schema admits it and declares Y of type V, but the function body's "
+                        "Mul(Cast(Normalized, T), Scale) is ill-typed and infers Y as T: onnx's checker "
+                        "rejects the model")
+
+
+@register("RMSNormalization", version="2")
 def generate_rms(seed: int) -> list[Case]:
-    """RMSNormalization-23: every type (with V = T), ranks 1-5 and every axis, scale
+    """RMSNormalization-23: every type with V = T, ranks 1-5 and every axis, scale
     broadcast kinds, epsilon kinds, numerics (no mean is subtracted: large-offset data
     separates a LayerNormalization-like kernel); errors: axis out of range, scale not
     broadcastable.
 
-    Not generated: ``T != V``.  The schema declares ``Y`` of type ``V`` and lets
-    ``V`` differ from ``T``, but onnx's own type inference (the context-dependent
-    function body, ``Mul(Normalized, Scale)``) infers ``Y`` as ``T`` and the checker
-    rejects such models ("Y has inconsistent type"); onnxruntime rejects them too
-    (Mul bound to different types).  The output type is contested, so no case.
+    ``T != V`` (the 12 other pairs, 4 cases each over ranks, axes, scale kinds and
+    numerics) is *contested* (:data:`RMS_T_NE_V_CONTESTED`): the schema declares ``Y`` of
+    type ``V`` and lets ``V`` differ from ``T``, but onnx's type inference of the
+    context-dependent function body (``Mul(Normalized, Scale)`` with ``Normalized`` cast
+    to ``T``) infers ``Y`` as ``T`` and the checker rejects the models ("Y has
+    inconsistent type"); onnxruntime rejects them too.  The expected ``Y`` follows the
+    operator text and the declared type ``V``; the tolerance accepts Normalized rounded
+    to ``T`` before the product (the body) and the product rounded once to ``V``
+    (:func:`conformance.reference.normalization.rms_normalization_variants`).
     """
     cases = []
     last = LATEST_OPSET
@@ -386,6 +413,13 @@ def generate_rms(seed: int) -> list[Case]:
                     j += 1
         cases.append(_rms_case(seed, tname, tname, 2, -1, j, "long-rows", _opset(opsets, j, last), "default", "full"))
         j += 1
+    pairs = [(t_, v_) for t_ in ALL_T for v_ in ALL_T if t_ != v_]
+    for k in range(4 * len(pairs)):
+        tname, vname = pairs[k % len(pairs)]
+        rank, axis = _RANK_AXES[(7 * k) % len(_RANK_AXES)]
+        cases.append(_rms_case(seed, tname, vname, rank, axis, j, numer[k % len(numer)], _opset(opsets, j, last),
+                               ("default", "tiny", "large")[k % 3], ("full", "ones", "fewer")[(k // 3) % 3]))
+        j += 1
     for k, (xs, axis, ss, err, why) in enumerate((
         ((2, 3, 4), 3, (4,), "axis-range", "axis 3 outside [-3, 3)"),
         ((2, 3, 4), -4, (4,), "axis-range", "axis -4 outside [-3, 3)"),
@@ -398,6 +432,120 @@ def generate_rms(seed: int) -> list[Case]:
                             [{"X": (common.normal(rng, xs, t), t), "scale": (common.normal(rng, ss, t), t)}],
                             [("Y", t)], _tags(ALL_T[k % 4], xs, opsets[k % len(opsets)], "normal", error=err),
                             f"{ALL_T[k % 4]}/error={err}/{k}", expect_error=why))
+    return cases
+
+
+# ============================================================================ SimplifiedLayerNormalization
+#: U (inv_std_var's type) -> the stash_type that makes it (the schema's type inference: U = stash_type)
+SLN_STASH = {"float": 1, "double": 11}
+
+
+def _sln_case(seed, tname, uname, vname, rank, axis, j, *, numerics, opset, eps_kind, scale_kind, with_inv,
+              stash_explicit):
+    rng = case_rng(seed, "sln", tname, uname, vname, rank, axis, j)
+    t, u, v = _e(tname), _e(uname), _e(vname)
+    ax = axis % rank
+    if numerics == "long-rows":
+        shape = tuple([2] * ax + [1] * (rank - ax - 1) + [4096])
+    else:
+        shape = tuple(int(rng.integers(1, {1: 16, 2: 8, 3: 5, 4: 4, 5: 3}[rank] + 1)) for _ in range(rank))
+    norm = shape[ax:]
+    if scale_kind == "full":
+        sshape = norm
+    elif scale_kind == "ones":
+        sshape = tuple(1 if rng.random() < 0.5 else d for d in norm)
+    else:
+        sshape = norm[-1:] if len(norm) > 1 else ()
+        scale_kind = "fewer-dims" if sshape else "scalar"
+    eps = {"default": None, "tiny": 1e-12, "large": 0.5}[eps_kind]
+    stash = SLN_STASH[uname]
+    attrs = {"axis": axis} if (axis != -1 or j % 2) else {}
+    if eps is not None:
+        attrs["epsilon"] = eps
+    if stash != 1 or stash_explicit:
+        attrs["stash_type"] = stash
+    rows, n = int(np.prod(shape[:ax])), int(np.prod(norm))
+    x = _make_x(rng, numerics, shape, t, (rows, n))
+    scale = common.representable(rng.uniform(0.5, 1.5, sshape) * np.where(rng.random(sshape) < 0.2, -1, 1), v)
+    xt, st = x.astype(_np(tname)), scale.astype(_np(vname))
+    kw = dict(axis=axis, epsilon=1e-5 if eps is None else eps, stash_type=stash)
+    y, inv = ref.simplified_layer_normalization(xt, st, **kw)
+    var = ref.simplified_layer_normalization_variants(xt, st, **kw)
+    f = _e("float")
+    outs = [("Y", v, [y], {k: [w[0]] for k, w in var.items()}, _scale_of(y), _coarser(t, v, f))]
+    if with_inv:
+        outs.append(("inv_std_var", u, [inv], {k: [w[1]] for k, w in var.items()}, _scale_of(inv), _coarser(t, u, f)))
+    tags = _tags(tname, shape, opset, numerics, scale_dtype=vname, stash_dtype=uname, axis=axis,
+                 axis_sign="neg" if axis < 0 else "pos", epsilon=eps_kind, scale_shape=scale_kind,
+                 outputs="Y,inv_std_var" if with_inv else "Y",
+                 stash_type="explicit" if "stash_type" in attrs else "default",
+                 axis_attr="explicit" if "axis" in attrs else "default")
+    return _build("SimplifiedLayerNormalization", 1, opset, attrs,
+                  [("X", t, shape, None, True), ("scale", v, sshape, None, True)],
+                  [{"X": (x, t), "scale": (scale, v)}], outs, tags,
+                  f"{tname}-{uname}-{vname}/r{rank}/axis={axis}/{'Y,inv' if with_inv else 'Y'}/{numerics}/j{j}")
+
+
+#: ai.onnx opsets the SimplifiedLayerNormalization models import (the op is at version 1 in
+#: every opset; 26 is onnxruntime's newest)
+SLN_OPSETS = (11, 17, 21, 26)
+
+
+@register("SimplifiedLayerNormalization", version="1")
+def generate_simplified_layer_norm(seed: int) -> list[Case]:
+    """onnxruntime's SimplifiedLayerNormalization-1 in the ai.onnx domain (schema from
+    onnxruntime's registry; semantics: :func:`conformance.reference.normalization.
+    simplified_layer_normalization`): every (T, U, V) of the 32, four cases each (two
+    with inv_std_var, two without), the stash_type that makes U (1 for float, explicit
+    or default; 11 for double), ranks 1-5 and every axis (cyclic), the axis attribute
+    explicit or default, scale of the full normalized shape / with ones / fewer dims or
+    a scalar, epsilon kinds, numerics classes, long rows per T; models import ai.onnx
+    opset 11, 17, 21 or 26.  Errors: axis out of range, scale not broadcastable to
+    ``X.shape[axis:]``, stash_type 10 (float16: not a U) with inv_std_var requested,
+    inv_std_var declared double while stash_type is 1.
+
+    onnx does not know the operator: onnx's checker rejects every one of these models
+    (the cases are not contested: that is no self-contradiction of a spec).
+    """
+    cases = []
+    numer = ("normal", "large-offset", "constant-rows", "special-values", "tiny-variance")
+    j = 0
+    for tname in ALL_T:
+        for uname in ("float", "double"):
+            for vname in ALL_T:
+                for k in range(4):
+                    rank, axis = _RANK_AXES[(7 * j + k) % len(_RANK_AXES)]
+                    cases.append(_sln_case(
+                        seed, tname, uname, vname, rank, axis, j, numerics=numer[j % len(numer)],
+                        opset=SLN_OPSETS[j % len(SLN_OPSETS)], eps_kind=("default", "tiny", "large")[j % 3],
+                        scale_kind=("full", "ones", "fewer")[(j // 2) % 3], with_inv=k in (0, 3),
+                        stash_explicit=k == 3))
+                    j += 1
+        cases.append(_sln_case(seed, tname, "float", tname, 2, -1, j, numerics="long-rows", opset=SLN_OPSETS[-1],
+                               eps_kind="default", scale_kind="full", with_inv=True, stash_explicit=False))
+        j += 1
+    f = _e("float")
+    for k, (xs, attrs, ss, inv_el, err, why) in enumerate((
+        ((2, 3, 4), {"axis": 3}, (4,), None, "axis-range", "axis 3 outside [-3, 3)"),
+        ((2, 3, 4), {"axis": -4}, (4,), None, "axis-range", "axis -4 outside [-3, 3)"),
+        ((2, 3, 4), {"axis": -1}, (5,), None, "scale-shape", "scale [5] not broadcastable to X.shape[-1:] = [4]"),
+        ((2, 3, 4), {"axis": 1}, (2, 4), None, "scale-shape", "scale [2, 4] not broadcastable to X.shape[1:] = [3, 4]"),
+        ((2, 3, 4), {"stash_type": 10}, (4,), _e("float16"), "stash-type",
+         "stash_type 10 makes inv_std_var float16, not a U (float, double)"),
+        ((2, 3, 4), {"stash_type": 1}, (4,), _e("double"), "inv-type",
+         "inv_std_var declared double but stash_type 1 makes it float"),
+    )):
+        rng = case_rng(seed, "sln-err", k)
+        outs = [("Y", f)] + ([("inv_std_var", inv_el)] if inv_el is not None else [])
+        c = _build("SimplifiedLayerNormalization", 1, SLN_OPSETS[k % len(SLN_OPSETS)], attrs,
+                   [("X", f, xs, None, True), ("scale", f, ss, None, True)],
+                   [{"X": (common.normal(rng, xs, f), f), "scale": (common.normal(rng, ss, f), f)}], outs,
+                   _tags("float", xs, SLN_OPSETS[k % len(SLN_OPSETS)], "normal", error=err,
+                         outputs=",".join(o[0] for o in outs)),
+                   f"float/error={err}/{k}", expect_error=why)
+        if inv_el is not None:
+            c.outputs[1].shape = (2, 3, 1)
+        cases.append(c)
     return cases
 
 
@@ -457,10 +605,17 @@ def generate_lp(seed: int) -> list[Case]:
 
 
 # ============================================================================ MeanVarianceNormalization
+#: ``checker_rejects`` tag -> Case.contested of the MeanVarianceNormalization cases onnx's checker rejects
+MVN_CONTESTED = {
+    "body-ill-typed": "T admits this type but the function body's float Exponent/Epsilon constants make "
+                      "Pow/Add ill-typed for it: onnx's checker rejects the model",
+    "default-axes-unbound": "version 13's function body reads Constant <value_ints = @axes>, unbound when "
+                            "axes is left at its default: onnx's checker rejects the model",
+}
 _MVN_AXES = (None, (0, 2, 3), (2, 3), (1,), (0, 1, 2, 3), (-1,), (1, -1), (0,))
 
 
-@register("MeanVarianceNormalization", version="1")
+@register("MeanVarianceNormalization", version="2")
 def generate_mvn(seed: int) -> list[Case]:
     """MeanVarianceNormalization-9/13: every type x axes class (default [0, 2, 3],
     spatial, channel, all, negative axes for 13), ranks 3-5, constant slices (Y = 0;
@@ -471,10 +626,11 @@ def generate_mvn(seed: int) -> list[Case]:
     ``Epsilon`` constants are float: ``Pow``/``Add`` bound to different types), so
     onnx's checker with full_check and runtimes that expand the body reject those
     models although ``T`` admits them.  The meaning is unambiguous (the text's formula
-    with the body's 1e-9), so the cases are kept, tagged ``checker_rejects=body-ill-typed``.
+    with the body's 1e-9), so the cases are kept, tagged ``checker_rejects=body-ill-typed``
+    and contested (:data:`MVN_CONTESTED`: a backend rejecting them scores ``unsupported``).
     Version 13's body reads ``axes`` with ``Constant <value_ints = @axes>``; when the
     attribute is left at its default the reference is unbound and the checker rejects
-    the model (tag ``checker_rejects=default-axes-unbound``): also an onnx defect.
+    the model (tag ``checker_rejects=default-axes-unbound``, contested too): also an onnx defect.
     """
     cases = []
     numer = ("normal", "normal", "constant-rows", "special-values")
@@ -519,7 +675,8 @@ def generate_mvn(seed: int) -> list[Case]:
                     cases.append(_build("MeanVarianceNormalization", since, opset, attrs,
                                         [("X", t, shape, None, True)], [{"X": (x, t)}],
                                         [("Y", t, [y], var, _scale_of(y), t)], tags,
-                                        f"{tname}/r{rank}/axes={'default' if axes is None else list(axes)}/{numerics}"))
+                                        f"{tname}/r{rank}/axes={'default' if axes is None else list(axes)}/{numerics}",
+                                        contested=MVN_CONTESTED.get(tags.get("checker_rejects"))))
                     j += 1
         tname = types[-1]
         t = _e(tname)

@@ -280,11 +280,17 @@ def group_normalization_variants(X, scale, bias, *, num_groups: int, epsilon: fl
 
 
 # ----------------------------------------------------------------------------- RMSNormalization
-def _check_rms(X, scale, axis, stash_type):
+#: stash_type values of onnxruntime's SimplifiedLayerNormalization: the type of inv_std_var (U)
+SLN_STASH_TYPES = {1: _F32, 11: _F64}
+#: accumulation orders of the RMS variants
+RMS_ORDERS = ("pairwise", "sequential", "wide")
+
+
+def _check_rms(X, scale, axis, stash_type, stash_types=STASH_TYPES):
     shape = tuple(np.shape(X))
     ax = normalize_axis(int(axis), len(shape))
-    if int(stash_type) not in STASH_TYPES:
-        raise ValueError(f"stash_type {stash_type} not supported (1 = float)")
+    if int(stash_type) not in stash_types:
+        raise ValueError(f"stash_type {stash_type} not supported (allowed: {sorted(stash_types)})")
     ss = tuple(np.shape(scale))
     if len(ss) > len(shape) or any(d not in (1, shape[len(shape) - len(ss) + i]) for i, d in enumerate(ss)):
         raise ValueError(f"not broadcastable: scale {list(ss)} to X {list(shape)}")
@@ -296,6 +302,28 @@ def _check_rms(X, scale, axis, stash_type):
     return shape, ax, n
 
 
+def _rms_rows(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Float64 ``(x / rms, 1 / rms)`` with ``rms = sqrt(mean(x^2) + eps)`` per row of (rows, n)."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        rms = np.sqrt(np.mean(x * x, axis=1, keepdims=True) + eps)
+        return x / rms, 1.0 / rms
+
+
+def _rms_stage_one(rows: np.ndarray, eps: float, comp, order: str, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """RMS stage one of (rows, n) values computed in ``comp`` (every operation rounded to it,
+    sums accumulated in ``comp`` by ``order``, or in float64 for ``wide``): ``(normalized,
+    1/rms)``, ``normalized`` by ``Div`` (``mode="div"``) or by multiplication with the
+    reciprocal (``"mul"``)."""
+    comp = np.dtype(comp)
+    rc = lambda a: rnd(a, comp)  # noqa: E731
+    ra = (lambda a: a) if order == "wide" else rc
+    x = rc(rows)
+    ms = rc(ra(_rowsum(rc(x * x), order, comp) / x.shape[1]))[:, None]
+    std = rc(np.sqrt(rc(ms + rc(eps))))
+    inv = rc(1.0 / std)
+    return (rc(x / std) if mode == "div" else rc(x * inv)), inv
+
+
 def rms_normalization(X, scale, *, axis: int = -1, epsilon: float = 1e-5, stash_type: int = 1) -> np.ndarray:
     """Float64 oracle of RMSNormalization-23: ``X / sqrt(mean(X^2) + eps) * scale``.
 
@@ -304,34 +332,110 @@ def rms_normalization(X, scale, *, axis: int = -1, epsilon: float = 1e-5, stash_
             dims, stash_type other than 1, empty normalized extent.
     """
     shape, ax, n = _check_rms(X, scale, axis, stash_type)
-    x = np.asarray(X, np.float64).reshape(-1, n)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        ms = np.mean(x * x, axis=1, keepdims=True)
-        y = (x / np.sqrt(ms + epsilon_value(epsilon))).reshape(shape)
-        return y * np.asarray(scale, np.float64)
+    y, _ = _rms_rows(np.asarray(X, np.float64).reshape(-1, n), epsilon_value(epsilon))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return y.reshape(shape) * np.asarray(scale, np.float64)
+
+
+def _rms_products(norm, s, t_dt, v_dt, name, out, *, widen=False):
+    """Stage two ``Normalized * scale`` into ``out``: Normalized cast to T then multiplied in V
+    (the function body; ``-cast``), one rounding to V (``-once``) and, with ``widen``, the
+    T-rounded Normalized multiplied exactly and rounded once to V (``-cast-wide``)."""
+    out[f"{name}-cast"] = rnd(rnd(rnd(norm, t_dt), v_dt) * s, v_dt)
+    out[f"{name}-once"] = rnd(norm * s, v_dt)
+    if widen:
+        out[f"{name}-cast-wide"] = rnd(rnd(norm, t_dt) * s, v_dt)
 
 
 def rms_normalization_variants(X, scale, *, axis: int = -1, epsilon: float = 1e-5, stash_type: int = 1,
                                v_dtype=None) -> dict[str, np.ndarray]:
-    """Variants: stage one in float32 (stash_type 1), Normalized cast to T, then ``* scale``
-    rounded to V (``v_dtype``, default scale's dtype), or one rounding to V."""
+    """Variants: stage one in float32 (stash_type 1), then stage two by :func:`_rms_products`
+    into V (``v_dtype``, default scale's dtype).  When ``T != V`` (contested: the function
+    body's ``Mul(Cast(Normalized, T), Scale)`` is ill-typed) the product is also taken
+    from the T-rounded Normalized with one rounding to V."""
     shape, ax, n = _check_rms(X, scale, axis, stash_type)
     t_dt = np.asarray(X).dtype
     v_dt = np.dtype(v_dtype) if v_dtype is not None else np.asarray(scale).dtype
-    x = rnd(np.asarray(X, np.float64).reshape(-1, n), _F32)
+    x = np.asarray(X, np.float64).reshape(-1, n)
     s = np.asarray(scale, np.float64)
-    eps = rnd(epsilon_value(epsilon), _F32)
+    eps = epsilon_value(epsilon)
     out = {}
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        for order in ("pairwise", "sequential", "wide"):
+        for order in RMS_ORDERS:
             for mode in ("div", "mul"):
-                ra = (lambda a: a) if order == "wide" else (lambda a: rnd(a, _F32))
-                ms = rnd(ra(_rowsum(rnd(x * x, _F32), order, _F32) / n), _F32)[:, None]
-                rms = rnd(np.sqrt(rnd(ms + eps, _F32)), _F32)
-                norm = rnd(x / rms, _F32) if mode == "div" else rnd(x * rnd(1.0 / rms, _F32), _F32)
-                norm = norm.reshape(shape)
-                out[f"{order}-{mode}-cast"] = rnd(rnd(rnd(norm, t_dt), v_dt) * s, v_dt)
-                out[f"{order}-{mode}-once"] = rnd(norm * s, v_dt)
+                norm, _ = _rms_stage_one(x, eps, _F32, order, mode)
+                _rms_products(norm.reshape(shape), s, t_dt, v_dt, f"{order}-{mode}", out, widen=t_dt != v_dt)
+    return out
+
+
+# ----------------------------------------------------------------------------- SimplifiedLayerNormalization
+def simplified_layer_normalization(X, scale, *, axis: int = -1, epsilon: float = 1e-5,
+                                   stash_type: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Float64 oracle of onnxruntime's SimplifiedLayerNormalization-1 (ai.onnx domain, not
+    an onnx operator): RMS normalization over ``axis..r-1``, no mean subtracted.
+
+    Semantics (onnxruntime's schema ``ONNX_CONTRIB_OPERATOR_SCHEMA(SimplifiedLayerNormalization)``
+    in ``onnxruntime/core/graph/contrib_ops/contrib_defs.cc`` and its CPU kernel
+    ``LayerNormImpl`` with ``simplified=true`` in ``onnxruntime/core/providers/cpu/nn/
+    layer_norm_impl.cc``; the doc string is just the op name):
+
+    * ``Y = X / sqrt(mean(X^2) + epsilon) * scale``; ``Y`` has the type of ``scale`` (``V``:
+      the type inference is ``propagateElemTypeFromInputToOutput(ctx, 1, 0)``).  ``scale``
+      is NumPy-broadcast to ``X.shape[axis:]`` (onnxruntime 1.31's kernel: "Scale ... must
+      match X.shape[axis:] or be NumPy-broadcastable to it").
+    * ``inv_std_var = 1 / sqrt(mean(X^2) + epsilon)`` of shape ``X.shape[:axis] + [1] *
+      (r - axis)`` (the kernel's ``mean_inv_std_dev_dim``; the schema's shape inference sets
+      only dim ``axis`` to 1 and onnxruntime falls back to a "lenient merge").  Its type
+      ``U`` *is* ``stash_type`` (the type inference sets the output's elem_type to the
+      attribute: "type used for stash mean/inv_std_var"), so stash_type must be 1 (float)
+      or 11 (double) when inv_std_var is requested.
+    * Precision: the kernel computes in T (float32 for float16/bfloat16, one rounding to
+      V at the end); stash_type names only the stash's type.  As with LayerNormalization-17
+      (where stash_type is the stage-one precision) computing stage one in U is also
+      accepted (:func:`simplified_layer_normalization_variants`).
+
+    Returns:
+        ``(Y, inv_std_var)`` in float64.
+
+    Raises:
+        ValueError: axis outside ``[-r, r)``, scale not broadcastable to ``X.shape[axis:]``,
+            stash_type not 1 or 11, empty normalized extent.
+    """
+    shape, ax, n = _check_rms(X, scale, axis, stash_type, SLN_STASH_TYPES)
+    y, inv = _rms_rows(np.asarray(X, np.float64).reshape(-1, n), epsilon_value(epsilon))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return y.reshape(shape) * np.asarray(scale, np.float64), inv.reshape(shape[:ax] + (1,) * (len(shape) - ax))
+
+
+def simplified_layer_normalization_variants(X, scale, *, axis: int = -1, epsilon: float = 1e-5,
+                                            stash_type: int = 1) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Legitimate variants of SimplifiedLayerNormalization: ``(Y in V, inv_std_var in U)``.
+
+    Stage one in T's working precision (float32 for half types, as onnxruntime's kernel)
+    or in U (the stash type); accumulation order and Div vs reciprocal as for
+    RMSNormalization; stage two by :func:`_rms_products` (Normalized rounded to T then
+    multiplied, or one rounding to V).
+    """
+    shape, ax, n = _check_rms(X, scale, axis, stash_type, SLN_STASH_TYPES)
+    t_dt, v_dt = np.asarray(X).dtype, np.asarray(scale).dtype
+    u_dt = SLN_STASH_TYPES[int(stash_type)]
+    comps = {"T": _acc(t_dt)}
+    if u_dt != comps["T"]:
+        comps["U"] = u_dt
+    x = np.asarray(X, np.float64).reshape(-1, n)
+    s = np.asarray(scale, np.float64)
+    eps = epsilon_value(epsilon)
+    ishape = shape[:ax] + (1,) * (len(shape) - ax)
+    out = {}
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        for cname, comp in comps.items():
+            for order in RMS_ORDERS:
+                for mode in ("div", "mul"):
+                    norm, inv = _rms_stage_one(x, eps, comp, order, mode)
+                    ys = {}
+                    _rms_products(norm.reshape(shape), s, t_dt, v_dt, f"{cname}-{order}-{mode}", ys)
+                    for k, y in ys.items():
+                        out[k] = (y, rnd(inv.reshape(ishape), u_dt))
     return out
 
 
@@ -605,12 +709,9 @@ def skip_layer_normalization_variants(inp, skip, gamma, beta=None, bias=None, *,
                 n = s.shape[-1]
                 rows = s.reshape(-1, n)
                 g = np.asarray(gamma, np.float64)
-                for order in ("pairwise", "sequential", "wide"):
-                    ms = rnd(_rowsum(rnd(rows * rows, _F32), order, _F32) / n, _F32)[:, None]
-                    std = rnd(np.sqrt(rnd(ms + rnd(epsilon_value(epsilon), _F32), _F32)), _F32)
-                    inv = rnd(1.0 / std, _F32)
+                for order in RMS_ORDERS:
                     for mode in ("div", "mul"):
-                        norm = rnd(rows / std, _F32) if mode == "div" else rnd(rows * inv, _F32)
+                        norm, inv = _rms_stage_one(rows, epsilon_value(epsilon), _F32, order, mode)
                         y = rnd(norm.reshape(s.shape) * g, t_dt)
                         y2 = rnd(rnd(norm.reshape(s.shape), t_dt) * g, t_dt)
                         ish = s.shape[:-1] + (1,)
