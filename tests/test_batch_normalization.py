@@ -98,8 +98,10 @@ def test_oracle_matches_plain_python(version, training, shape):
     c = 1 if len(shape) == 1 else shape[1]
     ins = _rand_inputs(rng, shape, (c,), version)
     attrs = {"epsilon": 1e-3, "momentum": 0.7}
-    if version == 6:
+    if version in ref.IS_TEST_VERSIONS:
         attrs["is_test"] = 0 if training else 1
+    if version == 1:
+        attrs["consumed_inputs"] = [0, 0, 0, 1, 1]  # changes no value
     if version >= 14:
         attrs["training_mode"] = int(training)
     outs = ref.output_names(version) if training else ("Y",)
@@ -116,15 +118,16 @@ def test_oracle_matches_plain_python(version, training, shape):
             np.testing.assert_allclose(got["saved_var"], bv, rtol=1e-13, atol=1e-14)
 
 
-@pytest.mark.parametrize("version", [6, 7])
+@pytest.mark.parametrize("version,shape", [(6, (5, 3)), (7, (5, 2, 3)), (1, (5, 3)), (1, (5, 3, 1, 1))])
 @pytest.mark.parametrize("training", [False, True])
-def test_oracle_spatial0_is_per_activation(version, training):
+def test_oracle_spatial0_is_per_activation(version, training, shape):
     rng = np.random.default_rng(7)
-    shape = (5, 2, 3) if version == 7 else (5, 3)
-    pshape = shape[1:]
+    pshape = ref.layout(shape, 0, version).param_shape
+    # versions 1 and 6: 1-D parameters of size C (= C*D1*...*Dn where both readings agree)
+    assert pshape == ((shape[1],) if version in ref.IS_TEST_VERSIONS else shape[1:])
     ins = _rand_inputs(rng, shape, pshape, version)
     attrs = {"spatial": 0, "epsilon": 1e-4}
-    if version == 6:
+    if version in ref.IS_TEST_VERSIONS:
         attrs["is_test"] = 0 if training else 1
     outs = ref.OUTPUTS_OLD if training else ("Y",)
     got = ref.oracle(version, ins, attrs, outs)
@@ -141,6 +144,9 @@ def test_oracle_spatial0_is_per_activation(version, training):
 
 def test_oracle_mode_rules():
     assert ref.is_training(6, {}, ["Y"])  # is_test defaults to 0
+    assert ref.is_training(1, {"consumed_inputs": [0, 0, 0, 1, 1]}, ["Y"])  # version 1 too
+    assert not ref.is_training(1, {"is_test": 1}, ref.OUTPUTS_OLD)
+    assert [ref.version_for_opset(o) for o in (1, 2, 5)] == [1, 1, 1]
     assert not ref.is_training(6, {"is_test": 1}, ["Y"])
     assert ref.is_training(6, {"is_test": 0}, ["Y", "saved_var"])
     assert not ref.is_training(7, {}, ["Y"])
@@ -340,6 +346,8 @@ def test_onnx_reference_mixed_types_give_wrong_output_type():
 def _reference_is_right(c) -> bool:
     """Cases where onnx.reference follows the spec (the disagreements above excluded)."""
     t = c.tags
+    if c.since_version == 1:
+        return False  # onnx.reference has no version 1 (test_onnx_reference_has_no_bn1)
     if c.since_version == 6:
         return t["training_mode"] == 0  # is_test=1
     if c.since_version in (7, 9):
@@ -462,7 +470,8 @@ def test_error_cases(suite):
     errs = [c for c in suite if c.expect_error]
     kinds = Counter(c.tags["error"] for c in errs)
     for k in ("scale-shape", "mean-shape", "var-shape", "bias-shape", "rank0", "output-count",
-              "inference-extra-outputs", "training-output-count", "type", "rank1-param-shape"):
+              "inference-extra-outputs", "training-output-count", "type", "rank1-param-shape",
+              "missing-attribute"):
         assert kinds[k] >= 1, k
     for c in errs:
         assert all(not ds.outputs for ds in c.datasets) and c.datasets
@@ -529,15 +538,15 @@ def bn_kernel(*, compute="native", stats="two-pass", folded=False, rsqrt_ulps=0,
             training_y = True
         else:
             training_y = training
-        spatial = attributes.get("spatial", 1) if v in (6, 7) else 1
+        spatial = ref.spatial_of(v, attributes)
         if x.ndim == 0:
             raise ValueError("rank-0 X")
         if bug == "channel-last" and x.ndim >= 2:
             xt = np.moveaxis(x, -1, 1)
-            lay = ref.layout(xt.shape, spatial)
+            lay = ref.layout(xt.shape, spatial, v)
         else:
             xt = x
-            lay = ref.layout(x.shape, spatial)
+            lay = ref.layout(x.shape, spatial, v)
         for p in (s, b, mi, vi):
             if p.shape != lay.param_shape:
                 raise ValueError(f"parameter shape {p.shape} != {lay.param_shape}")
@@ -639,3 +648,119 @@ def test_wrong_kernel_caught(name, value_cases):
     results = run_cases(value_cases, KernelBackend({OP: WRONG[name]}, name=name))
     counts = Counter(r.outcome for r in results)
     assert counts["fail"] >= 1, counts
+
+
+# ============================================================================ version 1
+@pytest.fixture(scope="module")
+def v1_cases(suite):
+    return [c for c in suite if c.since_version == 1]
+
+
+def test_version1_value_models_carry_consumed_inputs(v1_cases):
+    values = [c for c in v1_cases if c.expect_error is None]
+    assert len(values) >= 140
+    seen = Counter()
+    for c in values:
+        (node,) = c.model.graph.node
+        attrs = {a.name: a for a in node.attribute}
+        assert "consumed_inputs" in attrs, c.id
+        ci = tuple(attrs["consumed_inputs"].ints)
+        seen[ci] += 1
+        assert c.opset in gen.OPSETS[1] and c.model.opset_import[0].version == c.opset
+        assert c.model.ir_version == 3
+        # IR 3: initializers are graph inputs too
+        inits = {i.name for i in c.model.graph.initializer}
+        assert inits <= {i.name for i in c.model.graph.input}
+        # contested exactly where the version-1 text and the current schema part ways
+        assert (c.contested is not None) == (c.tags["rank"] != 4 or ci != ref.LEGACY_CONSUMED_INPUTS), c.id
+    assert seen[ref.LEGACY_CONSUMED_INPUTS] > 0.8 * len(values)
+    assert {ref.LEGACY_CONSUMED_INPUTS, *gen.CONSUMED_OTHER} <= set(seen)
+
+
+def test_version1_depth(v1_cases):
+    values = [c for c in v1_cases if c.expect_error is None]
+    tags = lambda k: {c.tags.get(k) for c in values}  # noqa: E731
+    assert tags("dtype") == {"float16", "float", "double"}
+    assert tags("is_test") == {0, 1} and tags("spatial") == {0, 1}
+    assert {2, 3, 4, 5} == tags("rank")
+    assert set(gen.OPSETS[1]) <= tags("opset")
+    assert {"default", "tiny", "large"} <= tags("epsilon")
+    assert {"default", "0.9", "0", "1", "0.5"} <= tags("momentum")
+    assert {"normal", "large-offset", "constant-channels", "long-channels", "near-limits", "special-values",
+            "tiny-variance", "zero-size"} <= tags("numerics")
+    # is_test explicit and absent; spatial=0 at rank 4 (N, C, 1, 1), not contested
+    assert {c.attributes.get("is_test") for c in values} == {None, 0, 1}
+    assert any(c.tags["spatial"] == 0 and c.tags["rank"] == 4 and c.contested is None for c in values)
+    errs = Counter(c.tags["error"] for c in v1_cases if c.expect_error)
+    assert errs["missing-attribute"] == 2 and errs["type"] >= 2
+    for k in ("scale-shape", "mean-shape", "var-shape", "rank0", "output-count"):
+        assert errs[k] >= 1, k
+    for c in v1_cases:
+        if c.tags.get("error") == "missing-attribute":
+            assert "consumed_inputs" not in c.attributes
+
+
+def test_coverage_has_no_batch_normalization_gap(suite):
+    from conformance.coverage import compute_coverage
+
+    vs = compute_coverage(suite)["ops"][OP]["versions"]
+    assert set(vs) == {str(v) for v in ref.VERSIONS}
+    for v, d in vs.items():
+        assert d["gaps"] == 0 and d["value"]["cases"] > 0, v
+    assert len(vs["1"]["covered"]) == 3
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_wrong_kernel_caught_on_version1(name, v1_cases):
+    cases = [c for c in v1_cases if c.expect_error is None]
+    results = run_cases(cases, KernelBackend({OP: WRONG[name]}, name=name))
+    counts = Counter(r.outcome for r in results)
+    assert counts["fail"] >= 1, counts
+
+
+@pytest.mark.parametrize("name", ["native", "folded-native"])
+def test_legitimate_kernel_ignores_consumed_inputs(name, v1_cases):
+    """The same kernel on version 1 and on its version-6 twin (consumed_inputs dropped, opset 6)."""
+    import dataclasses
+
+    cases = [c for c in v1_cases if c.expect_error is None][:40]
+    twins = [dataclasses.replace(c, since_version=6, opset=6, contested=None,
+                                 attributes={k: v for k, v in c.attributes.items() if k != "consumed_inputs"})
+             for c in cases]
+    be = KernelBackend({OP: LEGIT[name]}, name=name)
+    assert [r.outcome for r in run_cases(cases, be)] == ["pass"] * len(cases)
+    assert [r.outcome for r in run_cases(twins, be)] == ["pass"] * len(twins)
+
+
+def test_onnx_reference_has_no_bn1():
+    """Disagreement: onnx.reference implements BatchNormalization 6, 9, 14 only; opset 1-5 models raise."""
+    ins = _ins(6, (2, 3, 2, 2))
+    with pytest.raises(RuntimeError, match="No implementation for operator 'BatchNormalization'.*version 1"):
+        _ref_run(6, ins, {"is_test": 1, "consumed_inputs": [0, 0, 0, 1, 1]}, ("Y",), opset=1)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_onnxruntime_version1(v1_cases):
+    """onnxruntime has no BatchNormalization(1) kernel: float/double cases are ``unsupported``
+    (NOT_IMPLEMENTED); float16 ones fail earlier -- the CPU provider's float16 fallback inserts a
+    Cast with an INT ``to``, which Cast-1 (opsets 1-5) declares STRING, and the graph check calls
+    the valid model invalid -- so they are ``error``.  The missing consumed_inputs is rejected."""
+    pytest.importorskip("onnxruntime")
+    from conformance.backends import resolve_backend
+
+    be = resolve_backend("onnxruntime")
+    pick = {}
+    for c in v1_cases:
+        key = (c.expect_error is None, c.tags["dtype"], c.contested is None, c.tags.get("error"))
+        pick.setdefault(key, c)
+    res = {k: run_cases([c], be)[0] for k, c in pick.items()}
+    for (value, dt, plain, err), r in res.items():
+        if not value:
+            assert r.outcome == "pass", (r.id, r.message)
+        elif not plain:
+            assert r.outcome == "unsupported" and r.message.startswith("contested model"), (r.id, r.message)
+        elif dt == "float16":
+            assert r.outcome == "error" and "InsertedPrecisionFreeCast" in r.message, (r.id, r.message)
+        else:
+            assert r.outcome == "unsupported" and "BatchNormalization(1)" in r.message, (r.id, r.message)
+    assert "consumed_inputs" in res[(False, "float", True, "missing-attribute")].message
