@@ -34,7 +34,7 @@ from onnx import TensorProto, helper
 
 from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
-from conformance.registry import case_rng, register
+from conformance.registry import case_rng, register, register_strategy
 from conformance.generators import common
 from conformance.reference import activations as ref
 
@@ -151,10 +151,16 @@ def _io(op: str, version: int):
     return ref.input_name(op, version), ref.output_name(op, version)
 
 
-def _value_case(op, version, opset, tname, numerics, params_tag, attributes, rng, slope_k=0, params="inputs"):
+def _value_case(op, version, opset, tname, numerics, params_tag, attributes, rng, slope_k=0, params="inputs",
+                x_shape=None, slope_shape=None, extra_tags=None):
+    """One value case.  The suite passes only ``rng`` for the random coordinates (the shape,
+    then the data, then PRelu's slope shape from kind ``slope_k``, then its values); explore
+    mode passes the drawn ``x_shape`` and PRelu's ``slope_shape`` (a function of X's final
+    shape returning ``(kind, shape)``) and ``rng`` draws only the values.  ``extra_tags`` are added to the case's tags."""
     elem = elem_of(tname)
     xin, yout = _io(op, version)
-    x_shape = _shape(rng)
+    if x_shape is None:
+        x_shape = _shape(rng)
     is_float = elem in dtypes.FLOAT_TYPES
     if is_float:
         x = _data(rng, op, numerics, elem, x_shape)
@@ -167,7 +173,10 @@ def _value_case(op, version, opset, tname, numerics, params_tag, attributes, rng
     slope = None
     tags = {}
     if op == "PRelu":
-        kind, s_shape = _slope_shape(rng, version, x_shape, slope_k)
+        if slope_shape is None:
+            kind, s_shape = _slope_shape(rng, version, x_shape, slope_k)
+        else:  # explore: a function of X's final shape ("special"/"near-overflow" make X 1-D)
+            kind, s_shape = slope_shape(tuple(x_shape))
         if is_float:
             mag = rng.uniform(0.05, 2.0, size=s_shape) * np.where(rng.random(size=s_shape) < 0.3, -1.0, 1.0)
             slope = common.representable(mag, elem)
@@ -193,6 +202,7 @@ def _value_case(op, version, opset, tname, numerics, params_tag, attributes, rng
     tags.update(dtype=tname, rank=len(x_shape), numerics=numerics, opset=opset, params=params_tag, outputs=yout)
     if op == "Gelu":
         tags["approximate"] = attrs["approximate"]
+    tags.update(extra_tags or {})
     label = f"{tname}/{numerics}/{params_tag}/opset{opset}"
     if op == "Gelu":
         label += f"/approx={attrs['approximate']}"
@@ -268,3 +278,141 @@ def _make(op: str):
 for _op in ref.ACTIVATIONS:
     if ref.versions(_op):
         register(_op, version="1")(_make(_op))
+
+
+# ----------------------------------------------------------------------------- explore mode
+#: Type order of explore draws (shrinking goes to the first one the version allows).
+EXPLORE_TYPES = ("float", "double", "float16", "bfloat16", "int32", "int64", "int8", "int16", "uint32", "uint64")
+#: Largest dim per rank of explore shapes (the suite's :func:`_shape` caps).
+EXPLORE_CAPS = {0: 1, 1: 24, 2: 6, 3: 4, 4: 3}
+#: How an attribute is set, simplest first: omitted, the version's default written out, a
+#: value of the table's non-default list, a value drawn from :data:`EXPLORE_ATTR_RANGES`.
+ATTR_KINDS = ("omitted", "explicit-default", "table", "drawn")
+#: (op, float attribute) -> closed range explore draws a float32 value from.  The spec
+#: restricts none of these except Celu's alpha (``x / alpha``: nonzero; kept > 0, where
+#: the usual ``where(x > 0, x, alpha*expm1(x/alpha))`` form is the spec's max/min formula).
+EXPLORE_ATTR_RANGES = {
+    ("LeakyRelu", "alpha"): (-2.0, 2.0),
+    ("Elu", "alpha"): (-2.0, 4.0),
+    ("Selu", "alpha"): (0.0, 4.0),
+    ("Selu", "gamma"): (0.0, 4.0),
+    ("Celu", "alpha"): (0.0625, 4.0),
+    ("HardSigmoid", "alpha"): (-2.0, 2.0),
+    ("HardSigmoid", "beta"): (-1.0, 2.0),
+    ("ThresholdedRelu", "alpha"): (-4.0, 4.0),
+    ("Swish", "alpha"): (-4.0, 4.0),
+}
+#: PRelu slope shape kinds per version range, simplest first (as in :func:`_slope_shape`).
+SLOPE_KINDS = {True: ("same", "trailing", "size1-dims", "scalar"), False: ("same", "one")}
+
+
+def _explore_slope(version: int, kind: str, start: int, mask: tuple[bool, ...], scalar_shape: tuple):
+    """``x_shape -> (kind, slope shape)`` from drawn choices (the shapes :func:`_slope_shape` makes)."""
+
+    def shape_of(x_shape):
+        r = len(x_shape)
+        if kind == "same" or r == 0:  # rank-0 X: a (1,) slope would make Y rank 1
+            return "same", tuple(x_shape)
+        if kind == "trailing":
+            return kind, tuple(x_shape[min(start, r) if r > 1 else 0:])
+        if kind == "size1-dims":
+            return kind, tuple(1 if m else d for m, d in zip(mask, x_shape))
+        if kind == "scalar":
+            return kind, scalar_shape
+        return "one", (1,)
+
+    return shape_of
+
+
+def strategy(op: str):
+    """Hypothesis strategy of fresh value cases of activation ``op`` (explore mode).
+
+    Draws, in this order: the version (``onnx.defs``' since_versions of ``op``), a type of
+    that version's constraint T (float, double, float16, bfloat16, then the integer types),
+    the opset (any in ``[since_version, next since_version - 1]``, up to 28 for the latest),
+    the numerics class (``normal``, ``wide``, ``special``, ``near-overflow``; ``int`` for
+    integer types, whatever was drawn), each attribute's setting (:data:`ATTR_KINDS`:
+    omitted, the version's default written out, a table value, or a float32 drawn from
+    :data:`EXPLORE_ATTR_RANGES`; Gelu's ``approximate`` from ``none``/``tanh``), the rank
+    (0-4) and every dim (:data:`EXPLORE_CAPS`), PRelu's slope shape (kind, trailing start,
+    size-1 mask, ``()`` or ``(1,)``) and whether it is a graph input or an initializer
+    (float types), and a data seed.  Every coordinate is drawn whatever the others are
+    (a fixed-length choice sequence shrinks coordinate by coordinate); inapplicable ones are
+    ignored.  The case is built by :func:`_value_case`, the suite's code (oracle, legitimate
+    variants, derived tolerance).
+
+    Shrinking goes to the first version, float (or the version's first type), the version's
+    since_version as opset, ``normal`` numerics, attributes omitted, rank 0, dims of 1, a
+    slope of X's shape given as an input, seed 0.  ``special`` and ``near-overflow`` make X
+    1-D, as in the suite.  A draw whose legitimate variant overflows where the float64
+    oracle does not (a result at the edge of the type's range) is rejected: it is
+    ill-posed at the mandated precision.
+    """
+    from hypothesis import reject
+    from hypothesis import strategies as st
+
+    spec = ref.ACTIVATIONS[op]
+    vers = ref.versions(op)
+    all_v = list(vers)
+
+    @st.composite
+    def cases(draw) -> Case:
+        version = draw(st.sampled_from(all_v))
+        types = [t for t in EXPLORE_TYPES if t in vers[version]]
+        tname = draw(st.sampled_from(types))
+        later = [v for v in all_v if v > version]
+        opset = draw(st.integers(version, later[0] - 1 if later else LATEST_OPSET))
+        is_float = tname in FLOAT_NAMES
+        numerics = draw(st.sampled_from(NUMERICS))
+        if not is_float:
+            numerics = "int"
+        defaults = ref.attr_values(op, version, {})
+        attributes, kinds = {}, []
+        for name, (_, alts) in spec.attrs.items():
+            kind = draw(st.sampled_from(ATTR_KINDS))
+            table = draw(st.sampled_from(alts))
+            rng_ = EXPLORE_ATTR_RANGES.get((op, name))
+            drawn = draw(st.floats(*rng_, width=32)) if rng_ else table
+            kinds.append(kind)
+            if kind != "omitted":
+                attributes[name] = {"explicit-default": defaults[name], "table": table, "drawn": drawn}[kind]
+        if not attributes:
+            params_tag = "default"
+        elif all(attributes[k] == defaults[k] for k in attributes):
+            params_tag = "explicit-default"
+        else:
+            params_tag = "non-default"
+        rank = draw(st.integers(0, 4))
+        x_shape = tuple(draw(st.integers(1, EXPLORE_CAPS[rank])) for _ in range(rank))
+        slope_kind = draw(st.sampled_from(SLOPE_KINDS[version >= 7]))
+        start = draw(st.integers(1, 4))
+        mask = tuple(draw(st.booleans()) for _ in range(4))
+        scalar_shape = draw(st.sampled_from(((), (1,))))
+        params = draw(st.sampled_from(("inputs", "initializers")))
+        seed = draw(st.integers(0, 2**32 - 1))
+        extra = {"explore_seed": seed, "attr_kinds": ",".join(kinds)} if kinds else {"explore_seed": seed}
+        try:
+            return _value_case(op, version, opset, tname, numerics, params_tag, attributes,
+                               np.random.default_rng(seed), params=params, x_shape=x_shape,
+                               slope_shape=_explore_slope(version, slope_kind, start, mask, scalar_shape),
+                               extra_tags=extra)
+        except ValueError as exc:
+            if "is not finite where the expectation is" not in str(exc):
+                raise
+            reject()
+
+    return cases()
+
+
+def _make_strategy(op: str):
+    def build():
+        return strategy(op)
+
+    build.__qualname__ = f"strategy_{op}"
+    build.__doc__ = f"Explore-mode strategy of {op} (see :func:`strategy`)."
+    return build
+
+
+for _op in ref.ACTIVATIONS:
+    if ref.versions(_op):
+        register_strategy(_op)(_make_strategy(_op))
