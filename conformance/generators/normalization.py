@@ -337,9 +337,11 @@ def generate_group(seed: int) -> list[Case]:
 #: every (rank, axis) of ranks 1-5
 _RANK_AXES = tuple((r, a) for r in (1, 2, 3, 4, 5) for a in range(-r, r))
 
-def _rms_case(seed, tname, vname, rank, axis, j, numerics, opset, eps_kind, scale_kind):
-    rng = case_rng(seed, "rms", tname, vname, rank, axis, j)
-    t, v = _e(tname), _e(vname)
+
+def _rms_shapes(rng, rank, axis, numerics, scale_kind):
+    """X's shape (long rows: 4096 normalized elements), the normalized start ``ax``, the
+    scale's shape of a kind (``full`` = X.shape[ax:], ``ones`` = some dims 1, else the last
+    normalized dim only or a scalar) and the kind's tag (``fewer-dims`` / ``scalar``)."""
     ax = axis % rank
     if numerics == "long-rows":
         shape = tuple([2] * ax + [1] * (rank - ax - 1) + [4096]) if rank > ax else (4096,)
@@ -353,6 +355,14 @@ def _rms_case(seed, tname, vname, rank, axis, j, numerics, opset, eps_kind, scal
     else:
         sshape = norm[-1:] if len(norm) > 1 else ()
         scale_kind = "fewer-dims" if sshape else "scalar"
+    return shape, ax, sshape, scale_kind
+
+
+def _rms_case(seed, tname, vname, rank, axis, j, numerics, opset, eps_kind, scale_kind):
+    rng = case_rng(seed, "rms", tname, vname, rank, axis, j)
+    t, v = _e(tname), _e(vname)
+    shape, ax, sshape, scale_kind = _rms_shapes(rng, rank, axis, numerics, scale_kind)
+    norm = shape[ax:]
     eps = {"default": None, "tiny": 1e-12, "large": 0.5}[eps_kind]
     attrs = {"axis": axis}
     if eps is not None:
@@ -444,19 +454,8 @@ def _sln_case(seed, tname, uname, vname, rank, axis, j, *, numerics, opset, eps_
               stash_explicit):
     rng = case_rng(seed, "sln", tname, uname, vname, rank, axis, j)
     t, u, v = _e(tname), _e(uname), _e(vname)
-    ax = axis % rank
-    if numerics == "long-rows":
-        shape = tuple([2] * ax + [1] * (rank - ax - 1) + [4096])
-    else:
-        shape = tuple(int(rng.integers(1, {1: 16, 2: 8, 3: 5, 4: 4, 5: 3}[rank] + 1)) for _ in range(rank))
+    shape, ax, sshape, scale_kind = _rms_shapes(rng, rank, axis, numerics, scale_kind)
     norm = shape[ax:]
-    if scale_kind == "full":
-        sshape = norm
-    elif scale_kind == "ones":
-        sshape = tuple(1 if rng.random() < 0.5 else d for d in norm)
-    else:
-        sshape = norm[-1:] if len(norm) > 1 else ()
-        scale_kind = "fewer-dims" if sshape else "scalar"
     eps = {"default": None, "tiny": 1e-12, "large": 0.5}[eps_kind]
     stash = SLN_STASH[uname]
     attrs = {"axis": axis} if (axis != -1 or j % 2) else {}
