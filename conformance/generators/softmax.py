@@ -31,7 +31,7 @@ import numpy as np
 
 from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
-from conformance.registry import case_rng, register
+from conformance.registry import case_rng, register, register_strategy
 from conformance.tolerance import Tolerance, derive_tolerance
 from conformance.generators import common
 from conformance.reference import softmax as ref
@@ -186,3 +186,85 @@ def generate_log_softmax(seed: int) -> list[Case]:
 def generate_hardmax(seed: int) -> list[Case]:
     """Hardmax-1/11/13 cases (module docstring)."""
     return generate_op("Hardmax", seed)
+
+
+# ----------------------------------------------------------------------------- explore mode
+#: Type order of explore draws (shrinking goes to the first).
+EXPLORE_TYPES = ("float", "double", "float16", "bfloat16")
+#: Largest dim per rank of explore shapes.
+EXPLORE_CAPS = {1: 16, 2: 8, 3: 5, 4: 4, 5: 3}
+
+
+def _explore_axes(since: int, rank: int) -> list:
+    """Axis choices, simplest first: omitted (``None``; not for rank 1 before 13, where the
+    default 1 is out of range), ``0 .. r-1``, then ``-1 .. -r`` (from 11)."""
+    lo, hi = ref.axis_range(since, rank)
+    default_ok = ref.axis_range(since, rank)[0] <= ref.default_axis(since) < hi
+    return ([None] if default_ok else []) + list(range(0, hi)) + list(range(-1, lo - 1, -1))
+
+
+def strategy(op: str):
+    """Hypothesis strategy of fresh value cases of ``op`` (Softmax, LogSoftmax, Hardmax; explore mode).
+
+    Draws the version (1, 11, 13: before 13 the input is coerced to 2-D at ``axis``, from 13
+    ``axis`` is one axis), a type of its constraint (float, double, float16, then bfloat16 from
+    13), the opset (any in the version's range, 13-28 for version 13), the numerics class
+    (:data:`NUMERICS`: ``normal``, ``large``, ``wide``, ``neg-inf``, ``ties``, ``special``), the
+    rank (1-5) and every dim (:data:`EXPLORE_CAPS`), the axis (every valid one, or omitted:
+    :func:`_explore_axes`), long rows (the normalized axis 256-4096 long, the other dims cut
+    to at most 2) and a data seed, and builds the case with :func:`_value_case`, the suite's
+    code (oracle, legitimate variants, derived tolerance; Hardmax exact).
+
+    Shrinking goes to version 1, float, the since_version as opset, ``normal`` numerics,
+    rank 1, dims of 1, the axis omitted (else 0), no long rows, seed 0.
+    """
+    from hypothesis import reject
+    from hypothesis import strategies as st
+
+    @st.composite
+    def cases(draw) -> Case:
+        since = draw(st.sampled_from(ref.VERSIONS))
+        tname = draw(st.sampled_from([t for t in EXPLORE_TYPES if t in dtypes_of(since)]))
+        later = [v for v in ref.VERSIONS if v > since]
+        opset = draw(st.integers(since, later[0] - 1 if later else LATEST_OPSET))
+        numerics = draw(st.sampled_from(NUMERICS))
+        rank = draw(st.integers(1, 5))
+        shape = [draw(st.integers(1, EXPLORE_CAPS[rank])) for _ in range(rank)]
+        axis = draw(st.sampled_from(_explore_axes(since, rank)))
+        long_rows = draw(st.booleans())
+        length = draw(st.integers(256, 4096))
+        seed = draw(st.integers(0, 2**32 - 1))
+        tags = {"explore_seed": seed}
+        if long_rows:
+            ax = (ref.default_axis(since) if axis is None else axis) % rank
+            shape = [length if i == ax else min(d, 2) for i, d in enumerate(shape)]
+            tags["long_rows"] = True
+        try:
+            return _value_case(op, since, tname, tuple(shape), axis, numerics, opset, np.random.default_rng(seed),
+                               tags)
+        except ValueError as exc:
+            # a legitimate variant overflows where the float64 oracle does not: ill-posed at
+            # the mandated precision (as BatchNormalization's strategy)
+            if "is not finite where the oracle is" not in str(exc):
+                raise
+            reject()
+
+    return cases()
+
+
+@register_strategy("Softmax")
+def strategy_softmax():
+    """Explore-mode strategy of Softmax-1/11/13 (:func:`strategy`)."""
+    return strategy("Softmax")
+
+
+@register_strategy("LogSoftmax")
+def strategy_log_softmax():
+    """Explore-mode strategy of LogSoftmax-1/11/13 (:func:`strategy`)."""
+    return strategy("LogSoftmax")
+
+
+@register_strategy("Hardmax")
+def strategy_hardmax():
+    """Explore-mode strategy of Hardmax-1/11/13 (:func:`strategy`)."""
+    return strategy("Hardmax")
