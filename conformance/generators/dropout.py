@@ -27,8 +27,31 @@ runner calls instead of a value comparison.
 
 Error cases: ratio 1.0 and -0.1 with training_mode true (the spec's range is [0, 1)).
 
-Not generated: the float8 types of version 22's constraints (this project's dtypes
-do not cover them); the mask of versions 1-7 (type T, meaning unspecified).
+float8 (version 22 only; generated after every other case, so the cases above keep
+their ids).  T and T1 each range over bfloat16, float16, float, double and the four
+float8 types (:data:`FLOAT8_NAMES`), 64 (T, T1) pairs, 48 of which involve a float8 type:
+
+* for each float8 T, the same kinds as above: inference (training_mode absent / false,
+  graph input or initializer, ratio absent or 0.5 / 0 / 0.875 / 0.375, mask or not),
+  training with ratio 0 (identity), all-zero data, three random training cases (ratio
+  0.5, 0.25, absent = 0.5) and one error case (ratio 1.0 or -0.25), T1 cycling over the
+  eight types (a float8 T1 for the random ones);
+* for each of the 48 pairs (T, T1) with a float8 T or T1: one inference case
+  (training_mode false, mask requested, special data) and one random training case
+  (mask requested, ratio 0.5, 0.25 or 0.375 in turn).
+
+Every ratio is exactly representable in every T1 (0.5 = 2^-1, 0.25 = 2^-2,
+0.375 = 1.1b x 2^-2, 0.875 = 1.11b x 2^-1 need at most 2 mantissa bits); the tag and the
+id carry that exact value.  Special data of a float8 type (:func:`special_values`): NaN,
++-inf (float8e5m2 only), -0 (float8e4m3fn and float8e5m2 only: the fnuz types have a
+single zero), the smallest and the largest subnormal, -3 x the smallest subnormal and
++-max; inference and ratio-0 training keep them bit for bit.  Random float8 data are
+Gaussian with standard deviation 2 (|x| < 32 in practice), so ``x / (1 - ratio) <= 2x``
+stays far below the smallest float8 maximum (240).  The kept values of float8 training
+are judged by :func:`conformance.reference.dropout.kept_value_range` (the legitimate
+roundings of ``x / (1 - ratio)``).
+
+Not generated: the mask of versions 1-7 (type T, meaning unspecified).
 """
 
 from __future__ import annotations
@@ -50,19 +73,69 @@ EXACT = Tolerance(atol=0.0, rtol=0.0, exact=True)
 
 
 
-def dtypes_of(since: int) -> tuple[str, ...]:
-    """Element types of T we generate (float8 types of version 22 are not covered)."""
+#: Spec names of the float8 types, which Dropout admits from version 22.
+FLOAT8_NAMES = tuple(dtypes.type_name(t) for t in dtypes.FLOAT8_TYPES)
+#: Version of the float8 cases.
+FLOAT8_SINCE = 22
+#: Ratios of the float8 cases (exactly representable in every T1, float8 included).
+FLOAT8_RANDOM_RATIOS = (0.5, 0.25, 0.375)
+
+
+def base_dtypes_of(since: int) -> tuple[str, ...]:
+    """Element types of T of the main loop (the cases that predate float8), in their order."""
     return ("float16", "float", "double") + (("bfloat16",) if since >= 13 else ())
 
 
-def ratio_dtypes_of(since: int) -> tuple[str, ...]:
-    """Element types of T1 (the ratio input) we generate, from version 12."""
+def base_ratio_dtypes_of(since: int) -> tuple[str, ...]:
+    """Element types of T1 of the main loop, from version 12, in their order."""
     return ("float16", "float", "double") + (("bfloat16",) if since >= 22 else ())
+
+
+def dtypes_of(since: int) -> tuple[str, ...]:
+    """Element types of T we generate for version ``since`` (the float8 types from 22)."""
+    return base_dtypes_of(since) + (FLOAT8_NAMES if since >= FLOAT8_SINCE else ())
+
+
+def ratio_dtypes_of(since: int) -> tuple[str, ...]:
+    """Element types of T1 (the ratio input) we generate, from version 12 (float8 from 22)."""
+    return base_ratio_dtypes_of(since) + (FLOAT8_NAMES if since >= FLOAT8_SINCE else ())
+
+
+def special_values(t: int) -> list[float]:
+    """Special values of a float8 type ``t`` for identity cases (module docstring).
+
+    NaN; +-inf where the type has an infinity; -0 where it has a negative zero; the smallest
+    and largest subnormal, -3 x the smallest subnormal; +-the largest finite value.  Every
+    value is exactly representable in ``t`` (NaN aside).
+
+    Raises:
+        KeyError: ``t`` is not a float8 type.
+    """
+    if t not in dtypes.FLOAT8_TYPES:
+        raise KeyError(f"{t} is not a float8 element type")
+    fi = dtypes.finfo(t)
+    tiny, fmax = float(fi.smallest_subnormal), float(fi.max)
+    vals = [np.nan]
+    if np.isinf(float(dtypes.round_to(np.float64(np.inf), t).astype(np.float64))):
+        vals += [np.inf, -np.inf]
+    if np.signbit(dtypes.round_to(np.float64(-0.0), t).astype(np.float64)):
+        vals.append(-0.0)
+    vals += [tiny, float(fi.smallest_normal) - tiny, -3 * tiny, fmax, -fmax]
+    return vals
 
 
 def _data(rng, shape, t: int, special: bool) -> np.ndarray:
     x = common.normal(rng, shape, t, scale=2.0)
     x[x == 0] = 1.0
+    if t in dtypes.FLOAT8_TYPES:
+        if special:
+            vals = special_values(t)
+            flat = x.reshape(-1)
+            n = min(flat.size, len(vals))
+            pos = rng.choice(flat.size, size=n, replace=False)
+            for p, v in zip(pos, rng.permutation(len(vals))[:n]):
+                flat[p] = vals[v]
+        return x
     if special and x.size >= 6:
         flat = x.reshape(-1)
         pos = rng.choice(flat.size, size=6, replace=False)
@@ -135,14 +208,14 @@ def _shape(rng) -> tuple[int, ...]:
     return tuple(int(rng.integers(1, 5)) for _ in range(rank - 1)) + (int(rng.integers(2, 7)),)
 
 
-@register(OP, version="1")
+@register(OP, version="2")
 def generate(seed: int) -> list[Case]:
     """All Dropout cases for ``seed`` (module docstring).  Deterministic in ``seed``."""
     cases: list[Case] = []
     j = 0
     for since in VERSIONS:
         opsets = OPSETS[since]
-        for i, tname in enumerate(dtypes_of(since)):
+        for i, tname in enumerate(base_dtypes_of(since)):
             def nxt(*key):
                 """(rng, opset, data kind) of the next case: opsets and special data cycle."""
                 nonlocal j
@@ -171,7 +244,7 @@ def generate(seed: int) -> list[Case]:
                                            attrs={} if r is None else {"ratio": r}, rng=rng, mask=mask,
                                            data_kind=dk))
             else:
-                rts = ratio_dtypes_of(since)
+                rts = base_ratio_dtypes_of(since)
                 # inference: training_mode absent / false (input or initializer); ratio absent or any value
                 variants = [(None, None, False, False), (0.5, False, False, False), (0.0, False, True, True),
                             (0.9, None, False, False), (0.3, False, True, False), (None, False, False, True)]
@@ -208,4 +281,74 @@ def generate(seed: int) -> list[Case]:
                     cases.append(_case(since=since, opset=opset, tname=tname, shape=(2, 3), attrs={}, ratio=r,
                                        ratio_t="float", training=True, rng=rng, mode="training",
                                        error="ratio-range", mask=bool(k)))
+    cases += _float8_cases(seed)
+    return cases
+
+
+def _float8_cases(seed: int) -> list[Case]:
+    """The float8 cases of version 22 (module docstring), deterministic in ``seed``.
+
+    Each case draws from its own :func:`case_rng` stream keyed by ``"f8"``, so they do not
+    disturb the cases of the main loop.
+    """
+    since, opsets = FLOAT8_SINCE, OPSETS[FLOAT8_SINCE]
+    all_t = base_dtypes_of(since) + FLOAT8_NAMES
+    cases: list[Case] = []
+    j = 0
+
+    def nxt(tname, *key):
+        """(rng, opset, data kind) of the next case: opsets cycle, every other one special."""
+        nonlocal j
+        j += 1
+        return case_rng(seed, "f8", since, tname, *key), opsets[j % len(opsets)], ("special" if j % 2 else "normal")
+
+    for i, tname in enumerate(FLOAT8_NAMES):
+        def rt(k):
+            """T1 of the k-th case of this T: the eight types in turn, shifted per T."""
+            return all_t[(k + 3 * i) % len(all_t)]
+
+        variants = [(None, None, False, False), (0.5, False, False, False), (0.0, False, True, True),
+                    (0.875, None, False, False), (0.375, False, True, False), (None, False, False, True)]
+        for k, (r, tm, rinit, tinit) in enumerate(variants):
+            for mask in (False, True):
+                rng, opset, dk = nxt(tname, "inf", k, mask)
+                cases.append(_case(since=since, opset=opset, tname=tname, shape=_shape(rng), attrs={}, ratio=r,
+                                   ratio_t=rt(2 * k + mask), ratio_init=rinit, training=tm, training_init=tinit,
+                                   mask=mask, rng=rng, data_kind=dk))
+        for k, mask in enumerate((False, True)):
+            rng, opset, _ = nxt(tname, "train0", mask)
+            cases.append(_case(since=since, opset=opset, tname=tname, shape=_shape(rng),
+                               attrs={"seed": 7} if k else {}, ratio=0.0, ratio_t=rt(5 + k), ratio_init=bool(k),
+                               training=True, training_init=not k, mask=mask, rng=rng, data_kind="special",
+                               mode="training"))
+        rng, opset, _ = nxt(tname, "zero")
+        cases.append(_case(since=since, opset=opset, tname=tname, shape=(3, 5), attrs={}, ratio=0.5,
+                           ratio_t=FLOAT8_NAMES[(i + 1) % 4], training=True, rng=rng, data_kind="zero",
+                           mode="training"))
+        for k, (r, mask, attrs) in enumerate(((0.5, True, {}), (0.25, False, {"seed": 3}),
+                                              (None, True, {"seed": 11}))):
+            rng, opset, _ = nxt(tname, "random", k)
+            cases.append(_case(since=since, opset=opset, tname=tname, shape=(4, 1024), attrs=attrs, ratio=r,
+                               ratio_t=FLOAT8_NAMES[(i + k) % 4], training=True, mask=mask, rng=rng,
+                               mode="training", random=True))
+        r = (1.0, -0.25)[i % 2]
+        rng, opset, _ = nxt(tname, "err")
+        cases.append(_case(since=since, opset=opset, tname=tname, shape=(2, 3), attrs={}, ratio=r,
+                           ratio_t=FLOAT8_NAMES[(i + 2) % 4], training=True, rng=rng, mode="training",
+                           error="ratio-range", mask=bool(i % 2)))
+    # every (T, T1) pair with a float8 type on either side: one inference and one random case
+    n = 0
+    for tname in all_t:
+        for rname in all_t:
+            if tname not in FLOAT8_NAMES and rname not in FLOAT8_NAMES:
+                continue
+            rng, opset, _ = nxt(tname, "pair-inf", rname)
+            cases.append(_case(since=since, opset=opset, tname=tname, shape=_shape(rng), attrs={}, ratio=0.5,
+                               ratio_t=rname, training=False, mask=True, rng=rng, data_kind="special",
+                               extra={"pair": 1}))
+            rng, opset, _ = nxt(tname, "pair-random", rname)
+            cases.append(_case(since=since, opset=opset, tname=tname, shape=(4, 1024), attrs={},
+                               ratio=FLOAT8_RANDOM_RATIOS[n % 3], ratio_t=rname, training=True, mask=True, rng=rng,
+                               mode="training", random=True, extra={"pair": 1}))
+            n += 1
     return cases
