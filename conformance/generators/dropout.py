@@ -45,7 +45,10 @@ Every ratio is exactly representable in every T1 (0.5 = 2^-1, 0.25 = 2^-2,
 id carry that exact value.  Special data of a float8 type (:func:`special_values`): NaN,
 +-inf (float8e5m2 only), -0 (float8e4m3fn and float8e5m2 only: the fnuz types have a
 single zero), the smallest and the largest subnormal, -3 x the smallest subnormal and
-+-max; inference and ratio-0 training keep them bit for bit.  Random float8 data are
++-max; inference and ratio-0 training keep them bit for bit (the expected outputs are
+bit-exact copies; :func:`conformance.tolerance.compare` with ``exact`` still ignores the sign of
+zero and NaN payloads, so a kernel that turns -0 into +0 passes today although the spec's
+``scale * data * mask`` keeps -0).  Random float8 data are
 Gaussian with standard deviation 2 (|x| < 32 in practice), so ``x / (1 - ratio) <= 2x``
 stays far below the smallest float8 maximum (240).  The kept values of float8 training
 are judged by :func:`conformance.reference.dropout.kept_value_range` (the legitimate
