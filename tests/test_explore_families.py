@@ -28,7 +28,9 @@ from conformance import registry
 from conformance.backends.kernel import KernelBackend
 from conformance.explore import ExploreFailure, describe_case, explore_op
 from conformance.generators import activations as gen_act
+from conformance.generators import softmax as gen_sm
 from conformance.reference import activations as ref_act
+from conformance.reference import softmax as sm_ref
 from conformance.runner import run_case
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -112,7 +114,17 @@ def test_prelu_slope_kinds_and_softmax_axes_are_all_reached():
         axes.add((case.since_version, case.tags["axis"]))
 
     softmax()
-    assert {(1, "default"), (1, 0), (1, 3), (11, -4), (11, "default"), (13, -1), (13, "default"), (13, 4)} <= axes
+    # the choices are every valid axis of the version and rank (and the default where valid) ...
+    for since in (1, 11, 13):
+        for rank in range(1, 6):
+            lo, hi = sm_ref.axis_range(since, rank)
+            choices = gen_sm._explore_axes(since, rank)
+            assert sorted(a for a in choices if a is not None) == list(range(lo, hi))
+            assert (None in choices) == (rank > 1 or since >= 13)
+    # ... and the draws reach the default, both signs and the 2-D coercion at a leading axis
+    for since in (11, 13):
+        assert {(since, "default"), (since, 0), (since, -1), (since, -2)} <= axes, sorted(axes, key=str)
+    assert {(1, "default"), (1, 0), (1, 2)} <= axes, sorted(axes, key=str)
 
 
 # ----------------------------------------------------------------------------- legitimate kernels pass

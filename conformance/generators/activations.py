@@ -156,7 +156,8 @@ def _value_case(op, version, opset, tname, numerics, params_tag, attributes, rng
     """One value case.  The suite passes only ``rng`` for the random coordinates (the shape,
     then the data, then PRelu's slope shape from kind ``slope_k``, then its values); explore
     mode passes the drawn ``x_shape`` and PRelu's ``slope_shape`` (a function of X's final
-    shape returning ``(kind, shape)``) and ``rng`` draws only the values.  ``extra_tags`` are added to the case's tags."""
+    shape returning ``(kind, shape)``) and ``rng`` draws only the values.  ``extra_tags`` are
+    added to the case's tags."""
     elem = elem_of(tname)
     xin, yout = _io(op, version)
     if x_shape is None:
