@@ -47,6 +47,8 @@ DECLARED_UNBUILDABLE: dict[tuple[str, int, tuple[tuple[str, str], ...]], str] = 
 #: the spec says fixes that parameter.  Used only where no present formal binds it.
 ATTRIBUTE_TYPE_PARAMS: dict[tuple[str, str, str], str] = {
     ("", "LayerNormalization", "U"): "stash_type",  # LayerNormalization-17: U = stash_type
+    # onnxruntime's SimplifiedLayerNormalization: inv_std_var has the stash_type's type
+    ("", "SimplifiedLayerNormalization", "U"): "stash_type",
 }
 
 UNBOUND = "*"

@@ -2,8 +2,9 @@
 
 Outcomes (DESIGN.md, "Outcomes"):
 
-* ``pass``: every output within tolerance (value case), or a clean rejection of an
-  invalid model (error case);
+* ``pass``: every output within tolerance (value case), or a rejection of an invalid
+  model (error case) that is not merely "unsupported" (a backend without a kernel for
+  the op or opset has not shown that it checks the model: ``unsupported``);
 * ``fail``: wrong values, shape, dtype, a missing or extra output, or an invalid
   model accepted;
 * ``error``: the backend raised while preparing or running a valid model;
@@ -22,6 +23,7 @@ backend are caught per case (``KeyboardInterrupt`` stops the run).
 from __future__ import annotations
 
 import math
+import re
 import time
 import traceback
 from collections import Counter
@@ -34,6 +36,12 @@ import numpy as np
 from .backends.base import Backend
 from .case import Case
 from .tolerance import Check, compare
+
+#: Messages that show a model was checked and found invalid (onnx's checker and shape
+#: inference, onnxruntime's graph validation), even where they also say "unsupported"
+#: ("X typestr: T, has unsupported type: tensor(bfloat16)").
+_VALIDATION_RE = re.compile(r"ShapeInferenceError|InferenceError|ValidationError|Type Error|INVALID_GRAPH|"
+                            r"INVALID_ARGUMENT|has unsupported type", re.IGNORECASE)
 
 OUTCOMES = ("pass", "fail", "error", "unsupported", "crash", "timeout", "xfail", "xpass", "skip")
 
@@ -119,7 +127,13 @@ def run_case(case: Case, backend: Backend) -> CaseResult:
 
 def _declined(case: Case, backend: Backend, res: CaseResult, exc: Exception, phase: str) -> None:
     res.phase = phase
-    if case.expect_error is not None:
+    if case.expect_error is not None and backend.is_unsupported(exc) and not _VALIDATION_RE.search(_exc_text(exc)):
+        # "no kernel for this op/opset" says nothing about whether the backend checks the
+        # invalidity the case is about: not a pass
+        res.outcome = "unsupported"
+        res.message = (f"declined as unsupported at {phase}, which does not show that the invalid model "
+                       f"({case.expect_error}) is rejected: {_exc_text(exc, 500)}")
+    elif case.expect_error is not None:
         res.outcome = "pass"
         res.message = f"rejected at {phase} as expected ({case.expect_error}): {_exc_text(exc, 500)}"
     elif case.contested is not None:

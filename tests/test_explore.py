@@ -212,6 +212,7 @@ def test_explore_mode_shrinks_saves_and_reproduces(tmp_path, bug, rank):
 def test_explore_mode_passes_a_correct_backend_and_skips_an_unsupported_op(tmp_path):
     (tmp_path / "wrong_ln.py").write_text(WRONG_LN)
     res = run_pytest(tmp_path, "--conformance-backend", "wrong_ln:correct", "--conformance-explore",
+                     "--conformance-ops", "LayerNormalization,BatchNormalization",
                      "--conformance-max-examples", "40", "--conformance-derandomize", "-p", "no:cacheprovider",
                      "-rs", "-m", "explore", env={"PYTHONPATH": str(tmp_path)})
     assert res.returncode == 0, res.stdout + res.stderr

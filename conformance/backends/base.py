@@ -26,6 +26,7 @@ class Unsupported(Exception):
 UNSUPPORTED_PATTERNS = (
     r"not ?implemented",
     r"could not find an implementation",
+    r"no implementation for operator",  # onnx.reference: "No implementation for operator 'X' domain '' and version 1"
     r"unsupported",
     r"not supported",
     r"is till opset",  # onnxruntime: "... is till opset 26" (opset newer than the runtime)

@@ -227,7 +227,7 @@ def _check_group(X, scale, bias, num_groups, version, stash_type=1):
                 f"GroupNormalization-{version}: {nm} must have shape {list(want)}, got {list(np.shape(p))}"
             )
     if version >= 21 and int(stash_type) not in STASH_TYPES:
-        raise ValueError(f"stash_type {stash_type} not supported (1 = float)")
+        raise ValueError(f"invalid stash_type {stash_type} (1 = float is the only one defined)")
     return shape
 
 
@@ -290,7 +290,7 @@ def _check_rms(X, scale, axis, stash_type, stash_types=STASH_TYPES):
     shape = tuple(np.shape(X))
     ax = normalize_axis(int(axis), len(shape))
     if int(stash_type) not in stash_types:
-        raise ValueError(f"stash_type {stash_type} not supported (allowed: {sorted(stash_types)})")
+        raise ValueError(f"invalid stash_type {stash_type} (allowed: {sorted(stash_types)})")
     ss = tuple(np.shape(scale))
     if len(ss) > len(shape) or any(d not in (1, shape[len(shape) - len(ss) + i]) for i, d in enumerate(ss)):
         raise ValueError(f"not broadcastable: scale {list(ss)} to X {list(shape)}")
