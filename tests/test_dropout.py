@@ -410,12 +410,10 @@ def test_scale_in_ratio_type_is_rejected(suite):
     assert {r.outcome for r in results} == {"fail"}
 
 
-def test_negative_zero_flip_is_wrong_but_not_yet_detected(suite):
+def test_negative_zero_flip_is_caught(suite):
     """Decision: ``output = scale * data * mask`` with every element kept gives -0 for -0 data
-    (IEEE), and inference is the identity, so a kernel that returns +0 for -0 is wrong.  Our
-    expected outputs keep -0 bit for bit, but :func:`conformance.tolerance.compare` ignores the
-    sign of zero, so the runner passes such a kernel today (a tolerance with a signed-zero
-    check would catch it); this test records that."""
+    (IEEE), and inference is the identity, so a kernel that returns +0 for -0 is wrong.  The
+    identity outputs' tolerance checks the sign of zero (``Tolerance.signed_zero``)."""
     cases = [c for c in suite if c.since_version == 22 and c.tags["dtype"] in ("float8e4m3fn", "float8e5m2")
              and c.tags["numerics"] == "special" and c.tags["mode"] == "inference"]
     with_neg_zero = [c for c in cases if (np.signbit(c.datasets[0].outputs["output"].astype(np.float64))
@@ -426,7 +424,9 @@ def test_negative_zero_flip_is_wrong_but_not_yet_detected(suite):
         got = kernel(dict(c.datasets[0].inputs), {}, ["output"], c.opset)["output"]
         assert got.tobytes() != c.datasets[0].outputs["output"].tobytes()
     results = run_cases(with_neg_zero, KernelBackend({OP: kernel}))
-    assert {r.outcome for r in results} == {"pass"}
+    assert {r.outcome for r in results} == {"fail"}
+    assert all("zero(s) of the wrong sign" in r.message for r in results)
+    assert {r.outcome for r in run_cases(with_neg_zero, KernelBackend({OP: make_kernel()}))} == {"pass"}
 
 
 def test_float8_cases_through_a_bundle(suite, tmp_path):

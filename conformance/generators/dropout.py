@@ -18,7 +18,7 @@ Value cases are deterministic wherever the spec makes them so:
   the mask; checks shape, dtype and that nothing like NaN appears).
 
 Data carry special values (NaN, +-inf, -0, subnormals) in some cases: the identity
-must keep them bit for bit (tolerance ``exact``).
+must keep them bit for bit (tolerance ``exact`` with ``signed_zero``: a -0 must stay -0).
 
 Random cases (tag ``random=1``): training with ratio > 0 on 4096-element nonzero
 data, with and without mask and ``seed``.  Their ``expected`` outputs are not
@@ -46,9 +46,7 @@ id carry that exact value.  Special data of a float8 type (:func:`special_values
 +-inf (float8e5m2 only), -0 (float8e4m3fn and float8e5m2 only: the fnuz types have a
 single zero), the smallest and the largest subnormal, -3 x the smallest subnormal and
 +-max; inference and ratio-0 training keep them bit for bit (the expected outputs are
-bit-exact copies; :func:`conformance.tolerance.compare` with ``exact`` still ignores the sign of
-zero and NaN payloads, so a kernel that turns -0 into +0 passes today although the spec's
-``scale * data * mask`` keeps -0).  Random float8 data are
+bit-exact copies, compared exactly with the sign of zero; NaN payloads are not compared).  Random float8 data are
 Gaussian with standard deviation 2 (|x| < 32 in practice), so ``x / (1 - ratio) <= 2x``
 stays far below the smallest float8 maximum (240).  The kept values of float8 training
 are judged by :func:`conformance.reference.dropout.kept_value_range` (the legitimate
@@ -72,7 +70,9 @@ from conformance.reference import dropout as ref
 OP = "Dropout"
 VERSIONS = (1, 6, 7, 10, 12, 13, 22)
 OPSETS = {1: (1, 5), 6: (6,), 7: (7, 8, 9), 10: (10, 11), 12: (12,), 13: (13, 17, 21), 22: (22, 26, 28)}
-EXACT = Tolerance(atol=0.0, rtol=0.0, exact=True)
+#: Identity outputs are bit-exact up to NaN payloads, the sign of zero included
+#: (``scale * data * mask`` with every element kept keeps -0).
+EXACT = Tolerance(atol=0.0, rtol=0.0, exact=True, signed_zero=True)
 
 
 
