@@ -361,3 +361,26 @@ def test_relu_sign_of_zero_is_not_checked(value_cases):
 
     results = run_cases(cases, KernelBackend({"Relu": plus_zero}, check=False))
     assert all(r.outcome == "pass" for r in results)
+
+
+def test_function_body_opsets_get_their_own_cases(suite):
+    """Where onnx defines a version's function body at an opset the schedule does not use,
+    that opset gets cases too: onnxruntime 1.31.1 expands Softplus-1's body
+    ``Log(Add(Exp(X), 1))`` at opset 18 and overflows (it has a kernel at the other opsets)."""
+    assert gen.body_opsets("Softplus", 1, [1, 22]) == [18]
+    assert gen.body_opsets("Softplus", 22, [1, 22]) == []  # the body (opset 18) predates version 22
+    assert gen.body_opsets("Relu", 14, [1, 6, 13, 14]) == [18]
+    body = [c for c in suite if c.tags.get("body_opset")]
+    assert {(c.op, c.since_version, c.opset) for c in body} >= {("Softplus", 1, 18), ("Relu", 14, 18), ("Elu", 6, 18)}
+    sp = [c for c in body if c.op == "Softplus"]
+    assert {c.tags["dtype"] for c in sp} == {"float16", "float", "double"}
+    assert {c.tags["numerics"] for c in sp} == {"special", "near-overflow"}
+
+    def naive_body(inputs, attrs, names, opset):  # the body cast by cast in T: exp overflows
+        x = next(iter(inputs.values()))
+        with np.errstate(over="ignore"):
+            return {names[0]: np.log(np.exp(x) + x.dtype.type(1))}
+
+    results = run_cases(sp, KernelBackend({"Softplus": naive_body}, name="naive-body", check=False))
+    assert {r.outcome for r in results} == {"fail"}
+    assert all("NaN/Inf" in r.message for r in results)

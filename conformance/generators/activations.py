@@ -16,6 +16,11 @@ Per (op, version, type) the cases are (tag ``numerics``):
   overflows in the evaluation precision: naive ``log(1 + exp(x))`` fails there);
 * integer types (Relu-14, PRelu-9/16): ``int`` (extremes included, PRelu kept small).
 
+Function-body opsets: where onnx defines the version's function body at an opset that the
+schedule above does not use (Softplus-1, Elu-6, Relu-14... at 18), ``special`` and
+``near-overflow`` cases (``int`` for integer types) at that opset too (tag ``body_opset``):
+a runtime without a kernel may expand the body there (:func:`body_opsets`).
+
 Attributes (tag ``params``): ``default`` (omitted), ``explicit-default`` and each
 non-default value of the table, assigned cyclically over the float cases.  Opsets (tag
 ``opset``): cycling over the since_version, the last opset before the next version
@@ -264,7 +269,40 @@ def generate_op(op: str, seed: int) -> list[Case]:
                                              slope_k=j, params=("inputs", "initializers")[(j // 3) % 2]))
                     j += 1
         cases.extend(_error_cases(op, version, opsets[-1] if opsets[-1] <= ORT_MAX_OPSET else opsets[0]))
+        cases.extend(_body_opset_cases(op, version, types, opsets, all_v, seed))
     return cases
+
+
+def body_opsets(op: str, version: int, all_versions: list[int]) -> list[int]:
+    """The opsets at which onnx defines a function body for ``op``-``version``
+    (``function_opset_versions`` and ``context_dependent_function_opset_versions`` of the
+    schema) that fall in the version's opset range.  A runtime without a kernel may expand
+    the body there (onnxruntime 1.31.1 does for Softplus-1 at opset 18, where
+    ``Log(Add(Exp(X), 1))`` overflows for large X), so those opsets get cases of their own."""
+    import onnx.defs
+
+    s = onnx.defs.get_schema(op, version)
+    later = [v for v in all_versions if v > version]
+    last = (later[0] - 1) if later else LATEST_OPSET
+    found = set(s.function_opset_versions) | set(s.context_dependent_function_opset_versions)
+    return sorted(b for b in found if version <= b <= last)
+
+
+def _body_opset_cases(op, version, types, opsets, all_versions, seed) -> list[Case]:
+    """Per type, ``special`` and ``near-overflow`` cases (``int`` for integer types) with
+    default attributes at each :func:`body_opsets` opset the schedule does not already use
+    (tag ``body_opset``)."""
+    out = []
+    for b in body_opsets(op, version, all_versions):
+        if b in opsets:
+            continue
+        for tname in types:
+            for num in (("special", "near-overflow") if tname in FLOAT_NAMES else ("int",)):
+                rng = case_rng(seed, op, version, tname, num, "body-opset", b)
+                c = _value_case(op, version, b, tname, num, "default", {}, rng)
+                c.tags["body_opset"] = b
+                out.append(c)
+    return out
 
 
 def _make(op: str):
