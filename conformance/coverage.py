@@ -43,6 +43,19 @@ from .opspec import OpSpec, VersionSpec, combination_notes, op_spec, type_combin
 #: exercise a combination the spec allows.  Only for true impossibilities; empty is fine.
 DECLARED_UNBUILDABLE: dict[tuple[str, int, tuple[tuple[str, str], ...]], str] = {}
 
+#: (op key -- ``op`` or ``domain:op`` --, since_version, an :func:`_unexercised` item) -> why
+#: no value case can do it.  Such items are listed with their reason and not counted.
+DECLARED_UNEXERCISED: dict[tuple[str, int, str], str] = {
+    **{("Dropout", v, "optional output mask never present"):
+       "the mask of versions 1-7 has type T and the text does not say what it holds" for v in (1, 6, 7)},
+    ("com.microsoft:SkipSimplifiedLayerNormalization", 1, "optional output mean never present"):
+        "a simplified (RMS) normalization computes no mean; the slot is inherited from SkipLayerNormalization "
+        "and its content is undefined",
+    **{(op, v, "attribute stash_type only given its default value"):
+       "the text defines stage-one precision by the example stash_type=1 (float32) only and no type constraint "
+       "lists other admissible values" for op, v in (("GroupNormalization", 21), ("RMSNormalization", 23))},
+}
+
 #: (domain, op, type parameter) -> attribute whose value (a TensorProto element type)
 #: the spec says fixes that parameter.  Used only where no present formal binds it.
 ATTRIBUTE_TYPE_PARAMS: dict[tuple[str, str, str], str] = {
@@ -226,8 +239,47 @@ def _block(analyses: list[dict], vs: VersionSpec) -> dict:
     }
 
 
+def _absent_class(c: str) -> bool:
+    return c == "absent" or c.endswith("(absent)") or c == "absent (default)"
+
+
+def _unexercised(vs: VersionSpec, values: list[dict]) -> list[str]:
+    """What the value cases of a version never do: an optional formal never present or never
+    omitted; an attribute never given, never left out (when it has a default) or only given
+    its default value.  Empty when there is no value case (the version is bare anyway)."""
+    if not values:
+        return []
+    out = []
+    for kind, formals in (("input", vs.inputs), ("output", vs.outputs)):
+        for f in formals:
+            if f.option != "optional":
+                continue
+            seen = [f.name in a[kind + "s"] for a in values]
+            if not any(seen):
+                out.append(f"optional {kind} {f.name} never present")
+            elif all(seen):
+                out.append(f"optional {kind} {f.name} never omitted")
+    for name, spec_attr in vs.attributes.items():
+        classes = [a["attributes"].get(name, "absent") for a in values]
+        given = [c for c in classes if not _absent_class(c)]
+        if not given:
+            out.append(f"attribute {name} never given")
+            continue
+        if spec_attr.default is not None and len(given) == len(classes):
+            out.append(f"attribute {name} never left at its default")
+        if spec_attr.default is not None and all(
+                c == "explicit default" or c == repr(_plain_default(spec_attr.default)) for c in given):
+            out.append(f"attribute {name} only given its default value")
+    return out
+
+
+def _plain_default(d: Any) -> Any:
+    return d.decode() if isinstance(d, bytes) else d
+
+
 def _version_entry(spec: OpSpec, version: int, analyses: list[dict], outcomes=None) -> dict:
     vs = spec.versions[version]
+    op_key = f"{spec.domain}:{spec.op}" if spec.domain else spec.op
     params = list(vs.type_constraints)
     value = _block([a for a in analyses if not a["error"]], vs)
     error = _block([a for a in analyses if a["error"]], vs)
@@ -255,6 +307,10 @@ def _version_entry(spec: OpSpec, version: int, analyses: list[dict], outcomes=No
         "covered": covered,
         "missing": missing,
         "gaps": sum(1 for m in missing if "declared_unbuildable" not in m),
+        "unexercised": [u for u in _unexercised(vs, [a for a in analyses if not a["error"]])
+                        if (op_key, version, u) not in DECLARED_UNEXERCISED],
+        "declared_unexercised": {u: r for (k, v, u), r in DECLARED_UNEXERCISED.items()
+                                 if k == op_key and v == version},
         "value": value,
         "error": error,
     }
@@ -292,7 +348,9 @@ def compute_coverage(cases: Iterable, outcomes: Mapping[str, str] | None = None)
         ``param_notes``, ``total_combinations``, ``covered`` (keys such as
         ``"T=float, U=float"``), ``missing`` (``combination``, ``partial_cases``: value cases
         where a parameter was unbound but the others match, optional
-        ``declared_unbuildable``), ``gaps`` and the ``value`` / ``error`` blocks
+        ``declared_unbuildable``), ``gaps``, ``unexercised`` (optional formals never present
+        or never omitted, attributes never given, never left out or only at their default,
+        in the value cases) and the ``value`` / ``error`` blocks
         (``cases``, ``combinations``, ``partial_combinations``, ``outside_constraints``,
         ``io_patterns``, ``attributes``, ``opsets``).  Every version of every operator is
         listed, also versions without cases.
@@ -338,9 +396,12 @@ def coverage_totals(cov: dict) -> dict:
     """Totals of ``cov`` (from :func:`compute_coverage`): ``ops``, ``versions``, ``covered`` /
     ``combinations`` (type combinations over every version), ``gaps`` (missing and not declared
     unbuildable), ``declared`` (missing with a stated reason), ``bare_versions`` (``op-version``
-    strings without value cases) and ``unmatched`` (cases matched to no schema)."""
+    strings without value cases), ``unexercised`` / ``declared_unexercised`` (optional formals and
+    attributes the value cases never vary, without / with a stated reason) and ``unmatched``
+    (cases matched to no schema)."""
     t = {"ops": len(cov["ops"]), "versions": 0, "covered": 0, "combinations": 0, "gaps": 0, "declared": 0,
-         "bare_versions": [], "unmatched": len(cov.get("unmatched") or [])}
+         "unexercised": 0, "declared_unexercised": 0, "bare_versions": [],
+         "unmatched": len(cov.get("unmatched") or [])}
     for key, op in cov["ops"].items():
         for v, e in op["versions"].items():
             t["versions"] += 1
@@ -348,6 +409,8 @@ def coverage_totals(cov: dict) -> dict:
             t["combinations"] += e["total_combinations"]
             t["gaps"] += e["gaps"]
             t["declared"] += len(e["missing"]) - e["gaps"]
+            t["unexercised"] += len(e.get("unexercised", ()))
+            t["declared_unexercised"] += len(e.get("declared_unexercised", ()))
             if not e["value"]["cases"]:
                 t["bare_versions"].append(f"{key}-{v}")
     return t
@@ -373,7 +436,7 @@ def render_summary(cov: dict, console) -> None:
     t = Table(title="coverage per operator version (details: --detail)", show_lines=False)
     for col, just in (("operator", "left"), ("version", "right"), ("value", "right"), ("error", "right"),
                       ("types", "right"), ("missing type combinations", "left"), ("I/O patterns", "right"),
-                      ("attribute values", "right")):
+                      ("attribute values", "right"), ("unexercised (value cases)", "left")):
         t.add_column(col, justify=just, overflow="fold")
     for key, op in cov["ops"].items():
         first = True
@@ -385,12 +448,15 @@ def render_summary(cov: dict, console) -> None:
                       f"[{style}]{ncov}/{e['total_combinations']}[/{style}]",
                       escape("; ".join(_missing_text(e, 4)) or "-"),
                       str(len(e["value"]["io_patterns"])),
-                      str(sum(len(vals) for vals in e["value"]["attributes"].values())))
+                      str(sum(len(vals) for vals in e["value"]["attributes"].values())),
+                      escape("; ".join(e["unexercised"]) or "-"))
             first = False
     console.print(t)
     tot = coverage_totals(cov)
     console.print(f"{tot['ops']} operator(s), {tot['versions']} version(s): {tot['covered']}/{tot['combinations']} "
-                  f"type combinations covered, {tot['gaps']} gap(s), {tot['declared']} declared unbuildable"
+                  f"type combinations covered, {tot['gaps']} gap(s), {tot['declared']} declared unbuildable; "
+                  f"{tot['unexercised']} unexercised optional input/output or attribute state(s) "
+                  f"(+{tot['declared_unexercised']} with a stated reason)"
                   + (f"; versions without value cases: {', '.join(tot['bare_versions'])}" if tot["bare_versions"]
                      else "")
                   + (f"; {tot['unmatched']} case(s) matched to no schema" if tot["unmatched"] else "")
@@ -434,6 +500,8 @@ def render_coverage(cov: dict, console) -> None:
             for pat in e["error"]["io_patterns"]:
                 if pat not in e["value"]["io_patterns"]:
                     err_only.append("I/O " + _short_pattern(pat, e["optional_formals"]))
+            extra += [f"unexercised: {u}" for u in e["unexercised"]]
+            extra += [f"unexercised: {u} [declared: {r}]" for u, r in e.get("declared_unexercised", {}).items()]
             ncov = len(e["covered"])
             style = "green" if e["gaps"] == 0 and e["value"]["cases"] else ("yellow" if ncov else "red")
             t.add_row(

@@ -260,3 +260,32 @@ def test_cli_usage_errors(tmp_path):
         args = _parse(argv)
         with pytest.raises(UsageError):
             args.fn(args, console)
+
+
+def test_unexercised_optional_formals_and_attributes(cases):
+    ln = [c for c in cases if c.op == "LayerNormalization"]
+    e = compute_coverage(ln)["ops"]["LayerNormalization"]["versions"]["17"]
+    assert e["unexercised"] == []  # the suite leaves axis out in some cases and gives it in others
+    without_default_axis = [c for c in ln if "axis" in c.attributes or c.expect_error is not None]
+    e = compute_coverage(without_default_axis)["ops"]["LayerNormalization"]["versions"]["17"]
+    assert e["unexercised"] == ["attribute axis never left at its default"]
+    only_y = [c for c in ln if not any(o.present for o in c.outputs[1:])]
+    e = compute_coverage(only_y)["ops"]["LayerNormalization"]["versions"]["17"]
+    assert {"optional output Mean never present", "optional output InvStdDev never present"} <= set(e["unexercised"])
+    with_b = [c for c in ln if c.inputs[2].present]
+    e = compute_coverage(with_b)["ops"]["LayerNormalization"]["versions"]["17"]
+    assert "optional input B never omitted" in e["unexercised"]
+    # error cases do not count
+    e = compute_coverage([c for c in ln if c.expect_error is not None])["ops"]["LayerNormalization"]["versions"]["17"]
+    assert e["unexercised"] == []
+
+
+def test_declared_unexercised_is_listed_with_its_reason(cases, monkeypatch):
+    ln = [c for c in cases if c.op == "LayerNormalization" and "axis" in c.attributes]
+    item = "attribute axis never left at its default"
+    monkeypatch.setattr(cov_mod, "DECLARED_UNEXERCISED", {("LayerNormalization", 17, item): "test reason"})
+    cov = compute_coverage(ln)
+    e = cov["ops"]["LayerNormalization"]["versions"]["17"]
+    assert e["unexercised"] == [] and e["declared_unexercised"] == {item: "test reason"}
+    tot = coverage_totals(cov)
+    assert tot["unexercised"] == 0 and tot["declared_unexercised"] == 1

@@ -627,11 +627,24 @@ def test_onnx_reference_agrees_where_it_is_right(value_cases):
             return False
         if c.op == "LRN" or (c.op == "LpNormalization" and t["p"] == 1) or "checker_rejects" in t:
             return False
+        if "legacy" in t:
+            return False  # see test_disagreement_onnx_reference_rejects_legacy_consumed_inputs
         return True
     cases = [c for c in value_cases if ok(c)][::2]
     assert {c.op for c in cases} == set(OPS) - {"LRN"}
     bad = [(r.id, r.message[:120]) for r in _ref_outcomes(cases).values() if r.outcome != "pass"]
     assert not bad, bad[:5]
+
+
+def test_disagreement_onnx_reference_rejects_legacy_consumed_inputs(value_cases):
+    """InstanceNormalization-1 declares the legacy ``consumed_inputs`` attribute; onnx.reference's
+    implementation does not take it (TypeError).  The oracle is right: the attribute is an
+    in-place hint that changes no value."""
+    cases = [c for c in value_cases if c.tags.get("legacy") == "consumed_inputs"]
+    assert {(c.op, c.since_version) for c in cases} == {("InstanceNormalization", 1)} and len(cases) == 3
+    res = _ref_outcomes(cases)
+    assert {r.outcome for r in res.values()} == {"error"}
+    assert all("consumed_inputs" in r.message or "attrib" in r.message for r in res.values())
 
 
 def test_disagreement_onnx_reference_lrn_loops_over_the_batch_axis(value_cases):

@@ -21,6 +21,9 @@ schedule above does not use (Softplus-1, Elu-6, Relu-14... at 18), ``special`` a
 ``near-overflow`` cases (``int`` for integer types) at that opset too (tag ``body_opset``):
 a runtime without a kernel may expand the body there (:func:`body_opsets`).
 
+Version 1's legacy ``consumed_inputs`` (Relu-1, Elu-1, ...): one case per float type with it
+given (tag ``legacy``); it changes no value.
+
 Attributes (tag ``params``): ``default`` (omitted), ``explicit-default`` and each
 non-default value of the table, assigned cyclically over the float cases.  Opsets (tag
 ``opset``): cycling over the since_version, the last opset before the next version
@@ -270,7 +273,27 @@ def generate_op(op: str, seed: int) -> list[Case]:
                     j += 1
         cases.extend(_error_cases(op, version, opsets[-1] if opsets[-1] <= ORT_MAX_OPSET else opsets[0]))
         cases.extend(_body_opset_cases(op, version, types, opsets, all_v, seed))
+        cases.extend(_legacy_attribute_cases(op, version, types, seed))
     return cases
+
+
+def _legacy_attribute_cases(op, version, types, seed) -> list[Case]:
+    """Version 1's legacy ``consumed_inputs`` (an in-place hint that changes no value): per float
+    type one ``normal`` case with the attribute given, ``[0]`` or ``[1]`` per input in turn
+    (tag ``legacy=consumed_inputs``)."""
+    import onnx.defs
+
+    if "consumed_inputs" not in onnx.defs.get_schema(op, version).attributes:
+        return []
+    n_inputs = 2 if op == "PRelu" else 1
+    out = []
+    for k, tname in enumerate(t for t in types if t in FLOAT_NAMES):
+        rng = case_rng(seed, op, version, tname, "normal", "consumed_inputs")
+        c = _value_case(op, version, version, tname, "normal", "default", {"consumed_inputs": [k % 2] * n_inputs}, rng)
+        c.tags["legacy"] = "consumed_inputs"
+        c.label += f"/consumed_inputs={[k % 2] * n_inputs}"
+        out.append(c)
+    return out
 
 
 def body_opsets(op: str, version: int, all_versions: list[int]) -> list[int]:

@@ -52,6 +52,9 @@ stays far below the smallest float8 maximum (240).  The kept values of float8 tr
 are judged by :func:`conformance.reference.dropout.kept_value_range` (the legitimate
 roundings of ``x / (1 - ratio)``).
 
+Version 1's legacy ``consumed_inputs``: one inference case per type with it given (tag
+``legacy``); it changes no value.
+
 Not generated: the mask of versions 1-7 (type T, meaning unspecified).
 """
 
@@ -285,7 +288,23 @@ def generate(seed: int) -> list[Case]:
                                        ratio_t="float", training=True, rng=rng, mode="training",
                                        error="ratio-range", mask=bool(k)))
     cases += _float8_cases(seed)
+    cases += _legacy_cases(seed)
     return cases
+
+
+def _legacy_cases(seed: int) -> list[Case]:
+    """Dropout-1's legacy ``consumed_inputs`` (an in-place hint that changes no value): per type
+    one inference case with ``consumed_inputs=[0]`` (tag ``legacy``).  Generated last, so the
+    cases above keep their ids."""
+    out = []
+    for tname in base_dtypes_of(1):
+        rng = case_rng(seed, 1, tname, "consumed_inputs")
+        c = _case(since=1, opset=1, tname=tname, shape=_shape(rng), attrs={"is_test": 1, "consumed_inputs": [0]},
+                  rng=rng, data_kind="normal")
+        c.tags["legacy"] = "consumed_inputs"
+        c.label += "/consumed_inputs=[0]"
+        out.append(c)
+    return out
 
 
 def _float8_cases(seed: int) -> list[Case]:

@@ -256,12 +256,15 @@ def _value_case(
     opset: int,
     n_datasets: int,
     extra_tags: dict | None = None,
+    omit_axis: bool = False,
 ) -> Case:
     t = _elem(tname)
     u = ref.stash_elem_type(stash_type)
     ax = axis % len(x_shape)
     epsilon = EPSILONS[eps_kind]
-    attrs = {"axis": int(axis)}
+    if omit_axis and axis != -1:
+        raise ValueError(f"omit_axis needs axis -1 (the default), not {axis}")
+    attrs = {} if omit_axis else {"axis": int(axis)}
     if epsilon is not None:
         attrs["epsilon"] = float(epsilon)
     if stash_type != 1 or rng.integers(0, 2):
@@ -367,7 +370,9 @@ def _value_case(
         "datasets": n_datasets,
     }
     tags.update(extra_tags or {})
-    label = f"{tname}/r{len(x_shape)}/axis={axis}/stash={stash_type}/outs={pat}/{numerics}"
+    label = f"{tname}/r{len(x_shape)}/axis={'default' if omit_axis else axis}/stash={stash_type}/outs={pat}/{numerics}"
+    if omit_axis:
+        tags["axis_attribute"] = "default"
     return Case(
         op=OP,
         since_version=SINCE,
@@ -630,7 +635,25 @@ def generate(seed: int) -> list[Case]:
 
     Deterministic: the same seed gives byte-identical cases.
     """
-    return _core_cases(seed) + _long_cases(seed) + _near_limit_cases(seed) + _zero_size_cases(seed) + _error_cases(seed)
+    return (_core_cases(seed) + _long_cases(seed) + _near_limit_cases(seed) + _zero_size_cases(seed)
+            + _error_cases(seed) + _default_axis_cases(seed))
+
+
+def _default_axis_cases(seed: int) -> list[Case]:
+    """Per dtype one case with ``axis`` left out (the default, -1), ranks 1-4 in turn, every
+    output pattern in turn (tag ``axis_attribute=default``).  Generated last, so the cases
+    above keep their ids."""
+    cases = []
+    for i, tname in enumerate(DTYPES):
+        rng = case_rng(seed, "default-axis", tname)
+        rank = 1 + i % 4
+        shape = _random_shape(rng, rank, -1)
+        cases.append(_value_case(
+            rng=rng, tname=tname, x_shape=shape, axis=-1, pattern=PATTERNS[i % len(PATTERNS)], stash_type=1,
+            numerics=("normal", "large-offset")[i % 2], scale_kind="full", scale_shape=shape[-1:],
+            bias_kind="full", bias_shape=shape[-1:], params="inputs", eps_kind="default",
+            opset=OPSETS[i % len(OPSETS)], n_datasets=1, omit_axis=True))
+    return cases
 
 
 # ----------------------------------------------------------------------------- explore mode

@@ -167,14 +167,17 @@ def _nc_shape(rng, rank: int, *, pow2=False, long=False) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def _instance_case(seed, since, tname, rank, j, numerics, opset, eps_kind, init):
-    rng = case_rng(seed, "in", since, tname, rank, j)
+def _instance_case(seed, since, tname, rank, j, numerics, opset, eps_kind, init, consumed_inputs=None):
+    rng = case_rng(seed, "in", since, tname, rank, j) if consumed_inputs is None else case_rng(
+        seed, "in", since, tname, rank, j, "consumed_inputs")
     t = _e(tname)
     shape = _nc_shape(rng, rank, pow2=numerics == "constant-rows", long=numerics == "long-rows")
     n, c = shape[:2]
     sp = int(np.prod(shape[2:]))
     eps = {"default": None, "tiny": 1e-12, "large": 0.5}[eps_kind]
     attrs = {} if eps is None else {"epsilon": eps}
+    if consumed_inputs is not None:  # version 1's legacy in-place hint: changes no value
+        attrs["consumed_inputs"] = list(consumed_inputs)
     scale = common.representable(rng.uniform(0.5, 1.5, c) * np.where(rng.random(c) < 0.2, -1, 1), t)
     bias = common.normal(rng, (c,), t)
     ds = 2 if j % 5 == 2 else 1
@@ -196,8 +199,12 @@ def _instance_case(seed, since, tname, rank, j, numerics, opset, eps_kind, init)
               ("B", t, (c,), bias if init else None, True)]
     tags = _tags(tname, shape, opset, numerics, epsilon=eps_kind, params="initializers" if init else "inputs",
                  datasets=ds)
+    label = f"{tname}/r{rank}/{numerics}/eps={eps_kind}/j{j}"
+    if consumed_inputs is not None:
+        tags["legacy"] = "consumed_inputs"
+        label += f"/consumed_inputs={list(consumed_inputs)}"
     return _build("InstanceNormalization", since, opset, attrs, inputs, feeds,
-                  [("Y", t, exp, var, unit, t)], tags, f"{tname}/r{rank}/{numerics}/eps={eps_kind}/j{j}")
+                  [("Y", t, exp, var, unit, t)], tags, label)
 
 
 def _instance_errors(seed, since, opset, tname):
@@ -237,6 +244,10 @@ def generate_instance(seed: int) -> list[Case]:
             cases.append(_instance_case(seed, since, tname, 3 + j % 3, j, "long-rows", opsets[-1], "default", False))
             j += 1
         cases += _instance_errors(seed, since, opsets[0], types[-1])
+        if since == 1:  # the legacy consumed_inputs given, one case per type
+            for k, tname in enumerate(types):
+                cases.append(_instance_case(seed, since, tname, 4, j + k, "normal", since, "default", False,
+                                            consumed_inputs=(0, 0, 0)))
     return cases
 
 
@@ -358,13 +369,13 @@ def _rms_shapes(rng, rank, axis, numerics, scale_kind):
     return shape, ax, sshape, scale_kind
 
 
-def _rms_case(seed, tname, vname, rank, axis, j, numerics, opset, eps_kind, scale_kind):
-    rng = case_rng(seed, "rms", tname, vname, rank, axis, j)
+def _rms_case(seed, tname, vname, rank, axis, j, numerics, opset, eps_kind, scale_kind, omit_axis=False):
+    rng = case_rng(seed, "rms", tname, vname, rank, axis, j, *(("omit-axis",) if omit_axis else ()))
     t, v = _e(tname), _e(vname)
     shape, ax, sshape, scale_kind = _rms_shapes(rng, rank, axis, numerics, scale_kind)
     norm = shape[ax:]
     eps = {"default": None, "tiny": 1e-12, "large": 0.5}[eps_kind]
-    attrs = {"axis": axis}
+    attrs = {} if omit_axis else {"axis": axis}  # omitted: the default -1
     if eps is not None:
         attrs["epsilon"] = eps
     if j % 3 == 0:
@@ -381,7 +392,7 @@ def _rms_case(seed, tname, vname, rank, axis, j, numerics, opset, eps_kind, scal
     return _build("RMSNormalization", 23, opset, attrs,
                   [("X", t, shape, None, True), ("scale", v, sshape, None, True)],
                   [{"X": (x, t), "scale": (scale, v)}], [("Y", v, [y], var, _scale_of(y), ulp)], tags,
-                  f"{tname}-{vname}/r{rank}/axis={axis}/{numerics}/j{j}",
+                  f"{tname}-{vname}/r{rank}/axis={'default' if omit_axis else axis}/{numerics}/j{j}",
                   contested=RMS_T_NE_V_CONTESTED if t != v else None)
 
 
@@ -429,6 +440,10 @@ def generate_rms(seed: int) -> list[Case]:
         rank, axis = _RANK_AXES[(7 * k) % len(_RANK_AXES)]
         cases.append(_rms_case(seed, tname, vname, rank, axis, j, numer[k % len(numer)], _opset(opsets, j, last),
                                ("default", "tiny", "large")[k % 3], ("full", "ones", "fewer")[(k // 3) % 3]))
+        j += 1
+    for k, tname in enumerate(ALL_T):  # axis left at its default (-1)
+        cases.append(_rms_case(seed, tname, tname, 2 + k % 3, -1, j, ("normal", "large-offset")[k % 2],
+                               _opset(opsets, j, last), "default", "full", omit_axis=True))
         j += 1
     for k, (xs, axis, ss, err, why) in enumerate((
         ((2, 3, 4), 3, (4,), "axis-range", "axis 3 outside [-3, 3)"),

@@ -276,11 +276,14 @@ def output_name(op: str, version: int) -> str:
 
 
 def attr_values(op: str, version: int, attributes: dict) -> dict:
-    """The attribute values a node with ``attributes`` computes with (defaults filled in)."""
+    """The attribute values a node with ``attributes`` computes with (defaults filled in;
+    the legacy ``consumed_inputs`` of version 1, an in-place hint, is left out)."""
     spec = ACTIVATIONS[op]
     vals = {k: d for k, (d, _) in spec.attrs.items()}
     vals.update(VERSION_DEFAULTS.get((op, version), {}))
     for k, v in attributes.items():
+        if k == "consumed_inputs":
+            continue
         vals[k] = v.decode() if isinstance(v, bytes) else (v if isinstance(v, str) else f32(v))
     return vals
 

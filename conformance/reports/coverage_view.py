@@ -37,7 +37,8 @@ def coverage_rows(cov: dict | None, order: list[str]) -> dict | None:
         ``partial``, ``none``), ``combos`` (one cell per covered combination with its
         outcome counts: ``key``, ``n``, ``pass``, ``worst``, ``title``), ``missing`` (text per
         missing combination, with a declared reason where one exists), ``error_cell`` (the
-        outcomes of the error cases) and ``details`` (optional-I/O patterns and attribute values
+        outcomes of the error cases; then the unexercised optional-I/O and attribute states,
+        with their stated reason where one is declared) and ``details`` (optional-I/O patterns and attribute values
         of the value cases, as ``(name, text)`` pairs).
     """
     if not cov or not isinstance(cov, dict) or "ops" not in cov:
@@ -56,6 +57,8 @@ def coverage_rows(cov: dict | None, order: list[str]) -> dict | None:
                 combos.append(cell)
             missing = [m["combination"] + (f" (declared unbuildable: {m['declared_unbuildable']})"
                                            if "declared_unbuildable" in m else "") for m in e["missing"]]
+            missing += list(e.get("unexercised") or [])
+            missing += [f"{u} (reason: {r})" for u, r in (e.get("declared_unexercised") or {}).items()]
             details = [("optional I/O", ", ".join(f"{p} ({n})" for p, n in e["value"]["io_patterns"].items()) or "-")]
             details += [(name, ", ".join(f"{k} ({n})" for k, n in vals.items()))
                         for name, vals in e["value"]["attributes"].items()]
