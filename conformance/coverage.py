@@ -239,10 +239,6 @@ def _block(analyses: list[dict], vs: VersionSpec) -> dict:
     }
 
 
-def _absent_class(c: str) -> bool:
-    return c == "absent" or c.endswith("(absent)") or c == "absent (default)"
-
-
 def _unexercised(vs: VersionSpec, values: list[dict]) -> list[str]:
     """What the value cases of a version never do: an optional formal never present or never
     omitted; an attribute never given, never left out (when it has a default) or only given
@@ -260,21 +256,16 @@ def _unexercised(vs: VersionSpec, values: list[dict]) -> list[str]:
             elif all(seen):
                 out.append(f"optional {kind} {f.name} never omitted")
     for name, spec_attr in vs.attributes.items():
-        classes = [a["attributes"].get(name, "absent") for a in values]
-        given = [c for c in classes if not _absent_class(c)]
+        absent = _attr_class(spec_attr, False, None)
+        given = [c for c in (a["attributes"][name] for a in values) if c != absent]
         if not given:
             out.append(f"attribute {name} never given")
             continue
-        if spec_attr.default is not None and len(given) == len(classes):
+        if spec_attr.default is not None and len(given) == len(values):
             out.append(f"attribute {name} never left at its default")
-        if spec_attr.default is not None and all(
-                c == "explicit default" or c == repr(_plain_default(spec_attr.default)) for c in given):
+        if spec_attr.default is not None and all(c == _attr_class(spec_attr, True, spec_attr.default) for c in given):
             out.append(f"attribute {name} only given its default value")
     return out
-
-
-def _plain_default(d: Any) -> Any:
-    return d.decode() if isinstance(d, bytes) else d
 
 
 def _version_entry(spec: OpSpec, version: int, analyses: list[dict], outcomes=None) -> dict:
@@ -416,13 +407,21 @@ def coverage_totals(cov: dict) -> dict:
     return t
 
 
-def _missing_text(e: dict, limit: int = _MAX_LIST_VALUES) -> list[str]:
+def missing_text(e: dict, limit: int | None = _MAX_LIST_VALUES) -> list[str]:
+    """The missing type combinations of a version entry as text (a declared reason or the
+    number of partial matches appended), at most ``limit`` of them (``None``: all)."""
     missing = [m["combination"] + (f" [declared: {m['declared_unbuildable']}]" if "declared_unbuildable" in m
                                    else (f" (partial: {m['partial_cases']})" if m["partial_cases"] else ""))
                for m in e["missing"]]
-    if len(missing) > limit:
+    if limit is not None and len(missing) > limit:
         missing = missing[:limit] + [f"... {len(missing) - limit} more"]
     return missing
+
+
+def unexercised_text(e: dict) -> list[str]:
+    """The unexercised states of a version entry as text, those with a declared reason last."""
+    return list(e.get("unexercised", ())) + [f"{u} [declared: {r}]"
+                                             for u, r in e.get("declared_unexercised", {}).items()]
 
 
 def render_summary(cov: dict, console) -> None:
@@ -446,7 +445,7 @@ def render_summary(cov: dict, console) -> None:
             t.add_row(escape(key) if first else "", f"{v}{' *' if e['deprecated'] else ''}",
                       str(e["value"]["cases"]), str(e["error"]["cases"]),
                       f"[{style}]{ncov}/{e['total_combinations']}[/{style}]",
-                      escape("; ".join(_missing_text(e, 4)) or "-"),
+                      escape("; ".join(missing_text(e, 4)) or "-"),
                       str(len(e["value"]["io_patterns"])),
                       str(sum(len(vals) for vals in e["value"]["attributes"].values())),
                       escape("; ".join(e["unexercised"]) or "-"))
@@ -484,7 +483,7 @@ def render_coverage(cov: dict, console) -> None:
                     "error cases only"):
             t.add_column(col, overflow="fold")
         for v, e in op["versions"].items():
-            missing = _missing_text(e)
+            missing = missing_text(e)
             extra = []
             if e["value"]["outside_constraints"]:
                 extra.append("value cases outside constraints: " + "; ".join(e["value"]["outside_constraints"]))
@@ -500,8 +499,7 @@ def render_coverage(cov: dict, console) -> None:
             for pat in e["error"]["io_patterns"]:
                 if pat not in e["value"]["io_patterns"]:
                     err_only.append("I/O " + _short_pattern(pat, e["optional_formals"]))
-            extra += [f"unexercised: {u}" for u in e["unexercised"]]
-            extra += [f"unexercised: {u} [declared: {r}]" for u, r in e.get("declared_unexercised", {}).items()]
+            extra += [f"unexercised: {u}" for u in unexercised_text(e)]
             ncov = len(e["covered"])
             style = "green" if e["gaps"] == 0 and e["value"]["cases"] else ("yellow" if ncov else "red")
             t.add_row(

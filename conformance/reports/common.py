@@ -66,6 +66,16 @@ def worst_outcome(counts: Counter | dict) -> str:
     return present[0] if present else "skip"
 
 
+def outcome_cell(counts: Counter | dict, order: list[str]) -> dict:
+    """One matrix cell of outcome counts: ``n`` (cases), ``pass`` (pass + xfail), ``worst``
+    (:func:`worst_outcome`, ``skip`` when empty), ``segs`` (``(outcome, count, percent)`` bar
+    segments in ``order``) and ``title`` (the counts as text)."""
+    n = sum(counts.values())
+    segs = [(o, counts[o], 100.0 * counts[o] / n) for o in order if counts.get(o)]
+    return {"n": n, "pass": counts.get("pass", 0) + counts.get("xfail", 0), "worst": worst_outcome(counts),
+            "segs": segs, "title": ", ".join(f"{o} {k}" for o, k, _ in segs)}
+
+
 def dtype_key(name: str) -> tuple:
     """Sort key that puts dtypes in :data:`DTYPE_ORDER`, unknown ones after (alphabetically)."""
     return (DTYPE_ORDER.index(name), "") if name in DTYPE_ORDER else (len(DTYPE_ORDER), name)

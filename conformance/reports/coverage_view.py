@@ -9,18 +9,7 @@ results files have no such entry; the section is then left out.
 
 from __future__ import annotations
 
-from collections import Counter
-
-from .common import worst_outcome
-
-
-def _cell(counts: dict, order: list[str]) -> dict:
-    c = Counter(counts)
-    n = sum(c.values())
-    passed = c.get("pass", 0) + c.get("xfail", 0)
-    return {"n": n, "pass": passed, "worst": worst_outcome(c) if n else "skip",
-            "title": ", ".join(f"{o} {c[o]}" for o in order if c.get(o)) + "".join(
-                f", {o} {k}" for o, k in sorted(c.items()) if o not in order and k)}
+from .common import outcome_cell
 
 
 def coverage_rows(cov: dict | None, order: list[str]) -> dict | None:
@@ -43,7 +32,7 @@ def coverage_rows(cov: dict | None, order: list[str]) -> dict | None:
     """
     if not cov or not isinstance(cov, dict) or "ops" not in cov:
         return None
-    from conformance.coverage import coverage_totals
+    from conformance.coverage import coverage_totals, missing_text, unexercised_text
 
     ops = []
     for key, op in cov["ops"].items():
@@ -52,13 +41,10 @@ def coverage_rows(cov: dict | None, order: list[str]) -> dict | None:
             outcomes = e.get("outcomes") or {}
             combos = []
             for ck in e["covered"]:
-                cell = _cell(outcomes.get(ck, {}), order)
+                cell = outcome_cell(outcomes.get(ck, {}), order)
                 cell["key"] = ck
                 combos.append(cell)
-            missing = [m["combination"] + (f" (declared unbuildable: {m['declared_unbuildable']})"
-                                           if "declared_unbuildable" in m else "") for m in e["missing"]]
-            missing += list(e.get("unexercised") or [])
-            missing += [f"{u} (reason: {r})" for u, r in (e.get("declared_unexercised") or {}).items()]
+            missing = missing_text(e, limit=None) + unexercised_text(e)
             details = [("optional I/O", ", ".join(f"{p} ({n})" for p, n in e["value"]["io_patterns"].items()) or "-")]
             details += [(name, ", ".join(f"{k} ({n})" for k, n in vals.items()))
                         for name, vals in e["value"]["attributes"].items()]
@@ -69,7 +55,7 @@ def coverage_rows(cov: dict | None, order: list[str]) -> dict | None:
                 "error": e["error"]["cases"], "covered": ncov, "total": e["total_combinations"],
                 "style": "full" if e["gaps"] == 0 and e["value"]["cases"] else ("partial" if ncov else "none"),
                 "combos": combos, "missing": missing,
-                "error_cell": _cell(e.get("error_outcomes") or {}, order) if e["error"]["cases"] else None,
+                "error_cell": outcome_cell(e.get("error_outcomes") or {}, order) if e["error"]["cases"] else None,
                 "details": details,
             })
         ops.append({"key": key, "source": op["source"], "versions": rows})

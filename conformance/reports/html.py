@@ -40,7 +40,7 @@ import jinja2
 from markupsafe import Markup
 
 from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, feature_value, fmt_value,
-                     outcome_rank, repro_prefix, score, summarize, value_key, worst_outcome)
+                     outcome_cell, outcome_rank, repro_prefix, score, summarize, value_key, worst_outcome)
 
 __all__ = ["ORDER", "SEVERITY", "matrix", "data_matrix", "page_matrix", "worst_outcome", "case_data", "json_for_script",
            "render_html", "write_html", "load_manifest", "decode_ids", "top_problems"]
@@ -136,13 +136,6 @@ def data_matrix(data: dict, key: str = "dtype") -> dict:
     return _assemble(cells, key)
 
 
-def _cell(counts: Counter, order: list[str]) -> dict:
-    n = sum(counts.values())
-    segs = [(o, counts[o], 100.0 * counts[o] / n) for o in order if counts.get(o)]
-    return {"n": n, "pass": counts.get("pass", 0) + counts.get("xfail", 0), "worst": worst_outcome(counts),
-            "segs": segs, "title": ", ".join(f"{o} {k}" for o, k, _ in segs)}
-
-
 def page_matrix(m: dict, order: list[str], feature: bool = False) -> dict | None:
     """A matrix (see :func:`matrix`) ready for the page: each cell's pass count, bar segments and colour.
 
@@ -157,7 +150,7 @@ def page_matrix(m: dict, order: list[str], feature: bool = False) -> dict | None
             return None
     cols = [c for c in m["cols"] if any((r, c) in m["cells"] for r in rows)]
     return {"rows": rows, "cols": cols,
-            "cells": {k: _cell(v, order) for k, v in m["cells"].items() if k[0] in rows}}
+            "cells": {k: outcome_cell(v, order) for k, v in m["cells"].items() if k[0] in rows}}
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
