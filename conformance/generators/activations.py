@@ -61,14 +61,20 @@ def np_of(elem: int) -> np.dtype:
     return np.dtype(helper.tensor_dtype_to_np_dtype(elem)) if elem not in dtypes.FLOAT_TYPES else dtypes.np_dtype(elem)
 
 
-def _opsets(op: str, since: int, all_versions: list[int]) -> list[int]:
+def _last_opset(since: int, all_versions: list[int]) -> int:
+    """The last opset in which version ``since`` is in force (the next version's opset - 1, or
+    the latest opset)."""
     later = [v for v in all_versions if v > since]
-    last = (later[0] - 1) if later else LATEST_OPSET
+    return (later[0] - 1) if later else LATEST_OPSET
+
+
+def _opsets(op: str, since: int, all_versions: list[int]) -> list[int]:
+    last = _last_opset(since, all_versions)
     out = [since]
     mid = min(last, ORT_MAX_OPSET)
     if mid > since:
         out.append(mid)
-    if not later and since < LATEST_OPSET:
+    if last == LATEST_OPSET and since < LATEST_OPSET:  # the newest version: a few cases at the latest opset
         out.append(LATEST_OPSET)
     return out
 
@@ -305,8 +311,7 @@ def body_opsets(op: str, version: int, all_versions: list[int]) -> list[int]:
     import onnx.defs
 
     s = onnx.defs.get_schema(op, version)
-    later = [v for v in all_versions if v > version]
-    last = (later[0] - 1) if later else LATEST_OPSET
+    last = _last_opset(version, all_versions)
     found = set(s.function_opset_versions) | set(s.context_dependent_function_opset_versions)
     return sorted(b for b in found if version <= b <= last)
 
