@@ -533,10 +533,10 @@ def cmd_coverage(args, console) -> int:
     optionally write it as JSON (``--json``).
 
     Returns 0, or 1 with ``--fail-on-gaps`` when a type combination the spec allows has no
-    value case and no declared reason.  Raises :class:`conformance.cli.UsageError` for bad input (neither or both of
+    value case and no declared reason.  Raises :class:`conformance.errors.UsageError` for bad input (neither or both of
     --ops and --bundle, unknown operator, unreadable bundle).
     """
-    from .cli import UsageError, _ops
+    from .errors import UsageError, parse_ops
 
     if bool(args.ops) == bool(args.bundle):
         raise UsageError("give exactly one of --ops OPS or --bundle DIR")
@@ -550,7 +550,7 @@ def cmd_coverage(args, console) -> int:
     else:
         from . import registry
 
-        cases = registry.generate(_ops(args.ops), args.seed)
+        cases = registry.generate(parse_ops(args.ops), args.seed)
     cov = compute_coverage(cases)
     if args.detail:
         render_coverage(cov, console)

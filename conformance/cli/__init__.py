@@ -1,4 +1,9 @@
-"""The ``onnx-conformance`` command line.
+"""The ``onnx-conformance`` command line: every argparse and rich-console command.
+
+This package is the top of the import graph: it imports the library (conformance.suite,
+conformance.execute, conformance.reports, ...) and no library module imports it
+(tests/test_structure.py).  :func:`main` is the console script's entry point; the
+report commands (diff, package, verify, junit) are in :mod:`conformance.cli.report_commands`.
 
 Exit status: 0 when the command completed and (for ``run``) no case ended in
 ``fail``, ``error``, ``crash``, ``timeout`` or ``xpass``; 1 when some did; 2 for
@@ -10,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -20,7 +24,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from . import __version__
+from .. import __version__
+from ..errors import UsageError, parse_ops
 
 BAD = ("fail", "error", "crash", "timeout", "xpass")
 
@@ -41,25 +46,6 @@ examples:
 """
 
 
-class UsageError(Exception):
-    """Bad input from the user: printed without a traceback, exit status 2."""
-
-
-def _ops(text: str | None) -> list[str]:
-    from . import registry
-
-    if not text:
-        raise UsageError("--ops needs a comma-separated list of operators, e.g. LayerNormalization,BatchNormalization")
-    known = registry.available_ops()
-    ops = [o.strip() for o in text.split(",") if o.strip()]
-    if ops == ["all"]:
-        return known
-    unknown = [o for o in ops if o not in known]
-    if unknown:
-        raise UsageError(f"unknown operator(s): {', '.join(unknown)}; available: {', '.join(known)}")
-    return ops
-
-
 def _progress(console: Console) -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
@@ -75,7 +61,7 @@ def _progress(console: Console) -> Progress:
 
 
 def _generate_suite(ops: list[str], seed: int, console: Console):
-    from .suite import generate_suite
+    from ..suite import generate_suite
 
     t0 = time.perf_counter()
     with console.status(f"generating {', '.join(ops)} (seed {seed})"):
@@ -85,9 +71,9 @@ def _generate_suite(ops: list[str], seed: int, console: Console):
 
 
 def cmd_generate(args, console: Console) -> int:
-    from .bundle import BundleError, prepare_out_dir, write_bundle
+    from ..bundle import BundleError, prepare_out_dir, write_bundle
 
-    ops = _ops(args.ops)
+    ops = parse_ops(args.ops)
     try:
         prepare_out_dir(args.out, args.force, "manifest.json")
     except BundleError as exc:
@@ -106,7 +92,7 @@ def cmd_generate(args, console: Console) -> int:
 
 def summary_table(cases: list[dict], title: str) -> Table:
     """Rich table: one row per op, one column per outcome present."""
-    from .runner import OUTCOMES
+    from ..runner import OUTCOMES
 
     by_op: dict[str, Counter] = defaultdict(Counter)
     for c in cases:
@@ -128,8 +114,8 @@ def summary_table(cases: list[dict], title: str) -> Table:
 
 def _spec_from_args(args, backend_spec: str | None = None):
     """The RunSpec (conformance.execute) the run/scoreboard arguments describe."""
-    from .backends import parse_options
-    from .execute import RunSpec, default_jobs
+    from ..backends import parse_options
+    from ..execute import RunSpec, default_jobs
 
     sources = [x for x in (args.bundle, args.ops, getattr(args, "suite", None)) if x]
     if len(sources) != 1:
@@ -146,7 +132,7 @@ def _spec_from_args(args, backend_spec: str | None = None):
         backend_options=options,
         suite="bundle" if args.bundle else ("onnx-node" if getattr(args, "suite", None) else "generated"),
         bundle=args.bundle,
-        ops=_ops(args.ops) if args.ops else [],
+        ops=parse_ops(args.ops) if args.ops else [],
         seed=args.seed,
         match=args.match,
         variants=variants,
@@ -160,7 +146,7 @@ def _spec_from_args(args, backend_spec: str | None = None):
 
 
 def _execute_with_progress(spec, out: Path, console: Console, *, resume: bool = False, suite=None, backend=None):
-    from .execute import RunError, execute
+    from ..execute import RunError, execute
 
     counts: Counter = Counter()
     with _progress(console) as prog:
@@ -183,8 +169,8 @@ def _execute_with_progress(spec, out: Path, console: Console, *, resume: bool = 
 
 
 def cmd_run(args, console: Console) -> int:
-    from .bundle import BundleError, prepare_out_dir
-    from .execute import RunError, RunSpec
+    from ..bundle import BundleError, prepare_out_dir
+    from ..execute import RunError, RunSpec
 
     if args.resume:
         out = Path(args.resume)
@@ -223,7 +209,7 @@ def cmd_run(args, console: Console) -> int:
 
 def _check_backend(spec) -> None:
     """Fail fast, before any case runs, on a backend that cannot be built."""
-    from .backends import resolve_backend
+    from ..backends import resolve_backend
 
     try:
         resolve_backend(spec.backend_spec, spec.backend_options)
@@ -232,9 +218,9 @@ def _check_backend(spec) -> None:
 
 
 def cmd_scoreboard(args, console: Console) -> int:
-    from .bundle import BundleError, prepare_out_dir
-    from .execute import RunError, load_suite
-    from conformance.reports.scoreboard import write_scoreboard
+    from ..bundle import BundleError, prepare_out_dir
+    from ..execute import RunError, load_suite
+    from ..reports.scoreboard import write_scoreboard
 
     backends = [b.strip() for b in (args.backends or "").split(",") if b.strip()]
     if not backends:
@@ -276,8 +262,8 @@ def _safe_name(name: str) -> str:
 
 
 def cmd_report(args, console: Console) -> int:
-    from .results import ResultsError, load_results
-    from conformance.reports.html import write_html
+    from ..results import ResultsError, load_results
+    from ..reports.html import write_html
 
     try:
         doc = load_results(args.results)
@@ -291,7 +277,7 @@ def cmd_report(args, console: Console) -> int:
 
 
 def cmd_list(args, console: Console) -> int:
-    from . import registry
+    from .. import registry
 
     for op in registry.available_ops():
         info = registry.get(op)
@@ -300,7 +286,7 @@ def cmd_list(args, console: Console) -> int:
 
 
 def _add_suite_args(r: argparse.ArgumentParser) -> None:
-    from .isolation import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT
+    from ..isolation import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT
 
     src = r.add_argument_group("suite (one of)")
     src.add_argument("--bundle", help="bundle directory written by 'generate'")
@@ -377,11 +363,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", help="HTML file to write (default: report.html beside results.json)")
     rep.set_defaults(fn=cmd_report)
 
-    from conformance.reports.commands import add_commands
+    from ..coverage import add_coverage_command
+    from .report_commands import add_commands
 
     add_commands(sub)  # diff, package, verify, junit
-
-    from .coverage import add_coverage_command
 
     add_coverage_command(sub)
 
@@ -404,6 +389,3 @@ def main(argv: list[str] | None = None) -> int:
         err.print("interrupted")
         return 130
 
-
-if __name__ == "__main__":
-    sys.exit(main())
