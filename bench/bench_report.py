@@ -1,9 +1,10 @@
 """How the HTML report scales: render time, file size, and responsiveness in Chromium.
 
-For a synthetic results document of N cases (conformance.reports.synthetic) this prints:
+For a synthetic results document of N cases (tests/synthetic.py) this prints:
   * building the document, writing and reading results.json (size, seconds);
   * render_html: seconds, and the size of report.html;
-  * in headless Chromium (when one is installed): seconds from navigation until the case
+  * in headless Chromium driven by selenium (tests/browser.py; when chromium and
+    chromedriver are installed): seconds from navigation until the case
     list is interactive (the page's script has parsed the data and drawn the list), the
     longest main-thread task while loading, and the time each of a series of filter
     changes takes from the event to the next painted frame, plus a scroll.
@@ -20,11 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the package, and the test helpers browser.py and synthetic.py
 
-from conformance.reports.cdp import Browser, find_chromium  # noqa: E402
+from browser import Browser, missing  # noqa: E402
+from synthetic import synthetic_results  # noqa: E402
+
 from conformance.reports.html import render_html  # noqa: E402
-from conformance.reports.synthetic import synthetic_results  # noqa: E402
 
 #: Installed before the page's own script runs: records long tasks from the start.
 OBSERVE = """
@@ -54,16 +57,9 @@ def measure_browser(html_path: Path, doc: dict) -> dict:
     op = doc["cases"][0]["op"]
     out: dict = {}
     with Browser(timeout=120) as b:
-        target = b.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = b.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime"):
-            b.call(f"{domain}.enable", session=session)
-        b.call("Page.addScriptToEvaluateOnNewDocument", {"source": OBSERVE}, session=session)
+        b.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": OBSERVE})
         t0 = time.perf_counter()
-        b.call("Page.navigate", {"url": html_path.resolve().as_uri()}, session=session)
-        from conformance.reports.cdp import Page
-
-        page = Page(b, session)
+        page = b.open(html_path.resolve().as_uri())
         while True:
             ready = page.eval("document.documentElement && document.documentElement.getAttribute('data-ready')")
             if ready == "1":
@@ -74,7 +70,7 @@ def measure_browser(html_path: Path, doc: dict) -> dict:
         out["wall_until_ready_s"] = time.perf_counter() - t0
         out["page_ready_ms"] = page.eval("window.__report.readyMs")
         out["first_filter_ms"] = page.eval("window.__report.filterMs")
-        b.pump(0.5)
+        time.sleep(0.5)  # let long tasks still running be observed
         out["longest_task_ms"] = page.eval("Math.max(0, ...window.__long)")
         steps = [
             ("outcome = all", _set("f-oc", "all")),
@@ -130,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"render_html: {t_render:.2f} s; report.html {size / 1e6:.2f} MB ({size / args.cases:.0f} bytes/case)")
 
     if not args.no_browser:
-        if not find_chromium():
-            print("chromium: not found, browser figures skipped")
+        if missing():
+            print(f"chromium: {missing()}; browser figures skipped")
         else:
             m = measure_browser(hpath, doc)
             print(f"chromium: interactive {m['wall_until_ready_s']:.2f} s after navigation "

@@ -195,7 +195,7 @@ def test_render_scales_linearly_to_100k_cases():
     Time is the process's CPU time (rendering is single-threaded and CPU-bound), so other
     work on the machine, such as the other test worker, does not distort it.
     """
-    from conformance.reports.synthetic import synthetic_results
+    from synthetic import synthetic_results  # tests/synthetic.py (conftest puts tests/ on sys.path)
 
     def measure(n):
         doc = synthetic_results(n, seed=1)

@@ -1,6 +1,7 @@
-"""The report in a real browser: headless Chromium driven over the DevTools protocol (conformance.reports.cdp).
+"""The report in a real browser: headless Chromium driven by selenium through chromedriver (tests/browser.py).
 
-Skipped when no Chromium is installed.  Checks that the page's script runs under its
+Skipped only when Chromium or chromedriver is not installed (Debian: apt-get install chromium
+chromium-driver).  Checks that the page's script runs under its
 Content-Security-Policy without console errors, that the matrices render and their
 cells filter the case list, that the filters narrow the failure list, that hostile
 backend messages stay text, that the drill-down shows the exact repro command, and
@@ -13,12 +14,14 @@ import time
 
 import pytest
 
-from conformance.reports.cdp import Browser, CDPError, find_chromium
+from browser import Browser, missing  # tests/browser.py
+from synthetic import synthetic_results  # tests/synthetic.py
+
 from conformance.reports.common import repro_command
 from conformance.reports.html import write_html
-from conformance.reports.synthetic import synthetic_results
 
-pytestmark = pytest.mark.skipif(find_chromium() is None, reason="no Chromium installed")
+MISSING = missing()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"no browser to drive: {MISSING}")
 
 XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
@@ -33,8 +36,8 @@ def _wait_ready(page, timeout=20.0):
 
 
 def _set(page, sel, value):
-    page.eval(f"{{ const e = document.getElementById({json.dumps(sel)}); e.value = {json.dumps(value)};"
-              f" e.dispatchEvent(new Event('change')); }}")
+    page.run(f"{{ const e = document.getElementById({json.dumps(sel)}); e.value = {json.dumps(value)};"
+             f" e.dispatchEvent(new Event('change')); }}")
 
 
 def _rows(page):
@@ -50,16 +53,30 @@ def _count(page):
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        b = Browser(width=1400, height=1000, timeout=30)
-    except CDPError as exc:
-        pytest.skip(f"Chromium does not start here: {exc}")
-    with b:
-        try:
-            b.call("Browser.getVersion", timeout=20)
-        except CDPError as exc:
-            pytest.skip(f"Chromium started but does not answer: {exc}")
+    with Browser(width=1400, height=1000, timeout=60) as b:
+        assert b.driver.execute_cdp_cmd("Browser.getVersion", {})["product"].startswith(("Chrome/", "HeadlessChrome/"))
         yield b
+
+
+def test_the_browser_reports_console_errors_and_policy_violations(browser, tmp_path):
+    """The checks below rely on console_errors(): it must see console.error, uncaught
+    exceptions and Content-Security-Policy violations, and keep them per page."""
+    bad = tmp_path / "bad.html"
+    bad.write_text("<!doctype html><meta http-equiv='Content-Security-Policy' content=\"script-src 'self'\">"
+                   "<script src='bad.js'></script><script>window.inline = 1</script><p>x</p>", encoding="utf-8")
+    (tmp_path / "bad.js").write_text("console.error('boom'); setTimeout(() => { throw new Error('late'); }, 0);",
+                                     encoding="utf-8")
+    page = browser.open(bad.as_uri())
+    time.sleep(0.3)
+    assert page.eval("window.inline") is None  # the policy blocked the inline script
+    errors = page.console_errors()
+    assert any("boom" in e for e in errors) and any("late" in e for e in errors), errors
+    assert any("Content Security Policy" in e for e in errors), errors
+    good = tmp_path / "good.html"
+    good.write_text("<!doctype html><p>fine</p>", encoding="utf-8")
+    page2 = browser.open(good.as_uri())
+    assert page2.eval("document.querySelector('p').textContent") == "fine"
+    assert page2.console_errors() == [] and page.console_errors() == errors
 
 
 def _report(tmp_path, n=3000):
@@ -115,11 +132,11 @@ def test_report_in_chromium(browser, tmp_path):
     assert page.eval("document.getElementById('f-oc').value") == "all"
 
     # search finds the hostile message; the drill-down shows it as text and nothing ran
-    page.eval("document.getElementById('f-reset').click()")
-    page.eval("{ const q = document.getElementById('f-q'); q.value = 'onerror';"
-              " q.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'})); }")
+    page.run("document.getElementById('f-reset').click()")
+    page.run("{ const q = document.getElementById('f-q'); q.value = 'onerror';"
+             " q.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'})); }")
     assert _count(page) == 1
-    page.eval("document.querySelector('#list .row').click()")
+    page.run("document.querySelector('#list .row').click()")
     assert page.eval("document.querySelector('#detail pre.msg').textContent") == XSS
     assert page.eval("window.__pwned") is None
     assert page.eval("document.querySelectorAll('script').length") == 2

@@ -1,4 +1,4 @@
-"""Synthetic results documents, for the report's benchmark and tests.
+"""Synthetic results documents, for the report's tests and its benchmark (bench/bench_report.py).
 
 :func:`synthetic_results` builds a results document (``onnx-conformance-results/1``) of
 any size whose records look like real ones: ids with a content-hash suffix, a dozen
