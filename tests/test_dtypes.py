@@ -83,7 +83,9 @@ def test_is_float():
     with pytest.raises(KeyError):
         dtypes.type_name(12345)
     with pytest.raises(KeyError):
-        dtypes.np_dtype(TensorProto.FLOAT8E8M0)
+        dtypes.np_dtype(TensorProto.UNDEFINED)
+    with pytest.raises(KeyError):
+        dtypes.np_dtype(12345)
 
 
 # ============================================================================ rounding
