@@ -19,6 +19,34 @@ wrong semantics.  We get there empirically, per case and per output:
    finite ``|e|``), so that a few ulp of the output dtype (rounding of the stored
    expectation, an rsqrt a few ulp off, FMA or not) are always accepted.
 
+Propagated rounding of statistics (``propagated``, :func:`statistic_rounding_error`).
+The spread of our own variants is an *empirical* bound: variants can round their mean
+identically by chance, and the error a statistic's rounding causes is amplified by the
+condition of the formula, not by the output's magnitude.  For the statistics-based
+operators (``y = g * (x - m) * R(v) + b`` with ``R(v) = 1/sqrt(v + eps)``; RMS forms have
+no ``m``; MeanVarianceNormalization has ``R(v) = 1/(sqrt(v) + eps)``), every kernel
+computing ``m`` and ``v`` at the mandated precision ``P`` (machine epsilon ``u_P``) holds
+them only to a few ulp of ``P``.  We grant ``k = STAT_ULPS = 2`` ulps::
+
+    dm = k * u_P * mean(|x|)          (>= k ulp_P(m): ulp_P(m) <= u_P * |m| <= u_P * mean|x|)
+    dv = k * u_P * (v + eps)          (>= k ulp_P(v + eps))
+    v' in [max(v - dv, 0), v + dm^2 + dv]   (a two-pass variance about m + dm is v + dm^2)
+
+    E_prop(x) = |g| * max over m' in {m - dm, m + dm}, v' at both ends of
+                | (x - m') * R(v') - (x - m) * R(v) |
+              ~ |g| * (R(v) * dm + 1/2 * |x - m| * R(v)^3 * (dv + dm^2))   to first order
+
+(exact at the corners: the expression is linear in ``m'`` and monotonic in ``v'``).  A
+mean that every summation order computes exactly (a constant row of ``2^k`` elements whose
+partial sums are representable, :func:`exact_mean_rows`) has ``dm = 0``: there the
+expected outputs stay exact (InstanceNormalization's ``B``, MeanVarianceNormalization's 0).  The
+first term is the mean's rounding amplified by ``|scale| / sqrt(var + eps)``: for a
+float32 constant channel with ``epsilon = 1e-12`` and mean 1 it is ~0.24 *|scale|*, and no
+float32 kernel can do better (the mean of a row is a float32 number).  The generators add
+``max E_prop`` to ``atol`` (``derive_tolerance(..., propagated=...)``), and record it in
+:attr:`Tolerance.propagated`.  It is zero unless a caller passes it, so every other
+operator's tolerance is unchanged.
+
 NaN and infinities are compared exactly: an expected NaN requires a NaN, an expected
 ``+inf`` requires ``+inf``; a NaN or infinity where a finite value is expected fails.
 The sign of zero is checked only where the spec defines it and the case says so
@@ -43,6 +71,9 @@ from . import dtypes
 DEFAULT_SAFETY = 4.0
 #: Output-dtype ulps always granted (relative and as an absolute floor at ``scale``).
 DEFAULT_ULPS = 4.0
+#: Ulps of the mandated precision granted to a computed statistic (mean, variance, mean
+#: square, norm): its final rounding (1/2 ulp) plus an accumulation accurate to 1 1/2 ulp.
+STAT_ULPS = 2.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +87,8 @@ class Tolerance:
         variants: names of the variants that were measured.
         exact: the values must match exactly (ints, or defined special values only).
         signed_zero: an expected zero must have the same sign (the spec defines it).
+        propagated: the part of ``atol`` that bounds the propagated rounding of computed
+            statistics (:func:`statistic_rounding_error`; 0 where not applicable).
     """
 
     atol: float
@@ -64,12 +97,15 @@ class Tolerance:
     variants: tuple[str, ...] = ()
     exact: bool = False
     signed_zero: bool = False
+    propagated: float = 0.0
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["variants"] = list(self.variants)
         if not self.signed_zero:  # written only when set, so earlier cases keep their content hashes
             del d["signed_zero"]
+        if not self.propagated:  # likewise: only where a statistic's rounding is propagated
+            del d["propagated"]
         return d
 
     @classmethod
@@ -81,6 +117,7 @@ class Tolerance:
             variants=tuple(d.get("variants", ())),
             exact=bool(d.get("exact", False)),
             signed_zero=bool(d.get("signed_zero", False)),
+            propagated=float(d.get("propagated", 0.0)),
         )
 
 
@@ -98,6 +135,7 @@ def derive_tolerance(
     scale: float | None = None,
     safety: float = DEFAULT_SAFETY,
     ulps: float = DEFAULT_ULPS,
+    propagated=None,
 ) -> Tolerance:
     """Derive the tolerance of one output from its float64 oracle and legitimate variants.
 
@@ -110,6 +148,9 @@ def derive_tolerance(
             default: largest finite |expected64| (1.0 if there is none).
         safety: multiplier on the measured spread.
         ulps: output-dtype ulps granted relative to |expected| and at ``scale``.
+        propagated: optional bound (scalar or array, e.g. from
+            :func:`statistic_rounding_error`) of the propagated rounding of computed
+            statistics; its largest finite value is added to ``atol``.  Omitted: no term.
 
     Raises:
         ValueError: a variant disagrees with the oracle on shape or on which elements
@@ -130,7 +171,124 @@ def derive_tolerance(
     if scale is None:
         scale = _finite_max_abs(e) or 1.0
     atol = safety * spread + ulps * eps * scale
-    return Tolerance(atol=float(atol), rtol=float(ulps * eps), spread=float(spread), variants=tuple(variants))
+    prop = 0.0 if propagated is None else _finite_max_abs(propagated)
+    return Tolerance(atol=float(atol + prop), rtol=float(ulps * eps), spread=float(spread), variants=tuple(variants),
+                     propagated=float(prop))
+
+
+def exact_mean_rows(x, stat_elem: int) -> np.ndarray:
+    """Rows whose mean every summation order computes exactly at ``stat_elem``'s precision.
+
+    A constant row of ``n = 2^k`` copies of ``c`` whose multiples ``j * c`` (``j <= n``) are all
+    representable: every partial sum of every order is exact, and so are ``sum / n``,
+    ``sum * (1/n)`` and Welford's ``mean + (c - mean) / j``.  Such a mean carries no rounding
+    error and :func:`statistic_rounding_error` grants none (``dm = 0``).
+
+    Args:
+        x: (rows, n) float64 values.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    rows, n = x.shape
+    if rows == 0 or n == 0 or n & (n - 1):
+        return np.zeros(rows, dtype=bool)
+    c = x[:, :1]
+    const = np.all(x == c, axis=1) & np.isfinite(c[:, 0])
+    mult = c * np.arange(1, n + 1, dtype=np.float64)[None, :]
+    with np.errstate(over="ignore"):
+        rep = np.all(dtypes.round_to(mult, stat_elem).astype(np.float64) == mult, axis=1)
+    return const & rep
+
+
+def statistic_rounding_error(
+    x,
+    stat_elem: int,
+    *,
+    epsilon: float = 0.0,
+    center: bool = True,
+    form: str = "sqrt-eps",
+    ulps: float = STAT_ULPS,
+) -> np.ndarray:
+    """Bound of the error of ``(x - m) * R(v)`` caused by statistics ``k`` ulps off (module docstring).
+
+    Args:
+        x: (rows, n) float64 values a row's statistics are computed from (one row per
+            statistic group, as the kernel sees them).
+        stat_elem: ONNX element type of the mandated precision of the statistics.
+        epsilon: the epsilon of ``R``.
+        center: the mean is subtracted (False: RMS forms, ``m = 0`` exactly, ``v`` is the
+            mean square).
+        form: ``"sqrt-eps"`` (``R(v) = 1/sqrt(v + eps)``), ``"sqrt-plus-eps"``
+            (``1/(sqrt(v) + eps)``, MeanVarianceNormalization).
+        ulps: ``k``.
+
+    Returns:
+        (rows, n) float64 bound per element, before the scale ``g`` (multiply by |g|);
+        0 for rows that are not finite.
+    """
+    return statistic_rounding_errors(x, stat_elem, epsilon=epsilon, center=center, form=form, ulps=ulps)["y"]
+
+
+def statistic_rounding_errors(
+    x,
+    stat_elem: int,
+    *,
+    epsilon: float = 0.0,
+    center: bool = True,
+    form: str = "sqrt-eps",
+    ulps: float = STAT_ULPS,
+) -> dict[str, np.ndarray]:
+    """:func:`statistic_rounding_error` and the same bound for the statistics themselves.
+
+    Returns:
+        ``{"y": (rows, n) bound of |d(x - m) R(v)|, "mean": (rows,) dm, "var": (rows,)
+        bound of |v' - v| (dv + dm^2), "inv": (rows,) bound of |R(v') - R(v)|}``; zeros for
+        rows that are not finite.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"x must be (rows, n), got shape {x.shape}")
+    rows = x.shape[0]
+    if x.size == 0:
+        z = np.zeros(rows)
+        return {"y": np.zeros_like(x), "mean": z, "var": z, "inv": z}
+    u = dtypes.eps(stat_elem)
+    fin = np.isfinite(x).all(axis=1, keepdims=True)
+    xs = np.where(fin, x, 0.0)
+    if center:
+        m0 = np.mean(xs, axis=1, keepdims=True)
+        d = xs - m0
+        d = d - np.mean(d, axis=1, keepdims=True)
+        dm = ulps * u * np.mean(np.abs(xs), axis=1, keepdims=True)
+        dm = np.where(exact_mean_rows(xs, stat_elem)[:, None], 0.0, dm)
+    else:
+        d = xs
+        dm = np.zeros((rows, 1))
+    v = np.mean(d * d, axis=1, keepdims=True)
+    if form == "sqrt-eps":
+        def r(w):
+            return 1.0 / np.sqrt(w + epsilon)
+        dv = ulps * u * (v + epsilon)
+    elif form == "sqrt-plus-eps":
+        def r(w):
+            return 1.0 / (np.sqrt(w) + epsilon)
+        dv = ulps * u * v
+    else:
+        raise ValueError(form)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        r0 = r(v)
+        y0 = d * r0
+        worst = np.zeros_like(d)
+        worst_r = np.zeros_like(v)
+        for w in (np.maximum(v - dv, 0.0), v + dm * dm + dv):
+            rw = r(w)
+            worst_r = np.maximum(worst_r, np.abs(rw - r0))
+            for sgn in (-1.0, 1.0):
+                worst = np.maximum(worst, np.abs((d - sgn * dm) * rw - y0))
+
+    def clean(a):
+        return np.where(fin & np.isfinite(a), a, 0.0)
+
+    return {"y": clean(worst), "mean": clean(dm)[:, 0], "var": clean(dv + dm * dm)[:, 0], "inv": clean(worst_r)[:, 0]}
 
 
 @dataclass

@@ -491,12 +491,21 @@ def test_wrong_kernel_is_caught(flaw, value_cases):
 
 def test_tolerances_are_tight_enough_to_matter(value_cases):
     """For float X with normal data the derived Y tolerance stays within a few hundred float32
-    ulps of max|Y| (spread of legitimate variants times the safety factor, not a global atol)."""
+    ulps of max|Y| (spread of legitimate variants times the safety factor, not a global atol).
+
+    Rows of one element are excluded: they are constant rows (Y = B exactly), where the
+    legitimate fold ``X * a + (B - Mean * a)`` with ``a = Scale / sqrt(epsilon)`` rounds
+    ``X * a`` (up to 1e6 * |X| for epsilon = 1e-12) before ``B`` is recovered."""
     eps32 = float(np.finfo(np.float32).eps)
+    checked = 0
     for c in value_cases:
-        if c.tags["dtype"] == "float" and c.tags["numerics"] == "normal" and c.tags["stash_type"] == 1:
+        shape, ax = c.inputs[0].shape, c.attributes.get("axis", -1) % len(c.inputs[0].shape)
+        if c.tags["dtype"] == "float" and c.tags["numerics"] == "normal" and c.tags["stash_type"] == 1 \
+                and int(np.prod(shape[ax:])) >= 2:
+            checked += 1
             y = c.datasets[0].outputs["Y"].astype(np.float64)
             tol = next(o.tolerance for o in c.outputs if o.name == "Y")
             assert tol.atol <= 256 * eps32 * max(1.0, float(np.max(np.abs(y)))), (c.id, tol)
             # and the expectation itself passes its own check
             assert compare("Y", c.datasets[0].outputs["Y"], c.datasets[0].outputs["Y"], tol).passed
+    assert checked >= 20, checked

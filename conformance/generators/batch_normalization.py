@@ -76,7 +76,7 @@ from onnx import TensorProto
 from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
 from conformance.registry import case_rng, register, register_strategy
-from conformance.tolerance import derive_tolerance
+from conformance.tolerance import derive_tolerance, statistic_rounding_errors
 from conformance.generators import common
 from conformance.reference import batch_normalization as ref
 
@@ -364,9 +364,14 @@ def _build(spec: Spec, seed: int) -> Case:
         req = [o for o in onames if o in present]
         exp64 = []
         var_all = []
+        prop = {o: 0.0 for o in onames}
         for vals in raw:
             exp64.append(ref.oracle(v, vals, attrs, req))
             var_all.append(ref.variants(v, vals, attrs, req, types))
+            if ref.is_training(v, attrs, req):
+                for o, b in _propagated(v, vals, attrs, types, lay).items():
+                    if o in prop:
+                        prop[o] = max(prop[o], b)
         for vals, e in zip(raw, exp64):
             ins = {n: common.as_type(vals[n], types[n]) for n in names
                    if not (spec.params == "initializers" and n != "X")}
@@ -378,11 +383,33 @@ def _build(spec: Spec, seed: int) -> Case:
             e_cat = np.concatenate([e[o].ravel() for e in exp64])
             vnames = list(var_all[0][o])
             v_cat = {vn: np.concatenate([va[o][vn].ravel() for va in var_all]) for vn in vnames}
-            tol = derive_tolerance(e_cat, v_cat, out_types[o])
+            tol = derive_tolerance(e_cat, v_cat, out_types[o], propagated=prop[o] or None)
             outputs.append(Output(o, out_types[o], tol))
 
     return Case(OP, v, spec.opset, attrs, inputs, outputs, datasets, tags=tags, label=label,
                 expect_error=spec.expect_error, output_slots=_default_slots(spec), contested=_contested(spec))
+
+
+def _propagated(v: int, vals: dict, attrs: dict, types: dict, lay: ref.Layout) -> dict[str, float]:
+    """Training mode: bounds of the propagated rounding of batch statistics ``STAT_ULPS`` ulps
+    of T off (the elementwise part may hold them in T; :mod:`conformance.tolerance`), per output:
+    ``|scale| * E_prop`` for Y, ``dm`` / ``dv + dm^2`` for saved_mean / saved_var and
+    ``(1 - momentum)`` times them for the running statistics."""
+    names = ref.input_names(v)
+    x = np.asarray(vals[names[0]], dtype=np.float64)
+    eps, mom = ref.attribute_values(attrs)
+    t = types[names[0]]
+    g = lay.to_groups(x)
+    pr = statistic_rounding_errors(g, t, epsilon=eps)
+    gain = np.abs(np.asarray(vals[names[1]], dtype=np.float64)).reshape(-1, 1)
+
+    def mx(a):
+        a = a[np.isfinite(a)]
+        return float(a.max()) if a.size else 0.0
+
+    om = 1.0 - mom
+    return {"Y": mx(pr["y"] * gain), "saved_mean": mx(pr["mean"]), "saved_var": mx(pr["var"]),
+            "running_mean": om * mx(pr["mean"]), "running_var": om * mx(pr["var"])}
 
 
 def _contested(spec: Spec) -> str | None:

@@ -40,7 +40,10 @@ coarser of ``T`` and ``U`` for Y (Y is never more precise than Normalized, which
 computed in ``U``: double X with float statistics gets float ulps) -- at the
 output's natural unit: max |X| for Mean (its rounding error scales with the
 summands, not with the mean), max(|Normalized*Scale| + |B|) for Y (B can cancel
-Normalized*Scale), max |InvStdDev| for InvStdDev.
+Normalized*Scale), max |InvStdDev| for InvStdDev; plus the propagated rounding of
+the statistics computed ``STAT_ULPS`` ulps of ``U`` off
+(:func:`conformance.tolerance.statistic_rounding_errors`: ``|Scale| * E_prop`` for Y,
+``dm`` for Mean, the deviation of ``1/sqrt(v' + eps)`` for InvStdDev).
 
 Not generated (undefined or contested, see the reference module): an empty
 normalized extent; Scale/B varying along a non-normalized axis; epsilon 0 with a
@@ -55,7 +58,7 @@ from onnx import TensorProto
 from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
 from conformance.registry import case_rng, register, register_strategy
-from conformance.tolerance import derive_tolerance
+from conformance.tolerance import derive_tolerance, statistic_rounding_errors
 from conformance.generators import common
 from conformance.reference import layer_normalization as ref
 
@@ -293,6 +296,8 @@ def _value_case(
         biases = [bias] * n_datasets
 
     np_t = dtypes.np_dtype(t)
+    # propagated rounding of statistics STAT_ULPS ulps of U off (conformance.tolerance), per output
+    prop = {o: 0.0 for o in OUTPUT_NAMES}
     expected = {o: [] for o in OUTPUT_NAMES}
     variants: dict[str, dict[str, list]] = {o: {} for o in OUTPUT_NAMES}
     datasets = []
@@ -301,6 +306,12 @@ def _value_case(
         bt = None if b is None else b.astype(np_t)
         outs = ref.layer_normalization(xt, st, bt, axis=axis, epsilon=eps_val, stash_type=stash_type)
         var = ref.variant_outputs(xt, st, bt, axis=axis, epsilon=eps_val, stash_type=stash_type, t_elem=t)
+        rows_n = (int(np.prod(x_shape[:ax])), int(np.prod(x_shape[ax:])))
+        pr = statistic_rounding_errors(xt.astype(np.float64).reshape(rows_n), u, epsilon=ref.epsilon_value(eps_val))
+        gain = np.broadcast_to(np.abs(st.astype(np.float64)), x_shape).reshape(rows_n)
+        for o, v in (("Y", pr["y"] * gain), ("Mean", pr["mean"]), ("InvStdDev", pr["inv"])):
+            v = v[np.isfinite(v)]
+            prop[o] = max(prop[o], float(v.max()) if v.size else 0.0)
         for k, o in enumerate(OUTPUT_NAMES):
             expected[o].append(outs[k])
             for vname, vout in var.items():
@@ -342,7 +353,7 @@ def _value_case(
         if o == "Y" and dtypes.eps(u) > dtypes.eps(t):
             ulp_elem = u
         unit = {"Mean": x_scale or 1.0, "Y": y_scale or 1.0}.get(o)
-        tol = derive_tolerance(e, vs, ulp_elem, scale=unit)
+        tol = derive_tolerance(e, vs, ulp_elem, scale=unit, propagated=prop[o])
         outputs.append(Output(o, elem, tolerance=tol))
 
     init = params == "initializers"

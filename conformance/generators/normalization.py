@@ -35,7 +35,7 @@ import numpy as np
 from conformance import dtypes
 from conformance.case import Case, DataSet, Input, Output
 from conformance.registry import case_rng, register
-from conformance.tolerance import derive_tolerance
+from conformance.tolerance import STAT_ULPS, derive_tolerance, statistic_rounding_errors
 from conformance.generators import common
 from conformance.reference import normalization as ref
 
@@ -89,8 +89,9 @@ def _build(op, since, opset, attrs, inputs, feeds_list, outs, tags, label, *, ex
 
     ``inputs``: list of (name, elem, shape, initializer value or None, present).
     ``feeds_list``: per data set, name -> float64 value (graph inputs only).
-    ``outs``: list of (name, elem, [expected64 per ds], {variant: [per ds]}, unit, ulp_elem);
-    for error cases ``outs`` is a list of (name, elem).
+    ``outs``: list of (name, elem, [expected64 per ds], {variant: [per ds]}, unit, ulp_elem[,
+    propagated]) (``propagated``: the bound of the statistics' propagated rounding, see
+    :func:`_prop`); for error cases ``outs`` is a list of (name, elem).
     """
     ins = [
         Input(n, el, tuple(sh), initializer=v is not None, value=None if v is None else common.as_type(v, el),
@@ -108,12 +109,25 @@ def _build(op, since, opset, attrs, inputs, feeds_list, outs, tags, label, *, ex
             inputs={n: common.as_type(v, el) for n, (v, el) in f.items()},
             outputs={o[0]: dtypes.round_to(o[2][k], o[1]) for o in outs},
         ))
-    for name, el, exp, var, unit, ulp_el in outs:
+    for name, el, exp, var, unit, ulp_el, *prop in outs:
         e = np.stack(exp)
         vs = {k: np.stack(v) for k, v in var.items()}
-        outputs.append(Output(name, el, tolerance=derive_tolerance(e, vs, ulp_el, scale=unit)))
+        outputs.append(Output(name, el, tolerance=derive_tolerance(e, vs, ulp_el, scale=unit,
+                                                                   propagated=prop[0] if prop else None)))
     return Case(op=op, since_version=since, opset=opset, attributes=attrs, inputs=ins, outputs=outputs,
                 datasets=datasets, tags=tags, label=label, domain=domain, contested=contested)
+
+
+def _prop(rows, stat_elem: int, epsilon: float, gain=1.0, *, what="y", **kw) -> float:
+    """Largest propagated rounding error of statistics ``STAT_ULPS`` ulps off at ``stat_elem``
+    (:func:`conformance.tolerance.statistic_rounding_errors`) over the (rows, n) values
+    ``rows``, times ``|gain|`` (broadcastable to ``rows`` for ``what="y"``, per row else)."""
+    r = statistic_rounding_errors(np.asarray(rows, np.float64), stat_elem, epsilon=epsilon, **kw)[what]
+    with np.errstate(invalid="ignore", over="ignore"):
+        g = np.abs(np.asarray(gain, np.float64))
+        v = r * (g if what == "y" else g.reshape(-1) if g.ndim else g)
+    v = v[np.isfinite(v)]
+    return float(v.max()) if v.size else 0.0
 
 
 def _coarser(*elems: int) -> int:
@@ -182,9 +196,13 @@ def _instance_case(seed, since, tname, rank, j, numerics, opset, eps_kind, init,
     bias = common.normal(rng, (c,), t)
     ds = 2 if j % 5 == 2 else 1
     feeds, exp, var = [], [], {}
+    prop = 0.0
     for _ in range(ds):
         x = _make_x(rng, numerics, shape, t, (n * c, sp))
         nt = _np(tname)
+        # statistics in T (the spec computes in T), gain |scale[c]| per (n, c) row
+        prop = max(prop, _prop(x.astype(nt).reshape(n * c, sp), t, ref.epsilon_value(eps or 1e-5),
+                               np.tile(np.abs(scale.astype(nt).astype(np.float64)), n)[:, None]))
         y = ref.instance_normalization(x.astype(nt), scale.astype(nt), bias.astype(nt), epsilon=eps or 1e-5)
         for k, v in ref.instance_normalization_variants(x.astype(nt), scale.astype(nt), bias.astype(nt),
                                                        epsilon=eps or 1e-5).items():
@@ -204,7 +222,7 @@ def _instance_case(seed, since, tname, rank, j, numerics, opset, eps_kind, init,
         tags["legacy"] = "consumed_inputs"
         label += f"/consumed_inputs={list(consumed_inputs)}"
     return _build("InstanceNormalization", since, opset, attrs, inputs, feeds,
-                  [("Y", t, exp, var, unit, t)], tags, label)
+                  [("Y", t, exp, var, unit, t, prop)], tags, label)
 
 
 def _instance_errors(seed, since, opset, tname):
@@ -292,13 +310,17 @@ def _group_case(seed, since, tname, rank, j, numerics, opset, eps_kind, stash_ex
     b_full = np.repeat(bias, cpg) if since < 21 else bias
     unit = _scale_of(y - b_full.reshape((1, c) + (1,) * (rank - 2)), bias)
     ulp = _coarser(t, _e("float")) if since >= 21 else t
+    # statistics in float (21's stash_type) or T (18), gain |scale| per element
+    s_full = np.broadcast_to(ref._group_params(scale.astype(nt), bias.astype(nt), shape, g, since)[0], shape)
+    prop = _prop(x.astype(nt).reshape(rows, per), _e("float") if since >= 21 else t, ref.epsilon_value(eps or 1e-5),
+                 s_full.reshape(rows, per))
     inputs = [("X", t, shape, None, True), ("scale", t, pshape, None, True), ("bias", t, pshape, None, True)]
     groups = "one" if g == 1 else ("channels" if cpg == 1 else "between")
     tags = _tags(tname, shape, opset, numerics, epsilon=eps_kind, num_groups=groups,
                  stash_type="explicit" if "stash_type" in attrs else "default")
     return _build("GroupNormalization", since, opset, attrs, inputs,
                   [{"X": (x, t), "scale": (scale, t), "bias": (bias, t)}],
-                  [("Y", t, [y], var, unit, ulp)], tags, f"{tname}/r{rank}/G={g}/C={c}/{numerics}/j{j}",
+                  [("Y", t, [y], var, unit, ulp, prop)], tags, f"{tname}/r{rank}/G={g}/C={c}/{numerics}/j{j}",
                   contested=GN18_CONTESTED if since == 18 else None)
 
 
@@ -387,11 +409,14 @@ def _rms_case(seed, tname, vname, rank, axis, j, numerics, opset, eps_kind, scal
     y = ref.rms_normalization(xt, st, axis=axis, epsilon=eps or 1e-5)
     var = {k: [w] for k, w in ref.rms_normalization_variants(xt, st, axis=axis, epsilon=eps or 1e-5).items()}
     ulp = _coarser(t, v, _e("float"))
+    # mean square in float (stash_type 1), gain |scale| per element
+    prop = _prop(xt.reshape(rows, n), _e("float"), ref.epsilon_value(eps or 1e-5),
+                 np.broadcast_to(np.abs(st.astype(np.float64)), shape).reshape(rows, n), center=False)
     tags = _tags(tname, shape, opset, numerics, scale_dtype=vname, axis=axis, axis_sign="neg" if axis < 0 else "pos",
                  epsilon=eps_kind, scale_shape=scale_kind)
     return _build("RMSNormalization", 23, opset, attrs,
                   [("X", t, shape, None, True), ("scale", v, sshape, None, True)],
-                  [{"X": (x, t), "scale": (scale, v)}], [("Y", v, [y], var, _scale_of(y), ulp)], tags,
+                  [{"X": (x, t), "scale": (scale, v)}], [("Y", v, [y], var, _scale_of(y), ulp, prop)], tags,
                   f"{tname}-{vname}/r{rank}/axis={'default' if omit_axis else axis}/{numerics}/j{j}",
                   contested=RMS_T_NE_V_CONTESTED if t != v else None)
 
@@ -486,9 +511,14 @@ def _sln_case(seed, tname, uname, vname, rank, axis, j, *, numerics, opset, eps_
     y, inv = ref.simplified_layer_normalization(xt, st, **kw)
     var = ref.simplified_layer_normalization_variants(xt, st, **kw)
     f = _e("float")
-    outs = [("Y", v, [y], {k: [w[0]] for k, w in var.items()}, _scale_of(y), _coarser(t, v, f))]
+    # mean square at the coarser of T's working precision and U (both are legitimate stage-one precisions)
+    stat = _coarser(t, u, f)
+    xr, ek = xt.reshape(rows, n), ref.epsilon_value(kw["epsilon"])
+    prop = _prop(xr, stat, ek, np.broadcast_to(np.abs(st.astype(np.float64)), shape).reshape(rows, n), center=False)
+    outs = [("Y", v, [y], {k: [w[0]] for k, w in var.items()}, _scale_of(y), _coarser(t, v, f), prop)]
     if with_inv:
-        outs.append(("inv_std_var", u, [inv], {k: [w[1]] for k, w in var.items()}, _scale_of(inv), _coarser(t, u, f)))
+        outs.append(("inv_std_var", u, [inv], {k: [w[1]] for k, w in var.items()}, _scale_of(inv), _coarser(t, u, f),
+                     _prop(xr, stat, ek, what="inv", center=False)))
     tags = _tags(tname, shape, opset, numerics, scale_dtype=vname, stash_dtype=uname, axis=axis,
                  axis_sign="neg" if axis < 0 else "pos", epsilon=eps_kind, scale_shape=scale_kind,
                  outputs="Y,inv_std_var" if with_inv else "Y",
@@ -596,12 +626,14 @@ def generate_lp(seed: int) -> list[Case]:
                         xt = x.astype(_np(tname))
                         y = ref.lp_normalization(xt, p=p, axis=axis)
                         var = {k: [v] for k, v in ref.lp_normalization_variants(xt, p=p, axis=axis).items()}
+                        # the norm STAT_ULPS ulps of T off: a relative error of y
+                        prop = STAT_ULPS * dtypes.eps(t) * _scale_of(y) if np.isfinite(y).any() else 0.0
                         opset = _opset(opsets, j, last)
                         tags = _tags(tname, shape, opset, numerics, p=p, axis=axis,
                                      axis_sign="neg" if axis < 0 else "pos",
                                      attrs="defaults" if not attrs else ("partial" if len(attrs) == 1 else "explicit"))
                         cases.append(_build("LpNormalization", since, opset, attrs, [("input", t, shape, None, True)],
-                                            [{"input": (x, t)}], [("output", t, [y], var, 1.0, t)], tags,
+                                            [{"input": (x, t)}], [("output", t, [y], var, 1.0, t, prop)], tags,
                                             f"{tname}/p={p}/r{rank}/axis={axis}/{numerics}"))
                         j += 1
         for k, (attrs, err, why) in enumerate((({"p": 3}, "p-value", "p must be 1 or 2"),
@@ -679,6 +711,7 @@ def generate_mvn(seed: int) -> list[Case]:
                     xt = x.astype(_np(tname))
                     y = ref.mean_variance_normalization(xt, axes=ax)
                     var = {k: [v] for k, v in ref.mean_variance_normalization_variants(xt, axes=ax).items()}
+                    prop = _prop(xr.astype(_np(tname)).reshape(rows, n), t, ref.MVN_EPSILON, form="sqrt-plus-eps")
                     attrs = {} if axes is None else {"axes": list(axes)}
                     opset = _opset(opsets, j, last)
                     tags = _tags(tname, shape, opset, numerics, axes="default" if axes is None else str(list(axes)))
@@ -688,7 +721,7 @@ def generate_mvn(seed: int) -> list[Case]:
                         tags["checker_rejects"] = "default-axes-unbound"
                     cases.append(_build("MeanVarianceNormalization", since, opset, attrs,
                                         [("X", t, shape, None, True)], [{"X": (x, t)}],
-                                        [("Y", t, [y], var, _scale_of(y), t)], tags,
+                                        [("Y", t, [y], var, _scale_of(y), t, prop)], tags,
                                         f"{tname}/r{rank}/axes={'default' if axes is None else list(axes)}/{numerics}",
                                         contested=MVN_CONTESTED.get(tags.get("checker_rejects"))))
                     j += 1
@@ -743,11 +776,13 @@ def generate_lrn(seed: int) -> list[Case]:
                     xt = x.astype(_np(tname))
                     y = ref.lrn(xt, **kw)
                     var = {k: [v] for k, v in ref.lrn_variants(xt, **kw).items()}
+                    # the square sum STAT_ULPS ulps of T off: |dy| <= beta * STAT_ULPS * u * |y|
+                    prop = abs(ref.f32(kw.get("beta", 0.75))) * STAT_ULPS * dtypes.eps(t) * _scale_of(y)
                     opset = _opset(opsets, j, last)
                     tags = _tags(tname, shape, opset, numerics, size=size,
                                  lrn_params="defaults" if alpha is None else f"a={alpha},b={beta},k={bias}")
                     cases.append(_build("LRN", since, opset, attrs, [("X", t, shape, None, True)], [{"X": (x, t)}],
-                                        [("Y", t, [y], var, _scale_of(y), t)], tags,
+                                        [("Y", t, [y], var, _scale_of(y), t, prop)], tags,
                                         f"{tname}/r{rank}/size={size}/p{pi}/{numerics}"))
                     j += 1
         tname = types[-1]
@@ -792,12 +827,16 @@ def _skip_case(seed, op, simplified, tname, j, *, rank, skip_kind, has_bias, has
     elems = (t, f, f, t)
     b64 = np.zeros(()) if beta is None else beta
     units = (_scale_of(y - b64, b64), _scale_of(ssum), _scale_of(inv), _scale_of(ssum))
+    # statistics of the sum in float, gain |gamma|; the sum itself is not a statistic
+    ek, srows = ref.epsilon_value(kw["epsilon"]), ssum.reshape(-1, h)
+    props = (_prop(srows, f, ek, np.abs(gamma.astype(nt).astype(np.float64))[None, :], center=not simplified),
+             _prop(srows, f, ek, what="mean"), _prop(srows, f, ek, what="inv", center=not simplified), None)
     spec = []
     for k, nm in enumerate(names):
         if nm not in outs:
             continue
         vs = {vn: [v[k]] for vn, v in var.items()}
-        spec.append((nm, elems[k], [exp[k]], vs, units[k], _coarser(elems[k], f)))
+        spec.append((nm, elems[k], [exp[k]], vs, units[k], _coarser(elems[k], f), props[k]))
     inputs = [("input", t, shape, None, True), ("skip", t, sshape, None, True), ("gamma", t, (h,), None, True)]
     feeds = {"input": (x, t), "skip": (sk, t), "gamma": (gamma, t)}
     if not simplified:

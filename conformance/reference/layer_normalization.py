@@ -66,6 +66,11 @@ float32 and rounding its result to ``U``):
 * stage two cast by cast (``Cast(Normalized, T)``, ``Mul`` and ``Add`` in ``T``),
   with one cast at the end (computed in float32, or double for ``T = double``), or
   fused (one rounding);
+* folded (:data:`VARIANTS` ``folded-pairwise``): ``a = Scale * InvStdDev`` and
+  ``c = B - Mean * a`` in ``U``, ``Y = X * a + c`` in ``U``, one cast to ``T``
+  (the re-association rule of :mod:`conformance.reference.normalization`: folding is
+  legitimate at no less than the mandated precision of each stage -- here ``U`` --, not
+  with ``a``/``c`` rounded to ``T``);
 * for ``stash_type = 16`` also the statistics computed in float32 (more precise than
   mandated) and rounded to bfloat16 only on output.
 
@@ -273,6 +278,9 @@ VARIANTS = {
     "welford-mul-onecast": ("welford", "div", "cast", "mul", "onecast"),
     "recip-rsqrt-fused": ("pairwise", "recip", "rsqrt", "mul", "fused"),
     "wideacc-mul-castbycast": ("wide", "div", "cast", "mul", "cast"),
+    # the fold (re-association rule): a = Scale * InvStdDev, c = B - Mean * a, Y = X * a + c,
+    # a and c in U, then one cast to T (the stage-one precision is kept; folding into T is not)
+    "folded-pairwise": ("pairwise", "div", "cast", "mul", "folded"),
 }
 #: extra variants for stash_type 16: statistics in float32, rounded to bfloat16 on output.
 VARIANTS_STASH16 = {
@@ -312,7 +320,13 @@ def _pipeline(X, Scale, B, ax, epsilon, t_dt, comp_dt, u_dt, spec):
     normalized = normalized.reshape(x_shape)
     s_ = np.asarray(Scale, dtype=np.float64)
     b_ = None if B is None else np.asarray(B, dtype=np.float64)
-    if y_mode == "cast":
+    if y_mode == "folded":
+        sr = np.broadcast_to(s_, x_shape).reshape(rows, n)
+        br = np.zeros((rows, n)) if b_ is None else np.broadcast_to(b_, x_shape).reshape(rows, n)
+        a = rc(rc(sr) * inv[:, None])
+        c = rc(rc(br) - rc(mean[:, None] * a))
+        y = _rnd(rc(rc(xc * a) + c), t_dt).reshape(x_shape)
+    elif y_mode == "cast":
         y = _rnd(_rnd(normalized, t_dt) * s_, t_dt)
         if b_ is not None:
             y = _rnd(y + b_, t_dt)

@@ -145,6 +145,56 @@ def _standardize_variant(x: np.ndarray, eps: float, comp: np.dtype, spec) -> np.
     return rc(d / std) if mode == "div" else rc(d * rnd(1.0 / std, acc))
 
 
+def folded_rows(x: np.ndarray, eps: float, comp, s: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The *folded* form of ``s * (x - mean) / sqrt(var + eps) + b`` per row of a (rows, n)
+    array, every operation rounded to ``comp`` (sums accumulated pairwise in float32 for half
+    types, ``var + eps`` and the reciprocal square root in at least float32)::
+
+        a = s * rsqrt(var + eps);   c = b - mean * a;   y = x * a + c
+
+    ``s``/``b`` are broadcastable to ``x`` (per row or per element).  Legitimate by the
+    re-association rule (module docstring): what PyTorch's CPU batch/instance/group norm
+    and onnxruntime's InstanceNormalization compute."""
+    comp = np.dtype(comp)
+    rc = lambda a: rnd(a, comp)  # noqa: E731
+    acc = _acc(comp)
+    n = x.shape[1]
+    xc = rc(x)
+    mean = rc(rnd(_rowsum(xc, "pairwise", acc) / n, acc))[:, None]
+    d = rc(xc - mean)
+    var = rc(rnd(_rowsum(rc(d * d), "pairwise", acc) / n, acc))[:, None]
+    inv = rnd(1.0 / np.sqrt(rnd(var + rnd(eps, acc), acc)), acc)
+    a = rc(rc(s) * inv)
+    c = rc(rc(b) - rc(mean * a))
+    return rc(rc(xc * a) + c)
+
+
+def _folded(x_rows: np.ndarray, eps: float, s_full: np.ndarray, b_full: np.ndarray, shape, t_dt,
+            comps) -> dict[str, np.ndarray]:
+    """``folded-<comp>`` variants (values of T) of an affine standardization whose
+    parameters ``s_full``/``b_full`` are given broadcast to X's ``shape``."""
+    rows = x_rows.shape
+    s = np.broadcast_to(s_full, shape).reshape(rows)
+    b = np.broadcast_to(b_full, shape).reshape(rows)
+    out = {f"folded-{np.dtype(c).name}": rnd(folded_rows(x_rows, eps, c, s, b).reshape(shape), t_dt)
+           for c in comps}
+    # a fold in a half type is only possible where a = scale/sqrt(var + eps) and x * a fit in it
+    # (1/sqrt(1e-12) overflows float16): elsewhere a kernel must fold in float32
+    wide = out.get("folded-float32")
+    for k in [k for k in out if k not in ("folded-float32", "folded-float64")]:
+        if wide is not None and not np.array_equal(np.isfinite(out[k]), np.isfinite(wide)):
+            del out[k]
+    return out
+
+
+def _fold_precisions(t_dt, mandated=None) -> list:
+    """Precisions a fold may be evaluated in: the mandated one (T where the spec computes in
+    T) and float32 for half types; never below the mandated stage-one precision."""
+    if mandated is not None:
+        return [mandated]
+    return [t_dt, _F32] if t_dt in (_F16, _BF16) else [t_dt]
+
+
 def _check_nc(X, name="X") -> tuple[int, ...]:
     shape = tuple(np.shape(X))
     if len(shape) < 3:
@@ -210,6 +260,7 @@ def instance_normalization_variants(X, scale, B, *, epsilon: float = 1e-5) -> di
         for name, spec in STD_VARIANTS.items():
             norm = _standardize_variant(x, epsilon_value(epsilon), t_dt, spec).reshape(shape)
             out[name] = _stage_two(norm, s, b, t_dt, spec[2])
+        out.update(_folded(x, epsilon_value(epsilon), s, b, shape, t_dt, _fold_precisions(t_dt)))
     return out
 
 
@@ -276,6 +327,8 @@ def group_normalization_variants(X, scale, bias, *, num_groups: int, epsilon: fl
         for name, spec in STD_VARIANTS.items():
             norm = _standardize_variant(x, epsilon_value(epsilon), comp, spec).reshape(shape)
             out[name] = _stage_two(norm, s, b, t_dt, spec[2])
+        out.update(_folded(x, epsilon_value(epsilon), s, b, shape, t_dt,
+                           _fold_precisions(t_dt, _F32 if version >= 21 else None)))
     return out
 
 
@@ -566,6 +619,14 @@ def mean_variance_normalization_variants(X, *, axes=(0, 2, 3)) -> dict[str, np.n
             den = rc(std + rc(MVN_EPSILON))
             y = rc(d / den) if mode == "div" else rc(d * rc(1.0 / den))
             out[name] = rnd(_mvn_back(y, tshape, perm), t_dt)
+        for comp in _fold_precisions(t_dt):  # folded: x * r - mean * r, r = 1 / (std + 1e-9)
+            acc, rc = _acc(comp), (lambda a, c=comp: rnd(a, c))
+            xc = rc(x)
+            mean = rc(rnd(_rowsum(xc, "pairwise", acc) / x.shape[1], acc))[:, None]
+            d = rc(xc - mean)
+            std = rc(np.sqrt(rc(rnd(_rowsum(rc(d * d), "pairwise", acc) / x.shape[1], acc))))[:, None]
+            r = rc(1.0 / rc(std + rc(MVN_EPSILON)))
+            out[f"folded-{np.dtype(comp).name}"] = rnd(_mvn_back(rc(rc(xc * r) - rc(mean * r)), tshape, perm), t_dt)
         xc = rnd(x, _F32)
         mean = rnd(_rowsum(xc, "pairwise", _F32) / x.shape[1], _F32)[:, None]
         msq = rnd(_rowsum(rnd(xc * xc, _F32), "pairwise", _F32) / x.shape[1], _F32)[:, None]
