@@ -20,6 +20,13 @@ outcome is a rejection, which those runners cannot express) are kept apart in
 the largest ``atol`` and ``rtol`` over the case's outputs (the official comparison
 is ``np.testing.assert_allclose(actual, expected, rtol, atol)``).
 
+Tensors (``input_I.pb``, ``output_J.pb``, initializers in ``model.onnx``) are written by
+``onnx.numpy_helper.from_array`` and read by ``numpy_helper.to_array``, which round-trips
+every ONNX element type bit for bit (NaN payloads included): int4, uint4 and float4e2m1
+packed two per byte, int2 and uint2 four per byte, float6e2m3 and float6e3m2 four per three
+bytes in ``raw_data``; strings in ``string_data`` as UTF-8 (read back as an ``object`` array
+of ``str``, see :mod:`conformance.dtypes`).
+
 A bundle is data, never code: no pickle; every path in the manifest must be a plain
 relative path inside the bundle.  The same suite gives byte-identical bundles
 (sorted JSON keys, deterministic protobuf serialisation, no timestamps).  Each case's

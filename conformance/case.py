@@ -202,7 +202,32 @@ class Case:
 
 
 def _hash_array(h, name: str, a: np.ndarray) -> None:
+    """Feed ``name``, dtype, shape and contents of ``a`` to the hash ``h``.
+
+    Strings (ONNX ``STRING``: numpy ``object`` arrays of ``str`` / ``bytes``, or ``str_`` /
+    ``bytes_`` arrays) are hashed by their UTF-8 bytes, each with its length, under one dtype
+    label, so the value written to a bundle and the object array of ``str`` read back hash
+    the same (an object array's ``tobytes`` would be its pointers).  Every other dtype is
+    hashed by its raw bytes, as before.
+
+    Raises:
+        TypeError: an object array holding something other than ``str`` / ``bytes``.
+    """
     a = np.asarray(a, order="C")  # keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d)
+    if a.dtype.kind in "OUS":
+        h.update(name.encode())
+        h.update(b"string")
+        h.update(repr(a.shape).encode())
+        for s in a.ravel():
+            if isinstance(s, (str, np.str_)):
+                s = str(s).encode("utf-8")
+            elif isinstance(s, (bytes, np.bytes_)):
+                s = bytes(s)
+            else:
+                raise TypeError(f"{name}: a string tensor holds a {type(s).__name__}, not str or bytes")
+            h.update(len(s).to_bytes(8, "little"))
+            h.update(s)
+        return
     h.update(name.encode())
     h.update(str(a.dtype).encode())
     h.update(repr(a.shape).encode())

@@ -114,3 +114,114 @@ def test_missing_files(toy_suite, tmp_path):
     (out / "manifest.json").write_text("{not json")
     with pytest.raises(BundleError, match="not valid JSON"):
         read_bundle(out)
+
+
+# ============================================================================ every element type
+from onnx import TensorProto  # noqa: E402
+
+from conformance import dtypes  # noqa: E402
+from conformance.case import Case, DataSet, Input, Output  # noqa: E402
+from conformance.suite import Suite  # noqa: E402
+from conformance.tolerance import Tolerance  # noqa: E402
+
+_STRINGS = ["", "a", "ünïcödé", "日本語", "tab\tnew\nline", "x" * 300, "\x00nul", "🙂"]
+_SHAPES = [(), (0,), (1,), (3,), (5,), (7,), (2, 3), (3, 0, 2), (3, 3, 3)]  # odd counts for the packed types
+
+
+def _sample(t: int, shape: tuple, rng) -> np.ndarray:
+    """Random bit patterns of the type (NaN payloads, subnormals, -0 included), canonical for
+    the sub-byte types (only the low bits set, as ml_dtypes' own values)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    dt = dtypes.np_dtype(t)
+    if t == TensorProto.STRING:
+        return np.array([_STRINGS[i % len(_STRINGS)] for i in rng.permutation(max(n, 1))[:n]], dtype=object).reshape(shape)
+    if t == TensorProto.BOOL:
+        return rng.integers(0, 2, n).astype(bool).reshape(shape)
+    bits = dtypes.bit_width(t)
+    if bits < 8:
+        return rng.integers(0, 2 ** bits, n).astype(np.uint8).view(dt).reshape(shape)
+    a = rng.integers(0, 256, n * dt.itemsize).astype(np.uint8)
+    if n >= 2 and (dtypes.is_float(t) or dtypes.is_complex(t)):
+        a[: dt.itemsize] = 0xFF  # a negative quiet NaN with an all-ones payload
+        if t == TensorProto.FLOAT:
+            a[4:8] = np.array([0x7F800001], dtype="<u4").view(np.uint8)  # a signalling NaN, payload 1
+    return a.view(dt).reshape(shape)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype == object:
+        return a.tolist() == b.tolist() and all(type(x) is str for x in b.ravel())
+    return a.tobytes() == b.tobytes()
+
+
+def _all_types_suite() -> tuple[Suite, dict]:
+    rng = np.random.default_rng(10)
+    cases, arrays = [], {}
+    for t in dtypes.ALL_TYPES:
+        name = dtypes.type_name(t)
+        for shape in _SHAPES:
+            x, y = _sample(t, shape, rng), _sample(t, shape, rng)
+            c = Case("Identity", 25, 25, {}, [Input("input", t, shape)], [Output("output", t, Tolerance(0.0, 0.0, exact=True))],
+                     [DataSet({"input": x}, {"output": y})], label=f"{name}/{'x'.join(map(str, shape)) or 'scalar'}")
+            arrays[c.id] = (x, y)
+            cases.append(c)
+        # the value as an initializer (baked into model.onnx by build_model)
+        v = _sample(t, (5,), rng)
+        c = Case("Identity", 25, 25, {}, [Input("input", t, (5,), initializer=True, value=v)],
+                 [Output("output", t, Tolerance(0.0, 0.0, exact=True))], [DataSet({}, {"output": v})], label=f"{name}/init")
+        arrays[c.id] = (v, v)
+        cases.append(c)
+    return Suite(cases=cases, seed=0, ops=["Identity"]), arrays
+
+
+def test_every_element_type_round_trips_bit_for_bit(tmp_path):
+    suite, arrays = _all_types_suite()
+    assert len({c.id for c in suite.cases}) == len(suite.cases)
+    back = read_bundle(write_bundle(suite, tmp_path / "b"))  # verify=True: content hashes recomputed and equal
+    assert back.content_hash == suite.content_hash
+    seen = set()
+    for a, b in zip(suite.cases, back.cases):
+        assert a.id == b.id and a.model_bytes == b.model_bytes
+        x, y = arrays[a.id]
+        seen.add(a.inputs[0].elem_type)
+        if a.inputs[0].initializer:
+            assert _same(x, b.inputs[0].value), a.id
+        else:
+            assert _same(x, b.datasets[0].inputs["input"]), a.id
+        assert _same(y, b.datasets[0].outputs["output"]), a.id
+    assert seen == set(dtypes.ALL_TYPES)
+
+
+def test_packed_types_are_packed_on_disk(tmp_path):
+    # int4 / float4: two per byte, int2: four, float6: four per three bytes (onnx's from_array)
+    suite, _ = _all_types_suite()
+    out = write_bundle(suite, tmp_path / "b")
+    by_id = {c.id: c for c in suite.cases}
+    manifest = json.loads((out / "manifest.json").read_text())
+    import onnx
+
+    for e in manifest["cases"]:
+        c = by_id[e["id"]]
+        t = c.inputs[0].elem_type
+        if c.inputs[0].initializer or t == TensorProto.STRING:
+            continue
+        n = int(np.prod(c.inputs[0].shape, dtype=np.int64))
+        tp = onnx.TensorProto()
+        tp.ParseFromString((out / e["dir"] / "test_data_set_0" / "input_0.pb").read_bytes())
+        assert tp.data_type == t and list(tp.dims) == list(c.inputs[0].shape)
+        assert len(tp.raw_data) == -(-n * dtypes.bit_width(t) // 8)
+
+
+def test_string_hash_does_not_depend_on_the_numpy_string_dtype():
+    # '<U' arrays are written as STRING and read back as object arrays of str: same case
+    mk = lambda x: Case("Identity", 25, 25, {}, [Input("input", TensorProto.STRING, (2,))],  # noqa: E731
+                        [Output("output", TensorProto.STRING, Tolerance(0.0, 0.0, exact=True))],
+                        [DataSet({"input": x}, {"output": x})])
+    a = mk(np.array(["ab", "ü"]))
+    b = mk(np.array(["ab", "ü"], dtype=object))
+    c = mk(np.array([b"ab", "ü".encode()], dtype=object))
+    assert a.content_hash == b.content_hash == c.content_hash
+    assert mk(np.array(["ab", "u"], dtype=object)).content_hash != a.content_hash
+    assert mk(np.array(["a", "bü"], dtype=object)).content_hash != a.content_hash  # no ambiguity at the joins
