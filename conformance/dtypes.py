@@ -148,7 +148,7 @@ for _t, _dt in _NP.items():
 
 def _kind_bits(dt: np.dtype) -> tuple[str, int]:
     """(numpy-style kind letter ``f i u b c O``, bits per element) of an element dtype."""
-    if dt.kind in "fiubcO":
+    if dt.isbuiltin != 2:  # numpy's own dtypes (2: a user-defined one, i.e. ml_dtypes')
         return dt.kind, dt.itemsize * 8
     try:  # ml_dtypes integers (int4, uint2...)
         info = ml_dtypes.iinfo(dt)

@@ -374,3 +374,156 @@ def test_round_to_keeps_shape(t):
         y = dtypes.round_to(np.ones(shape), t)
         assert y.shape == shape and y.dtype == dtypes.np_dtype(t)
         assert (y.astype(np.float64) == 1).all() or t == T.BOOL and y.all()
+
+
+# ============================================================================ onnxruntime
+#: Types onnxruntime 1.32's CPU provider has no Identity kernel for (int4, uint4, int2, uint2,
+#: float4e2m1, float8e8m0: "Could not find an implementation") or no tensor type at all
+#: (complex64, complex128, float6e2m3, float6e3m2: "MLDataType ... is not currently registered").
+ORT_132_NO_IDENTITY = {"int4", "uint4", "int2", "uint2", "float4e2m1", "float8e8m0", "complex64", "complex128",
+                       "float6e2m3", "float6e3m2"}
+#: Types onnxruntime 1.32 has no tensor type for at all (not even a graph input).
+ORT_132_NO_TENSOR = {"complex64", "complex128", "float6e2m3", "float6e3m2"}
+ORT_SHAPES = [(), (5,), (2, 3), (0,), (1, 0, 3)]
+
+
+def _ort():
+    ort = pytest.importorskip("onnxruntime")
+    from conformance.backends.ort import OnnxRuntimeBackend
+
+    return ort, OnnxRuntimeBackend()
+
+
+def _graph_model(nodes, ins, outs, opset, *, ir=None):
+    from onnx import helper
+
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, t, None) for n, t in ins],
+                          [helper.make_tensor_value_info(n, t, None) for n, t in outs])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = ir or helper.find_min_ir_version_for(list(m.opset_import))
+    return m
+
+
+def _identity_model(t: int):
+    """Identity at the newest opset (<= 25) whose type constraint names ``t``; Cast-28 to the
+    same type for the float6 types, which no Identity admits (only opset-28 operators do)."""
+    from onnx import helper
+
+    name = f"tensor({dtypes.type_name(t)})"
+    for opset in (25, 24, 23, 21, 19, 16, 14, 13):
+        if name in defs.get_schema("Identity", opset).type_constraints[0].allowed_type_strs:
+            return _graph_model([helper.make_node("Identity", ["x"], ["y"])], [("x", t)], [("y", t)], opset)
+    assert name in defs.get_schema("Cast", 28).type_constraints[1].allowed_type_strs
+    return _graph_model([helper.make_node("Cast", ["x"], ["y"], to=t)], [("x", t)], [("y", t)], 28)
+
+
+def _ort_sample(t: int, shape: tuple) -> np.ndarray:
+    """Canonical bit patterns of ``t`` (every pattern cycles through for narrow types)."""
+    rng = np.random.default_rng(int(t))
+    n = int(np.prod(shape, dtype=np.int64))
+    dt = dtypes.np_dtype(t)
+    if t == T.STRING:
+        return np.array([["", "a", "ünï", "日本"][i % 4] for i in range(n)], dtype=object).reshape(shape)
+    if t == T.BOOL:
+        return (np.arange(n) % 3 == 0).reshape(shape)
+    bits = dtypes.bit_width(t)
+    if bits <= 8:
+        return (np.arange(n) % 2 ** bits).astype(np.uint8).view(dt).reshape(shape)
+    return rng.integers(0, 256, n * dt.itemsize).astype(np.uint8).view(dt).reshape(shape)
+
+
+def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return a.tolist() == b.tolist() if a.dtype == object else a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("t", dtypes.ALL_TYPES, ids=dtypes.type_name)
+def test_onnxruntime_identity_every_type(t):
+    ort, be = _ort()
+    m = _identity_model(t)
+    try:
+        prepared = be.prepare(m, m.SerializeToString())
+    except Exception as exc:  # noqa: BLE001
+        assert be.is_unsupported(exc), exc  # a clean "not implemented" / unknown type, never an error
+        if ort.__version__.startswith("1.32."):
+            assert dtypes.type_name(t) in ORT_132_NO_IDENTITY, exc
+        return
+    if ort.__version__.startswith("1.32."):
+        assert dtypes.type_name(t) not in ORT_132_NO_IDENTITY
+    for shape in ORT_SHAPES:
+        x = _ort_sample(t, shape)
+        (y,) = be.run(prepared, {"x": x}, ["y"])
+        assert _bits_equal(x, y), (shape, x, y)
+
+
+@pytest.mark.parametrize("t", dtypes.ALL_TYPES, ids=dtypes.type_name)
+def test_onnxruntime_feeds_and_reads_every_tensor_type(t):
+    # a graph whose output is its input: no kernel involved, only feeding and fetching
+    ort, be = _ort()
+    m = _graph_model([], [("x", t)], [("x", t)], 25)
+    try:
+        prepared = be.prepare(m, m.SerializeToString())
+    except Exception as exc:  # noqa: BLE001
+        assert be.is_unsupported(exc), exc
+        if ort.__version__.startswith("1.32."):
+            assert dtypes.type_name(t) in ORT_132_NO_TENSOR, exc
+        return
+    for shape in ORT_SHAPES + [(7,), (3, 3)]:
+        x = _ort_sample(t, shape)
+        (y,) = be.run(prepared, {"x": x}, ["x"])
+        assert _bits_equal(x, y), (shape, x, y)
+
+
+@pytest.mark.parametrize("t", [T.INT4, T.UINT4, T.INT2, T.UINT2], ids=dtypes.type_name)
+def test_onnxruntime_packed_layout_is_onnx_layout(t):
+    # kernels that read and write single elements: a wrong packing would scramble them
+    from onnx import helper
+
+    _, be = _ort()
+    info = dtypes.iinfo(t)
+    vals = np.arange(int(info.min), int(info.max) + 1)
+    x = np.resize(vals, (3, 5)).astype(dtypes.np_dtype(t))  # odd element count
+    m = _graph_model([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0]), helper.make_node("Cast", ["x"], ["f"], to=T.FLOAT),
+                      helper.make_node("Cast", ["g"], ["z"], to=t)],
+                     [("x", t), ("g", T.FLOAT)], [("y", t), ("f", T.FLOAT), ("z", t)], 25)
+    prepared = be.prepare(m, m.SerializeToString())
+    g = np.resize(vals, (7,)).astype(np.float32)
+    y, f, z = be.run(prepared, {"x": x, "g": g}, ["y", "f", "z"])
+    assert y.dtype == x.dtype and y.tobytes() == np.ascontiguousarray(x.T).tobytes()
+    assert f.dtype == np.float32 and (f == np.resize(vals, (3, 5))).all()
+    assert z.dtype == x.dtype and z.shape == (7,) and (z.astype(np.int64) == np.resize(vals, (7,))).all()
+
+
+def test_onnxruntime_float8e8m0_values():
+    from onnx import helper
+
+    _, be = _ort()
+    m = _graph_model([helper.make_node("Cast", ["x"], ["f"], to=T.FLOAT), helper.make_node("Cast", ["p"], ["z"], to=E8)],
+                     [("x", E8), ("p", T.FLOAT)], [("f", T.FLOAT), ("z", E8)], 25)
+    prepared = be.prepare(m, m.SerializeToString())
+    x = np.arange(256, dtype=np.uint8).view(dtypes.np_dtype(E8))
+    p = (2.0 ** np.arange(-126, 128)).astype(np.float32)  # exact: no rounding involved
+    f, z = be.run(prepared, {"x": x, "p": p}, ["f", "z"])
+    assert (f[:255] == POW).all()  # 2**(bits - 127); 2**-127 is a float32 subnormal
+    assert np.isnan(f[255])
+    assert z.dtype == dtypes.np_dtype(E8) and z.view(np.uint8).tolist() == list(range(1, 255))
+
+
+def test_onnxruntime_strings_next_to_bits_types():
+    from onnx import helper
+
+    from conformance.backends.base import Unsupported
+
+    _, be = _ort()
+    # bfloat16 in, string out: run() takes the OrtValue and the numpy array side by side
+    m = _graph_model([helper.make_node("Cast", ["x"], ["s"], to=T.STRING)], [("x", T.BFLOAT16)], [("s", T.STRING)], 21)
+    prepared = be.prepare(m, m.SerializeToString())
+    (s,) = be.run(prepared, {"x": np.array([1.5, -2.0], dtype=ml_dtypes.bfloat16)}, ["s"])
+    assert s.dtype == object and [float(v) for v in s] == [1.5, -2.0]
+    # string in, bfloat16 out: the Python API cannot make a string OrtValue -> a clean unsupported
+    m = _graph_model([helper.make_node("Cast", ["s"], ["x"], to=T.BFLOAT16)], [("s", T.STRING)], [("x", T.BFLOAT16)], 21)
+    prepared = be.prepare(m, m.SerializeToString())
+    with pytest.raises(Unsupported) as info:
+        be.run(prepared, {"s": np.array(["1.5"], dtype=object)}, ["x"])
+    assert be.is_unsupported(info.value)

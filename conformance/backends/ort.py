@@ -14,25 +14,38 @@ an opset or IR version newer than the runtime ("... is till opset N", "Unsupport
 model IR version"), and a kernel's own "Training mode only supports spatial BN" are
 ``unsupported``; every other exception on a valid model is ``error``.
 
-bfloat16 and float8: onnxruntime's Python API has no numpy type for bfloat16 or the four
-float8 types (float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz), so inputs of
-those types are fed as ``OrtValue`` (the raw bits as uint16 / uint8, tagged with the ONNX
-element type) and outputs of those types are copied out of the CPU ``OrtValue`` as raw
-bits (2 / 1 bytes per element) and viewed as the ``ml_dtypes`` type (``bfloat16``,
-``float8_e4m3fn``...).  Every other input and output goes through ``InferenceSession.run``
-unchanged; an output of such a type on a non-CPU device raises ``RuntimeError`` (``error``).
+Element types numpy cannot hold natively: onnxruntime's Python API converts numpy arrays of
+numpy's own dtypes (and ``object`` arrays of ``str`` for string) but has no numpy type for
+the ``ml_dtypes`` ones (bfloat16, the float8 types, float8e8m0, int4, uint4, int2, uint2,
+float4e2m1, float6e2m3, float6e3m2; :mod:`conformance.dtypes`).  Inputs of those types are
+fed as CPU ``OrtValue`` s of the ONNX element type (``OrtValue.ortvalue_from_shape_and_type``)
+whose memory is filled with the tensor's raw bytes as onnx's ``numpy_helper.from_array``
+lays them out (the ONNX layout, which is onnxruntime's: int4 / float4 two per byte, int2
+four per byte, first element in the low bits).  Outputs of those types are fetched as
+``OrtValue`` s (``run_with_ort_values``), their ``tensor_size_in_bytes()`` bytes copied out of
+CPU memory and decoded by ``numpy_helper.to_array``; one on a non-CPU device raises
+``RuntimeError`` (``error``).  Every other input and output goes through
+``InferenceSession.run`` unchanged.  onnxruntime's Python API cannot make an ``OrtValue`` of
+strings, so a model with a string input *and* an output of an ``ml_dtypes`` type (e.g.
+``Cast`` string -> bfloat16) cannot be run through it: :class:`~.base.Unsupported`.
+
+onnxruntime 1.32 (CPU) has no tensor type for complex64, complex128, float6e2m3 and
+float6e3m2 ("MLDataType for: tensor(complex64) is not currently registered or supported",
+"tensor type 27 is not supported"): ``unsupported``.
 """
 
 from __future__ import annotations
 
 import ctypes
+import re
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 import onnx
+from onnx import numpy_helper
 
-from .base import Backend, reject_unknown_options
+from .. import dtypes
+from .base import Backend, Unsupported, reject_unknown_options
 
 #: onnxruntime messages that mean "this runtime does not implement that" (not a failure).
 _UNSUPPORTED_MESSAGES = (
@@ -42,7 +55,10 @@ _UNSUPPORTED_MESSAGES = (
     "Failed to find kernel for",
     "Training mode only supports",  # BatchNormalization: "Training mode only supports spatial BN"
     "is not a registered function/op",  # an op or domain the runtime does not know
+    "is not currently registered or supported",  # "MLDataType for: tensor(complex64) is not currently ..."
 )
+#: onnxruntime's OrtValue factories on an element type it has no tensor type for ("tensor type 27 is not supported").
+_UNSUPPORTED_TENSOR_TYPE = re.compile(r"tensor type \d+ is not supported")
 
 _LEVELS = {
     "disable": "ORT_DISABLE_ALL",
@@ -53,35 +69,53 @@ _LEVELS = {
 }
 
 
-#: onnxruntime type string -> (ONNX element type, numpy dtype of the raw bits, ml_dtypes dtype) of
-#: the element types onnxruntime's Python API cannot convert to or from numpy itself.
-_BITS_TYPES = {
-    "tensor(bfloat16)": (16, np.dtype(np.uint16), np.dtype(ml_dtypes.bfloat16)),
-    "tensor(float8e4m3fn)": (17, np.dtype(np.uint8), np.dtype(ml_dtypes.float8_e4m3fn)),
-    "tensor(float8e4m3fnuz)": (18, np.dtype(np.uint8), np.dtype(ml_dtypes.float8_e4m3fnuz)),
-    "tensor(float8e5m2)": (19, np.dtype(np.uint8), np.dtype(ml_dtypes.float8_e5m2)),
-    "tensor(float8e5m2fnuz)": (20, np.dtype(np.uint8), np.dtype(ml_dtypes.float8_e5m2fnuz)),
-}
-#: ml_dtypes dtype -> (ONNX element type, numpy dtype of the raw bits), for feeding.
-_BITS_BY_DTYPE = {dt: (onnx_type, bits) for onnx_type, bits, dt in _BITS_TYPES.values()}
+#: ONNX element types onnxruntime's Python API cannot convert to or from numpy: those numpy
+#: holds as ``ml_dtypes`` types (bfloat16, float8, float8e8m0, int4, uint4, int2, uint2, float4e2m1,
+#: float6), i.e. user-defined dtypes (``isbuiltin == 2``; their ``kind`` is no guide: float8_e5m2's is "f").
+_BITS_ELEM = frozenset(t for t in dtypes.ALL_TYPES if dtypes.np_dtype(t).isbuiltin == 2)
+#: onnxruntime type string (``"tensor(bfloat16)"``) -> ONNX element type, for those types.
+_BITS_TYPES = {f"tensor({dtypes.type_name(t)})": t for t in _BITS_ELEM}
+#: numpy (ml_dtypes) dtype -> ONNX element type, for those types.
+_BITS_BY_DTYPE = {dtypes.np_dtype(t): t for t in _BITS_ELEM}
+
+
+def _numpy_to_ortvalue(ort, value: np.ndarray, elem_type: int):
+    """A CPU OrtValue of ``elem_type`` holding ``value`` (an ml_dtypes array): the raw bytes of
+    ``numpy_helper.from_array`` copied into memory onnxruntime allocated for the shape.
+
+    Raises:
+        RuntimeError: onnxruntime has no such tensor type (float6: "tensor type 27 is not
+            supported"), or its size for the shape differs from onnx's packing.
+    """
+    raw = numpy_helper.from_array(value).raw_data
+    ov = ort.OrtValue.ortvalue_from_shape_and_type(list(value.shape), elem_type)
+    size = ov.tensor_size_in_bytes()
+    if size != len(raw):
+        raise RuntimeError(f"{dtypes.type_name(elem_type)} tensor of shape {value.shape}: onnxruntime allocates "
+                           f"{size} bytes, onnx packs {len(raw)}")
+    if size:
+        ctypes.memmove(ov.data_ptr(), raw, size)
+    return ov
 
 
 def _ortvalue_to_numpy(value) -> np.ndarray:
-    """numpy array of an OrtValue; bfloat16 and float8 are copied from CPU memory as raw bits.
+    """numpy array of an OrtValue; the ml_dtypes types are copied from CPU memory as raw bytes
+    and decoded by ``numpy_helper.to_array`` (packed int4 / int2 / float4 unpacked).
 
     Raises:
-        RuntimeError: a bfloat16/float8 output that does not live in CPU memory.
+        RuntimeError: such an output that does not live in CPU memory.
     """
-    spec = _BITS_TYPES.get(value.data_type())
-    if spec is None:
+    elem_type = _BITS_TYPES.get(value.data_type())
+    if elem_type is None:
         return value.numpy()
-    _, bits, dt = spec
     if value.device_name().lower() != "cpu":
         raise RuntimeError(f"{value.data_type()} output on device {value.device_name()!r} cannot be read")
-    shape = tuple(value.shape())
-    n = int(np.prod(shape, dtype=np.int64))
-    raw = ctypes.string_at(value.data_ptr(), bits.itemsize * n) if n else b""
-    return np.frombuffer(raw, dtype=bits).view(dt).reshape(shape).copy()
+    size = value.tensor_size_in_bytes()
+    t = onnx.TensorProto()
+    t.data_type = elem_type
+    t.dims.extend(value.shape())
+    t.raw_data = ctypes.string_at(value.data_ptr(), size) if size else b""
+    return numpy_helper.to_array(t).copy()
 
 
 class OnnxRuntimeBackend(Backend):
@@ -122,26 +156,38 @@ class OnnxRuntimeBackend(Backend):
         return self._ort.InferenceSession(model_bytes, sess_options=so, providers=self.providers)
 
     def run(self, prepared, inputs: dict[str, np.ndarray], output_names: list[str]) -> list[Any]:
-        bits_out = any(o.type in _BITS_TYPES for o in prepared.get_outputs())
-        if not bits_out and not any(np.asarray(v).dtype in _BITS_BY_DTYPE for v in inputs.values()):
+        out_types = {o.name: o.type for o in prepared.get_outputs()}
+        bits_out = [n for n in output_names if out_types.get(n) in _BITS_TYPES]
+        bits_in = {k for k, v in inputs.items() if np.asarray(v).dtype in _BITS_BY_DTYPE}
+        if not bits_out and not bits_in:
             return prepared.run(output_names, inputs)
-        # onnxruntime's Python API has no numpy type for bfloat16 / float8: feed and fetch OrtValues.
-        ov = self._ort.OrtValue
+        # onnxruntime's Python API has no numpy type for these: feed (and fetch) OrtValues.
         feeds = {}
         for k, v in inputs.items():
-            v = np.asarray(v, order="C")
-            if v.dtype in _BITS_BY_DTYPE:
-                onnx_type, bits = _BITS_BY_DTYPE[v.dtype]
-                feeds[k] = ov.ortvalue_from_numpy_with_onnx_type(v.view(bits), onnx_type)
+            if k in bits_in:
+                v = np.asarray(v)
+                feeds[k] = _numpy_to_ortvalue(self._ort, v, _BITS_BY_DTYPE[v.dtype])
             else:
-                feeds[k] = ov.ortvalue_from_numpy(v)
-        return [_ortvalue_to_numpy(o) for o in prepared.run_with_ort_values(output_names, feeds)]
+                feeds[k] = v
+        if not bits_out:
+            return prepared.run(output_names, feeds)  # run() takes OrtValues and numpy arrays side by side
+        keep = []  # ortvalue_from_numpy does not copy: the arrays must outlive the run
+        for k in [k for k in feeds if k not in bits_in]:
+            v = np.asarray(feeds[k], order="C")
+            if v.dtype.kind in "OUS":
+                raise Unsupported(f"onnxruntime's Python API cannot feed the string input {k!r} as an OrtValue, "
+                                  f"which reading the {out_types[bits_out[0]]} output {bits_out[0]!r} needs")
+            keep.append(v)
+            feeds[k] = self._ort.OrtValue.ortvalue_from_numpy(v)
+        outs = prepared.run_with_ort_values(output_names, feeds)
+        del keep
+        return [_ortvalue_to_numpy(o) for o in outs]
 
     def is_unsupported(self, exc: BaseException) -> bool:
-        if type(exc).__name__ == "NotImplemented":
+        if isinstance(exc, Unsupported) or type(exc).__name__ == "NotImplemented":
             return True
         msg = str(exc)
-        if any(p in msg for p in _UNSUPPORTED_MESSAGES):
+        if any(p in msg for p in _UNSUPPORTED_MESSAGES) or _UNSUPPORTED_TENSOR_TYPE.search(msg):
             return True
         return super().is_unsupported(exc) and "NOT_IMPLEMENTED" in msg
 
