@@ -38,6 +38,8 @@ from .runner import CaseResult
 FAILING = ("fail", "error", "crash", "timeout")
 #: Default number of examples hypothesis draws per operator.
 DEFAULT_MAX_EXAMPLES = 100
+#: ``explore_op(database=...)`` default: the example database of the current hypothesis settings profile.
+PROFILE_DATABASE = object()
 
 
 class Example:
@@ -157,6 +159,7 @@ def explore_op(
     backend_spec: str | None = None,
     backend_options: dict | None = None,
     counts: Counter | None = None,
+    database=PROFILE_DATABASE,
 ) -> Counter:
     """Run ``max_examples`` fresh cases of ``op`` through ``run``; shrink and report a failure.
 
@@ -170,6 +173,11 @@ def explore_op(
         save_dir: where to save the minimal failing case as a bundle (``None``: not saved).
         backend_spec, backend_options: for the reproduction command.
         counts: a Counter to update with the outcome of every example run.
+        database: the hypothesis example database that keeps failing examples between runs
+            and replays them first (default :data:`PROFILE_DATABASE`: the current settings
+            profile's, normally ``.hypothesis/examples`` in the working directory; ``None``:
+            none).  Each operator has its own key in it, the same on every run, so a failure
+            saved for one operator is replayed for that operator only.
 
     Returns:
         outcome -> number of examples run, when no example failed.
@@ -195,6 +203,8 @@ def explore_op(
     kw = {}
     if derandomize:
         kw["database"] = None
+    elif database is not PROFILE_DATABASE:
+        kw["database"] = database
     test = settings(
         max_examples=max_examples,
         deadline=None,
@@ -206,8 +216,11 @@ def explore_op(
         phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
         **kw,
     )(given(example=strategy)(body))
-    # one example-database entry per operator (the inner function is the same code for all)
-    test._hypothesis_internal_add_digest = f"onnx-conformance-explore:{op}".encode()
+    # Hypothesis keys the example database by function_digest() of the inner test, ``body``:
+    # its source, the same for every operator, plus this attribute.  Set on the inner test
+    # (where function_digest reads it; not on the @given wrapper) it gives each operator its
+    # own key, stable across runs.
+    body._hypothesis_internal_add_digest = f"onnx-conformance-explore:{op}".encode()
     try:
         test()
     except _ExampleFailed as exc:  # the final replay of the minimal example

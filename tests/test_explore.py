@@ -3,6 +3,8 @@
 * the strategies of LayerNormalization and BatchNormalization draw valid value cases
   (legitimate kernels pass every one) and shrink to the smallest case;
 * :func:`conformance.explore.explore_op` shrinks a wrong kernel's failure to a small case;
+* each operator has its own hypothesis example-database key, the same on every run and in
+  every process: a saved failure replays for its operator only;
 * end to end: ``pytest --conformance-explore`` against deliberately wrong backends
   (unbiased variance; statistics over the last axis only) from a scratch directory
   fails with a minimal case (every dim <= 2), saved as a bundle, and the printed
@@ -219,3 +221,103 @@ def test_explore_mode_passes_a_correct_backend_and_skips_an_unsupported_op(tmp_p
     assert "1 passed, 1 skipped" in res.stdout  # BatchNormalization: no kernel, every example unsupported
     assert "unsupported: every one of" in res.stdout and "BatchNormalization" in res.stdout
     assert not (tmp_path / "fails").exists()
+
+
+# ----------------------------------------------------------------------------- the example database
+class _RecordingDatabase:
+    """An InMemoryExampleDatabase that records the keys hypothesis reads (``fetch``) and writes."""
+
+    def __init__(self):
+        from hypothesis.database import InMemoryExampleDatabase
+
+        class DB(InMemoryExampleDatabase):
+            def __init__(db):
+                super().__init__()
+                db.fetched, db.saved = [], []
+
+            def fetch(db, key):
+                db.fetched.append(key)
+                yield from super().fetch(key)
+
+            def save(db, key, value):
+                db.saved.append(key)
+                super().save(key, value)
+
+        self.db = DB()
+
+
+def _fails(case, failing_op) -> bool:
+    """The fake backend's bug: cases of ``failing_op`` with a dimension of 2 or more fail (the
+    simplest case, drawn first, passes, so the first case of a run tells a replay apart)."""
+    return case.op == failing_op and max(case.inputs[0].shape, default=0) >= 2
+
+
+def _fake_run(failing_op: str | None, seen: list):
+    from conformance.runner import CaseResult
+
+    def run(case):
+        seen.append(case)
+        outcome = "fail" if _fails(case, failing_op) else "pass"
+        return CaseResult(case.id, case.op, case.domain, case.since_version, case.opset, case.tags, outcome, "fake")
+
+    return run
+
+
+def test_each_operator_has_its_own_stable_example_database_key():
+    """A failure saved for one operator is replayed on that operator's next run (same key on every
+    run) and never on another operator's run (a key of its own)."""
+    a, b = "LayerNormalization", "BatchNormalization"
+    db = _RecordingDatabase().db
+    seen_a: list = []
+    with pytest.raises(ExploreFailure) as info:
+        explore_op(a, _fake_run(a, seen_a), max_examples=30, database=db)
+    assert not _fails(seen_a[0], a) and _fails(info.value.case, a)  # a fresh run starts with a passing case
+    keys_a = set(db.saved)
+    assert keys_a and db.data, "the failing example was not saved"
+    primary_a = db.fetched[0]  # the reuse phase reads the primary key first
+    assert primary_a in keys_a
+
+    db.fetched.clear()
+    seen_b: list = []
+    explore_op(b, _fake_run(None, seen_b), max_examples=5, database=db)
+    shared = len(set(db.fetched) & keys_a)
+    assert db.fetched and shared == 0, f"the other operator read {shared} key(s) of the first one's entries"
+    assert all(c.op == b for c in seen_b)
+
+    # the first operator's next run reads the same key and replays the minimal failing example first
+    db.fetched.clear()
+    seen_again: list = []
+    with pytest.raises(ExploreFailure) as again:
+        explore_op(a, _fake_run(a, seen_again), max_examples=30, database=db)
+    assert db.fetched[0] == primary_a
+    assert seen_again[0].content_hash == info.value.case.content_hash
+    assert again.value.case.content_hash == info.value.case.content_hash
+
+
+def test_the_example_database_key_is_the_same_in_a_new_process(tmp_path):
+    """What a failing run saved to a directory database is replayed by a run in another process."""
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    op = "LayerNormalization"
+    seen: list = []
+    with pytest.raises(ExploreFailure) as info:
+        explore_op(op, _fake_run(op, seen), max_examples=30, database=DirectoryBasedExampleDatabase(tmp_path / "db"))
+    assert not _fails(seen[0], op)  # a fresh run starts with a passing case; a replay with the failing one
+    script = f"""
+import sys
+sys.path.insert(0, {TESTS!r})
+from hypothesis.database import DirectoryBasedExampleDatabase
+from conformance.explore import ExploreFailure, explore_op
+from test_explore import _fake_run
+
+seen = []
+try:
+    explore_op({op!r}, _fake_run({op!r}, seen), max_examples=30, database=DirectoryBasedExampleDatabase({str(tmp_path / "db")!r}))
+except ExploreFailure as exc:
+    print(seen[0].content_hash, seen[0].id, exc.case.id)
+"""
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=_env())
+    assert res.returncode == 0, res.stderr
+    first_hash, first_id, minimal_id = res.stdout.split()
+    assert first_hash == info.value.case.content_hash, (
+        f"the new process started with {first_id} (shrunk to {minimal_id}), not the saved {info.value.case.id}")
