@@ -268,14 +268,9 @@ def is_float(elem_type_or_dtype: int | np.dtype | type) -> bool:
 
 
 def is_float8(elem_type_or_dtype: int | np.dtype | type) -> bool:
-    """True for the four float8 types of :data:`FLOAT8_TYPES` (ONNX element type or numpy
+    """True for the four float8 types of :data:`FLOAT8_TYPES` (ONNX element type, name or numpy
     dtype); False for float8e8m0 and everything else."""
-    if isinstance(elem_type_or_dtype, (int, np.integer)):
-        return int(elem_type_or_dtype) in FLOAT8_TYPES
-    try:
-        return np.dtype(elem_type_or_dtype) in _FLOAT8_DTYPES
-    except TypeError:
-        return False
+    return _elem_or_none(elem_type_or_dtype) in FLOAT8_TYPES
 
 
 def is_int(elem_type_or_dtype: int | np.dtype | type) -> bool:

@@ -105,7 +105,8 @@ def test_kind_predicates(t):
         assert dtypes.is_bool(arg) == (name == "bool")
         assert dtypes.is_string(arg) == (name == "string")
     # float8e8m0 is a float but not one of the four float8 types of FLOAT8_TYPES
-    assert dtypes.is_float8(t) == (name in {"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"})
+    for arg in (t, dt, name):
+        assert dtypes.is_float8(arg) == (name in {"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"})
 
 
 def test_groups():
