@@ -28,8 +28,11 @@ no ``m``; MeanVarianceNormalization has ``R(v) = 1/(sqrt(v) + eps)``), every ker
 computing ``m`` and ``v`` at the mandated precision ``P`` (machine epsilon ``u_P``) holds
 them only to a few ulp of ``P``.  We grant ``k = STAT_ULPS = 2`` ulps::
 
-    dm = k * u_P * mean(|x|)          (>= k ulp_P(m): ulp_P(m) <= u_P * |m| <= u_P * mean|x|)
-    dv = k * u_P * (v + eps)          (>= k ulp_P(v + eps))
+    dm = k * max(u_P * mean(|x|), s_P)   (>= k ulp_P(m): ulp_P(m) <= max(u_P |m|, s_P), |m| <= mean|x|)
+    dv = k * max(u_P * (v + eps), s_P)   (>= k ulp_P(v + eps))
+
+(``s_P``: the smallest subnormal of ``P``, the ulp of its subnormal range: a float16
+batch variance of 1e-7 is a few float16 ulps.)
     v' in [max(v - dv, 0), v + dm^2 + dv]   (a two-pass variance about m + dm is v + dm^2)
 
     E_prop(x) = |g| * max over m' in {m - dm, m + dm}, v' at both ends of
@@ -252,13 +255,14 @@ def statistic_rounding_errors(
         z = np.zeros(rows)
         return {"y": np.zeros_like(x), "mean": z, "var": z, "inv": z}
     u = dtypes.eps(stat_elem)
+    sub = float(dtypes.finfo(stat_elem).smallest_subnormal)
     fin = np.isfinite(x).all(axis=1, keepdims=True)
     xs = np.where(fin, x, 0.0)
     if center:
         m0 = np.mean(xs, axis=1, keepdims=True)
         d = xs - m0
         d = d - np.mean(d, axis=1, keepdims=True)
-        dm = ulps * u * np.mean(np.abs(xs), axis=1, keepdims=True)
+        dm = ulps * np.maximum(u * np.mean(np.abs(xs), axis=1, keepdims=True), sub)
         dm = np.where(exact_mean_rows(xs, stat_elem)[:, None], 0.0, dm)
     else:
         d = xs
@@ -267,11 +271,11 @@ def statistic_rounding_errors(
     if form == "sqrt-eps":
         def r(w):
             return 1.0 / np.sqrt(w + epsilon)
-        dv = ulps * u * (v + epsilon)
+        dv = ulps * np.maximum(u * (v + epsilon), sub)
     elif form == "sqrt-plus-eps":
         def r(w):
             return 1.0 / (np.sqrt(w) + epsilon)
-        dv = ulps * u * v
+        dv = ulps * np.maximum(u * v, sub)
     else:
         raise ValueError(form)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -17,6 +17,7 @@ import itertools
 import math
 from collections import Counter
 
+import ml_dtypes
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -511,11 +512,30 @@ def _welford_seq(g, acc):
     return mean, m2 / acc.type(n)
 
 
-def bn_kernel(*, compute="native", stats="two-pass", folded=False, rsqrt_ulps=0, bug=None):
+_BITS = {np.dtype(np.float16): 11, np.dtype(ml_dtypes.bfloat16): 8, np.dtype(np.float32): 24,
+         np.dtype(np.float64): 53}
+
+
+def _ulp_off(a, dt, sign):
+    """float64 ``a`` rounded to dt and moved one ulp of dt in direction ``sign`` (as float64)."""
+    dt = np.dtype(dt)
+    r = np.asarray(a, np.float64).astype(np.float32).astype(dt).astype(np.float64) if dt != np.float64 else \
+        np.asarray(a, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.floor(np.log2(np.abs(np.where((r == 0) | ~np.isfinite(r), 1.0, r))))
+    step = np.where(r == 0, float(ml_dtypes.finfo(dt).smallest_subnormal), 2.0 ** (e - (_BITS[dt] - 1)))
+    out = r + sign * step
+    return out.astype(np.float32).astype(dt).astype(np.float64) if dt != np.float64 else out
+
+
+def bn_kernel(*, compute="native", stats="two-pass", folded=False, rsqrt_ulps=0, bug=None, stats_off=None):
     """A numpy BatchNormalization kernel for KernelBackend.
 
     compute: "native" (X's type, float16 included) or "float32" (max(T, float32)).
     stats: "two-pass" (pairwise sums) or "welford" (sequential), accumulated in max(T, float32).
+    stats_off: (sm, sv): the batch mean rounded to T and moved one ulp of T, the variance one
+        ulp of max(T, float32) (directions sm, sv; a mean every order computes exactly -- a
+        constant group of 2^k elements -- is kept; the variance stays >= 0).
     bug: None or one deliberate error (see WRONG).
     """
 
@@ -564,6 +584,13 @@ def bn_kernel(*, compute="native", stats="two-pass", folded=False, rsqrt_ulps=0,
                         mu = np.sum(g, axis=1, dtype=acc) / acc.type(g.shape[1])
                         d = g - mu[:, None]
                         var = np.sum(d * d, axis=1, dtype=acc) / acc.type(g.shape[1])
+                if stats_off is not None:
+                    n_ = g.shape[1]
+                    exact = np.all(g == g[:, :1], axis=1) & (n_ & (n_ - 1) == 0)
+                    mu = np.where(exact, mu, _ulp_off(mu, t, stats_off[0])).astype(acc)
+                    with np.errstate(invalid="ignore", over="ignore"):
+                        # var + eps is evaluated in at least float32 (module docstring of the reference)
+                        var = np.maximum(_ulp_off(var, acc, stats_off[1]), 0.0).astype(acc)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     var_u = var * acc.type(g.shape[1]) / acc.type(g.shape[1] - 1)
             mu, var, var_u = (a.reshape(lay.param_shape) for a in (mu, var, var_u))
@@ -621,6 +648,9 @@ LEGIT = {
     "folded-native": bn_kernel(folded=True),
     "welford": bn_kernel(stats="welford", compute="float32"),
     "rsqrt-2ulp-off": bn_kernel(rsqrt_ulps=2),
+    "stats-ulp-off-up": bn_kernel(compute="float32", stats_off=(1, 1)),
+    "stats-ulp-off-down": bn_kernel(compute="float32", stats_off=(-1, -1)),
+    "stats-ulp-off-mixed": bn_kernel(compute="float32", stats_off=(1, -1)),
 }
 WRONG = {
     "eps-ignored": bn_kernel(bug="eps-ignored"),

@@ -453,7 +453,71 @@ def function_body_kernel(inputs, attributes, outputs, opset):
     return {o: res[o] for o in outputs}
 
 
+def _ulp_off(a, dt, sign):
+    """``a`` rounded to dt (float32 or bfloat16) and moved one ulp of dt in direction ``sign``."""
+    r = _r(a, dt)
+    bits = 8 if dt == BF16 else 24
+    with np.errstate(divide="ignore"):
+        e = np.floor(np.log2(np.abs(np.where(r == 0, 1.0, r))))
+    step = np.where(r == 0, 2.0 ** -149, 2.0 ** (e - (bits - 1)))
+    return _r(r + sign * step, dt)
+
+
+def stats_off_kernel(sm, sv):
+    """Mean and variance one ulp of U off (a mean every order computes exactly -- a constant row
+    of 2^k elements -- is kept), everything else exact, one rounding per output."""
+    def kernel(inputs, attributes, outputs, opset):
+        x, scale, b = inputs["X"], inputs["Scale"], inputs.get("B")
+        axis, eps, stash = _attrs(attributes)
+        ax = _validate(x, scale, b, axis, stash)
+        u = _u(stash)
+        rows, n = int(np.prod(x.shape[:ax])), int(np.prod(x.shape[ax:]))
+        xr = _r(x.reshape(rows, n).astype(np.float64), u)  # XU = Cast(X, U)
+        with np.errstate(all="ignore"):
+            m = xr.mean(axis=1, keepdims=True)
+            exact = np.all(xr == xr[:, :1], axis=1, keepdims=True) & (n & (n - 1) == 0)
+            m = np.where(exact, m, _ulp_off(m, u, sm))
+            d = xr - m
+            v = np.maximum(_ulp_off((d * d).mean(axis=1, keepdims=True), u, sv), 0.0)
+            inv = 1.0 / np.sqrt(v + float(np.float32(eps)))
+            y = (d * inv).reshape(x.shape) * scale.astype(np.float64)
+            if b is not None:
+                y = y + b.astype(np.float64)
+        shape = tuple(x.shape[:ax]) + (1,) * (x.ndim - ax)
+        res = {"Y": _r(y, x.dtype).astype(x.dtype), "Mean": _r(m, u).reshape(shape).astype(u),
+               "InvStdDev": _r(inv, u).reshape(shape).astype(u)}
+        return {o: res[o] for o in outputs}
+    return kernel
+
+
+def folded_kernel(inputs, attributes, outputs, opset):
+    """The fold in U: a = Scale * InvStdDev, c = B - Mean * a, Y = X * a + c, one cast to T."""
+    x, scale, b = inputs["X"], inputs["Scale"], inputs.get("B")
+    axis, eps, stash = _attrs(attributes)
+    ax = _validate(x, scale, b, axis, stash)
+    u, t = _u(stash), x.dtype
+    rows, n = int(np.prod(x.shape[:ax])), int(np.prod(x.shape[ax:]))
+    with np.errstate(all="ignore"):
+        xu = _r(x.reshape(rows, n).astype(np.float64), u)
+        mean = _r(_r(np.sum(xu.astype(np.float32), axis=1, keepdims=True), np.float32) / n, u)
+        d = _r(xu - mean, u)
+        var = _r(_r(np.sum(_r(d * d, u).astype(np.float32), axis=1, keepdims=True), np.float32) / n, u)
+        inv = _r(1.0 / np.sqrt(_r(var + _r(np.float32(eps), u), u)), u)
+        sr = np.broadcast_to(scale.astype(np.float64), x.shape).reshape(rows, n)
+        br = np.zeros((rows, n)) if b is None else np.broadcast_to(b.astype(np.float64), x.shape).reshape(rows, n)
+        a = _r(_r(sr, u) * inv, u)
+        c = _r(_r(br, u) - _r(mean * a, u), u)
+        y = _r(_r(_r(xu * a, u) + c, u), t).reshape(x.shape)
+    shape = tuple(x.shape[:ax]) + (1,) * (x.ndim - ax)
+    res = {"Y": y.astype(t), "Mean": mean.reshape(shape).astype(u), "InvStdDev": inv.reshape(shape).astype(u)}
+    return {o: res[o] for o in outputs}
+
+
 LEGIT = {
+    "stats-ulp-off-up": stats_off_kernel(1, 1),
+    "stats-ulp-off-down": stats_off_kernel(-1, -1),
+    "stats-ulp-off-mixed": stats_off_kernel(1, -1),
+    "folded-in-U": folded_kernel,
     "float32-onecast": make_kernel(),
     "welford": make_kernel(algo="welford"),
     "reverse-order": make_kernel(algo="reverse"),

@@ -147,6 +147,13 @@ def _make_x(rng, numerics: str, shape, t: int, rows_axes=None) -> np.ndarray:
                     "double": (1.0e3, 1.0)}[dtypes.type_name(t)]
         return common.representable(off + rng.normal(0, std, size=shape), t)
     x = common.normal(rng, shape, t)
+    if numerics == "tiny-norm":  # every other row scaled to a norm in (1e-16, 1e-13): nonzero, below 1e-12
+        rows, n = rows_axes
+        xr = x.reshape(rows, n)
+        for r in range(0, rows, 2):
+            nrm = float(np.sqrt(np.sum(xr[r] ** 2))) or 1.0
+            xr[r] = common.representable(xr[r] / nrm * 10.0 ** rng.uniform(-16, -13), t)
+        return xr.reshape(shape)
     if numerics in ("constant-rows", "special-values", "zero-norm"):
         rows, n = rows_axes
         xr = x.reshape(rows, n)
@@ -597,7 +604,8 @@ def generate_simplified_layer_norm(seed: int) -> list[Case]:
 @register("LpNormalization", version="1")
 def generate_lp(seed: int) -> list[Case]:
     """LpNormalization-1/22: every type x p in {1, 2} x rank 1-4 x axis (both signs), the
-    default attributes, zero-norm rows (defined to give 0), NaN rows, long rows;
+    default attributes, zero-norm rows (defined to give 0), NaN rows, long rows, rows whose
+    norm is tiny but nonzero (``tiny-norm``, below 1e-12; float, double, bfloat16);
     errors: p = 3 / 0, axis out of range."""
     cases = []
     numer = ("normal", "zero-norm", "normal", "special-values")
@@ -636,6 +644,27 @@ def generate_lp(seed: int) -> list[Case]:
                                             [{"input": (x, t)}], [("output", t, [y], var, 1.0, t, prop)], tags,
                                             f"{tname}/p={p}/r{rank}/axis={axis}/{numerics}"))
                         j += 1
+        # rows whose norm is tiny but not zero (below 1e-12; not representable in float16): the
+        # spec divides, a kernel clamping the norm at an epsilon (F.normalize's 1e-12) does not
+        for k, tname in enumerate(t for t in types if t != "float16"):
+            t = _e(tname)
+            for p in (1, 2):
+                rng = case_rng(seed, "lp-tiny", since, tname, p)
+                shape, axis = ((4, 6), -1) if p == 2 else ((3, 5, 2), 1)
+                xm = np.moveaxis(np.zeros(shape), axis, -1)
+                x = _make_x(rng, "tiny-norm", xm.shape, t, (int(np.prod(xm.shape[:-1])), xm.shape[-1]))
+                x = np.moveaxis(x, -1, axis).copy()
+                xt = x.astype(_np(tname))
+                y = ref.lp_normalization(xt, p=p, axis=axis)
+                var = {kk: [v] for kk, v in ref.lp_normalization_variants(xt, p=p, axis=axis).items()}
+                prop = STAT_ULPS * dtypes.eps(t) * _scale_of(y)
+                opset = opsets[(k + p) % len(opsets)]
+                attrs = {"p": p, "axis": axis}
+                tags = _tags(tname, shape, opset, "tiny-norm", p=p, axis=axis, axis_sign="neg" if axis < 0 else "pos",
+                             attrs="explicit")
+                cases.append(_build("LpNormalization", since, opset, attrs, [("input", t, shape, None, True)],
+                                    [{"input": (x, t)}], [("output", t, [y], var, 1.0, t, prop)], tags,
+                                    f"{tname}/p={p}/r{len(shape)}/axis={axis}/tiny-norm"))
         for k, (attrs, err, why) in enumerate((({"p": 3}, "p-value", "p must be 1 or 2"),
                                                ({"p": 0}, "p-value", "p must be 1 or 2"),
                                                ({"axis": 3}, "axis-range", "axis 3 outside [-3, 3)"),
