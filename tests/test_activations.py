@@ -193,6 +193,14 @@ def test_coverage(suite, value_cases):
         {"none", "tanh"}
     assert {c.tags["slope_shape"] for c in value_cases if c.op == "PRelu"} >= {"same", "trailing", "size1-dims",
                                                                                "scalar", "one"}
+    # every unidirectionally broadcastable slope kind in float cases of every version >= 7, the
+    # exported per-channel [C, 1, 1] among them, for every float type of the latest version
+    sweep = {(c.since_version, c.tags["dtype"], c.tags["slope_shape"], c.inputs[1].shape) for c in value_cases
+             if c.op == "PRelu" and c.tags["dtype"] in ("float16", "bfloat16", "float", "double")}
+    for v in (7, 9, 16):
+        assert {k[2] for k in sweep if k[0] == v} >= {"same", "trailing", "size1-dims", "scalar", "channel",
+                                                       "channel-keepdims", "fewer-dims-size1", "trailing-size1"}, v
+    assert {k[1] for k in sweep if k[0] == 16 and k[3] == (3, 1, 1)} == {"float16", "bfloat16", "float", "double"}
     assert {c.opset for c in suite} >= {28, 26}
     assert {c.tags["error"] for c in suite if c.expect_error} == {"approximate", "slope-shape"}
     counts = Counter(c.op for c in suite)
@@ -281,6 +289,8 @@ def make_kernel(op, *, naive=False, attrs_in_t=False, flaw=None):
                 np.broadcast_shapes(s.shape, x.shape)  # unidirectional: result must be x's shape
                 if np.broadcast_shapes(s.shape, x.shape) != x.shape:
                     raise ValueError("slope")
+                if flaw == "prelu-slope-cycled":  # slope flattened and repeated over X's elements
+                    s = np.resize(s.ravel(), x.size).reshape(x.shape)
                 y = np.where(xw < 0, s.astype(xw.dtype) * xw, xw)
             else:
                 y = _formulas(xw, a, naive)[op]()
@@ -332,6 +342,7 @@ WRONG = {
     "relu-nan-to-zero": "Relu",
     "thresholded-ge": "ThresholdedRelu",
     "elu-no-alpha": "Elu",
+    "prelu-slope-cycled": "PRelu",
 }
 
 
@@ -342,6 +353,15 @@ def test_wrong_kernel_is_caught(flaw, value_cases):
     results = run_cases(cases, KernelBackend({op: make_kernel(op, flaw=flaw)}, name=flaw, check=False))
     outcomes = Counter(r.outcome for r in results)
     assert outcomes["fail"] >= 1, outcomes
+
+
+def test_prelu_cycled_slope_caught_by_float_cases(value_cases):
+    """A kernel that flattens the slope and cycles it over X is caught by float cases (not only
+    by an int64 one), in particular by the per-channel [C, 1, 1] slope exported models use."""
+    cases = [c for c in value_cases if c.op == "PRelu" and c.tags["dtype"] in ("float16", "float", "double")]
+    results = run_cases(cases, KernelBackend({"PRelu": make_kernel("PRelu", flaw="prelu-slope-cycled")}, check=False))
+    failed = {c.tags["slope_shape"] for c, r in zip(cases, results) if r.outcome == "fail"}
+    assert "channel" in failed, failed
 
 
 def test_gelu_tanh_for_none_caught_per_dtype(value_cases):

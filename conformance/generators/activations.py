@@ -29,7 +29,9 @@ non-default value of the table, assigned cyclically over the float cases.  Opset
 ``opset``): cycling over the since_version, the last opset before the next version
 (capped at 26 for onnxruntime), and 28 for every 7th case of the latest version.  PRelu: slope shapes
 ``same``, ``trailing``, ``size1-dims``, ``scalar`` (versions >= 7; ``same``/``one`` before),
-as graph input or initializer.  Error cases: Gelu with an unknown ``approximate``, PRelu
+as graph input or initializer; and for versions >= 7 a sweep of float cases with X (2, 3, 4, 5)
+and the slopes of :data:`SLOPE_SWEEP` (``channel`` [C, 1, 1] as exported models carry it,
+``channel-keepdims`` [1, C, 1, 1], ``fewer-dims-size1`` [H, 1], ``trailing-size1`` [1, H, W]).  Error cases: Gelu with an unknown ``approximate``, PRelu
 with a slope that does not broadcast unidirectionally (version >= 7).
 """
 
@@ -278,9 +280,32 @@ def generate_op(op: str, seed: int) -> list[Case]:
                                              slope_k=j, params=("inputs", "initializers")[(j // 3) % 2]))
                     j += 1
         cases.extend(_error_cases(op, version, opsets[-1] if opsets[-1] <= ORT_MAX_OPSET else opsets[0]))
+        if op == "PRelu" and version >= 7:
+            cases.extend(_prelu_slope_sweep(version, types, opsets, version == all_v[-1], seed))
         cases.extend(_body_opset_cases(op, version, types, opsets, all_v, seed))
         cases.extend(_legacy_attribute_cases(op, version, types, seed))
     return cases
+
+
+#: PRelu slope shapes for X of shape (N, C, H, W) = :data:`SWEEP_X`, beyond the cyclic kinds: the
+#: per-channel forms exported models use ([C, 1, 1]; [1, C, 1, 1]) and fewer dims with size-1 dims
+SWEEP_X = (2, 3, 4, 5)
+SLOPE_SWEEP = {"channel": (3, 1, 1), "channel-keepdims": (1, 3, 1, 1), "fewer-dims-size1": (4, 1),
+               "trailing-size1": (1, 4, 5)}
+
+
+def _prelu_slope_sweep(version, types, opsets, latest, seed) -> list[Case]:
+    """PRelu (version >= 7) float cases with X (2, 3, 4, 5) and each slope of :data:`SLOPE_SWEEP`
+    (tag ``slope_shape``): every float type for the latest version, float for the older ones.
+    A kernel that flattens the slope and cycles it over X fails them."""
+    out = []
+    for tname in [t for t in types if t in FLOAT_NAMES and (latest or t == "float")]:
+        for k, (kind, shape) in enumerate(SLOPE_SWEEP.items()):
+            rng = case_rng(seed, "PRelu", version, tname, "slope-sweep", kind)
+            out.append(_value_case("PRelu", version, opsets[k % min(len(opsets), 2)], tname, "normal", "default", {},
+                                   rng, params=("inputs", "initializers")[k % 2], x_shape=SWEEP_X,
+                                   slope_shape=lambda xs, kind=kind, shape=shape: (kind, shape)))
+    return out
 
 
 def _legacy_attribute_cases(op, version, types, seed) -> list[Case]:
