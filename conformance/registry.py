@@ -28,6 +28,10 @@ FAMILIES = (
     "conformance.generators.dropout",
     "conformance.generators.activations",
     "conformance.generators.normalization",
+    "conformance.ops.unary",
+    "conformance.ops.binary",
+    "conformance.ops.logical",
+    "conformance.ops.variadic",
 )
 
 
@@ -45,7 +49,9 @@ class GeneratorInfo:
         return f"{self.fn.__module__}.{self.fn.__qualname__}"
 
 
-_REGISTRY: dict[str, GeneratorInfo] = {}
+#: (domain, op) -> generator.  Operators are named by their type alone where it is unique
+#: among the registered domains, else as ``domain:op`` (:func:`resolve`).
+_REGISTRY: dict[tuple[str, str], GeneratorInfo] = {}
 
 
 def register(op: str, *, domain: str = "", version: str = "1") -> Callable:
@@ -58,7 +64,7 @@ def register(op: str, *, domain: str = "", version: str = "1") -> Callable:
     """
 
     def deco(fn):
-        _REGISTRY[op] = GeneratorInfo(op, domain, version, fn)
+        _REGISTRY[(domain, op)] = GeneratorInfo(op, domain, version, fn)
         return fn
 
     return deco
@@ -69,10 +75,37 @@ def _load() -> None:
         importlib.import_module(mod)
 
 
+def _name(key: tuple[str, str], keys) -> str:
+    domain, op = key
+    clash = sum(1 for d, o in keys if o == op) > 1
+    return f"{domain}:{op}" if clash and domain else op
+
+
+def resolve(name: str, table=None) -> tuple[str, str]:
+    """The (domain, op) key of an operator name: ``Op`` (unique among the registered domains;
+    ai.onnx wins over a contrib operator of the same type) or ``domain:Op``.
+
+    Raises:
+        KeyError: no such operator (the message lists the known ones).
+    """
+    table = _REGISTRY if table is None else table
+    if ":" in name:
+        domain, op = name.rsplit(":", 1)
+        key = ("" if domain in ("", "ai.onnx") else domain, op)
+        if key in table:
+            return key
+    else:
+        hits = [k for k in table if k[1] == name]
+        if hits:
+            return ("", name) if ("", name) in hits else sorted(hits)[0]
+    raise KeyError(f"no generator for operator {name!r}; known: {', '.join(sorted(_name(k, table) for k in table)) or 'none'}")
+
+
 def available_ops() -> list[str]:
-    """Names of all operators that have a generator."""
+    """Names of all operators that have a generator (``domain:Op`` only where two domains share
+    an operator type)."""
     _load()
-    return sorted(_REGISTRY)
+    return sorted(_name(k, _REGISTRY) for k in _REGISTRY)
 
 
 def get(op: str) -> GeneratorInfo:
@@ -82,9 +115,7 @@ def get(op: str) -> GeneratorInfo:
         KeyError: no generator for ``op`` (the message lists the known ones).
     """
     _load()
-    if op not in _REGISTRY:
-        raise KeyError(f"no generator for operator {op!r}; known: {', '.join(sorted(_REGISTRY)) or 'none'}")
-    return _REGISTRY[op]
+    return _REGISTRY[resolve(op)]
 
 
 def op_seed(seed: int, op: str) -> int:
@@ -124,10 +155,10 @@ def generate(ops: Iterable[str], seed: int = 0) -> list[Case]:
 
 # ----------------------------------------------------------------------------- explore-mode strategies
 #: op -> zero-argument builder of a hypothesis strategy of value :class:`Case` objects.
-_STRATEGIES: dict[str, Callable[[], object]] = {}
+_STRATEGIES: dict[tuple[str, str], Callable[[], object]] = {}
 
 
-def register_strategy(op: str) -> Callable:
+def register_strategy(op: str, *, domain: str = "") -> Callable:
     """Decorator registering ``fn() -> hypothesis.strategies.SearchStrategy[Case]`` for ``op``.
 
     The strategy draws fresh value cases for explore mode (``pytest
@@ -142,7 +173,7 @@ def register_strategy(op: str) -> Callable:
     """
 
     def deco(fn):
-        _STRATEGIES[op] = fn
+        _STRATEGIES[(domain, op)] = fn
         return fn
 
     return deco
@@ -151,7 +182,7 @@ def register_strategy(op: str) -> Callable:
 def strategy_ops() -> list[str]:
     """Names of the operators that have an explore-mode strategy."""
     _load()
-    return sorted(_STRATEGIES)
+    return sorted(_name(k, _STRATEGIES) for k in _STRATEGIES)
 
 
 def get_strategy(op: str):
@@ -161,9 +192,11 @@ def get_strategy(op: str):
         KeyError: no strategy for ``op`` (the message lists the known ones).
     """
     _load()
-    if op not in _STRATEGIES:
-        raise KeyError(f"no explore strategy for operator {op!r}; known: {', '.join(sorted(_STRATEGIES)) or 'none'}")
-    return _STRATEGIES[op]()
+    try:
+        key = resolve(op, _STRATEGIES)
+    except KeyError:
+        raise KeyError(f"no explore strategy for operator {op!r}; known: {', '.join(strategy_ops()) or 'none'}") from None
+    return _STRATEGIES[key]()
 
 
 def strategy_name(op: str) -> str:
@@ -173,7 +206,8 @@ def strategy_name(op: str) -> str:
         KeyError: no strategy for ``op``.
     """
     _load()
-    if op not in _STRATEGIES:
-        raise KeyError(f"no explore strategy for operator {op!r}")
-    fn = _STRATEGIES[op]
+    try:
+        fn = _STRATEGIES[resolve(op, _STRATEGIES)]
+    except KeyError:
+        raise KeyError(f"no explore strategy for operator {op!r}") from None
     return f"{fn.__module__}.{fn.__qualname__}"

@@ -23,5 +23,5 @@ def toy_registered(monkeypatch):
 
     from conformance import registry
 
-    monkeypatch.setitem(registry._REGISTRY, "Abs", registry.GeneratorInfo("Abs", "", "toy", toy.abs_cases))
+    monkeypatch.setitem(registry._REGISTRY, ("", "Abs"), registry.GeneratorInfo("Abs", "", "toy", toy.abs_cases))
     return "Abs"

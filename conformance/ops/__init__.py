@@ -1,0 +1,1 @@
+"""The operator table: one entry per operator, grouped by family, and the family engines."""

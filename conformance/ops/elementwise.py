@@ -1,0 +1,783 @@
+"""The element-wise engine: every case of an element-wise operator, derived from its entry and
+the schema.
+
+For an :class:`~conformance.ops.entry.Entry` of family ``unary``, ``binary``, ``variadic`` or
+``select``, :func:`points` enumerates the coordinates of the frozen suite and
+:func:`strategy` draws the same coordinates for explore mode; :func:`build` turns one
+coordinate (a :class:`Point`) into a :class:`~conformance.case.Case`.  What comes from the
+schema (:func:`conformance.opspec.op_spec`):
+
+* **versions** and the **opset schedule** (:mod:`conformance.ops.schedule`): cases cycle over
+  the version's since_version, its last opset (capped at the runtime opset) and the latest
+  opset for the newest version; function-body opsets get ``special`` cases of their own;
+* **type combinations** (:func:`conformance.opspec.type_combinations`): every combination
+  gets value cases (an entry's ``type_filter`` may exclude one with a reason, which coverage
+  reports);
+* **attribute states**: absent, the schema default written out, every state of the entry's
+  table that applies to the version, and version 1's legacy ``consumed_inputs``; required
+  attributes (BitShift's ``direction``) are always given;
+* **optional inputs**: every present/absent pattern (Clip-11+'s ``min`` and ``max``);
+* **parameters as graph inputs or initializers**: inputs after the first alternate;
+* **shapes** from the family's table (:data:`UNARY_SHAPES`, :data:`BINARY_SHAPES`,
+  :data:`LEGACY_SHAPES`, :data:`VARIADIC_SHAPES`, :data:`SELECT_SHAPES`): rank 0 to 5,
+  size-1 dimensions, zero-size tensors, broadcasting in both directions, legacy
+  ``broadcast``/``axis`` alignment before opset 7;
+* **numerics classes** by element kind (:func:`numerics_for`): floating ``normal``,
+  ``wide``, ``special`` (every pair of special values: NaN, +-inf, +-0, subnormals, the
+  smallest normal, +-max...), ``edge`` (the entry's domain edges and their neighbours),
+  integer ``int`` (type extremes included) and ``int-extremes`` (every pair of extremes),
+  ``bool``, ``string``, ``complex``, plus the entry's own classes;
+* **expected outputs**: the oracle on the exact inputs, rounded to the output type;
+  elements the text leaves undefined (the entry's ``defined``, integer results outside the
+  type) and elements whose result sits within the accuracy budget of the overflow
+  threshold are replaced by safe values first;
+* **tolerance** (:func:`tolerance_for`): exact (correctly rounded, or not floating), an
+  accumulation bound, or the entry's ulp budget;
+* **error cases**: shapes that do not broadcast, legacy shapes that do not align, unequal
+  shapes before variadic broadcasting (opset 8), and the entry's :class:`Err` list.
+
+Ids are ``Op-since/<types>/<numerics>/<shape pattern>/<params>/opset<N>/<hash>``; the
+generator version :data:`GEN_VERSION` is bumped whenever the cases change.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import registry
+from ..case import Case, DataSet, Input, Output
+from ..opspec import OpSpec, VersionSpec, op_spec, type_combinations
+from ..tolerance import Tolerance
+from . import schedule, values as V
+from .entry import REALS, Ctx, Entry
+
+#: Bump whenever the cases of the element-wise engine change.
+GEN_VERSION = "1"
+
+#: Unary shapes: pattern -> rank (dims drawn per case) or an explicit template.
+UNARY_SHAPES = ("rank0", "rank1", "rank2", "rank3", "rank4", "zero-size")
+#: Multidirectional broadcasting (onnx docs/Broadcasting.md), both directions, as templates of
+#: letters S, M, K (each a dim drawn in [2, 4]) and literal digits.
+BINARY_SHAPES = {
+    "same": ("SM", "SM"),
+    "scalar-right": ("SMK", ""),
+    "scalar-left": ("", "SM"),
+    "trailing": ("SMK", "MK"),
+    "leading": ("K", "SMK"),
+    "size1-both": ("S1K", "1MK"),
+    "outer": ("S1", "1M"),
+    "rank5": ("S11MK", "1SMK"),
+    "scalars": ("", ""),
+    "zero-size": ("S01", "1K"),
+}
+#: Legacy broadcasting (versions with the ``broadcast``/``axis`` attributes, opset < 7):
+#: pattern -> (A, B, attributes); B aligns with A's trailing dims or at ``axis``.
+LEGACY_SHAPES = {
+    "same": ("SMK", "SMK", {}),
+    "legacy-scalar": ("SM", "", {"broadcast": 1}),
+    "legacy-suffix": ("SMK", "MK", {"broadcast": 1}),
+    "legacy-axis0": ("SMK", "SM", {"broadcast": 1, "axis": 0}),
+    "legacy-axis1": ("SMK", "M", {"broadcast": 1, "axis": 1}),
+}
+#: Variadic inputs (Sum, Mean, Max, Min): up to three shapes; before opset 8 only ``same``.
+VARIADIC_SHAPES = {
+    "same": ("SM", "SM", "SM"),
+    "broadcast": ("SM", "M", ""),
+    "size1": ("S1K", "1M1", "K"),
+    "rank0": ("", "", ""),
+    "zero-size": ("0K", "1K", "K"),
+}
+#: Where(condition, X, Y): three-way broadcasting.
+SELECT_SHAPES = {
+    "same": ("SM", "SM", "SM"),
+    "broadcast": ("S1", "1M", ""),
+    "cond-scalar": ("", "SM", "M"),
+    "size1": ("S1K", "1M1", "K"),
+    "zero-size": ("0K", "1K", "K"),
+}
+#: Variadic occurrence counts exercised.
+ARITIES = (1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Point:
+    """The coordinates of one value case (what the suite enumerates and explore draws).
+
+    Attributes:
+        version: since_version under test.
+        opset: the opset the model imports.
+        types: type parameter -> spec type name (one :func:`type_combinations` entry).
+        numerics: numerics class.
+        shape: shape pattern name of the family's table.
+        attrs_tag / attrs: attribute state (``default``, ``explicit-default``,
+            ``non-default``...) and the attributes written.
+        optional: the optional inputs present.
+        params: ``inputs`` or ``initializers`` for the inputs after the first.
+        arity: occurrences of a variadic input.
+        extra: additional tags (``body_opset``, ``legacy``).
+    """
+
+    version: int
+    opset: int
+    types: tuple[tuple[str, str], ...]
+    numerics: str
+    shape: str
+    attrs_tag: str = "default"
+    attrs: tuple[tuple[str, Any], ...] = ()
+    optional: tuple[str, ...] = ()
+    params: str = "inputs"
+    arity: int = 1
+    extra: tuple[tuple[str, Any], ...] = ()
+
+
+# ----------------------------------------------------------------------------- schema helpers
+def _type_name(type_str: str, combo: dict[str, str]) -> str:
+    t = combo.get(type_str, type_str)
+    return t[7:-1] if t.startswith("tensor(") else t
+
+
+def _combos(entry: Entry, vs: VersionSpec) -> tuple[list[dict[str, str]], dict[str, str]]:
+    """(generated combinations, excluded combination label -> reason)."""
+    keep, skipped = [], {}
+    for c in type_combinations(vs):
+        names = {p: _type_name(t, {}) for p, t in c.items()}
+        reason = _unbuildable(vs, names) or (entry.type_filter(vs.since_version, names) if entry.type_filter else None)
+        if reason:
+            skipped[_types_label(names)] = reason
+        else:
+            keep.append(names)
+    return keep, skipped
+
+
+def _unbuildable(vs: VersionSpec, names: dict[str, str]) -> str | None:
+    for t in names.values():
+        if t.startswith(("seq(", "sequence(", "optional(", "map(", "sparse_tensor(")):
+            return "sequence, optional, map and sparse values need the graph family's value model (not built yet)"
+    return None
+
+
+def _types_label(types: dict[str, str]) -> str:
+    vals = list(dict.fromkeys(types.values()))
+    if len(vals) == 1:
+        return vals[0]
+    return ",".join(f"{p}={t}" for p, t in types.items())
+
+
+def attr_states(entry: Entry, vs: VersionSpec) -> list[tuple[str, dict]]:
+    """The attribute states of a version (module docstring), simplest first."""
+    attrs = vs.attributes
+    required = {k: a for k, a in attrs.items() if a.required}
+    table = [(a.tag, dict(a.values)) for a in entry.attrs if a.applies(vs.since_version, attrs)]
+    out: list[tuple[str, dict]] = []
+    if not required:
+        out.append(("default", {}))
+    defaults = {k: a.default for k, a in attrs.items()
+                if a.default is not None and k not in ("consumed_inputs", "broadcast", "axis")}
+    if defaults:
+        out.append(("explicit-default", defaults))
+    out += table
+    if required:  # every state must give the required attributes: keep only those that do
+        out = [(t, d) for t, d in out if all(k in d for k in required)]
+    if "consumed_inputs" in attrs:
+        out.append(("legacy", {"consumed_inputs": [0]}))
+    return out
+
+
+def optional_states(vs: VersionSpec, family: str) -> list[tuple[str, ...]]:
+    """Present/absent patterns of the optional inputs (every subset), fewest first."""
+    opt = [f.name for f in vs.inputs if f.option == "optional"]
+    out = []
+    for k in range(len(opt) + 1):
+        out += list(itertools.combinations(opt, k))
+    return out
+
+
+def shape_patterns(entry: Entry, vs: VersionSpec) -> list[str]:
+    """The shape patterns of the family for this version."""
+    if entry.family == "unary":
+        return list(UNARY_SHAPES)
+    if entry.family == "binary":
+        return list(LEGACY_SHAPES) if "broadcast" in vs.attributes else list(BINARY_SHAPES)
+    if entry.family == "variadic":
+        return ["same"] if vs.since_version < 8 else list(VARIADIC_SHAPES)
+    return list(SELECT_SHAPES)
+
+
+def numerics_for(entry: Entry, type_name: str) -> list[str]:
+    """Numerics classes of a case whose first data input has ``type_name``."""
+    k = V.kind(type_name)
+    if k == V.FLOAT:
+        if type_name not in V.IEEE:
+            return ["normal", "special"]
+        out = ["normal", "wide", "special"]
+        if any(iv.edges for iv in entry.values.values()):
+            out.append("edge")
+        return out + list(entry.float_numerics)
+    if k == V.INT:
+        return ["int", "int-extremes"] + list(entry.int_numerics)
+    return [k]
+
+
+def _data_formals(vs: VersionSpec):
+    return [f for f in vs.inputs if f.option != "optional"]
+
+
+# ----------------------------------------------------------------------------- enumeration
+def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
+    """Every value-case coordinate of the frozen suite, in a deterministic order.
+
+    Per version: per type combination the numerics classes (at most two per combination when
+    a version has more than 20 combinations, rotating so every class appears), cycling over
+    the shape patterns, attribute states, optional-input patterns, opsets and
+    inputs/initializers; then one ``normal`` case for every attribute state, optional
+    pattern, shape pattern and arity the cycle missed; then the function-body opsets.
+    """
+    spec = spec or op_spec(entry.op, entry.domain)
+    out: list[Point] = []
+    for v, vs in spec.versions.items():
+        combos, _ = _combos(entry, vs)
+        if not combos:
+            continue
+        ops_ = schedule.opsets(spec, v)
+        states = attr_states(entry, vs)
+        opts = optional_states(vs, entry.family)
+        shapes = shape_patterns(entry, vs)
+        arities = ARITIES if entry.family == "variadic" else (1,)
+        n_inputs = len(vs.inputs)
+        seen = {"state": set(), "opt": set(), "shape": set(), "arity": set()}
+        j = 0
+        many = len(combos) > 20
+        for ci, combo in enumerate(combos):
+            first = _type_name(_data_formals(vs)[0].type_str, combo)
+            nums = numerics_for(entry, first)
+            if many and not all(t == first for t in combo.values()):
+                nums = [nums[(ci + r) % len(nums)] for r in range(min(2, len(nums)))]
+            for num in nums:
+                tag, attrs = states[j % len(states)]
+                opt = opts[(j // 2) % len(opts)]
+                shape = shapes[(j * 3 + ci) % len(shapes)]
+                arity = arities[j % len(arities)]
+                opset = ops_[j % len(ops_)] if len(ops_) < 3 or j % 7 == 3 else ops_[j % 2]
+                params = ("inputs", "initializers")[(j // 3) % 2] if n_inputs > 1 or arity > 1 else "inputs"
+                out.append(Point(v, opset, tuple(combo.items()), num, shape, tag, tuple(attrs.items()), opt,
+                                 params, arity))
+                seen["state"].add(tag + repr(attrs))
+                seen["opt"].add(opt)
+                seen["shape"].add(shape)
+                seen["arity"].add(arity)
+                j += 1
+        combo = next((c for c in combos if V.kind(_type_name(_data_formals(vs)[0].type_str, c)) == V.FLOAT), combos[0])
+        first = _type_name(_data_formals(vs)[0].type_str, combo)
+        base = numerics_for(entry, first)[0]
+        fill = ops_[0]
+        for tag, attrs in states:
+            if tag + repr(attrs) not in seen["state"]:
+                out.append(Point(v, fill, tuple(combo.items()), base, shapes[0], tag, tuple(attrs.items()),
+                                 opts[-1], "inputs", arities[-1]))
+        for opt in opts:
+            if opt not in seen["opt"]:
+                out.append(Point(v, fill, tuple(combo.items()), base, shapes[0], *_default_state(states), opt,
+                                 "initializers" if n_inputs > 1 else "inputs", 1))
+        for shape in shapes:
+            if shape not in seen["shape"]:
+                out.append(Point(v, fill, tuple(combo.items()), base, shape, *_default_state(states), opts[-1],
+                                 "inputs", arities[-1]))
+        for arity in arities:
+            if arity not in seen["arity"]:
+                out.append(Point(v, fill, tuple(combo.items()), base, shapes[0], *_default_state(states), (),
+                                 "inputs", arity))
+        for b in schedule.body_opsets(spec, v):
+            if b in ops_:
+                continue
+            for combo in combos:
+                first = _type_name(_data_formals(vs)[0].type_str, combo)
+                num = "special" if V.kind(first) == V.FLOAT else numerics_for(entry, first)[0]
+                out.append(Point(v, b, tuple(combo.items()), num, shapes[0], *_default_state(states), opts[-1],
+                                 "inputs", arities[-1], (("body_opset", b),)))
+    return out
+
+
+def _default_state(states):
+    tag, attrs = states[0]
+    return tag, tuple(attrs.items())
+
+
+# ----------------------------------------------------------------------------- building
+def _dims(template: str, rng) -> tuple[int, ...]:
+    sym = {c: int(rng.integers(2, 5)) for c in "SMK"}
+    return tuple(sym[c] if c in sym else int(c) for c in template)
+
+
+def _unary_shape(pattern: str, rng) -> tuple[int, ...]:
+    if pattern == "zero-size":
+        return (int(rng.integers(1, 4)), 0)
+    rank = int(pattern[-1])
+    cap = {0: 1, 1: 24, 2: 6, 3: 4, 4: 3}[rank]
+    return tuple(int(rng.integers(1, cap + 1)) for _ in range(rank))
+
+
+def _shapes(entry: Entry, vs: VersionSpec, p: Point, rng) -> tuple[list[tuple[int, ...]], dict]:
+    """Declared shapes of the data inputs and the legacy attributes of the pattern."""
+    if entry.family == "unary":
+        return [_unary_shape(p.shape, rng)], {}
+    if entry.family == "binary":
+        if "broadcast" in vs.attributes:
+            a, b, attrs = LEGACY_SHAPES[p.shape]
+            sym = {c: int(rng.integers(2, 5)) for c in "SMK"}
+            return [tuple(sym[c] for c in a), tuple(sym[c] for c in b)], dict(attrs)
+        a, b = BINARY_SHAPES[p.shape]
+        sym = {c: int(rng.integers(2, 5)) for c in "SMK"}
+        return [tuple(sym.get(c, None) or int(c) for c in a), tuple(sym.get(c, None) or int(c) for c in b)], {}
+    table = VARIADIC_SHAPES if entry.family == "variadic" else SELECT_SHAPES
+    sym = {c: int(rng.integers(2, 5)) for c in "SMK"}
+    temps = table[p.shape]
+    n = p.arity if entry.family == "variadic" else 3
+    return [tuple(sym.get(c, None) or int(c) for c in temps[i]) for i in range(n)], {}
+
+
+def _align_legacy(b: np.ndarray, rank_a: int, attrs: dict) -> np.ndarray:
+    """B reshaped so that numpy broadcasting aligns it as the legacy rule does (B's dims at
+    ``axis``, default: A's trailing dims)."""
+    if not attrs.get("broadcast"):
+        return b
+    axis = attrs.get("axis", rank_a - b.ndim)
+    return b.reshape((1,) * axis + b.shape + (1,) * (rank_a - axis - b.ndim))
+
+
+def _specials_of(entry: Entry, name: str, formal: str) -> list:
+    k = V.kind(name)
+    if k == V.FLOAT:
+        iv = entry.values.get(formal, REALS)
+        return V.float_specials(name, entry.nan, entry.inf, tuple(entry.specials) + tuple(iv.edges))
+    if k == V.INT:
+        info = V.iinfo(name)
+        lo, hi = int(info.min), int(info.max)
+        return sorted({lo, lo + 1, hi, hi - 1, 0, 1, min(max(-1, lo), hi), 2, hi // 2})
+    if k == V.BOOL:
+        return [False, True]
+    if k == V.STRING:
+        return list(V.ALPHABET[:6])
+    return [0j, 1 + 0j, -1j, complex(math.inf, 0), complex(math.nan, 1)]
+
+
+def _grid(lists: list[list], dtypes_: list[str]) -> list[np.ndarray]:
+    """Every combination of the lists, as mutually broadcasting arrays (outer product)."""
+    n = len(lists)
+    out = []
+    for i, vals in enumerate(lists):
+        shape = [1] * n
+        shape[i] = len(vals)
+        arr = np.empty(len(vals), dtype=object if V.kind(dtypes_[i]) in (V.INT, V.STRING) else
+                       (np.bool_ if V.kind(dtypes_[i]) == V.BOOL else
+                        (np.complex128 if V.kind(dtypes_[i]) == V.COMPLEX else np.float64)))
+        arr[:] = vals
+        out.append(arr.reshape(shape))
+    return out
+
+
+def _sample(entry: Entry, name: str, formal: str, shape, mode: str, rng) -> np.ndarray:
+    k = V.kind(name)
+    if k == V.FLOAT:
+        iv = entry.values.get(formal, REALS)
+        if mode == "edge" and iv.edges:
+            pts = []
+            for e in iv.edges:
+                x = np.float64(e)
+                pts += [x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)]
+            base = V.representable(np.array(pts), name)
+            ulp = float(V.finfo(name).eps)
+            near = np.array([e * (1 + s * k_ * ulp) + s * k_ * ulp for e in iv.edges for s in (-1, 1) for k_ in (1, 2, 8)])
+            vals = np.concatenate([base, V.representable(near, name)])
+            n = int(np.prod(shape, dtype=np.int64))
+            return rng.choice(vals, size=n).reshape(shape)
+        return V.sample_float(rng, shape, name, iv, "wide" if mode == "wide" else "normal")
+    if k == V.INT:
+        return V.sample_int(rng, shape, name, entry.ints.get(formal))
+    if k == V.BOOL:
+        return V.sample_bool(rng, shape)
+    if k == V.STRING:
+        return V.sample_string(rng, shape)
+    return V.sample_complex(rng, shape, name)
+
+
+def _safe(entry: Entry, j: int, name: str, formal: str):
+    if entry.safe is not None and j < len(entry.safe) and entry.safe[j] is not None:
+        return entry.safe[j]
+    k = V.kind(name)
+    if k == V.FLOAT:
+        return entry.values.get(formal, REALS).safe()
+    return {V.INT: 1, V.BOOL: False, V.STRING: "", V.COMPLEX: 1 + 0j}[k]
+
+
+def _as_tuple(out) -> tuple:
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _budget(entry: Entry, name: str) -> float:
+    if entry.ulps == 0:
+        return 0.0
+    return entry.ulps16 if name in ("float16", "bfloat16") else entry.ulps
+
+
+def tolerance_for(entry: Entry, name: str, ctx: Ctx, inputs, attrs) -> Tolerance:
+    """The tolerance of a ``name``-typed output (module docstring of this module):
+
+    * not floating, or a correctly rounded function (``ulps == 0``): exact;
+    * an accumulating function (``bound``): ``atol`` = the largest per-element bound,
+      ``rtol`` = half an ulp (the final rounding);
+    * otherwise the budget ``b`` (``ulps``, or ``ulps16`` for 16-bit floats):
+      ``rtol = b * eps(T)``, ``atol = b * smallest_subnormal(T)``.
+    """
+    if V.kind(name) != V.FLOAT:
+        return Tolerance(0.0, 0.0, exact=True, signed_zero=False)
+    fi = V.finfo(name)
+    eps = float(fi.eps)
+    if entry.bound is not None:
+        with np.errstate(all="ignore"):
+            b = np.asarray(entry.bound(ctx, inputs, attrs, name), dtype=np.float64)
+        b = b[np.isfinite(b)]
+        atol = float(b.max()) if b.size else 0.0
+        return Tolerance(atol, 0.5 * eps, variants=("bound",), signed_zero=entry.signed_zero)
+    budget = _budget(entry, name)
+    if budget == 0 or name not in V.IEEE:
+        return Tolerance(0.0, 0.0, exact=True, signed_zero=entry.signed_zero)
+    return Tolerance(budget * float(fi.smallest_subnormal), budget * eps, variants=(f"budget={budget:g}ulp",),
+                     signed_zero=entry.signed_zero)
+
+
+def _broadcast_index(x: np.ndarray, out_shape) -> np.ndarray:
+    return np.broadcast_to(np.arange(x.size).reshape(x.shape), out_shape)
+
+
+def _evaluate(entry: Entry, ctx: Ctx, ins: list, attrs: dict, in_types: list[str], formals: list[str],
+              out_types: list[str]):
+    """Run the oracle, replacing undefined and ill-posed elements by safe values (at most 4
+    passes).  Returns (inputs, outputs)."""
+    for _ in range(4):
+        with np.errstate(all="ignore"):
+            outs = _as_tuple(entry.oracle(ctx, *ins, **attrs))
+        shape = np.shape(outs[0])
+        bad = np.zeros(shape, dtype=bool)
+        if entry.defined is not None:
+            with np.errstate(all="ignore"):
+                bad |= ~np.broadcast_to(np.asarray(entry.defined(ctx, *ins, **attrs), dtype=bool), shape)
+        for o, t in zip(outs, out_types):
+            o = np.asarray(o)
+            if o.shape != shape:
+                continue
+            if V.kind(t) == V.INT:
+                info = V.iinfo(t)
+                bad |= np.vectorize(lambda v: not (info.min <= int(v) <= info.max), otypes=[bool])(o) if o.size else False
+            elif V.kind(t) == V.FLOAT and _budget(entry, t) > 0 and t in V.IEEE:
+                fmax = float(V.finfo(t).max)
+                r = 8 * _budget(entry, t) * float(V.finfo(t).eps)
+                a = np.abs(o.astype(np.float64))
+                bad |= np.isfinite(a) & (a > fmax * (1 - r)) & (a < fmax * (1 + r))
+        if not bad.any():
+            return ins, outs
+        new = []
+        for j, x in enumerate(ins):
+            if x is None or not isinstance(x, np.ndarray):
+                new.append(x)
+                continue
+            x = x.copy()
+            if x.size:
+                try:
+                    pos = np.unique(_broadcast_index(x, shape)[bad])
+                except ValueError:
+                    pos = np.arange(x.size)
+                x.ravel()[pos] = _safe(entry, j, in_types[j], formals[j])
+            new.append(x)
+        ins = new
+    raise ValueError(f"{ctx.op}-{ctx.version}: undefined elements remain after repair")
+
+
+def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None = None) -> Case:
+    """The value case at coordinate ``p`` (random shapes and data from ``rng``).
+
+    Raises:
+        ValueError: the oracle leaves undefined elements after repair (an entry bug).
+    """
+    spec = spec or op_spec(entry.op, entry.domain)
+    vs = spec.versions[p.version]
+    combo = dict(p.types)
+    attrs_given = dict(p.attrs)
+    data_formals = _data_formals(vs)
+    shapes, legacy = _shapes(entry, vs, p, rng)
+    attrs_given.update(legacy)
+    # the formal occurrences: data inputs (variadic: arity copies), then optional ones
+    occ: list[tuple[str, str, tuple[int, ...] | None, bool]] = []  # (formal, node name, shape, present)
+    if entry.family == "variadic":
+        f = data_formals[0]
+        occ = [(f.name, f"{f.name}_{i}", shapes[i], True) for i in range(p.arity)]
+    else:
+        di = 0
+        for f in vs.inputs:
+            if f.option == "optional":
+                occ.append((f.name, f.name, (), f.name in p.optional))
+            else:
+                occ.append((f.name, f.name, shapes[di], True))
+                di += 1
+    types = [_type_name(next(f.type_str for f in vs.inputs if f.name == o[0]), combo) for o in occ]
+    out_formals = [f for f in vs.outputs if f.option != "optional"]
+    out_types = [_type_name(f.type_str, combo) for f in out_formals]
+    ctx = Ctx(entry.op, p.version, p.opset, {o[0]: t for o, t in zip(occ, types) if o[3]},
+              {f.name: t for f, t in zip(out_formals, out_types)})
+    n_data = sum(1 for o in occ if o[3] and o[2] is not None and o[0] in {f.name for f in data_formals})
+    # values
+    exact: list[np.ndarray | None] = []
+    if p.numerics == "special" or p.numerics == "int-extremes":
+        lists = [_specials_of(entry, t, o[0]) for o, t in zip(occ, types) if o[3]]
+        if n_data >= 3:
+            lists = [ls if len(ls) <= 6 else list(np.asarray(ls, dtype=object)[rng.permutation(len(ls))[:6]])
+                     for ls in lists]
+        grid = _grid(lists, [t for o, t in zip(occ, types) if o[3]])
+        gi = iter(grid)
+        for o, t in zip(occ, types):
+            exact.append(next(gi) if o[3] else None)
+        shapes_decl = [None if x is None else x.shape for x in exact]
+    else:
+        custom = entry.float_numerics.get(p.numerics) or entry.int_numerics.get(p.numerics)
+        if custom is not None:
+            made = list(custom(rng, ctx, [o[2] for o in occ if o[3]]))
+            it = iter(made)
+            for o, t in zip(occ, types):
+                exact.append(_coerce(next(it), t) if o[3] else None)
+        else:
+            for (formal, _, shape, present), t in zip(occ, types):
+                exact.append(_sample(entry, t, formal, shape, p.numerics, rng) if present else None)
+        shapes_decl = [None if x is None else x.shape for x in exact]
+    # legacy alignment for the oracle, repair, expected outputs
+    aligned = list(exact)
+    if legacy and len(aligned) > 1 and aligned[1] is not None:
+        aligned[1] = _align_legacy(aligned[1], aligned[0].ndim, attrs_given)
+    full_attrs = {k: a.default for k, a in vs.attributes.items() if a.default is not None}
+    full_attrs.update(attrs_given)
+    full_attrs = {k: (float(np.float32(v)) if isinstance(v, float) else v) for k, v in full_attrs.items()}
+    for k in ("consumed_inputs", "broadcast", "axis"):
+        full_attrs.pop(k, None)
+    present_idx = [i for i, o in enumerate(occ) if o[3]]
+    call = [aligned[i] if occ[i][3] else None for i in range(len(occ))]
+    # repair works on the present inputs
+    pres = [call[i] for i in present_idx]
+    pres, outs = _evaluate(entry, ctx, pres, full_attrs, [types[i] for i in present_idx],
+                           [occ[i][0] for i in present_idx], out_types)
+    for i, x in zip(present_idx, pres):
+        call[i] = x
+    final = [None if x is None else np.asarray(x).reshape(shapes_decl[i]) for i, x in enumerate(call)]
+    # the case
+    inputs, feeds = [], {}
+    for i, ((formal, node_name, _, present), t) in enumerate(zip(occ, types)):
+        if not present:
+            inputs.append(Input(node_name, V.elem(t), (), present=False))
+            continue
+        arr = V.to_type(final[i], t)
+        init = p.params == "initializers" and i > 0
+        inputs.append(Input(node_name, V.elem(t), tuple(arr.shape), initializer=init, value=arr if init else None))
+        if not init:
+            feeds[node_name] = arr
+    outputs, expected = [], {}
+    for f, t, o in zip(out_formals, out_types, outs):
+        with np.errstate(all="ignore"):
+            e = V.to_type(np.asarray(o), t)
+        tol = tolerance_for(entry, t, ctx, [x for x in final if x is not None], full_attrs)
+        outputs.append(Output(f.name, V.elem(t), tolerance=tol))
+        expected[f.name] = e
+    first_t = types[0]
+    out_shape = np.shape(next(iter(expected.values())))
+    tags = {"dtype": first_t, "rank": len(out_shape), "numerics": p.numerics, "opset": p.opset,
+            "params": p.attrs_tag, "shape": p.shape, "outputs": ",".join(f.name for f in out_formals)}
+    if len(set(combo.values())) > 1:
+        tags["types"] = _types_label(combo)
+    if any(f.option == "optional" for f in vs.inputs):
+        tags["optional_inputs"] = ",".join(p.optional) or "none"
+    if len(inputs) > 1:
+        tags["inputs_as"] = p.params
+    if entry.family == "variadic":
+        tags["arity"] = p.arity
+    if 0 in out_shape:
+        tags["zero_size"] = True
+    for k, v in p.attrs:
+        if k != "consumed_inputs":
+            tags[f"attr_{k}"] = v
+    tags.update(dict(p.extra))
+    label = f"{_types_label(combo)}/{p.numerics}/{p.shape}/{p.attrs_tag}"
+    if p.attrs_tag == "non-default":
+        label += "/" + ",".join(f"{k}={v}" for k, v in p.attrs)
+    if entry.family == "variadic":
+        label += f"/n={p.arity}"
+    if any(f.option == "optional" for f in vs.inputs):
+        label += "/opt=" + ("+".join(p.optional) or "none")
+    label += f"/{p.params}/opset{p.opset}"
+    contested = entry.contested(ctx, full_attrs) if entry.contested else None
+    return Case(op=entry.op, since_version=p.version, opset=p.opset, attributes=attrs_given, inputs=inputs,
+                outputs=outputs, datasets=[DataSet(feeds, expected)], tags=tags, label=label, domain=entry.domain,
+                contested=contested)
+
+
+def _coerce(x, t: str) -> np.ndarray:
+    k = V.kind(t)
+    x = np.asarray(x)
+    if k == V.FLOAT:
+        return V.representable(x.astype(np.float64), t)
+    if k == V.INT:
+        out = np.empty(x.shape, dtype=object)
+        out.ravel()[:] = [int(v) for v in x.ravel()]
+        return out
+    return x
+
+
+# ----------------------------------------------------------------------------- error cases
+def error_cases(entry: Entry, spec: OpSpec | None = None) -> list[Case]:
+    """The invalid models of the entry (module docstring)."""
+    spec = spec or op_spec(entry.op, entry.domain)
+    out = []
+    for v, vs in spec.versions.items():
+        combos, _ = _combos(entry, vs)
+        if not combos:
+            continue
+        ops_ = schedule.opsets(spec, v)
+        opset = min(schedule.last_opset(spec, v), schedule.RUNTIME_OPSET) if v <= schedule.RUNTIME_OPSET else ops_[0]
+        combo = next((c for c in combos if c.get(_data_formals(vs)[0].type_str, "") == "float"), combos[0])
+        required = {k: e.values[k] for e in entry.attrs for k in e.values if vs.attributes.get(k) and
+                    vs.attributes[k].required}
+        generic = []
+        if entry.family in ("binary", "select") or (entry.family == "variadic" and v >= 8):
+            n = 3 if entry.family == "select" else 2
+            shp = [(2, 3), (4,), (3,)][:n]
+            generic.append(("broadcast", {}, shp, f"input shapes {', '.join(map(str, shp))} are not "
+                                                  "multidirectionally broadcastable (docs/Broadcasting.md)"))
+        if entry.family == "variadic" and v < 8:
+            generic.append(("shape", {}, [(2, 3), (3,)], f"{entry.op}-{v} requires inputs of the same shape "
+                                                         "(broadcasting arrives at version 8)"))
+        if "broadcast" in vs.attributes:
+            generic.append(("legacy-shape", {}, [(2, 3), (3,)], "without broadcast=1 the legacy version requires "
+                                                                "B to have A's shape"))
+            generic.append(("legacy-align", {"broadcast": 1}, [(2, 3), (2,)],
+                            "with broadcast=1 and no axis B's shape must match A's trailing dims"))
+        for e in entry.errors:
+            if e.since <= v <= e.until:
+                generic.append((e.tag, dict(e.attrs), list(e.shapes) if e.shapes else None, e.why))
+        for tag, attrs, shp, why in generic:
+            out.append(_error_case(entry, spec, vs, combo, opset, tag, {**required, **attrs}, shp, why))
+    return out
+
+
+def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why) -> Case:
+    rng = registry.case_rng(0, entry.op, vs.since_version, "error", tag)
+    formals = [f for f in vs.inputs if f.option != "optional"]
+    if shapes is None:
+        shapes = [(2, 3)] * (len(formals) if entry.family != "variadic" else 2)
+    inputs, feeds = [], {}
+    names = ([f"{formals[0].name}_{i}" for i in range(len(shapes))] if entry.family == "variadic"
+             else [f.name for f in vs.inputs][: len(shapes)])
+    ftypes = ([formals[0].type_str] * len(shapes) if entry.family == "variadic"
+              else [f.type_str for f in vs.inputs][: len(shapes)])
+    for name, shp, ts in zip(names, shapes, ftypes):
+        t = _type_name(ts, combo)
+        x = V.to_type(_sample(entry, t, name, shp, "normal", rng), t)
+        inputs.append(Input(name, V.elem(t), tuple(shp)))
+        feeds[name] = x
+    outputs = [Output(f.name, V.elem(_type_name(f.type_str, combo))) for f in vs.outputs if f.option != "optional"]
+    first_t = _type_name(ftypes[0], combo)
+    return Case(op=entry.op, since_version=vs.since_version, opset=opset, attributes=attrs, inputs=inputs,
+                outputs=outputs, datasets=[DataSet(feeds)], expect_error=why,
+                tags={"dtype": first_t, "rank": len(shapes[0]), "opset": opset, "error": tag},
+                label=f"{first_t}/error={tag}", domain=entry.domain)
+
+
+# ----------------------------------------------------------------------------- suite and explore
+def cases(entry: Entry, seed: int) -> list[Case]:
+    """Every case of ``entry`` (value cases at :func:`points`, then :func:`error_cases`),
+    deterministic in ``seed``: each case draws from its own stream keyed by its coordinates."""
+    spec = op_spec(entry.op, entry.domain)
+    out = []
+    for k, p in enumerate(points(entry, spec)):
+        rng = registry.case_rng(seed, entry.op, p.version, repr(p.types), p.numerics, p.shape, p.attrs_tag,
+                                repr(p.attrs), repr(p.optional), p.params, p.arity, p.opset, repr(p.extra))
+        out.append(build(entry, p, rng, spec))
+    out.extend(error_cases(entry, spec))
+    return out
+
+
+def strategy(entry: Entry):
+    """Hypothesis strategy of fresh value cases of ``entry`` (explore mode): the same
+    coordinates as :func:`points` -- version, type combination, numerics class, shape
+    pattern, attribute state, optional inputs, opset (any in the version's range),
+    inputs/initializers, arity -- each drawn with ``sampled_from`` (shrinking goes to the
+    first: the oldest version, the first combination, ``normal``, the simplest shape,
+    attributes absent), and a data seed."""
+    from hypothesis import strategies as st
+
+    spec = op_spec(entry.op, entry.domain)
+    per_version = {}
+    for v, vs in spec.versions.items():
+        combos, _ = _combos(entry, vs)
+        if combos:
+            per_version[v] = (vs, combos)
+    versions = sorted(per_version)
+
+    @st.composite
+    def draw_case(draw) -> Case:
+        v = draw(st.sampled_from(versions))
+        vs, combos = per_version[v]
+        combo = draw(st.sampled_from(combos))
+        first = _type_name(_data_formals(vs)[0].type_str, combo)
+        num = draw(st.sampled_from(numerics_for(entry, first)))
+        shape = draw(st.sampled_from(shape_patterns(entry, vs)))
+        tag, attrs = draw(st.sampled_from(attr_states(entry, vs)))
+        opt = draw(st.sampled_from(optional_states(vs, entry.family)))
+        opset = draw(st.integers(v, schedule.last_opset(spec, v)))
+        arity = draw(st.sampled_from(ARITIES)) if entry.family == "variadic" else 1
+        params = draw(st.sampled_from(("inputs", "initializers")))
+        seed = draw(st.integers(0, 2**32 - 1))
+        p = Point(v, opset, tuple(combo.items()), num, shape, tag, tuple(attrs.items()), opt, params, arity,
+                  (("explore_seed", seed),))
+        return build(entry, p, np.random.default_rng(seed), spec)
+
+    return draw_case()
+
+
+#: (domain, op) -> entry, for every registered entry.
+ENTRIES: dict[tuple[str, str], Entry] = {}
+
+
+def register_entries(entries: Iterable[Entry]) -> None:
+    """Register each entry's suite generator and explore strategy (keyed by (domain, op))."""
+    for e in entries:
+        ENTRIES[e.key] = e
+
+        def gen(seed: int, _e=e) -> list[Case]:
+            return cases(_e, seed)
+
+        gen.__qualname__ = f"cases_{e.op}"
+        gen.__doc__ = f"Cases of {e.op} (the element-wise engine)."
+
+        def strat(_e=e):
+            return strategy(_e)
+
+        strat.__qualname__ = f"strategy_{e.op}"
+        registry.register(e.op, domain=e.domain, version=GEN_VERSION)(gen)
+        registry.register_strategy(e.op, domain=e.domain)(strat)
+
+
+def skipped_combinations(entry: Entry) -> dict[tuple[int, str], str]:
+    """(since_version, combination label) -> reason, for the combinations the schema admits
+    and the engine does not generate (coverage reports them)."""
+    spec = op_spec(entry.op, entry.domain)
+    out = {}
+    for v, vs in spec.versions.items():
+        _, skipped = _combos(entry, vs)
+        for label, why in skipped.items():
+            out[(v, label)] = why
+    return out
+
+
+__all__ = ["Point", "build", "cases", "error_cases", "points", "register_entries", "strategy", "tolerance_for",
+           "ENTRIES", "GEN_VERSION", "field"]
