@@ -406,3 +406,62 @@ def test_function_body_opsets_get_their_own_cases(suite):
     results = run_cases(sp, KernelBackend({"Softplus": naive_body}, name="naive-body", check=False))
     assert {r.outcome for r in results} == {"fail"}
     assert all("NaN/Inf" in r.message for r in results)
+
+
+# ============================================================================ accuracy budgets (issue 10)
+def test_every_transcendental_activation_has_a_sourced_budget():
+    for op in ("Tanh", "Sigmoid", "Elu", "Celu", "Selu", "Softplus", "Mish", "Gelu", "Swish"):
+        budget, source = ref.ULP_BUDGET[op]
+        assert budget >= 4 and "OpenCL" in source, op
+    assert ref.ulp_budget("Tanh", onnx.TensorProto.FLOAT16) == 0.0  # float32 evaluation, one rounding
+    assert ref.ulp_budget("Relu", onnx.TensorProto.FLOAT) == 0.0
+
+
+def test_worst_points_are_sampled(value_cases):
+    """Cases sample the x where onnxruntime's float32 error peaks, e.g. Tanh near +-8.48 and 8.55."""
+    wp = {(c.op, c.tags["dtype"]): c for c in value_cases if c.tags["numerics"] == "worst-points"}
+    assert {op for op, _ in wp} == set(ref.WORST_POINTS)
+    x = next(iter(wp[("Tanh", "float")].datasets[0].inputs.values())).astype(np.float64)
+    assert np.any(np.abs(x - 8.55) < 1e-3) and np.any(np.abs(x + 8.47554) < 1e-3)
+
+
+def _budget_kernel(ulps):
+    """The float64 result moved by ``ulps`` true ulps of the output type (a libm at that accuracy)."""
+    def kernel(inputs, attributes, outputs, opset):
+        x = next(iter(inputs.values()))
+        op = kernel.op
+        v = max(s for s in ref.versions(op) if s <= opset)
+        y = ref.oracle(op, x.astype(np.float64), ref.attr_values(op, v, attributes))
+        t = x.dtype
+        with np.errstate(all="ignore"):
+            yt = y.astype(t)
+            sp = np.spacing(np.nextafter(np.abs(yt), t.type(0))).astype(np.float64)  # below max: finite
+            # toward zero (no overflow at max), where the result is finite in T
+            out = np.where(np.isfinite(yt), y - np.sign(y) * ulps * sp, y).astype(t)
+        return {outputs[0]: out}
+    return kernel
+
+
+@pytest.mark.parametrize("op", sorted(ref.ULP_BUDGET))
+def test_a_libm_within_the_budget_passes_and_beyond_fails(op, value_cases):
+    """A float32 kernel whose results are (budget - 1) ulps off passes every float case; one
+    (4 * budget) ulps off fails some: the budget is what is granted, not a blanket."""
+    cases = [c for c in value_cases if c.op == op and c.tags["dtype"] == "float"]
+    budget = ref.ULP_BUDGET[op][0]
+    k = _budget_kernel(budget - 1)
+    k.op = op
+    res = run_cases(cases, KernelBackend({op: k}, check=False))
+    bad = [(r.id, r.message[:160]) for r in res if r.outcome != "pass"]
+    assert not bad, bad[:3]
+    k2 = _budget_kernel(4 * budget)
+    k2.op = op
+    assert any(r.outcome == "fail" for r in run_cases(cases, KernelBackend({op: k2}, check=False)))
+
+
+def test_onnxruntime_passes_its_worst_points(value_cases):
+    """Calibration: onnxruntime 1.32's float32 kernels pass the worst-point cases (Tanh's
+    5.5-ulp peak near |x| = 8.48 included) under the stated budgets."""
+    pytest.importorskip("onnxruntime")
+    cases = [c for c in value_cases if c.tags["numerics"] == "worst-points" and c.tags["dtype"] == "float"]
+    res = run_cases(cases, resolve_backend("onnxruntime"))
+    assert {r.outcome for r in res} == {"pass"}, [(r.id, r.message[:160]) for r in res if r.outcome != "pass"]

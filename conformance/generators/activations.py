@@ -14,6 +14,9 @@ Per (op, version, type) the cases are (tag ``numerics``):
   normal, +-1, +-max;
 * ``near-overflow``: around +-ln(max) of the type and of float32 (where ``exp``
   overflows in the evaluation precision: naive ``log(1 + exp(x))`` fails there);
+* ``worst-points`` (float and double, latest version, ops with
+  :data:`conformance.reference.activations.WORST_POINTS`): 33 points within 0.2% of each
+  x where onnxruntime 1.32's float32 error peaks (Tanh near +-8.48 and +-8.55, ...);
 * integer types (Relu-14, PRelu-9/16): ``int`` (extremes included, PRelu kept small).
 
 Function-body opsets: where onnx defines the version's function body at an opset that the
@@ -114,6 +117,10 @@ def _data(rng, op: str, numerics: str, elem: int, shape) -> np.ndarray:
         x = np.concatenate([vals, rng.uniform(-4, 4, size=n - len(vals))])
         x = x[rng.permutation(n)]
         shape = (n,)
+    elif numerics == "worst-points":  # around onnxruntime's measured error peaks (reference WORST_POINTS)
+        pts = np.asarray(ref.WORST_POINTS[op], dtype=np.float64)
+        x = (pts[:, None] * (1.0 + np.linspace(-2e-3, 2e-3, 33))[None, :]).ravel()
+        shape = (x.size,)
     elif numerics == "near-overflow":
         ths = {math.log(fmax), math.log(float(np.finfo(np.float32).max))}
         pts = [s * t * f for t in sorted(ths) for s in (1.0, -1.0) for f in (0.95, 0.99, 1.0, 1.01, 1.05, 1.2)]
@@ -282,6 +289,13 @@ def generate_op(op: str, seed: int) -> list[Case]:
         cases.extend(_error_cases(op, version, opsets[-1] if opsets[-1] <= ORT_MAX_OPSET else opsets[0]))
         if op == "PRelu" and version >= 7:
             cases.extend(_prelu_slope_sweep(version, types, opsets, version == all_v[-1], seed))
+        if op in ref.WORST_POINTS and version == all_v[-1]:  # float and double at the worst points
+            for k, tname in enumerate(t for t in ("float", "double") if t in types):
+                for approx in (("none", "tanh") if op == "Gelu" else (None,)):
+                    attributes = {} if approx is None else {"approximate": approx}
+                    rng = case_rng(seed, op, version, tname, "worst-points", approx or "")
+                    cases.append(_value_case(op, version, opsets[0], tname, "worst-points",
+                                             "non-default" if approx == "tanh" else "default", attributes, rng))
         cases.extend(_body_opset_cases(op, version, types, opsets, all_v, seed))
         cases.extend(_legacy_attribute_cases(op, version, types, seed))
     return cases
