@@ -16,12 +16,12 @@ import ast
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "conformance"
 
-# The command line: argparse and rich console code, at the top of the graph.
+# The command line: argparse and rich console code, at the top of the graph.  (The ``coverage``
+# sub-command's parser and body are still in conformance.coverage, because tests/test_coverage.py
+# imports add_coverage_command from there; they use conformance.errors, not the CLI.)
 # conformance.reports.commands is an old import path of the report commands that
 # tests/test_diff.py, test_package.py and test_junit.py still use (``main``); it only re-exports
 # conformance.cli.main and is part of the CLI layer.
@@ -199,30 +199,49 @@ def test_the_library_never_imports_the_cli():
     assert not bad, f"library modules import the command line: {bad}"
 
 
-def test_no_test_only_module_in_the_package():
-    """What the wheel installs (the ``conformance`` packages setuptools discovers, with their
-    modules) holds no test tooling: nothing imports selenium or pytest (except the pytest plugin),
-    and no module is named like the test helpers (synthetic results, a DevTools client)."""
+def find_test_tooling(root: Path = ROOT, package: str = PACKAGE) -> list[str]:
+    """What in the wheel of ``package`` (the packages setuptools discovers under ``root``, with
+    their modules) is test tooling: a module that imports selenium or pytest (pytest only
+    outside the pytest plugin), or one named like the test helpers (synthetic results, a
+    DevTools client).  One line per problem."""
     from setuptools import find_packages
 
-    packages = find_packages(str(ROOT), include=[f"{PACKAGE}*"])
-    assert PACKAGE in packages and f"{PACKAGE}.reports" in packages
-    files = [p for pkg in packages for p in sorted((ROOT / pkg.replace(".", "/")).glob("*.py"))]
-    assert ROOT / PACKAGE / "cli" / "__init__.py" in files
+    packages = find_packages(str(root), include=[f"{package}*"])
     problems = []
-    for path in files:
-        mod = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
-        if any(n in path.stem for n in TEST_ONLY_NAMES):
-            problems.append(f"{mod}: test-only name")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module
-                     else [])
-            for n in names:
-                top = n.split(".")[0]
-                if top in TEST_ONLY_IMPORTS and not (mod == PYTEST_PLUGIN and top in ("pytest", "_pytest")):
-                    problems.append(f"{mod}: imports {n}")
-    assert not problems, problems
+    for pkg in packages:
+        for path in sorted((root / pkg.replace(".", "/")).glob("*.py")):
+            mod = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+            if any(n in path.stem for n in TEST_ONLY_NAMES):
+                problems.append(f"{mod}: test-only name")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module
+                         else [])
+                for n in names:
+                    top = n.split(".")[0]
+                    if top in TEST_ONLY_IMPORTS and not (mod == PYTEST_PLUGIN and top in ("pytest", "_pytest")):
+                        problems.append(f"{mod}: imports {n}")
+    return problems
+
+
+def test_the_test_only_check_finds_test_tooling(tmp_path):
+    _write(tmp_path, {
+        "conformance/__init__.py": "",
+        "conformance/pytest_plugin.py": "import pytest\n",
+        "conformance/reports/__init__.py": "",
+        "conformance/reports/synthetic.py": "",
+        "conformance/reports/page.py": "def f():\n    from selenium import webdriver\n",
+        "conformance/runner.py": "import _pytest.outcomes\n",
+    })
+    assert sorted(find_test_tooling(tmp_path)) == ["conformance.reports.page: imports selenium",
+                                                    "conformance.reports.synthetic: test-only name",
+                                                    "conformance.runner: imports _pytest.outcomes"]
+
+
+def test_no_test_only_module_in_the_package():
+    """The wheel holds no test tooling (:func:`find_test_tooling`): synthetic results and the
+    browser driver live under tests/."""
+    assert not find_test_tooling()
 
 
 if __name__ == "__main__":
