@@ -18,10 +18,11 @@ def toy_suite():
 
 @pytest.fixture
 def toy_registered(monkeypatch):
-    """Register the toy Abs generator (for CLI tests) and undo it afterwards."""
+    """Register the toy Abs generator (for CLI tests) in place of the real one, and undo it afterwards."""
     import toy
 
     from conformance import registry
 
+    registry.available_ops()  # load the real generators first: the toy replaces the real Abs, not the reverse
     monkeypatch.setitem(registry._REGISTRY, ("", "Abs"), registry.GeneratorInfo("Abs", "", "toy", toy.abs_cases))
     return "Abs"
