@@ -457,8 +457,9 @@ def _broadcast_index(x: np.ndarray, out_shape) -> np.ndarray:
 
 def _evaluate(entry: Entry, ctx: Ctx, ins: list, attrs: dict, in_types: list[str], formals: list[str],
               out_types: list[str]):
-    """Run the oracle, replacing undefined and ill-posed elements by safe values (at most 4
-    passes).  Returns (inputs, outputs)."""
+    """Run the oracle on ``ins`` (``None`` for an absent optional input), replacing undefined
+    and ill-posed elements of the present inputs by safe values (at most 4 passes).  Returns
+    (inputs, outputs)."""
     for _ in range(4):
         with np.errstate(all="ignore"):
             outs = _as_tuple(entry.oracle(ctx, *ins, **attrs))
@@ -533,14 +534,18 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     # values
     exact: list[np.ndarray | None] = []
     if p.numerics == "special" or p.numerics == "int-extremes":
-        lists = [_specials_of(entry, t, o[0]) for o, t in zip(occ, types) if o[3]]
+        # every combination of the data inputs' special values; optional parameters stay scalars
+        in_grid = [o[3] and (entry.family == "variadic" or o[0] in {f.name for f in data_formals}) for o in occ]
+        lists = [_specials_of(entry, t, o[0]) for o, t, g in zip(occ, types, in_grid) if g]
         if n_data >= 3:
             lists = [ls if len(ls) <= 6 else list(np.asarray(ls, dtype=object)[rng.permutation(len(ls))[:6]])
                      for ls in lists]
-        grid = _grid(lists, [t for o, t in zip(occ, types) if o[3]])
-        gi = iter(grid)
-        for o, t in zip(occ, types):
-            exact.append(next(gi) if o[3] else None)
+        gi = iter(_grid(lists, [t for t, g in zip(types, in_grid) if g]))
+        for o, t, g in zip(occ, types, in_grid):
+            if g:
+                exact.append(next(gi))
+            else:
+                exact.append(_sample(entry, t, o[0], (), "normal", rng) if o[3] else None)
         shapes_decl = [None if x is None else x.shape for x in exact]
     else:
         custom = entry.float_numerics.get(p.numerics) or entry.int_numerics.get(p.numerics)
@@ -562,14 +567,8 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     full_attrs = {k: (float(np.float32(v)) if isinstance(v, float) else v) for k, v in full_attrs.items()}
     for k in ("consumed_inputs", "broadcast", "axis"):
         full_attrs.pop(k, None)
-    present_idx = [i for i, o in enumerate(occ) if o[3]]
     call = [aligned[i] if occ[i][3] else None for i in range(len(occ))]
-    # repair works on the present inputs
-    pres = [call[i] for i in present_idx]
-    pres, outs = _evaluate(entry, ctx, pres, full_attrs, [types[i] for i in present_idx],
-                           [occ[i][0] for i in present_idx], out_types)
-    for i, x in zip(present_idx, pres):
-        call[i] = x
+    call, outs = _evaluate(entry, ctx, call, full_attrs, types, [o[0] for o in occ], out_types)
     final = [None if x is None else np.asarray(x).reshape(shapes_decl[i]) for i, x in enumerate(call)]
     # the case
     inputs, feeds = [], {}

@@ -59,6 +59,76 @@ def _neg(x):
     return -x
 
 
+def _isinf(ctx, x, detect_positive=1, detect_negative=1, **a):
+    return (np.isposinf(x) & bool(detect_positive)) | (np.isneginf(x) & bool(detect_negative))
+
+
+def _cast_attr(v: float, t: str):
+    """A float attribute as the function body's ``CastLike(attr, input)`` makes it: rounded to a
+    float T, truncated toward zero for an integer T (Cast)."""
+    from . import values as V
+
+    if V.kind(t) == V.FLOAT:
+        return float(V.representable(np.array(v), t))
+    return int(v)
+
+
+def _shrink(ctx, x, lambd=0.5, bias=0.0, **a):
+    t = ctx.types["input"]
+    lam, b = _cast_attr(lambd, t), _cast_attr(bias, t)
+    if x.dtype == object:
+        return np.asarray([v + b if v < -lam else (v - b if v > lam else 0) for v in x.ravel()],
+                          dtype=object).reshape(x.shape)
+    return np.where(x < -lam, x + b, np.where(x > lam, x - b, 0.0))
+
+
+def _limits(t: str):
+    from . import values as V
+
+    if V.kind(t) == V.FLOAT:
+        fi = V.finfo(t)
+        return float(fi.min), float(fi.max)
+    info = V.iinfo(t)
+    return int(info.min), int(info.max)
+
+
+def _clip(ctx, x, lo=None, hi=None, min=None, max=None, **a):
+    """Clip: ``min(max(x, lo), hi)`` (Clip-13 text: ``Min(max, Max(input, min))``, so min > max
+    gives max).  Bounds are the attributes ``min``/``max`` before 11 and optional scalar inputs
+    from 11; an absent bound is the type's ``numeric_limits::lowest()`` / ``max()`` (text of
+    every version), so +-inf is clipped to the largest finite value."""
+    t = ctx.types["input"]
+    low, high = _limits(t)
+    lo = (min if min is not None else low) if lo is None else lo
+    hi = (max if max is not None else high) if hi is None else hi
+    if x.dtype == object:
+        lo, hi = int(lo), int(hi)
+        return np.asarray([v if lo <= v <= hi else (hi if v > hi or lo > hi else lo) for v in x.ravel()],
+                          dtype=object).reshape(x.shape)
+    return np.minimum(np.maximum(x, np.float64(lo)), np.float64(hi))
+
+
+def _clip_defined(ctx, x, lo=None, hi=None, min=None, max=None, **a):
+    """Elements the text defines: min > max only from Clip-13 (the sentence arrives there); before
+    11 the schema default (float32's max) and the text's default (T's numeric_limits) differ for
+    float16 and double beyond float32's range, so no element goes there."""
+    ok = np.ones(np.shape(x), dtype=bool)
+    lo_v = min if lo is None else lo
+    hi_v = max if hi is None else hi
+    if ctx.version < 13 and lo_v is not None and hi_v is not None and float(lo_v) > float(hi_v):
+        ok[...] = False
+    if ctx.version < 11 and x.dtype != object and ctx.types["input"] != "float":
+        ok &= ~(np.abs(x) >= float(np.finfo(np.float32).max))
+    return ok
+
+
+def _clip_contested(ctx, attrs):
+    if ctx.version == 13 and ctx.opset < 16 and ctx.types["input"] == "bfloat16":
+        return ("Clip-13's function body uses Where, which admits bfloat16 only from Where-16: at opsets 13-15 the "
+                "body is ill-typed for bfloat16")
+    return None
+
+
 ENTRIES = [
     Entry("Abs", ufunc(_abs), defined=_not_int_min, signed_zero=True),
     Entry("Neg", ufunc(_neg), defined=_not_int_min, signed_zero=True),
@@ -93,6 +163,25 @@ ENTRIES = [
     Entry("Erf", ufunc(lambda x: np.asarray(_ERF(x), dtype=np.float64) if x.dtype != object else
                        np.asarray([round(math.erf(v)) for v in x.ravel()], dtype=object).reshape(x.shape)),
           ulps=4, ulps_source="OpenCL C Table 7.1: erf 16 ulp; glibc and onnxruntime measured <= 1 ulp: 4"),
+]
+
+ENTRIES += [
+    Entry("IsNaN", ufunc(np.isnan)),
+    Entry("IsInf", _isinf, attrs=(Attrs({"detect_positive": 0}), Attrs({"detect_negative": 0}),
+                                  Attrs({"detect_positive": 0, "detect_negative": 0}))),
+    Entry("Identity", ufunc(lambda x: x), signed_zero=True),
+    # Shrink-9: the function body casts lambd and bias to T; the text compares with the float
+    # attributes.  Both are legitimate: attribute states use values exact in every T (no element
+    # falls between the two thresholds) and 1 ulp covers x + bias rounded once or twice.
+    Entry("Shrink", _shrink, safe=(0,), ulps=1, ulps16=1, ulps_source="x + bias with bias in T (function body) or in float "
+          "(text), one rounding each", attrs=(Attrs({"lambd": 1.5}), Attrs({"bias": 2.0}),
+                                               Attrs({"lambd": 0.25, "bias": -1.0}))),
+    # Clip: NaN is unspecified (fmin/fmax drop it), so it is not generated.  min > max: every element
+    # becomes max (Clip-13 text), states with min > max at every version.
+    Entry("Clip", _clip, nan=False, defined=_clip_defined, contested=_clip_contested, values={"min": Interval(-4, 2), "max": Interval(-2, 4)},
+          ints={"min": (-100, 50), "max": (-50, 100)},
+          attrs=(Attrs({"min": -1.0}), Attrs({"max": 0.5}), Attrs({"min": -0.5, "max": 0.5}),
+                 Attrs({"min": 1.0, "max": 2.0}))),
 ]
 
 register_entries(ENTRIES)
