@@ -465,3 +465,24 @@ def test_onnxruntime_passes_its_worst_points(value_cases):
     cases = [c for c in value_cases if c.tags["numerics"] == "worst-points" and c.tags["dtype"] == "float"]
     res = run_cases(cases, resolve_backend("onnxruntime"))
     assert {r.outcome for r in res} == {"pass"}, [(r.id, r.message[:160]) for r in res if r.outcome != "pass"]
+
+
+def test_celu_at_max_follows_the_text_not_the_body_overflow(value_cases):
+    """Decision (reference docstring): Celu(x) = x for x > 0 even where the function body's
+    alpha * Elu(x / alpha) overflows (x > alpha * max, alpha < 1): not contested; a kernel
+    that expands the body in T fails those cases."""
+    fmax = float(np.finfo(np.float32).max)
+    assert ref.oracle("Celu", np.array([fmax], np.float32), {"alpha": 0.5})[0] == fmax
+    cases = [c for c in value_cases if c.op == "Celu" and c.tags["dtype"] == "float" and c.tags["numerics"] == "special"
+             and ref.attr_values("Celu", c.since_version, c.attributes)["alpha"] < 1]
+    assert cases and all(c.contested is None for c in cases)
+
+    def body(inputs, attributes, outputs, opset):
+        x = next(iter(inputs.values()))
+        a = np.float32(attributes.get("alpha", 1.0))
+        with np.errstate(all="ignore"):
+            z = x / a
+            return {outputs[0]: (a * np.where(z < 0, np.expm1(z), z)).astype(x.dtype)}
+
+    res = run_cases(cases, KernelBackend({"Celu": body}, check=False))
+    assert all(r.outcome == "fail" and "NaN/Inf" in r.message for r in res), [r.message[:120] for r in res]

@@ -105,3 +105,31 @@ def test_signed_zero_round_trips_and_is_omitted_when_unset():
     assert Tolerance.from_json(t.to_json()) == t
     assert "signed_zero" not in Tolerance(atol=1.0, rtol=0.5).to_json()  # earlier cases keep their hashes
     assert Tolerance.from_json(Tolerance(atol=1.0, rtol=0.5).to_json()).signed_zero is False
+
+
+def test_statistic_rounding_error_formula_and_exact_rows():
+    from conformance.tolerance import exact_mean_rows, statistic_rounding_errors
+
+    u = dtypes.eps(TensorProto.FLOAT)
+    # a large-offset row: the mean's 2 ulps amplified by 1/std (first-order formula, to 1%)
+    x = np.array([[1000.0, 1001.0, 999.0, 1000.5]])
+    r = statistic_rounding_errors(x, TensorProto.FLOAT, epsilon=1e-5)
+    m, v = x.mean(), x.var()
+    dm = 2 * u * np.abs(x).mean()
+    assert r["mean"][0] == pytest.approx(dm)
+    first = dm / math.sqrt(v + 1e-5) + 0.5 * np.abs(x - m) * (v + 1e-5) ** -1.5 * (2 * u * (v + 1e-5) + dm * dm)
+    np.testing.assert_allclose(r["y"], first, rtol=1e-2)
+    # constant rows of 2^k elements have exact means: no term; 3 elements, or NaN rows: as stated
+    c = np.array([[2.25] * 4, [np.nan] * 4])
+    assert list(exact_mean_rows(c, TensorProto.FLOAT)) == [True, False]
+    r = statistic_rounding_errors(c, TensorProto.FLOAT, epsilon=1e-12)
+    assert np.all(r["y"] == 0)
+    c3 = np.array([[2.25] * 3])  # 1/3 is inexact: sum * (1/3) may be an ulp off, times 1/sqrt(1e-12)
+    assert not exact_mean_rows(c3, TensorProto.FLOAT)[0]
+    r = statistic_rounding_errors(c3, TensorProto.FLOAT, epsilon=1e-12)
+    assert r["y"].max() == pytest.approx(2 * u * 2.25 * 1e6, rel=1e-3)
+    # the term enters atol and is recorded (and serialised only where present)
+    tol = derive_tolerance(np.ones(3), {"v": np.ones(3)}, TensorProto.FLOAT, propagated=np.array([0.5, 0.25]))
+    assert tol.propagated == 0.5 and tol.atol == pytest.approx(0.5 + 4 * u)
+    assert Tolerance.from_json(tol.to_json()) == tol
+    assert "propagated" not in derive_tolerance(np.ones(3), {}, TensorProto.FLOAT).to_json()

@@ -25,6 +25,14 @@ Definitional decisions (documented here, asserted by the tests):
 * the sign of a zero result (Relu(-0)) is not defined by ``max(0, x)`` and is not checked
   by :func:`conformance.tolerance.compare` anyway.
 * Gelu(approximate="tanh") uses the spec's constants (sqrt(2/pi), 0.044715).
+* Celu at ``x > alpha * max`` (alpha < 1): the text's ``max(0,x) + min(0,alpha*(exp(x/alpha)-1))``
+  is ``x`` (the ``min`` branch is 0 for every ``x >= 0``); the function body
+  ``Mul(alpha, Elu(Div(X, alpha)))`` is algebraically the same but its intermediate ``x/alpha``
+  overflows to inf, so a runtime expanding it returns inf.  *Not contested*: the text defines
+  a finite value and the body only computes an expansion of it with an avoidable
+  intermediate overflow (as for Softplus-1's ``Log(Add(Exp(X), 1))`` at large x, and
+  LayerNormalization's one-pass body): the expected output is ``x`` and such a runtime fails
+  (onnxruntime 1.32's kernel returns ``x``).
 
 Tolerance (:func:`tolerance`): the Tolerance model is one ``atol + rtol*|e|`` per output.
 For element-wise ops the error is relative, except where the formula (or a legitimate

@@ -84,6 +84,9 @@ spec mandates no precision above the types involved, so an implementation may
   directly ``(x - m) / sqrt(v + eps) * s + b``, multiplying by an inverse square
   root, or *folded* ``a = s / sqrt(v + eps); y = x * a + (b - m * a)``, with ``a`` and
   ``b`` each also one ulp up or down (their rounding is the implementation's choice);
+* (the fold is the re-association rule every statistics-based operator shares:
+  docs/tolerance.md; the generator adds the propagated rounding of the batch statistics,
+  ``conformance.tolerance.statistic_rounding_errors``, to the training-mode tolerances);
 * evaluate ``var + epsilon`` and its square root in at least float32 (epsilon is a
   float attribute; flushing a tiny epsilon to float16 would divide by zero for a
   constant channel, which is exactly what epsilon is there to prevent);

@@ -35,6 +35,18 @@ Spec followed (``onnx.defs.get_schema(op, version).doc`` and function bodies):
 ``epsilon``/``alpha``/``beta``/``bias`` are 32-bit float attributes: the oracles use
 their float32 values.
 
+Re-association rule (one for every family; docs/tolerance.md): a kernel may re-associate the
+spec's formula in any algebraically exact way -- reduction order, reciprocal multiplication,
+FMA, and the *fold* ``a = scale / sqrt(var + eps)``, ``y = x * a + (B - mean * a)`` (PyTorch's
+CPU instance/group/batch norm, onnxruntime's InstanceNormalization) -- provided every
+subexpression is computed at no less than the precision the spec mandates for its stage:
+folding in ``T`` where the spec computes in ``T`` (InstanceNormalization, GroupNormalization-18,
+MeanVarianceNormalization), in float where it mandates float (GroupNormalization-21's
+stash_type).  Its error ``|a| (|x| + |mean|) u / 2`` is of the order of what rounding the mean
+to that precision costs every kernel (``conformance.tolerance.statistic_rounding_errors``,
+which the generators add to the tolerance).  The variants ``folded-<precision>``
+(:func:`folded_rows`) implement it.
+
 Precision of the legitimate variants (:func:`*_variants`): where the spec mandates a
 precision (stash_type of GroupNormalization-21 and RMSNormalization) stage one is
 computed in it; elsewhere in ``T``, with float16/bfloat16 reductions accumulating in
