@@ -221,6 +221,8 @@ def numerics_for(entry: Entry, type_name: str) -> list[str]:
         return out + list(entry.float_numerics)
     if k == V.INT:
         return ["int", "int-extremes"] + list(entry.int_numerics)
+    if k == V.STRING:
+        return [k] + list(entry.string_numerics)
     return [k]
 
 
@@ -548,7 +550,8 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
                 exact.append(_sample(entry, t, o[0], (), "normal", rng) if o[3] else None)
         shapes_decl = [None if x is None else x.shape for x in exact]
     else:
-        custom = entry.float_numerics.get(p.numerics) or entry.int_numerics.get(p.numerics)
+        custom = (entry.float_numerics.get(p.numerics) or entry.int_numerics.get(p.numerics)
+                  or entry.string_numerics.get(p.numerics))
         if custom is not None:
             made = list(custom(rng, ctx, [o[2] for o in occ if o[3]]))
             it = iter(made)

@@ -190,7 +190,8 @@ class Entry:
         type_filter: ``fn(version, combination) -> reason or None``: a type combination
             the schema admits but no case can exercise (the reason is reported by
             coverage).
-        int_numerics / float_numerics: extra numerics classes by input kind.
+        int_numerics / float_numerics / string_numerics: extra numerics classes by the
+            kind of the first data input (integer, floating, string).
     """
 
     op: str
@@ -205,6 +206,7 @@ class Entry:
     notes: Mapping[int, str] = field(default_factory=dict)
     float_numerics: Mapping[str, NumericsFn] = field(default_factory=dict)
     int_numerics: Mapping[str, NumericsFn] = field(default_factory=dict)
+    string_numerics: Mapping[str, NumericsFn] = field(default_factory=dict)
     specials: tuple[float, ...] = ()
     nan: bool = True
     inf: bool = True
