@@ -268,6 +268,18 @@ def _unexercised(vs: VersionSpec, values: list[dict]) -> list[str]:
     return out
 
 
+def _entry_unbuildable(spec: OpSpec, version: int, combo: dict[str, str]) -> str | None:
+    """The reason the operator table gives for not building a combination (an entry's
+    ``type_filter`` or a value kind the engine has no model for), if the operator is an entry."""
+    from .ops.elementwise import ENTRIES, skipped_combinations, types_label
+
+    entry = ENTRIES.get((spec.domain, spec.op))
+    if entry is None:
+        return None
+    names = {p: t[7:-1] if t.startswith("tensor(") else t for p, t in combo.items()}
+    return skipped_combinations(entry).get((version, types_label(names)))
+
+
 def _version_entry(spec: OpSpec, version: int, analyses: list[dict], outcomes=None) -> dict:
     vs = spec.versions[version]
     op_key = f"{spec.domain}:{spec.op}" if spec.domain else spec.op
@@ -284,7 +296,8 @@ def _version_entry(spec: OpSpec, version: int, analyses: list[dict], outcomes=No
         partial = sum(n for k, n in value["partial_combinations"].items()
                       if all(x.endswith(f"={UNBOUND}") or x in key.split(", ") for x in k.split(", ")))
         entry = {"combination": key, "partial_cases": partial}
-        reason = DECLARED_UNBUILDABLE.get((spec.op, version, tuple(sorted(combo.items()))))
+        reason = DECLARED_UNBUILDABLE.get((spec.op, version, tuple(sorted(combo.items())))) or \
+            _entry_unbuildable(spec, version, combo)
         if reason:
             entry["declared_unbuildable"] = reason
         missing.append(entry)

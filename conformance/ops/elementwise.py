@@ -149,7 +149,7 @@ def _combos(entry: Entry, vs: VersionSpec) -> tuple[list[dict[str, str]], dict[s
         names = {p: _type_name(t, {}) for p, t in c.items()}
         reason = _unbuildable(vs, names) or (entry.type_filter(vs.since_version, names) if entry.type_filter else None)
         if reason:
-            skipped[_types_label(names)] = reason
+            skipped[types_label(names)] = reason
         else:
             keep.append(names)
     return keep, skipped
@@ -162,7 +162,8 @@ def _unbuildable(vs: VersionSpec, names: dict[str, str]) -> str | None:
     return None
 
 
-def _types_label(types: dict[str, str]) -> str:
+def types_label(types: dict[str, str]) -> str:
+    """Label of a type combination: the type when all parameters share it, else ``T=a,T1=b``."""
     vals = list(dict.fromkeys(types.values()))
     if len(vals) == 1:
         return vals[0]
@@ -596,7 +597,7 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     tags = {"dtype": first_t, "rank": len(out_shape), "numerics": p.numerics, "opset": p.opset,
             "params": p.attrs_tag, "shape": p.shape, "outputs": ",".join(f.name for f in out_formals)}
     if len(set(combo.values())) > 1:
-        tags["types"] = _types_label(combo)
+        tags["types"] = types_label(combo)
     if any(f.option == "optional" for f in vs.inputs):
         tags["optional_inputs"] = ",".join(p.optional) or "none"
     if len(inputs) > 1:
@@ -609,7 +610,7 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         if k != "consumed_inputs":
             tags[f"attr_{k}"] = v
     tags.update(dict(p.extra))
-    label = f"{_types_label(combo)}/{p.numerics}/{p.shape}/{p.attrs_tag}"
+    label = f"{types_label(combo)}/{p.numerics}/{p.shape}/{p.attrs_tag}"
     if p.attrs_tag == "non-default":
         label += "/" + ",".join(f"{k}={v}" for k, v in p.attrs)
     if entry.family == "variadic":
@@ -746,6 +747,7 @@ def strategy(entry: Entry):
     return draw_case()
 
 
+_SKIPPED: dict[tuple[str, str], dict] = {}
 #: (domain, op) -> entry, for every registered entry.
 ENTRIES: dict[tuple[str, str], Entry] = {}
 
@@ -772,8 +774,10 @@ def register_entries(entries: Iterable[Entry]) -> None:
 def skipped_combinations(entry: Entry) -> dict[tuple[int, str], str]:
     """(since_version, combination label) -> reason, for the combinations the schema admits
     and the engine does not generate (coverage reports them)."""
+    if entry.key in _SKIPPED:
+        return _SKIPPED[entry.key]
     spec = op_spec(entry.op, entry.domain)
-    out = {}
+    out = _SKIPPED[entry.key] = {}
     for v, vs in spec.versions.items():
         _, skipped = _combos(entry, vs)
         for label, why in skipped.items():

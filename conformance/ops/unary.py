@@ -122,6 +122,21 @@ def _clip_defined(ctx, x, lo=None, hi=None, min=None, max=None, **a):
     return ok
 
 
+def _min_above_max(rng, ctx, shapes):
+    """Clip data with both bounds given and min > max (from Clip-13 every element becomes max;
+    earlier versions leave it undefined and the engine replaces the bounds)."""
+    from . import values as V
+
+    t = ctx.types["input"]
+    if V.kind(t) == V.FLOAT:
+        x = V.sample_float(rng, shapes[0], t, Interval(-4, 4), "normal")
+        bounds = [np.float64(1.0), np.float64(-1.0)]
+    else:
+        x = V.sample_int(rng, shapes[0], t, (-100, 100))
+        bounds = [np.asarray(7, dtype=object), np.asarray(3, dtype=object)]
+    return [x] + bounds[: len(shapes) - 1]
+
+
 def _clip_contested(ctx, attrs):
     if ctx.version == 13 and ctx.opset < 16 and ctx.types["input"] == "bfloat16":
         return ("Clip-13's function body uses Where, which admits bfloat16 only from Where-16: at opsets 13-15 the "
@@ -160,8 +175,12 @@ ENTRIES = [
           ulps_source="OpenCL C Table 7.1: acosh 4 ulp"),
     Entry("Atanh", ufunc(np.arctanh), values={"input": Interval(-1.0, 1.0, edges=(-1.0, 1.0))}, ulps=5,
           ulps_source="OpenCL C Table 7.1: atanh 5 ulp"),
+    # Erf-9 on integers: how erf's value in (-1, 1) becomes an integer is not said (truncation or
+    # rounding), so only inputs whose erf is exactly 0 or +-1 in float64 (0 and |x| >= 6) are generated.
     Entry("Erf", ufunc(lambda x: np.asarray(_ERF(x), dtype=np.float64) if x.dtype != object else
-                       np.asarray([round(math.erf(v)) for v in x.ravel()], dtype=object).reshape(x.shape)),
+                       np.asarray([int(math.erf(v)) for v in x.ravel()], dtype=object).reshape(x.shape)),
+          defined=lambda ctx, x, **a: np.ones(x.shape, bool) if x.dtype != object else
+          np.asarray([v == 0 or abs(v) >= 6 for v in x.ravel()], dtype=bool).reshape(x.shape), safe=(0,),
           ulps=4, ulps_source="OpenCL C Table 7.1: erf 16 ulp; glibc and onnxruntime measured <= 1 ulp: 4"),
 ]
 
@@ -175,10 +194,11 @@ ENTRIES += [
     # falls between the two thresholds) and 1 ulp covers x + bias rounded once or twice.
     Entry("Shrink", _shrink, safe=(0,), ulps=1, ulps16=1, ulps_source="x + bias with bias in T (function body) or in float "
           "(text), one rounding each", attrs=(Attrs({"lambd": 1.5}), Attrs({"bias": 2.0}),
-                                               Attrs({"lambd": 0.25, "bias": -1.0}))),
+                                               Attrs({"lambd": 0.25, "bias": 3.0}))),
     # Clip: NaN is unspecified (fmin/fmax drop it), so it is not generated.  min > max: every element
     # becomes max (Clip-13 text), states with min > max at every version.
-    Entry("Clip", _clip, nan=False, defined=_clip_defined, contested=_clip_contested, values={"min": Interval(-4, 2), "max": Interval(-2, 4)},
+    Entry("Clip", _clip, nan=False, defined=_clip_defined, contested=_clip_contested,
+          float_numerics={"min>max": _min_above_max}, int_numerics={"min>max": _min_above_max}, values={"min": Interval(-4, 2), "max": Interval(-2, 4)},
           ints={"min": (-100, 50), "max": (-50, 100)},
           attrs=(Attrs({"min": -1.0}), Attrs({"max": 0.5}), Attrs({"min": -0.5, "max": 0.5}),
                  Attrs({"min": 1.0, "max": 2.0}))),
