@@ -158,6 +158,105 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
     return out
 
 
+def _write_op(args: tuple[str, int, str]) -> tuple[str, list[dict], dict]:
+    """Generate one operator's cases and write them under ``root`` (a worker of
+    :func:`write_generated_bundle`); returns (op, manifest entries, generator info)."""
+    from . import registry
+
+    op, seed, root = args
+    entries = []
+    for case in registry.generate([op], seed):
+        kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
+        rel = f"{kind}/{case.dirname}"
+        _write_case(case, Path(root) / rel)
+        entries.append(_case_entry(case, rel))
+    info = registry.get(op)
+    return op, entries, {op: f"{info.name}@{info.version}"}
+
+
+def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *, force: bool = False,
+                           jobs: int = 1, progress=None) -> dict:
+    """Generate ``ops`` with ``seed`` and write them as a bundle at ``out``, streaming: each
+    operator's cases are generated and written by a worker (``jobs`` processes; 1: in this
+    process) and only their manifest entries come back, so the parent's memory holds no
+    models or arrays.  The bytes are those of :func:`write_bundle` on
+    :func:`conformance.suite.generate_suite` (same seed and versions, same bundle), whatever
+    ``jobs`` is.
+
+    Args:
+        ops: operator names (:func:`conformance.registry.resolve`).
+        seed: generation seed.
+        out: target directory (written atomically, as :func:`write_bundle`).
+        force: replace an existing bundle.
+        jobs: worker processes (each generates whole operators).
+        progress: optional ``fn(op, n_cases)`` called as each operator is written.
+
+    Returns:
+        the suite identity written to the manifest (``content_hash``, ``n_cases``...) plus
+        ``n_error`` (error cases).
+
+    Raises:
+        BundleError: see :func:`prepare_out_dir`.
+        KeyError: an unknown operator.
+        ValueError: two cases have the same id.
+    """
+    import hashlib
+
+    from . import registry
+    from .suite import library_versions
+
+    for op in ops:
+        registry.get(op)  # unknown operators fail before anything is written
+    out = prepare_out_dir(out, force, "manifest.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        work = [(op, seed, str(tmp)) for op in ops]
+        if jobs > 1 and len(ops) > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+            results = pool.map(_write_op, work)
+        else:
+            pool, results = None, map(_write_op, work)
+        entries: list[dict] = []
+        generators: dict[str, str] = {}
+        seen: set[str] = set()
+        try:
+            for op, op_entries, gen in results:
+                for e in op_entries:
+                    if e["id"] in seen:
+                        raise ValueError(f"duplicate case id {e['id']}")
+                    seen.add(e["id"])
+                entries.extend(op_entries)
+                generators.update(gen)
+                if progress:
+                    progress(op, len(op_entries))
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        h = hashlib.sha256()
+        for cid, ch in sorted((e["id"], e["content_hash"]) for e in entries):
+            h.update(f"{cid}\0{ch}\n".encode())
+        identity = {"seed": seed, "ops": list(ops), "generators": dict(sorted(generators.items())),
+                    "versions": library_versions(), "content_hash": h.hexdigest(), "n_cases": len(entries),
+                    "source": "generated"}
+        _dump_json({"format": FORMAT, **identity, "cases": entries}, tmp / "manifest.json")
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, old / "b")
+            os.replace(tmp, out)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return {**identity, "n_error": sum(1 for e in entries if e["expect_error"] is not None)}
+
+
 def _write_case(case: Case, d: Path) -> None:
     d.mkdir(parents=True)
     (d / "model.onnx").write_bytes(case.model_bytes)

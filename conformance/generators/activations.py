@@ -51,8 +51,7 @@ from conformance.registry import case_rng, register, register_strategy
 from conformance.generators import common
 from conformance.reference import activations as ref
 
-LATEST_OPSET = 28
-ORT_MAX_OPSET = 26
+from conformance.ops.schedule import LATEST_OPSET, RUNTIME_OPSET as ORT_MAX_OPSET  # noqa: E402
 FLOAT_NAMES = ("float16", "bfloat16", "float", "double")
 NUMERICS = ("normal", "wide", "special", "near-overflow")
 

@@ -86,7 +86,7 @@ TYPES = {1: (F16, F32, F64), 6: (F16, F32, F64), 7: (F16, F32, F64), 9: (F16, F3
          15: (F16, BF16, F32, F64)}
 #: Opsets at which each version is the current one (28 = onnx's latest, beyond onnxruntime).
 OPSETS = {1: (1, 2, 3, 4, 5), 6: (6,), 7: (7, 8), 9: (9, 11, 13), 14: (14,), 15: (15, 18, 21, 23, 26)}
-LATEST_OPSET = 28
+from conformance.ops.schedule import LATEST_OPSET  # noqa: E402  (one place for the opset constants)
 #: consumed_inputs values of version 1: the legacy exporters' (mean/var consumed) and two
 #: the current schema allows but ONNX 1.0 forbade (contested, module docstring).
 CONSUMED_LEGACY = ref.LEGACY_CONSUMED_INPUTS

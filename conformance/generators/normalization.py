@@ -41,8 +41,7 @@ from conformance.reference import normalization as ref
 
 ALL_T = ("float16", "bfloat16", "float", "double")
 OLD_T = ("float16", "float", "double")
-MAX_ORT_OPSET = 26
-LATEST_OPSET = 28
+from conformance.ops.schedule import LATEST_OPSET, RUNTIME_OPSET as MAX_ORT_OPSET  # noqa: E402
 
 #: op -> [(since_version, dtypes, last opset of the version)]
 VERSIONS = {
