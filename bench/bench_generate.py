@@ -7,7 +7,10 @@ Prints, for the chosen operators and seed:
     (imports every node test module and builds every case in memory): cases, seconds, cases/s;
   * the ratio of the two throughputs.
 
-Usage: python bench/bench_generate.py [--ops LayerNormalization,BatchNormalization] [--seed 0] [--repeat 3]
+  * the streamed path the CLI uses (generate and write per operator in workers): seconds and
+    cases/s with 1 worker and with one per CPU;
+
+Usage: python bench/bench_generate.py [--ops all|LayerNormalization,...] [--seed 0] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    ops = args.ops.split(",")
+    from conformance.errors import parse_ops
+
+    ops = parse_ops(args.ops)
 
     from conformance.bundle import write_bundle
     from conformance.suite import generate_suite
@@ -55,6 +60,22 @@ def main() -> None:
         tw = time.perf_counter() - t0
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"ours: writing the bundle: {tw:.3f} s -> {n / tw:.0f} cases/s, {size / 1e6:.1f} MB")
+    del suite
+
+    import os
+    import resource
+
+    from conformance.bundle import write_generated_bundle
+
+    jobs_all = os.cpu_count() or 1
+    for jobs in sorted({1, jobs_all}):
+        with tempfile.TemporaryDirectory() as d:
+            t0 = time.perf_counter()
+            ident = write_generated_bundle(ops, args.seed, Path(d) / "b", jobs=jobs)
+            ts = time.perf_counter() - t0
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"ours: streamed generate+write, {jobs} worker(s): {ts:.3f} s -> {ident['n_cases'] / ts:.0f} cases/s "
+              f"(this process's peak RSS so far {rss:.0f} MB)")
 
     from onnx.backend.test.loader import load_model_tests
 

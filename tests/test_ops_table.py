@@ -1,0 +1,77 @@
+"""Generic tests of the operator table, parametrized over every entry (cheap per operator):
+registration by (domain, op), determinism and unique ids, schema coverage (every type
+combination, every attribute and optional input exercised), the explore strategy over the
+same parameter space, and the opset schedule."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, find, settings
+
+from conformance import registry
+from conformance.coverage import compute_coverage
+from conformance.ops import elementwise, schedule
+from conformance.opspec import op_spec
+
+registry.available_ops()  # load every family
+ENTRIES = sorted(elementwise.ENTRIES.values(), key=lambda e: e.key)
+IDS = [e.op for e in ENTRIES]
+
+
+def test_table_has_the_element_wise_families():
+    ops = {e.op for e in ENTRIES}
+    assert {"Acos", "Round", "Clip", "IsInf", "Identity"} <= ops
+    assert len(ops) >= 27
+
+
+def test_registry_is_keyed_by_domain_and_op():
+    assert ("", "Acos") in registry._REGISTRY
+    assert registry.resolve("Acos") == ("", "Acos")
+    assert registry.resolve("ai.onnx:Acos") == ("", "Acos")
+    assert registry.resolve("com.microsoft:SkipLayerNormalization") == ("com.microsoft", "SkipLayerNormalization")
+    with pytest.raises(KeyError, match="no generator for operator 'NoSuchOp'"):
+        registry.resolve("NoSuchOp")
+
+
+def test_schedule():
+    acos = op_spec("Acos")
+    assert schedule.LATEST_OPSET >= 28
+    assert schedule.opsets(acos, 7) == [7, 21]
+    assert schedule.opsets(acos, 22) == [22, schedule.RUNTIME_OPSET, schedule.LATEST_OPSET]
+    assert schedule.last_opset(acos, 7) == 21
+    assert schedule.body_opsets(op_spec("GreaterOrEqual"), 12) == [12]
+    with pytest.raises(KeyError):
+        schedule.last_opset(acos, 8)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+def test_entry_cases_deterministic_unique_and_covering(entry):
+    """Same seed, same content; ids unique; every version and type combination covered or
+    declared; every attribute given and every optional input present and absent."""
+    cases = elementwise.cases(entry, 0)
+    again = elementwise.cases(entry, 0)
+    assert [c.content_hash for c in cases] == [c.content_hash for c in again]
+    assert len({c.id for c in cases}) == len(cases)
+    assert any(c.expect_error is None for c in cases)
+    cov = compute_coverage(cases)
+    key = f"{entry.domain}:{entry.op}" if entry.domain else entry.op
+    versions = cov["ops"][key]["versions"]
+    assert set(map(int, versions)) == set(op_spec(entry.op, entry.domain).since_versions)
+    for v, e in versions.items():
+        assert e["gaps"] == 0, (v, [m["combination"] for m in e["missing"] if "declared_unbuildable" not in m])
+        bad = [u for u in e["unexercised"] if "never given" in u or "never present" in u or "never omitted" in u]
+        assert bad == [], (v, bad)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
+def test_explore_strategy_draws_valid_cases(entry):
+    """The strategy spans the suite's parameter space: it reaches the newest version and a
+    the oldest version, and each draw is a value case with expected outputs."""
+    strat = registry.get_strategy(entry.op if not entry.domain else f"{entry.domain}:{entry.op}")
+    quiet = settings(max_examples=60, database=None, suppress_health_check=list(HealthCheck), deadline=None)
+    newest = max(op_spec(entry.op, entry.domain).since_versions)
+    case = find(strat, lambda c: c.since_version == newest, settings=quiet)
+    assert case.expect_error is None and case.datasets[0].outputs
+    oldest = find(strat, lambda c: c.since_version == min(op_spec(entry.op, entry.domain).since_versions),
+                  settings=quiet)
+    assert oldest.expect_error is None
