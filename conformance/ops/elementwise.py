@@ -231,6 +231,13 @@ def _data_formals(vs: VersionSpec):
     return [f for f in vs.inputs if f.option != "optional"]
 
 
+def _lead_formal(entry: Entry, vs: VersionSpec):
+    """The data input whose element type picks a case's numerics classes: the first one, or
+    ``X`` for the ``select`` family (Where's condition is always bool)."""
+    data = _data_formals(vs)
+    return data[1] if entry.family == "select" and len(data) > 1 else data[0]
+
+
 # ----------------------------------------------------------------------------- enumeration
 def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
     """Every value-case coordinate of the frozen suite, in a deterministic order.
@@ -257,7 +264,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
         j = 0
         many = len(combos) > 20
         for ci, combo in enumerate(combos):
-            first = _type_name(_data_formals(vs)[0].type_str, combo)
+            first = _type_name(_lead_formal(entry, vs).type_str, combo)
             nums = numerics_for(entry, first)
             if many and not all(t == first for t in combo.values()):
                 nums = [nums[(ci + r) % len(nums)] for r in range(min(2, len(nums)))]
@@ -275,8 +282,9 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 seen["shape"].add(shape)
                 seen["arity"].add(arity)
                 j += 1
-        combo = next((c for c in combos if V.kind(_type_name(_data_formals(vs)[0].type_str, c)) == V.FLOAT), combos[0])
-        first = _type_name(_data_formals(vs)[0].type_str, combo)
+        combo = next((c for c in combos if V.kind(_type_name(_lead_formal(entry, vs).type_str, c)) == V.FLOAT),
+                     combos[0])
+        first = _type_name(_lead_formal(entry, vs).type_str, combo)
         base = numerics_for(entry, first)[0]
         fill = ops_[0]
         for tag, attrs in states:
@@ -299,7 +307,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
             if b in ops_:
                 continue
             for combo in combos:
-                first = _type_name(_data_formals(vs)[0].type_str, combo)
+                first = _type_name(_lead_formal(entry, vs).type_str, combo)
                 num = "special" if V.kind(first) == V.FLOAT else numerics_for(entry, first)[0]
                 out.append(Point(v, b, tuple(combo.items()), num, shapes[0], *_default_state(states), opts[-1],
                                  "inputs", arities[-1], (("body_opset", b),)))
@@ -543,7 +551,10 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         if n_data >= 3:
             lists = [ls if len(ls) <= 6 else list(np.asarray(ls, dtype=object)[rng.permutation(len(ls))[:6]])
                      for ls in lists]
-        gi = iter(_grid(lists, [t for t, g in zip(types, in_grid) if g]))
+        grid = _grid(lists, [t for t, g in zip(types, in_grid) if g])
+        if entry.family == "variadic" and vs.since_version < 8:  # equal shapes before broadcasting
+            grid = [np.array(a) for a in np.broadcast_arrays(*grid)]
+        gi = iter(grid)
         for o, t, g in zip(occ, types, in_grid):
             if g:
                 exact.append(next(gi))
@@ -592,7 +603,7 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         tol = tolerance_for(entry, t, ctx, [x for x in final if x is not None], full_attrs)
         outputs.append(Output(f.name, V.elem(t), tolerance=tol))
         expected[f.name] = e
-    first_t = types[0]
+    first_t = types[1] if entry.family == "select" else types[0]
     out_shape = np.shape(next(iter(expected.values())))
     tags = {"dtype": first_t, "rank": len(out_shape), "numerics": p.numerics, "opset": p.opset,
             "params": p.attrs_tag, "shape": p.shape, "outputs": ",".join(f.name for f in out_formals)}
@@ -647,7 +658,7 @@ def error_cases(entry: Entry, spec: OpSpec | None = None) -> list[Case]:
             continue
         ops_ = schedule.opsets(spec, v)
         opset = min(schedule.last_opset(spec, v), schedule.RUNTIME_OPSET) if v <= schedule.RUNTIME_OPSET else ops_[0]
-        combo = next((c for c in combos if c.get(_data_formals(vs)[0].type_str, "") == "float"), combos[0])
+        combo = next((c for c in combos if c.get(_lead_formal(entry, vs).type_str, "") == "float"), combos[0])
         required = {k: e.values[k] for e in entry.attrs for k in e.values if vs.attributes.get(k) and
                     vs.attributes[k].required}
         generic = []
@@ -731,7 +742,7 @@ def strategy(entry: Entry):
         v = draw(st.sampled_from(versions))
         vs, combos = per_version[v]
         combo = draw(st.sampled_from(combos))
-        first = _type_name(_data_formals(vs)[0].type_str, combo)
+        first = _type_name(_lead_formal(entry, vs).type_str, combo)
         num = draw(st.sampled_from(numerics_for(entry, first)))
         shape = draw(st.sampled_from(shape_patterns(entry, vs)))
         tag, attrs = draw(st.sampled_from(attr_states(entry, vs)))
