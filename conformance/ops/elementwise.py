@@ -21,7 +21,8 @@ schema (:func:`conformance.opspec.op_spec`):
 * **shapes** from the family's table (:data:`UNARY_SHAPES`, :data:`BINARY_SHAPES`,
   :data:`LEGACY_SHAPES`, :data:`VARIADIC_SHAPES`, :data:`SELECT_SHAPES`): rank 0 to 5,
   size-1 dimensions, zero-size tensors, broadcasting in both directions, legacy
-  ``broadcast``/``axis`` alignment before opset 7;
+  ``broadcast``/``axis`` alignment before opset 7 (special-value grids are laid out so that
+  only B broadcasts, to A's shape, as the legacy rule requires);
 * **numerics classes** by element kind (:func:`numerics_for`): floating ``normal``,
   ``wide``, ``special`` (every pair of special values: NaN, +-inf, +-0, subnormals, the
   smallest normal, +-max...), ``edge`` (the entry's domain edges and their neighbours),
@@ -392,6 +393,23 @@ def _grid(lists: list[list], dtypes_: list[str]) -> list[np.ndarray]:
     return out
 
 
+def _legacy_grid(grid: list[np.ndarray], attrs: dict, shape_b: tuple[int, ...], rng) -> list[np.ndarray]:
+    """The two-input special-value grid laid out for legacy broadcasting, where only B is
+    broadcast, to A's shape: every pair of values in tensors of equal shape (no
+    ``broadcast``), B's values along A's last dim (``broadcast=1``, no axis) or along ``axis``
+    (A's values then along its last dim); a scalar B pattern keeps one of B's values."""
+    va, vb = grid[0].ravel(), grid[1].ravel()
+    na, nb = va.size, vb.size
+    if not attrs.get("broadcast"):
+        return [np.repeat(va, nb).reshape(na, nb), np.tile(vb, na).reshape(na, nb)]
+    if len(shape_b) == 0:
+        return [va, np.array(vb[int(rng.integers(nb))], dtype=vb.dtype).reshape(())]
+    if "axis" not in attrs:
+        return [np.repeat(va, nb).reshape(na, nb), vb]
+    lead = (1,) * int(attrs["axis"])
+    return [np.array(np.broadcast_to(va, lead + (nb, na))), vb]
+
+
 def _sample(entry: Entry, name: str, formal: str, shape, mode: str, rng) -> np.ndarray:
     k = V.kind(name)
     if k == V.FLOAT:
@@ -554,6 +572,8 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         grid = _grid(lists, [t for t, g in zip(types, in_grid) if g])
         if entry.family == "variadic" and vs.since_version < 8:  # equal shapes before broadcasting
             grid = [np.array(a) for a in np.broadcast_arrays(*grid)]
+        if entry.family == "binary" and "broadcast" in vs.attributes:  # legacy: B broadcasts to A's shape only
+            grid = _legacy_grid(grid, legacy, shapes[1], rng)
         gi = iter(grid)
         for o, t, g in zip(occ, types, in_grid):
             if g:
