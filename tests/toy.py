@@ -39,5 +39,7 @@ def abs_cases(seed: int) -> list[Case]:
 
 
 def install() -> None:
-    """Register the toy generator under the op name ``Abs``."""
+    """Register the toy generator under the op name ``Abs`` (after the real generators are
+    loaded, so that the operator table's Abs does not replace it)."""
+    registry.available_ops()
     registry.register("Abs", version="toy")(abs_cases)
