@@ -333,9 +333,6 @@ def _reference_disagreement(case, res) -> str | None:
     * ``fmod-2``: ``fmod`` "must be 0 (default), or 1"; onnx.reference accepts 2.
     * ``pow-int-through-float``: int64 ``Pow`` with results beyond 2^53 computed through
       float64 (numpy's float power) and truncated: ``3**39`` is odd, its float64 is not.
-    * ``pow-exponent-parity``: a float base with a 64-bit integer exponent beyond 2^53
-      (``(-1) ** (2**63 - 1)``): numpy converts the exponent to float64 (rounding it to an
-      even number), the text's ``x^exponent`` is odd: ``-1``, ``-inf``, ``-0``.
     """
     if case.expect_error:
         return case.tags.get("error") if case.tags.get("error") in ("legacy-shape", "fmod-2") else None
@@ -349,8 +346,6 @@ def _reference_disagreement(case, res) -> str | None:
         ty = types.get("T1", tx)
         if tx == "int64" and case.tags["numerics"] in ("pow-large", "int-pow"):
             return "pow-int-through-float"
-        if V.kind(tx) == V.FLOAT and ty in ("int64", "uint64") and case.tags["numerics"] == "special":
-            return "pow-exponent-parity"
     return None
 
 
@@ -369,8 +364,7 @@ def test_agreement_with_onnx_reference(suite):
         why[k] += 1
     assert not unexplained, unexplained[:5]
     # every listed disagreement still exists (the list is not stale)
-    assert set(why) == {"legacy-axis", "pow1-legacy-attrs", "legacy-shape", "fmod-2", "pow-int-through-float",
-                        "pow-exponent-parity"}, why
+    assert set(why) == {"legacy-axis", "pow1-legacy-attrs", "legacy-shape", "fmod-2", "pow-int-through-float"}, why
     assert sum(1 for r in results if r.outcome == "pass") > 0.9 * len(results)
 
 
@@ -507,10 +501,17 @@ WRONG = {
     "mod-literal-float32": ("Mod", "large-ratio"),
     "pow-int-through-float64": ("Pow", "pow-large"),
     "pow-f16-exp-log": ("Pow", None),
-    "pow-exponent-as-double": ("Pow", "special"),
     "broadcast-lenient": ("Add", None),
     "shift-count-masked": ("BitShift", None),
 }
+
+
+def test_pow_integer_exponent_through_double_is_legitimate(suite):
+    """Converting an int64 exponent to double (onnxruntime) can change its parity beyond 2^53; the
+    text fixes no precision for that conversion, so no case claims the parity there."""
+    cases = [c for c in suite if c.op == "Pow" and not c.expect_error and not c.contested]
+    results = run_cases(cases, _backend(flaw="pow-exponent-as-double", check=False))
+    assert cases and Counter(r.outcome for r in results)["fail"] == 0
 
 
 @pytest.mark.parametrize("flaw", sorted(WRONG))

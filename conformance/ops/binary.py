@@ -240,8 +240,15 @@ def _pow(ctx, x, y):
 
 
 def _pow_defined(ctx, x, y):
+    """Integer bases: non-negative integral exponents only.  Floating bases with an integer
+    exponent beyond 2^53: the text fixes no precision for converting the exponent, and a kernel
+    that converts it to double (as onnxruntime does) may change its parity, so a negative base
+    (whose result sign depends on the parity) is not generated there."""
     shape = np.broadcast_shapes(np.shape(x), np.shape(y))
     if not _is_int(x):
+        if _is_int(y):
+            big = _map2(lambda a, b: abs(int(b)) > 2 ** 53, x, y).astype(bool)
+            return ~(np.broadcast_to(np.signbit(x), shape) & big)
         return np.ones(shape, bool)
     return _map2(lambda a, b: (isinstance(b, int) and b >= 0) or
                  (not isinstance(b, int) and math.isfinite(b) and b == int(b) and b >= 0), x, y).astype(bool)
