@@ -59,9 +59,13 @@ propagate too; CUDA: #19984) and ``onnx.reference`` (``np.maximum``) both propag
 measured here: ``Max(NaN, 1, 2)`` and ``Max(1, NaN, 2)`` are NaN in float16/float/double in
 both -- but onnx/onnx#6003 (NaN behaviour of clip/min/max differing between providers) is
 still open and OpenVINO CPU does not propagate (openvinotoolkit/openvino#35839).  Decision:
-the text leaves it open, so NaN is **not generated** for Max/Min (``nan=False``; the special
-values keep +-inf, +-0, subnormals and the extremes, whose order is defined).  Consequence:
-a kernel using ``fmax``/``fmin`` passes every case (tests check this and say why).
+**NaN propagates**, and NaN is generated.  The operation the text names is the maximum, and
+the standards that define a maximum for arrays define it so: IEEE 754-2019 §9.6 ``maximum``
+("if either operand is a NaN, the result is a quiet NaN"; 754-2019 dropped 754-2008's
+``maxNum`` from the recommended operations), the Python array API standard's ``maximum``
+("if either x1_i or x2_i is NaN, the result is NaN"), and onnx's own executable reference.
+A kernel using ``fmax``/``fmin`` (``maximumNumber``) fails the NaN cases; the cases carry
+the ``special`` numerics tag so a report can single them out while onnx/onnx#6003 is open.
 Infinities are ordered (``max(-inf, x) = x``) and are generated.
 
 **Max / Min: the sign of zero.**  ``max(-0, +0)``: -0 and +0 are equal numbers, the text does
@@ -266,9 +270,9 @@ ENTRIES = [
     Entry("Mean", mean_oracle, family="variadic", defined=_defined(mean=True), bound=mean_bound,
           ulps_source=_BOUND_SOURCE + "; plus the division's rounding (Higham Lemma 3.3)",
           notes={8: "multidirectional broadcasting (before: all inputs have the same shape)"}),
-    Entry("Max", _extreme(max), family="variadic", nan=False,
+    Entry("Max", _extreme(max), family="variadic",
           notes={8: "multidirectional broadcasting", 12: "integer types"}),
-    Entry("Min", _extreme(min), family="variadic", nan=False,
+    Entry("Min", _extreme(min), family="variadic",
           notes={8: "multidirectional broadcasting", 12: "integer types"}),
     Entry("Where", where_oracle, family="select", signed_zero=True, float_numerics={"zeros": where_zeros},
           notes={16: "bfloat16"}),
