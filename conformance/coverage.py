@@ -271,8 +271,10 @@ def _unexercised(vs: VersionSpec, values: list[dict]) -> list[str]:
 def _entry_unbuildable(spec: OpSpec, version: int, combo: dict[str, str]) -> str | None:
     """The reason the operator table gives for not building a combination (an entry's
     ``type_filter`` or a value kind the engine has no model for), if the operator is an entry."""
+    from . import registry
     from .ops.elementwise import ENTRIES, skipped_combinations, types_label
 
+    registry.available_ops()  # loads the operator table (coverage of a bundle loads no generator)
     entry = ENTRIES.get((spec.domain, spec.op))
     if entry is None:
         return None
