@@ -145,17 +145,22 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
         manifest = {"format": FORMAT, **suite.identity(), "cases": entries}
         manifest["source"] = "generated"
         _dump_json(manifest, tmp / "manifest.json")
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / "b")
-            os.replace(tmp, out)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, out)
+        _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _replace_dir(tmp: Path, out: Path) -> None:
+    """Move the finished bundle ``tmp`` to ``out``, replacing an existing one (renames only)."""
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.replace(out, old / "b")
+        os.replace(tmp, out)
+        shutil.rmtree(old)
+    else:
+        os.replace(tmp, out)
 
 
 def _write_op(args: tuple[str, int, str]) -> tuple[str, list[dict], dict]:
@@ -244,13 +249,7 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
                     "versions": library_versions(), "content_hash": h.hexdigest(), "n_cases": len(entries),
                     "source": "generated"}
         _dump_json({"format": FORMAT, **identity, "cases": entries}, tmp / "manifest.json")
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / "b")
-            os.replace(tmp, out)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, out)
+        _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -26,3 +26,17 @@ def toy_registered(monkeypatch):
     registry.available_ops()  # load the real generators first: the toy replaces the real Abs, not the reverse
     monkeypatch.setitem(registry._REGISTRY, ("", "Abs"), registry.GeneratorInfo("Abs", "", "toy", toy.abs_cases))
     return "Abs"
+
+
+@pytest.fixture(scope="module")
+def suite(request):
+    """The cases of the test module's ``OPS`` at seed 0 (operator-table family tests)."""
+    from conformance import registry
+
+    return registry.generate(request.module.OPS, seed=0)
+
+
+@pytest.fixture(scope="module")
+def value_cases(suite):
+    """The value cases of :func:`suite`."""
+    return [c for c in suite if c.expect_error is None]

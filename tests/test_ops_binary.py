@@ -343,7 +343,6 @@ def _reference_disagreement(case, res) -> str | None:
     if case.op == "Pow" and res.outcome == "fail":
         types = dict(p.split("=") for p in case.tags.get("types", "").split(",") if "=" in p)
         tx = types.get("T", case.tags["dtype"])
-        ty = types.get("T1", tx)
         if tx == "int64" and case.tags["numerics"] in ("pow-large", "int-pow"):
             return "pow-int-through-float"
     return None

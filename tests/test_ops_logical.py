@@ -47,16 +47,6 @@ LEGACY = ("And", "Or", "Xor", "Equal", "Greater", "Less")
 INT_TYPES = ("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64")
 
 
-@pytest.fixture(scope="module")
-def suite():
-    return registry.generate(OPS, seed=0)
-
-
-@pytest.fixture(scope="module")
-def value_cases(suite):
-    return [c for c in suite if c.expect_error is None]
-
-
 def _ctx(op, t, version=None):
     spec = op_spec(op)
     v = version or max(spec.versions)

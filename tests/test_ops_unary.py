@@ -20,7 +20,6 @@ import mpmath
 import numpy as np
 import pytest
 
-from conformance import registry
 from conformance.backends.kernel import KernelBackend
 from conformance.coverage import compute_coverage
 from conformance.ops import unary
@@ -31,16 +30,6 @@ TRANSCENDENTAL = {"Exp": mpmath.exp, "Log": mpmath.log, "Sin": mpmath.sin, "Cos"
                   "Asin": mpmath.asin, "Acos": mpmath.acos, "Atan": mpmath.atan, "Sinh": mpmath.sinh,
                   "Cosh": mpmath.cosh, "Asinh": mpmath.asinh, "Acosh": mpmath.acosh, "Atanh": mpmath.atanh,
                   "Erf": mpmath.erf, "Sqrt": mpmath.sqrt}
-
-
-@pytest.fixture(scope="module")
-def suite():
-    return registry.generate(OPS, seed=0)
-
-
-@pytest.fixture(scope="module")
-def value_cases(suite):
-    return [c for c in suite if c.expect_error is None]
 
 
 def _entry(op):

@@ -23,7 +23,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conformance import registry
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
 from conformance.coverage import compute_coverage
@@ -34,16 +33,6 @@ from conformance.runner import run_cases
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = [e.op for e in variadic.ENTRIES]
 ENTRY = {e.op: e for e in variadic.ENTRIES}
-
-
-@pytest.fixture(scope="module")
-def suite():
-    return registry.generate(OPS, seed=0)
-
-
-@pytest.fixture(scope="module")
-def value_cases(suite):
-    return [c for c in suite if c.expect_error is None]
 
 
 def _ctx(op, t="float", n=3):

@@ -121,7 +121,7 @@ import numpy as np
 
 from . import values as V
 from .elementwise import register_entries
-from .entry import Attrs, Entry, Err, Interval, ufunc
+from .entry import Attrs, Entry, Err, ufunc
 
 
 # ----------------------------------------------------------------------------- helpers
