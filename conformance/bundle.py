@@ -163,28 +163,65 @@ def _replace_dir(tmp: Path, out: Path) -> None:
         os.replace(tmp, out)
 
 
-def _write_op(args: tuple[str, int, str]) -> tuple[str, list[dict], dict]:
+_ENTRIES_DIR = ".entries"
+
+
+def _write_op(args: tuple[int, str, int, str]) -> tuple[str, list[tuple[str, str, bool]], dict]:
     """Generate one operator's cases and write them under ``root`` (a worker of
-    :func:`write_generated_bundle`); returns (op, manifest entries, generator info)."""
+    :func:`write_generated_bundle`), with their manifest entries as JSON lines in
+    ``root/.entries/<index>.jsonl``; returns (op, [(id, content hash, is error case)], generator
+    info): nothing that grows with the cases' data."""
     from . import registry
 
-    op, seed, root = args
-    entries = []
-    for case in registry.generate([op], seed):
-        kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
-        rel = f"{kind}/{case.dirname}"
-        _write_case(case, Path(root) / rel)
-        entries.append(_case_entry(case, rel))
+    index, op, seed, root = args
+    keys = []
+    (Path(root) / _ENTRIES_DIR).mkdir(exist_ok=True)
+    with open(Path(root) / _ENTRIES_DIR / f"{index:06d}.jsonl", "w", encoding="utf-8") as f:
+        for case in registry.generate([op], seed):
+            kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
+            rel = f"{kind}/{case.dirname}"
+            _write_case(case, Path(root) / rel)
+            f.write(json.dumps(_case_entry(case, rel), sort_keys=True, allow_nan=False) + "\n")
+            keys.append((case.id, case.content_hash, case.expect_error is not None))
     info = registry.get(op)
-    return op, entries, {op: f"{info.name}@{info.version}"}
+    return op, keys, {op: f"{info.name}@{info.version}"}
+
+
+def _indented(obj, prefix: str) -> str:
+    """``json.dumps(obj, indent=1, sort_keys=True)`` as it appears nested under ``prefix``
+    indentation inside a larger document written by :func:`_dump_json` (JSON strings hold no
+    raw newlines, so re-indenting line by line is exact)."""
+    text = json.dumps(obj, indent=1, sort_keys=True, allow_nan=False)
+    return text.replace("\n", "\n" + prefix)
+
+
+def _stream_manifest(path: Path, entry_files: list[Path], identity: dict) -> None:
+    """Write ``{"format", **identity, "cases": [...]}`` to ``path`` with the bytes of
+    :func:`_dump_json`, reading the case entries one at a time from ``entry_files`` (JSON lines).
+    ``"cases"`` sorts first among the keys, so the entries stream before the identity."""
+    rest = {"format": FORMAT, **identity}
+    assert all(k > "cases" for k in rest)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('{\n "cases": [')
+        first = True
+        for ef in entry_files:
+            with open(ef, encoding="utf-8") as f:
+                for line in f:
+                    out.write(("\n" if first else ",\n") + "  " + _indented(json.loads(line), "  "))
+                    first = False
+        out.write("]" if first else "\n ]")
+        for k in sorted(rest):
+            out.write(f',\n {json.dumps(k)}: ' + _indented(rest[k], " "))
+        out.write("\n}\n")
 
 
 def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *, force: bool = False,
                            jobs: int = 1, progress=None) -> dict:
     """Generate ``ops`` with ``seed`` and write them as a bundle at ``out``, streaming: each
     operator's cases are generated and written by a worker (``jobs`` processes; 1: in this
-    process) and only their manifest entries come back, so the parent's memory holds no
-    models or arrays.  The bytes are those of :func:`write_bundle` on
+    process), their manifest entries go to a scratch file, and the manifest is assembled from
+    those files one entry at a time.  The parent holds only (id, content hash) per case, so its
+    memory does not grow with the cases' data.  The bytes are those of :func:`write_bundle` on
     :func:`conformance.suite.generate_suite` (same seed and versions, same bundle), whatever
     ``jobs`` is.
 
@@ -216,7 +253,7 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        work = [(op, seed, str(tmp)) for op in ops]
+        work = [(i, op, seed, str(tmp)) for i, op in enumerate(ops)]
         if jobs > 1 and len(ops) > 1:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -226,34 +263,36 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
             results = pool.map(_write_op, work)
         else:
             pool, results = None, map(_write_op, work)
-        entries: list[dict] = []
+        keys: dict[str, str] = {}
         generators: dict[str, str] = {}
-        seen: set[str] = set()
+        n_error = 0
         try:
-            for op, op_entries, gen in results:
-                for e in op_entries:
-                    if e["id"] in seen:
-                        raise ValueError(f"duplicate case id {e['id']}")
-                    seen.add(e["id"])
-                entries.extend(op_entries)
+            for op, op_keys, gen in results:
+                for cid, chash, is_error in op_keys:
+                    if cid in keys:
+                        raise ValueError(f"duplicate case id {cid}")
+                    keys[cid] = chash
+                    n_error += is_error
                 generators.update(gen)
                 if progress:
-                    progress(op, len(op_entries))
+                    progress(op, len(op_keys))
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
         h = hashlib.sha256()
-        for cid, ch in sorted((e["id"], e["content_hash"]) for e in entries):
-            h.update(f"{cid}\0{ch}\n".encode())
+        for cid in sorted(keys):
+            h.update(f"{cid}\0{keys[cid]}\n".encode())
         identity = {"seed": seed, "ops": list(ops), "generators": dict(sorted(generators.items())),
-                    "versions": library_versions(), "content_hash": h.hexdigest(), "n_cases": len(entries),
+                    "versions": library_versions(), "content_hash": h.hexdigest(), "n_cases": len(keys),
                     "source": "generated"}
-        _dump_json({"format": FORMAT, **identity, "cases": entries}, tmp / "manifest.json")
+        scratch = tmp / _ENTRIES_DIR
+        _stream_manifest(tmp / "manifest.json", sorted(scratch.glob("*.jsonl")) if scratch.exists() else [], identity)
+        shutil.rmtree(scratch, ignore_errors=True)
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {**identity, "n_error": sum(1 for e in entries if e["expect_error"] is not None)}
+    return {**identity, "n_error": n_error}
 
 
 def _write_case(case: Case, d: Path) -> None:

@@ -225,3 +225,23 @@ def test_string_hash_does_not_depend_on_the_numpy_string_dtype():
     assert a.content_hash == b.content_hash == c.content_hash
     assert mk(np.array(["ab", "u"], dtype=object)).content_hash != a.content_hash
     assert mk(np.array(["a", "bü"], dtype=object)).content_hash != a.content_hash  # no ambiguity at the joins
+
+
+def test_streamed_generation_writes_the_same_bytes(tmp_path):
+    """generate's streamed writer (workers, manifest assembled entry by entry) gives the bundle
+    write_bundle gives, byte for byte, with one worker and with two."""
+    import filecmp
+
+    from conformance.bundle import write_bundle, write_generated_bundle
+    from conformance.suite import generate_suite
+
+    ops = ["Acos", "Where", "Dropout"]
+    ref = write_bundle(generate_suite(ops, 0), tmp_path / "ref")
+    for jobs in (1, 2):
+        ident = write_generated_bundle(ops, 0, tmp_path / f"s{jobs}", jobs=jobs)
+        assert ident["n_cases"] == len(generate_suite(ops, 0).cases) and ident["n_error"] > 0
+        files = sorted(str(p.relative_to(ref)) for p in ref.rglob("*") if p.is_file())
+        got = sorted(str(p.relative_to(tmp_path / f"s{jobs}")) for p in (tmp_path / f"s{jobs}").rglob("*") if p.is_file())
+        assert files == got
+        match, mismatch, errors = filecmp.cmpfiles(ref, tmp_path / f"s{jobs}", files, shallow=False)
+        assert mismatch == [] and errors == [] and len(match) == len(files)
