@@ -46,7 +46,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -191,7 +191,7 @@ def attr_states(entry: Entry, vs: VersionSpec) -> list[tuple[str, dict]]:
     return out
 
 
-def optional_states(vs: VersionSpec, family: str) -> list[tuple[str, ...]]:
+def optional_states(vs: VersionSpec) -> list[tuple[str, ...]]:
     """Present/absent patterns of the optional inputs (every subset), fewest first."""
     opt = [f.name for f in vs.inputs if f.option == "optional"]
     out = []
@@ -257,7 +257,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
             continue
         ops_ = schedule.opsets(spec, v)
         states = attr_states(entry, vs)
-        opts = optional_states(vs, entry.family)
+        opts = optional_states(vs)
         shapes = shape_patterns(entry, vs)
         arities = ARITIES if entry.family == "variadic" else (1,)
         n_inputs = len(vs.inputs)
@@ -321,11 +321,6 @@ def _default_state(states):
 
 
 # ----------------------------------------------------------------------------- building
-def _dims(template: str, rng) -> tuple[int, ...]:
-    sym = {c: int(rng.integers(2, 5)) for c in "SMK"}
-    return tuple(sym[c] if c in sym else int(c) for c in template)
-
-
 def _unary_shape(pattern: str, rng) -> tuple[int, ...]:
     if pattern == "zero-size":
         return (int(rng.integers(1, 4)), 0)
@@ -335,22 +330,20 @@ def _unary_shape(pattern: str, rng) -> tuple[int, ...]:
 
 
 def _shapes(entry: Entry, vs: VersionSpec, p: Point, rng) -> tuple[list[tuple[int, ...]], dict]:
-    """Declared shapes of the data inputs and the legacy attributes of the pattern."""
+    """Declared shapes of the data inputs and the legacy attributes of the pattern: the
+    family table's templates with S, M, K each a dim drawn in [2, 4] and digits literal."""
     if entry.family == "unary":
         return [_unary_shape(p.shape, rng)], {}
-    if entry.family == "binary":
-        if "broadcast" in vs.attributes:
-            a, b, attrs = LEGACY_SHAPES[p.shape]
-            sym = {c: int(rng.integers(2, 5)) for c in "SMK"}
-            return [tuple(sym[c] for c in a), tuple(sym[c] for c in b)], dict(attrs)
-        a, b = BINARY_SHAPES[p.shape]
-        sym = {c: int(rng.integers(2, 5)) for c in "SMK"}
-        return [tuple(sym.get(c, None) or int(c) for c in a), tuple(sym.get(c, None) or int(c) for c in b)], {}
-    table = VARIADIC_SHAPES if entry.family == "variadic" else SELECT_SHAPES
+    attrs: dict = {}
+    if entry.family == "binary" and "broadcast" in vs.attributes:
+        *temps, attrs = LEGACY_SHAPES[p.shape]
+    elif entry.family == "binary":
+        temps = BINARY_SHAPES[p.shape]
+    else:
+        temps = (VARIADIC_SHAPES if entry.family == "variadic" else SELECT_SHAPES)[p.shape]
     sym = {c: int(rng.integers(2, 5)) for c in "SMK"}
-    temps = table[p.shape]
-    n = p.arity if entry.family == "variadic" else 3
-    return [tuple(sym.get(c, None) or int(c) for c in temps[i]) for i in range(n)], {}
+    n = p.arity if entry.family == "variadic" else len(temps)
+    return [tuple(sym[c] if c in sym else int(c) for c in temps[i]) for i in range(n)], dict(attrs)
 
 
 def _align_legacy(b: np.ndarray, rank_a: int, attrs: dict) -> np.ndarray:
@@ -766,7 +759,7 @@ def strategy(entry: Entry):
         num = draw(st.sampled_from(numerics_for(entry, first)))
         shape = draw(st.sampled_from(shape_patterns(entry, vs)))
         tag, attrs = draw(st.sampled_from(attr_states(entry, vs)))
-        opt = draw(st.sampled_from(optional_states(vs, entry.family)))
+        opt = draw(st.sampled_from(optional_states(vs)))
         opset = draw(st.integers(v, schedule.last_opset(spec, v)))
         arity = draw(st.sampled_from(ARITIES)) if entry.family == "variadic" else 1
         params = draw(st.sampled_from(("inputs", "initializers")))
@@ -817,4 +810,4 @@ def skipped_combinations(entry: Entry) -> dict[tuple[int, str], str]:
 
 
 __all__ = ["Point", "build", "cases", "error_cases", "points", "register_entries", "strategy", "tolerance_for",
-           "ENTRIES", "GEN_VERSION", "field"]
+           "ENTRIES", "GEN_VERSION"]

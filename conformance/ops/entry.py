@@ -235,13 +235,3 @@ def ufunc(fn: Callable[..., Any]) -> Oracle:
     oracle.__name__ = getattr(fn, "__name__", "ufunc")
     oracle.__qualname__ = oracle.__name__
     return oracle
-
-
-def exact_ints(fn: Callable[[int], Any]) -> Callable[[np.ndarray], np.ndarray]:
-    """Apply a Python function element-wise to an object array (exact integer arithmetic)."""
-    vec = np.frompyfunc(fn, 1, 1)
-
-    def apply(x):
-        return np.asarray(vec(x), dtype=object)
-
-    return apply
