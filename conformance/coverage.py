@@ -272,7 +272,7 @@ def _entry_unbuildable(spec: OpSpec, version: int, combo: dict[str, str]) -> str
     """The reason the operator table gives for not building a combination (an entry's
     ``type_filter`` or a value kind the engine has no model for), if the operator is an entry."""
     from . import registry
-    from .ops.elementwise import ENTRIES, skipped_combinations, types_label
+    from .ops.engine import ENTRIES, skipped_combinations, types_label
 
     registry.available_ops()  # loads the operator table (coverage of a bundle loads no generator)
     entry = ENTRIES.get((spec.domain, spec.op))

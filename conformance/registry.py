@@ -24,7 +24,6 @@ from .case import Case
 FAMILIES = (
     "conformance.generators.layer_normalization",
     "conformance.generators.batch_normalization",
-    "conformance.generators.softmax",
     "conformance.generators.dropout",
     "conformance.generators.activations",
     "conformance.generators.normalization",
@@ -32,6 +31,7 @@ FAMILIES = (
     "conformance.ops.binary",
     "conformance.ops.logical",
     "conformance.ops.variadic",
+    "conformance.ops.softmax",
 )
 
 

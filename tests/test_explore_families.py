@@ -27,8 +27,9 @@ import test_softmax as ts
 from conformance import registry
 from conformance.backends.kernel import KernelBackend
 from conformance.explore import ExploreFailure, describe_case, explore_op
+from conformance.ops import engine
+from conformance.opspec import op_spec
 from conformance.generators import activations as gen_act
-from conformance.generators import softmax as gen_sm
 from conformance.reference import activations as ref_act
 from conformance.reference import softmax as sm_ref
 from conformance.runner import run_case
@@ -54,7 +55,7 @@ def test_every_activation_and_softmax_op_has_a_strategy():
     ops = registry.strategy_ops()
     assert set(ACTIVATIONS + SOFTMAX) <= set(ops)
     assert registry.strategy_name("Gelu") == "conformance.generators.activations.strategy_Gelu"
-    assert registry.strategy_name("LogSoftmax") == "conformance.generators.softmax.strategy_log_softmax"
+    assert registry.strategy_name("LogSoftmax") == "conformance.ops.engine.strategy_LogSoftmax"
 
 
 @pytest.mark.parametrize("op", ["Relu", "PRelu", "Selu", "Gelu", "HardSigmoid", "Swish"])
@@ -72,8 +73,8 @@ def test_activation_strategy_shrinks_to_the_simplest_case(op):
 def test_softmax_strategy_shrinks_to_the_simplest_case(op):
     case = find(registry.get_strategy(op), lambda c: True, settings=settings(**QUIET))
     assert (case.since_version, case.opset, case.tags["dtype"], case.tags["numerics"]) == (1, 1, "float", "normal")
-    # rank 1 before 13: the default axis (1) is out of range, so the first choice is axis 0
-    assert _x(case).shape == (1,) and case.attributes == {"axis": 0} and case.tags["explore_seed"] == 0
+    # rank 1 before 13: the default axis (1) is out of range, so the first pattern is axis 0
+    assert _x(case).shape == (2,) and case.attributes == {"axis": 0} and case.tags["explore_seed"] == 0
 
 
 def test_activation_attributes_are_drawn_beyond_the_table():
@@ -111,20 +112,25 @@ def test_prelu_slope_kinds_and_softmax_axes_are_all_reached():
     @settings(max_examples=200, **QUIET)
     @given(registry.get_strategy("Softmax"))
     def softmax(case):
-        axes.add((case.since_version, case.tags["axis"]))
+        axes.add((case.since_version, "default" if case.tags["shape"].endswith("default") else case.attributes["axis"]))
 
     softmax()
-    # the choices are every valid axis of the version and rank (and the default where valid) ...
+    # the choices are every valid axis of the version and rank 1-4 (and the default where valid) ...
+    entry = next(e for e in engine.ENTRIES.values() if e.op == "Softmax")
+    spec = op_spec("Softmax")
     for since in (1, 11, 13):
-        for rank in range(1, 6):
+        patterns = [sh for sh in entry.shapes if sh.name in engine.shape_patterns(entry, spec.versions[since])]
+        for rank in range(1, 5):
             lo, hi = sm_ref.axis_range(since, rank)
-            choices = gen_sm._explore_axes(since, rank)
+            choices = {sh.attrs.get("axis") for sh in patterns if len(sh.inputs["input"]) == rank
+                       and not sh.name.startswith("long")}
             assert sorted(a for a in choices if a is not None) == list(range(lo, hi))
-            assert (None in choices) == (rank > 1 or since >= 13)
-    # ... and the draws reach the default, both signs and the 2-D coercion at a leading axis
+            assert (None in choices) == (rank == 3 or (rank == 1 and since >= 13))
+    # ... and the draws reach both signs and the 2-D coercion at a leading axis (the default
+    # pattern is among the choices above)
     for since in (11, 13):
-        assert {(since, "default"), (since, 0), (since, -1), (since, -2)} <= axes, sorted(axes, key=str)
-    assert {(1, "default"), (1, 0), (1, 2)} <= axes, sorted(axes, key=str)
+        assert {(since, 0), (since, -1), (since, -2)} <= axes, sorted(axes, key=str)
+    assert {(1, 0), (1, 2)} <= axes, sorted(axes, key=str)
 
 
 # ----------------------------------------------------------------------------- legitimate kernels pass
@@ -163,9 +169,9 @@ def test_softmax_with_the_single_axis_semantics_before_13_shrinks_to_a_small_fla
     c = f.case
     # only the 2-D coercion of versions 1/11 differs from one axis: the axis is not the last
     # one and the flattened dims after it are not all 1
-    assert c.since_version < 13 and c.tags["flattened"], describe_case(c)
+    assert c.since_version < 13 and ts._flattened(c), describe_case(c)
     assert len(_x(c).shape) <= 3 and _size(c) <= 8, describe_case(c)
-    assert c.tags["dtype"] == "float" and c.tags["numerics"] == "normal" and not c.tags.get("long_rows"), \
+    assert c.tags["dtype"] == "float" and c.tags["numerics"] == "normal" and not c.tags["shape"].startswith("long"), \
         describe_case(c)
     assert f.counts["pass"] >= 1  # not found at once: random draws, then shrinking
 

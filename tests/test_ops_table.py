@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, find, settings
 
 from conformance import registry
 from conformance.coverage import compute_coverage
-from conformance.ops import elementwise, schedule
+from conformance.ops import engine, schedule
 from conformance.opspec import op_spec
 
 registry.available_ops()  # load every family
-ENTRIES = sorted(elementwise.ENTRIES.values(), key=lambda e: e.key)
+ENTRIES = sorted(engine.ENTRIES.values(), key=lambda e: e.key)
 IDS = [e.op for e in ENTRIES]
 
 
@@ -48,8 +48,8 @@ def test_schedule():
 def test_entry_cases_deterministic_unique_and_covering(entry):
     """Same seed, same content; ids unique; every version and type combination covered or
     declared; every attribute given and every optional input present and absent."""
-    cases = elementwise.cases(entry, 0)
-    again = elementwise.cases(entry, 0)
+    cases = engine.cases(entry, 0)
+    again = engine.cases(entry, 0)
     assert [c.content_hash for c in cases] == [c.content_hash for c in again]
     assert len({c.id for c in cases}) == len(cases)
     assert any(c.expect_error is None for c in cases)

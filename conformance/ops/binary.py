@@ -5,7 +5,7 @@ Each entry holds only what the schema cannot say (:mod:`conformance.ops.entry`);
 (multidirectional broadcasting from version 7, the legacy ``broadcast``/``axis`` rule of
 Add/Sub/Mul/Div-1 and -6 and Pow-1), types, opsets and the generic error cases (shapes that
 do not broadcast, legacy shapes that do not align) come from the engine
-(:mod:`conformance.ops.elementwise`).  Decisions recorded here, quoting the operator text
+(:mod:`conformance.ops.engine`).  Decisions recorded here, quoting the operator text
 (``onnx.defs.get_schema(op, version).doc``):
 
 **Accuracy.**
@@ -120,7 +120,7 @@ import math
 import numpy as np
 
 from . import values as V
-from .elementwise import register_entries
+from .engine import register_entries
 from .entry import Attrs, Entry, Err, ufunc
 
 

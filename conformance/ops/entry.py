@@ -7,7 +7,7 @@ text-only version changes, extra numerics classes and special values, the accura
 and where it comes from, error and contested cases.  Everything else -- versions, opset
 schedule, function-body opsets, type combinations, optional inputs, attribute defaults,
 initializer variants, ids, tags, tolerances, coverage and the explore-mode strategy -- is
-derived by the family engine (:mod:`conformance.ops.elementwise`) from the schema.
+derived by the family engine (:mod:`conformance.ops.engine`) from the schema.
 
 The oracle's calling convention is the same for every operator (like onnx's
 ``OpRun._run``: inputs and attributes in, outputs out)::
@@ -46,7 +46,10 @@ class Ctx:
         opset: the opset the model imports.
         types: formal input name -> spec type name (``"float"``, ``"int8"``, ...), for the
             present inputs (a variadic formal's occurrences share its name).
-        out_types: formal output name -> spec type name.
+        out_types: formal output name -> spec type name (the present outputs).
+        attrs: every attribute of the version with the schema defaults filled in (what the
+            oracle receives as keywords; numerics classes read ``axis`` from it).
+        outputs: the formal outputs the model requests (optional ones included when present).
     """
 
     op: str
@@ -54,6 +57,8 @@ class Ctx:
     opset: int
     types: Mapping[str, str]
     out_types: Mapping[str, str] = field(default_factory=dict)
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    outputs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,52 @@ class Err:
     type_name: str | None = None
 
 
+@dataclass(frozen=True)
+class Shape:
+    """One shape pattern of an entry's own shape table (family ``shaped``).
+
+    Templates are strings of letters and digits, one character per dimension: a digit is a
+    literal dimension, a letter a dimension drawn once per case in ``dims[letter]`` (default
+    ``[2, 4]``; the same letter is the same dimension in every input), so ``"SMK"`` and
+    ``"MK"`` give an X of rank 3 and a Scale over its last two axes.
+
+    Attributes:
+        name: the pattern's name (the case's ``shape`` tag and part of its id).
+        inputs: formal input name -> template (inputs not named are scalars ``()``;
+            an absent optional input ignores its template).
+        attrs: attributes the pattern writes (``axis`` that matches the templates); they
+            take precedence over the attribute state's.
+        since / until: since_versions the pattern applies to (inclusive).
+        dims: letter -> ``(lo, hi)`` drawn inclusive (long rows: ``{"L": (4096, 4096)}``).
+        numerics: the numerics classes this pattern is worth (long rows: the accumulating
+            ones); a case the cycle gives another class takes one of these instead.
+    """
+
+    name: str
+    inputs: Mapping[str, str]
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    since: int = 0
+    until: int = 10**6
+    dims: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    numerics: tuple[str, ...] = ()
+
+    def applies(self, version: int) -> bool:
+        """Whether the pattern applies to ``version``."""
+        return self.since <= version <= self.until
+
+    def letters(self) -> dict[str, tuple[int, int]]:
+        """letter -> the inclusive range it is drawn from, in sorted order."""
+        found = sorted({c for t in self.inputs.values() for c in t if c.isalpha()})
+        return {c: tuple(self.dims.get(c, (2, 4))) for c in found}
+
+    def draw(self, rng: np.random.Generator, fixed: Mapping[str, int] | None = None) -> dict[str, tuple[int, ...]]:
+        """formal input name -> shape, every letter drawn once from ``rng`` (sorted order)
+        unless ``fixed`` gives it (explore mode draws the dims with hypothesis, so they shrink)."""
+        fixed = fixed or {}
+        sym = {c: int(fixed[c]) if c in fixed else int(rng.integers(lo, hi + 1)) for c, (lo, hi) in self.letters().items()}
+        return {k: tuple(sym[c] if c.isalpha() else int(c) for c in t) for k, t in self.inputs.items()}
+
+
 Oracle = Callable[..., Any]
 #: ``fn(rng, ctx, shapes) -> list of arrays`` (one per data input; float64 for floating
 #: inputs, ints for integer ones): an extra numerics class of an entry.
@@ -146,10 +197,11 @@ class Entry:
     Attributes:
         op: operator type.
         oracle: the exact oracle (module docstring for the convention).
-        family: the engine that expands it: ``unary`` (one data input, optional
+        family: the engine's shape rule: ``unary`` (one data input, optional
             parameters), ``binary`` (two inputs, multidirectional or legacy broadcasting),
             ``variadic`` (one variadic input, 1 to 3 occurrences), ``select`` (Where: three
-            inputs broadcast together).
+            inputs broadcast together), ``shaped`` (the entry's own :attr:`shapes` table:
+            axis-based and parameterised operators).
         domain: operator domain (``""``: ai.onnx).
         values: formal input name -> :class:`Interval` of ordinary floating draws.
         ints: formal input name -> ``(lo, hi)`` of ordinary integer draws (default: the
@@ -191,7 +243,23 @@ class Entry:
             the schema admits but no case can exercise (the reason is reported by
             coverage).
         int_numerics / float_numerics / string_numerics: extra numerics classes by the
-            kind of the first data input (integer, floating, string).
+            kind of the first data input (integer, floating, string).  A class named like a
+            default one (``special``) replaces it.
+        shapes: the entry's own shape table (family ``shaped``: axis-based operators whose
+            inputs' shapes are tied to an attribute), :class:`Shape` patterns.
+        tolerance: ``fn(ctx, inputs, attrs, outputs) -> {output name: Tolerance}``: the
+            entry derives its tolerances itself (statistics-based operators: from legitimate
+            variants, :func:`conformance.tolerance.derive_tolerance`); ``inputs`` are the
+            exact values fed (``None`` for an absent input), ``outputs`` the oracle's exact
+            present outputs by name.  Replaces ``ulps``/``bound``.
+        outputs_rule: ``fn(version, attrs, outputs) -> bool``: whether a model may request
+            this set of optional outputs with these attributes (BatchNormalization's
+            running statistics only in training mode); default: every subset.
+        check: ``fn(ctx, attrs) -> "module:function" or None``: outputs the text leaves
+            random are judged by that function instead of a value comparison
+            (:attr:`conformance.case.Case.check`).
+        per_type: value cases per type combination (default: one per numerics class); the
+            shape patterns and attribute states cycle over them.
     """
 
     op: str
@@ -218,6 +286,11 @@ class Entry:
     contested: Callable[..., str | None] | None = None
     errors: tuple[Err, ...] = ()
     type_filter: Callable[[int, Mapping[str, str]], str | None] | None = None
+    shapes: tuple[Shape, ...] = ()
+    tolerance: Callable[..., Mapping[str, Any]] | None = None
+    outputs_rule: Callable[[int, Mapping[str, Any], tuple[str, ...]], bool] | None = None
+    check: Callable[..., str | None] | None = None
+    per_type: int = 0
 
     @property
     def key(self) -> tuple[str, str]:

@@ -60,7 +60,7 @@ import numpy as np
 
 from ..opspec import op_spec
 from . import values as V
-from .elementwise import register_entries
+from .engine import register_entries
 from .entry import Entry
 
 # ----------------------------------------------------------------------------- oracles

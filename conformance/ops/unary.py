@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from .elementwise import register_entries
+from .engine import register_entries
 from .entry import Attrs, Entry, Interval, ufunc
 
 _ERF = np.frompyfunc(math.erf, 1, 1)

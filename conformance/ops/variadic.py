@@ -2,7 +2,7 @@
 select operator Where (family ``select``).
 
 Each entry holds only what the schema cannot say (:mod:`conformance.ops.entry`); the engine
-(:mod:`conformance.ops.elementwise`) derives versions, types, 1 to 3 occurrences of the
+(:mod:`conformance.ops.engine`) derives versions, types, 1 to 3 occurrences of the
 variadic input, shapes (equal shapes before version 8, multidirectional broadcasting from
 8, three-way broadcasting for Where), the legacy ``consumed_inputs`` state of version 1 and
 the error cases (unequal shapes before 8, incompatible shapes from 8).  Decisions recorded
@@ -104,7 +104,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import values as V
-from .elementwise import register_entries
+from .engine import register_entries
 from .entry import Entry
 
 # ----------------------------------------------------------------------------- helpers

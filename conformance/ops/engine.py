@@ -56,7 +56,7 @@ from ..case import Case, DataSet, Input, Output
 from ..opspec import OpSpec, VersionSpec, op_spec, type_combinations
 from ..tolerance import Tolerance
 from . import schedule, values as V
-from .entry import REALS, Ctx, Entry
+from .entry import REALS, Ctx, Entry, Shape
 
 #: Bump whenever the cases of the element-wise engine change.
 GEN_VERSION = "1"
@@ -122,6 +122,9 @@ class Point:
         params: ``inputs`` or ``initializers`` for the inputs after the first.
         arity: occurrences of a variadic input.
         extra: additional tags (``body_opset``, ``legacy``).
+        outputs: the optional outputs the model requests.
+        dims: dimension letters of a ``shaped`` pattern fixed by explore mode (the others
+            are drawn from the case's stream).
     """
 
     version: int
@@ -135,6 +138,8 @@ class Point:
     params: str = "inputs"
     arity: int = 1
     extra: tuple[tuple[str, Any], ...] = ()
+    outputs: tuple[str, ...] = ()
+    dims: tuple[tuple[str, int], ...] = ()
 
 
 # ----------------------------------------------------------------------------- schema helpers
@@ -179,8 +184,7 @@ def attr_states(entry: Entry, vs: VersionSpec) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = []
     if not required:
         out.append(("default", {}))
-    defaults = {k: a.default for k, a in attrs.items()
-                if a.default is not None and k not in ("consumed_inputs", "broadcast", "axis")}
+    defaults = {k: a.default for k, a in attrs.items() if a.default is not None and k not in _legacy_attrs(vs)}
     if defaults:
         out.append(("explicit-default", defaults))
     out += table
@@ -189,6 +193,30 @@ def attr_states(entry: Entry, vs: VersionSpec) -> list[tuple[str, dict]]:
     if "consumed_inputs" in attrs:
         out.append(("legacy", {"consumed_inputs": [0]}))
     return out
+
+
+def _legacy_attrs(vs: VersionSpec) -> tuple[str, ...]:
+    """Attributes of the legacy element-wise versions the engine sets itself (``consumed_inputs``;
+    ``broadcast``/``axis`` of the versions before multidirectional broadcasting)."""
+    return ("consumed_inputs", "broadcast", "axis") if "broadcast" in vs.attributes else ("consumed_inputs",)
+
+
+def output_states(entry: Entry, vs: VersionSpec) -> list[tuple[str, ...]]:
+    """Requested/omitted patterns of the optional outputs (every subset), fewest first."""
+    opt = [f.name for f in vs.outputs if f.option == "optional"]
+    out = []
+    for k in range(len(opt) + 1):
+        out += list(itertools.combinations(opt, k))
+    return out
+
+
+def _outputs_for(entry: Entry, vs: VersionSpec, attrs: dict, states: list[tuple[str, ...]], k: int) -> tuple[str, ...]:
+    """The ``k``-th (cyclically) optional-output pattern that ``attrs`` admits (the entry's
+    ``outputs_rule``); none requested when no pattern is admitted."""
+    if entry.outputs_rule is None:
+        return states[k % len(states)]
+    ok = [o for o in states if entry.outputs_rule(vs.since_version, attrs, o)]
+    return ok[k % len(ok)] if ok else ()
 
 
 def optional_states(vs: VersionSpec) -> list[tuple[str, ...]]:
@@ -201,7 +229,9 @@ def optional_states(vs: VersionSpec) -> list[tuple[str, ...]]:
 
 
 def shape_patterns(entry: Entry, vs: VersionSpec) -> list[str]:
-    """The shape patterns of the family for this version."""
+    """The shape patterns of the family (or the entry's own table) for this version."""
+    if entry.family == "shaped":
+        return [sh.name for sh in entry.shapes if sh.applies(vs.since_version)]
     if entry.family == "unary":
         return list(UNARY_SHAPES)
     if entry.family == "binary":
@@ -220,12 +250,17 @@ def numerics_for(entry: Entry, type_name: str) -> list[str]:
         out = ["normal", "wide", "special"]
         if any(iv.edges for iv in entry.values.values()):
             out.append("edge")
-        return out + list(entry.float_numerics)
+        return _plus(out, entry.float_numerics)
     if k == V.INT:
-        return ["int", "int-extremes"] + list(entry.int_numerics)
+        return _plus(["int", "int-extremes"], entry.int_numerics)
     if k == V.STRING:
-        return [k] + list(entry.string_numerics)
+        return _plus([k], entry.string_numerics)
     return [k]
+
+
+def _plus(defaults: list[str], own) -> list[str]:
+    """The default classes then the entry's own (one named like a default replaces it)."""
+    return defaults + [n for n in own if n not in defaults]
 
 
 def _data_formals(vs: VersionSpec):
@@ -243,75 +278,96 @@ def _lead_formal(entry: Entry, vs: VersionSpec):
 def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
     """Every value-case coordinate of the frozen suite, in a deterministic order.
 
-    Per version: per type combination the numerics classes (at most two per combination when
-    a version has more than 20 combinations, rotating so every class appears), cycling over
-    the shape patterns, attribute states, optional-input patterns, opsets and
-    inputs/initializers; then one ``normal`` case for every attribute state, optional
-    pattern, shape pattern and arity the cycle missed; then the function-body opsets.
+    Per version: per type combination one case per numerics class (at least ``per_type``
+    cases, the classes repeating; at most two per combination when a version has more than
+    20 combinations, rotating so every class appears), cycling over the shape patterns,
+    attribute states, optional-input and optional-output patterns, opsets and
+    inputs/initializers; then one case for every attribute state, optional pattern, shape
+    pattern and arity the cycle missed; then the function-body opsets.
     """
     spec = spec or op_spec(entry.op, entry.domain)
     out: list[Point] = []
     for v, vs in spec.versions.items():
         combos, _ = _combos(entry, vs)
-        if not combos:
+        shapes = shape_patterns(entry, vs)
+        if not combos or not shapes:
             continue
         ops_ = schedule.opsets(spec, v)
         states = attr_states(entry, vs)
         opts = optional_states(vs)
-        shapes = shape_patterns(entry, vs)
+        outs = output_states(entry, vs)
         arities = ARITIES if entry.family == "variadic" else (1,)
         n_inputs = len(vs.inputs)
-        seen = {"state": set(), "opt": set(), "shape": set(), "arity": set()}
+        seen: dict[str, set] = {"state": set(), "opt": set(), "shape": set(), "arity": set(), "out": set()}
         j = 0
         many = len(combos) > 20
+        lead = _lead_formal(entry, vs).type_str
+
+        def point(opset, combo, num, shape, tag, attrs, opt, params, arity, extra=(), k=0):
+            o = _outputs_for(entry, vs, attrs, outs, k)
+            seen["state"].add(tag + repr(attrs))
+            seen["opt"].add(opt)
+            seen["shape"].add(shape)
+            seen["arity"].add(arity)
+            seen["out"].add(o)
+            return Point(v, opset, tuple(combo.items()), num, shape, tag, tuple(attrs.items()), opt, params, arity,
+                         extra, o)
+
         for ci, combo in enumerate(combos):
-            first = _type_name(_lead_formal(entry, vs).type_str, combo)
+            first = _type_name(lead, combo)
             nums = numerics_for(entry, first)
             if many and not all(t == first for t in combo.values()):
                 nums = [nums[(ci + r) % len(nums)] for r in range(min(2, len(nums)))]
-            for num in nums:
+            for r in range(max(len(nums), entry.per_type)):
+                num = nums[r % len(nums)]
                 tag, attrs = states[j % len(states)]
                 opt = opts[(j // 2) % len(opts)]
-                shape = shapes[(j * 3 + ci) % len(shapes)]
+                # a sweep (per_type) visits every pattern within each combination
+                shape = shapes[(r + ci) % len(shapes)] if entry.per_type else shapes[(j * 3 + ci) % len(shapes)]
                 arity = arities[j % len(arities)]
                 opset = ops_[j % len(ops_)] if len(ops_) < 3 or j % 7 == 3 else ops_[j % 2]
                 params = ("inputs", "initializers")[(j // 3) % 2] if n_inputs > 1 or arity > 1 else "inputs"
-                out.append(Point(v, opset, tuple(combo.items()), num, shape, tag, tuple(attrs.items()), opt,
-                                 params, arity))
-                seen["state"].add(tag + repr(attrs))
-                seen["opt"].add(opt)
-                seen["shape"].add(shape)
-                seen["arity"].add(arity)
+                if entry.family == "shaped":
+                    own = _shape_of(entry, shape).numerics
+                    num = num if not own or num in own else own[(r + ci) % len(own)]
+                extra = (("round", r // len(nums)),) if r >= len(nums) else ()
+                out.append(point(opset, combo, num, shape, tag, attrs, opt, params, arity, extra, k=j // 5))
                 j += 1
-        combo = next((c for c in combos if V.kind(_type_name(_lead_formal(entry, vs).type_str, c)) == V.FLOAT),
-                     combos[0])
-        first = _type_name(_lead_formal(entry, vs).type_str, combo)
-        base = numerics_for(entry, first)[0]
+        combo = next((c for c in combos if V.kind(_type_name(lead, c)) == V.FLOAT), combos[0])
+        base = numerics_for(entry, _type_name(lead, combo))[0]
         fill = ops_[0]
+        dtag, dattrs = states[0]
         for tag, attrs in states:
             if tag + repr(attrs) not in seen["state"]:
-                out.append(Point(v, fill, tuple(combo.items()), base, shapes[0], tag, tuple(attrs.items()),
-                                 opts[-1], "inputs", arities[-1]))
+                out.append(point(fill, combo, base, shapes[0], tag, attrs, opts[-1], "inputs", arities[-1]))
         for opt in opts:
             if opt not in seen["opt"]:
-                out.append(Point(v, fill, tuple(combo.items()), base, shapes[0], *_default_state(states), opt,
+                out.append(point(fill, combo, base, shapes[0], dtag, dattrs, opt,
                                  "initializers" if n_inputs > 1 else "inputs", 1))
         for shape in shapes:
             if shape not in seen["shape"]:
-                out.append(Point(v, fill, tuple(combo.items()), base, shape, *_default_state(states), opts[-1],
-                                 "inputs", arities[-1]))
+                out.append(point(fill, combo, base, shape, dtag, dattrs, opts[-1], "inputs", arities[-1]))
         for arity in arities:
             if arity not in seen["arity"]:
-                out.append(Point(v, fill, tuple(combo.items()), base, shapes[0], *_default_state(states), (),
-                                 "inputs", arity))
+                out.append(point(fill, combo, base, shapes[0], dtag, dattrs, (), "inputs", arity))
+        for k, o in enumerate(outs):
+            if o in seen["out"]:
+                continue
+            # the first attribute state that admits these outputs
+            st_ = next(((t, a) for t, a in states if entry.outputs_rule is None
+                        or entry.outputs_rule(v, a, o)), None)
+            if st_ is not None:
+                out.append(Point(v, fill, tuple(combo.items()), base, shapes[0], st_[0], tuple(st_[1].items()),
+                                 opts[-1], "inputs", arities[-1], (), o))
+                seen["out"].add(o)
         for b in schedule.body_opsets(spec, v):
             if b in ops_:
                 continue
             for combo in combos:
-                first = _type_name(_lead_formal(entry, vs).type_str, combo)
+                first = _type_name(lead, combo)
                 num = "special" if V.kind(first) == V.FLOAT else numerics_for(entry, first)[0]
-                out.append(Point(v, b, tuple(combo.items()), num, shapes[0], *_default_state(states), opts[-1],
-                                 "inputs", arities[-1], (("body_opset", b),)))
+                out.append(point(b, combo, num, shapes[0], dtag, dattrs, opts[-1], "inputs", arities[-1],
+                                 (("body_opset", b),)))
     return out
 
 
@@ -331,7 +387,11 @@ def _unary_shape(pattern: str, rng) -> tuple[int, ...]:
 
 def _shapes(entry: Entry, vs: VersionSpec, p: Point, rng) -> tuple[list[tuple[int, ...]], dict]:
     """Declared shapes of the data inputs and the legacy attributes of the pattern: the
-    family table's templates with S, M, K each a dim drawn in [2, 4] and digits literal."""
+    family table's templates with S, M, K each a dim drawn in [2, 4] and digits literal (family
+    ``shaped``: the entry's :class:`~conformance.ops.entry.Shape`, by formal input name)."""
+    if entry.family == "shaped":
+        sh = _shape_of(entry, p.shape)
+        return sh.draw(rng, dict(p.dims)), dict(sh.attrs)
     if entry.family == "unary":
         return [_unary_shape(p.shape, rng)], {}
     attrs: dict = {}
@@ -344,6 +404,26 @@ def _shapes(entry: Entry, vs: VersionSpec, p: Point, rng) -> tuple[list[tuple[in
     sym = {c: int(rng.integers(2, 5)) for c in "SMK"}
     n = p.arity if entry.family == "variadic" else len(temps)
     return [tuple(sym[c] if c in sym else int(c) for c in temps[i]) for i in range(n)], dict(attrs)
+
+
+def _shape_of(entry: Entry, name: str) -> Shape:
+    return next(sh for sh in entry.shapes if sh.name == name)
+
+
+def _sprinkle(entry: Entry, x: np.ndarray, name: str, formal: str, rng) -> np.ndarray:
+    """``x`` with about a quarter of its elements (at least one of each special value where
+    the size allows) replaced by the type's special values: the ``special`` class of the
+    ``shaped`` family, whose inputs' shapes are tied and cannot form a grid."""
+    specials = _specials_of(entry, name, formal)
+    if x.size == 0 or not specials:
+        return x
+    x = x.copy()
+    flat = x.reshape(-1)
+    k = min(flat.size, max(len(specials), flat.size // 4))
+    pos = rng.permutation(flat.size)[:k]
+    for i, q in enumerate(pos):
+        flat[q] = specials[i % len(specials)] if i < len(specials) else specials[int(rng.integers(len(specials)))]
+    return x
 
 
 def _align_legacy(b: np.ndarray, rank_a: int, attrs: dict) -> np.ndarray:
@@ -478,13 +558,16 @@ def _broadcast_index(x: np.ndarray, out_shape) -> np.ndarray:
 
 
 def _evaluate(entry: Entry, ctx: Ctx, ins: list, attrs: dict, in_types: list[str], formals: list[str],
-              out_types: list[str]):
+              out_types: list[str], out_index: list[int] | None = None):
     """Run the oracle on ``ins`` (``None`` for an absent optional input), replacing undefined
-    and ill-posed elements of the present inputs by safe values (at most 4 passes).  Returns
-    (inputs, outputs)."""
+    and ill-posed elements of the present inputs by safe values (at most 4 passes).  The
+    oracle returns every output of the version in schema order; ``out_index`` picks the
+    present ones (default: all).  Returns (inputs, present outputs)."""
     for _ in range(4):
         with np.errstate(all="ignore"):
             outs = _as_tuple(entry.oracle(ctx, *ins, **attrs))
+        if out_index is not None:
+            outs = tuple(outs[i] for i in out_index)
         shape = np.shape(outs[0])
         bad = np.zeros(shape, dtype=bool)
         if entry.defined is not None:
@@ -521,6 +604,18 @@ def _evaluate(entry: Entry, ctx: Ctx, ins: list, attrs: dict, in_types: list[str
     raise ValueError(f"{ctx.op}-{ctx.version}: undefined elements remain after repair")
 
 
+def _full_attrs(vs: VersionSpec, given: dict) -> dict:
+    """Every attribute of the version as the oracle receives it: schema defaults filled in,
+    floats as their float32 value (what the model stores), the legacy attributes the engine
+    handles itself removed."""
+    full = {k: a.default for k, a in vs.attributes.items() if a.default is not None}
+    full.update(given)
+    full = {k: (float(np.float32(v)) if isinstance(v, float) else v) for k, v in full.items()}
+    for k in _legacy_attrs(vs):
+        full.pop(k, None)
+    return full
+
+
 def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None = None) -> Case:
     """The value case at coordinate ``p`` (random shapes and data from ``rng``).
 
@@ -532,13 +627,18 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     combo = dict(p.types)
     attrs_given = dict(p.attrs)
     data_formals = _data_formals(vs)
+    data_names = {f.name for f in data_formals}
     shapes, legacy = _shapes(entry, vs, p, rng)
     attrs_given.update(legacy)
+    shaped = entry.family == "shaped"
     # the formal occurrences: data inputs (variadic: arity copies), then optional ones
     occ: list[tuple[str, str, tuple[int, ...] | None, bool]] = []  # (formal, node name, shape, present)
     if entry.family == "variadic":
         f = data_formals[0]
         occ = [(f.name, f"{f.name}_{i}", shapes[i], True) for i in range(p.arity)]
+    elif shaped:
+        occ = [(f.name, f.name, shapes.get(f.name, ()), f.option != "optional" or f.name in p.optional)
+               for f in vs.inputs]
     else:
         di = 0
         for f in vs.inputs:
@@ -548,16 +648,33 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
                 occ.append((f.name, f.name, shapes[di], True))
                 di += 1
     types = [_type_name(next(f.type_str for f in vs.inputs if f.name == o[0]), combo) for o in occ]
-    out_formals = [f for f in vs.outputs if f.option != "optional"]
+    out_formals = [f for f in vs.outputs if f.option != "optional" or f.name in p.outputs]
+    out_index = [i for i, f in enumerate(vs.outputs) if f.option != "optional" or f.name in p.outputs]
     out_types = [_type_name(f.type_str, combo) for f in out_formals]
+    full_attrs = _full_attrs(vs, attrs_given)
     ctx = Ctx(entry.op, p.version, p.opset, {o[0]: t for o, t in zip(occ, types) if o[3]},
-              {f.name: t for f, t in zip(out_formals, out_types)})
-    n_data = sum(1 for o in occ if o[3] and o[2] is not None and o[0] in {f.name for f in data_formals})
+              {f.name: t for f, t in zip(out_formals, out_types)}, full_attrs,
+              tuple(f.name for f in out_formals))
+    n_data = sum(1 for o in occ if o[3] and o[2] is not None and o[0] in data_names)
     # values
     exact: list[np.ndarray | None] = []
-    if p.numerics == "special" or p.numerics == "int-extremes":
+    custom = (entry.float_numerics.get(p.numerics) or entry.int_numerics.get(p.numerics)
+              or entry.string_numerics.get(p.numerics))
+    if custom is not None:
+        made = list(custom(rng, ctx, [o[2] for o in occ if o[3]]))
+        it = iter(made)
+        for o, t in zip(occ, types):
+            exact.append(_coerce(next(it), t) if o[3] else None)
+    elif shaped:
+        # tied shapes: ordinary draws, the special values sprinkled into the first input
+        sample_mode = "normal" if p.numerics in ("special", "int-extremes") else p.numerics
+        for (formal, _, shape, present), t in zip(occ, types):
+            exact.append(_sample(entry, t, formal, shape, sample_mode, rng) if present else None)
+        if p.numerics in ("special", "int-extremes"):
+            exact[0] = _sprinkle(entry, exact[0], types[0], occ[0][0], rng)
+    elif p.numerics == "special" or p.numerics == "int-extremes":
         # every combination of the data inputs' special values; optional parameters stay scalars
-        in_grid = [o[3] and (entry.family == "variadic" or o[0] in {f.name for f in data_formals}) for o in occ]
+        in_grid = [o[3] and (entry.family == "variadic" or o[0] in data_names) for o in occ]
         lists = [_specials_of(entry, t, o[0]) for o, t, g in zip(occ, types, in_grid) if g]
         if n_data >= 3:
             lists = [ls if len(ls) <= 6 else list(np.asarray(ls, dtype=object)[rng.permutation(len(ls))[:6]])
@@ -573,30 +690,16 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
                 exact.append(next(gi))
             else:
                 exact.append(_sample(entry, t, o[0], (), "normal", rng) if o[3] else None)
-        shapes_decl = [None if x is None else x.shape for x in exact]
     else:
-        custom = (entry.float_numerics.get(p.numerics) or entry.int_numerics.get(p.numerics)
-                  or entry.string_numerics.get(p.numerics))
-        if custom is not None:
-            made = list(custom(rng, ctx, [o[2] for o in occ if o[3]]))
-            it = iter(made)
-            for o, t in zip(occ, types):
-                exact.append(_coerce(next(it), t) if o[3] else None)
-        else:
-            for (formal, _, shape, present), t in zip(occ, types):
-                exact.append(_sample(entry, t, formal, shape, p.numerics, rng) if present else None)
-        shapes_decl = [None if x is None else x.shape for x in exact]
+        for (formal, _, shape, present), t in zip(occ, types):
+            exact.append(_sample(entry, t, formal, shape, p.numerics, rng) if present else None)
+    shapes_decl = [None if x is None else x.shape for x in exact]
     # legacy alignment for the oracle, repair, expected outputs
     aligned = list(exact)
-    if legacy and len(aligned) > 1 and aligned[1] is not None:
+    if legacy and not shaped and len(aligned) > 1 and aligned[1] is not None:
         aligned[1] = _align_legacy(aligned[1], aligned[0].ndim, attrs_given)
-    full_attrs = {k: a.default for k, a in vs.attributes.items() if a.default is not None}
-    full_attrs.update(attrs_given)
-    full_attrs = {k: (float(np.float32(v)) if isinstance(v, float) else v) for k, v in full_attrs.items()}
-    for k in ("consumed_inputs", "broadcast", "axis"):
-        full_attrs.pop(k, None)
     call = [aligned[i] if occ[i][3] else None for i in range(len(occ))]
-    call, outs = _evaluate(entry, ctx, call, full_attrs, types, [o[0] for o in occ], out_types)
+    call, outs = _evaluate(entry, ctx, call, full_attrs, types, [o[0] for o in occ], out_types, out_index)
     final = [None if x is None else np.asarray(x).reshape(shapes_decl[i]) for i, x in enumerate(call)]
     # the case
     inputs, feeds = [], {}
@@ -609,11 +712,18 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         inputs.append(Input(node_name, V.elem(t), tuple(arr.shape), initializer=init, value=arr if init else None))
         if not init:
             feeds[node_name] = arr
+    exact_outs = {f.name: o for f, o in zip(out_formals, outs)}
+    own = entry.tolerance(ctx, final, full_attrs, exact_outs) if entry.tolerance is not None else None
     outputs, expected = [], {}
-    for f, t, o in zip(out_formals, out_types, outs):
+    for f in vs.outputs:
+        t = _type_name(f.type_str, combo)
+        if f.name not in exact_outs:
+            outputs.append(Output(f.name, V.elem(t), present=False))
+            continue
         with np.errstate(all="ignore"):
-            e = V.to_type(np.asarray(o), t)
-        tol = tolerance_for(entry, t, ctx, [x for x in final if x is not None], full_attrs)
+            e = V.to_type(np.asarray(exact_outs[f.name]), t)
+        tol = (own[f.name] if own is not None else
+               tolerance_for(entry, t, ctx, [x for x in final if x is not None], full_attrs))
         outputs.append(Output(f.name, V.elem(t), tolerance=tol))
         expected[f.name] = e
     first_t = types[1] if entry.family == "select" else types[0]
@@ -630,7 +740,7 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         tags["arity"] = p.arity
     if 0 in out_shape:
         tags["zero_size"] = True
-    for k, v in p.attrs:
+    for k, v in {**dict(p.attrs), **(legacy if shaped else {})}.items():
         if k != "consumed_inputs":
             tags[f"attr_{k}"] = v
     tags.update(dict(p.extra))
@@ -641,11 +751,14 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         label += f"/n={p.arity}"
     if any(f.option == "optional" for f in vs.inputs):
         label += "/opt=" + ("+".join(p.optional) or "none")
+    if any(f.option == "optional" for f in vs.outputs):
+        label += "/out=" + ("+".join(p.outputs) or "required")
     label += f"/{p.params}/opset{p.opset}"
     contested = entry.contested(ctx, full_attrs) if entry.contested else None
+    check = entry.check(ctx, full_attrs) if entry.check else None
     return Case(op=entry.op, since_version=p.version, opset=p.opset, attributes=attrs_given, inputs=inputs,
                 outputs=outputs, datasets=[DataSet(feeds, expected)], tags=tags, label=label, domain=entry.domain,
-                contested=contested)
+                contested=contested, check=check)
 
 
 def _coerce(x, t: str) -> np.ndarray:
@@ -726,8 +839,9 @@ def cases(entry: Entry, seed: int) -> list[Case]:
     spec = op_spec(entry.op, entry.domain)
     out = []
     for k, p in enumerate(points(entry, spec)):
+        key = (repr(p.outputs),) if p.outputs else ()
         rng = registry.case_rng(seed, entry.op, p.version, repr(p.types), p.numerics, p.shape, p.attrs_tag,
-                                repr(p.attrs), repr(p.optional), p.params, p.arity, p.opset, repr(p.extra))
+                                repr(p.attrs), repr(p.optional), p.params, p.arity, p.opset, repr(p.extra), *key)
         out.append(build(entry, p, rng, spec))
     out.extend(error_cases(entry, spec))
     return out
@@ -746,8 +860,9 @@ def strategy(entry: Entry):
     per_version = {}
     for v, vs in spec.versions.items():
         combos, _ = _combos(entry, vs)
-        if combos:
-            per_version[v] = (vs, combos)
+        if combos and shape_patterns(entry, vs):
+            # shrinking goes to the first: float (the type most kernels are written for) first
+            per_version[v] = (vs, sorted(combos, key=lambda c: any(t != "float" for t in c.values())))
     versions = sorted(per_version)
 
     @st.composite
@@ -763,9 +878,15 @@ def strategy(entry: Entry):
         opset = draw(st.integers(v, schedule.last_opset(spec, v)))
         arity = draw(st.sampled_from(ARITIES)) if entry.family == "variadic" else 1
         params = draw(st.sampled_from(("inputs", "initializers")))
+        outs = [o for o in output_states(entry, vs)
+                if entry.outputs_rule is None or entry.outputs_rule(v, attrs, o)] or [()]
+        requested = draw(st.sampled_from(outs))
+        dims = ()
+        if entry.family == "shaped":  # drawn here so that shrinking makes them small
+            dims = tuple((c, draw(st.integers(lo, hi))) for c, (lo, hi) in _shape_of(entry, shape).letters().items())
         seed = draw(st.integers(0, 2**32 - 1))
         p = Point(v, opset, tuple(combo.items()), num, shape, tag, tuple(attrs.items()), opt, params, arity,
-                  (("explore_seed", seed),))
+                  (("explore_seed", seed),), requested, dims)
         return build(entry, p, np.random.default_rng(seed), spec)
 
     return draw_case()
