@@ -32,6 +32,11 @@ FAMILIES = (
     "conformance.ops.logical",
     "conformance.ops.variadic",
     "conformance.ops.softmax",
+    "conformance.ops.activations",
+    "conformance.ops.normalization",
+    "conformance.ops.layer_normalization",
+    "conformance.ops.batch_normalization",
+    "conformance.ops.dropout",
 )
 
 

@@ -755,7 +755,7 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         label += "/out=" + ("+".join(p.outputs) or "required")
     label += f"/{p.params}/opset{p.opset}"
     contested = entry.contested(ctx, full_attrs) if entry.contested else None
-    check = entry.check(ctx, full_attrs) if entry.check else None
+    check = entry.check(ctx, final, full_attrs) if entry.check else None
     return Case(op=entry.op, since_version=p.version, opset=p.opset, attributes=attrs_given, inputs=inputs,
                 outputs=outputs, datasets=[DataSet(feeds, expected)], tags=tags, label=label, domain=entry.domain,
                 contested=contested, check=check)

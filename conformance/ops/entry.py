@@ -255,9 +255,10 @@ class Entry:
         outputs_rule: ``fn(version, attrs, outputs) -> bool``: whether a model may request
             this set of optional outputs with these attributes (BatchNormalization's
             running statistics only in training mode); default: every subset.
-        check: ``fn(ctx, attrs) -> "module:function" or None``: outputs the text leaves
-            random are judged by that function instead of a value comparison
-            (:attr:`conformance.case.Case.check`).
+        check: ``fn(ctx, inputs, attrs) -> "module:function" or None``: outputs the text
+            leaves random (Dropout in training) are judged by that function instead of a
+            value comparison (:attr:`conformance.case.Case.check`); ``inputs`` as the
+            oracle receives them.
         per_type: value cases per type combination (default: one per numerics class); the
             shape patterns and attribute states cycle over them.
     """
