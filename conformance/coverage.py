@@ -451,7 +451,8 @@ def render_summary(cov: dict, console) -> None:
     for col, just in (("operator", "left"), ("version", "right"), ("value", "right"), ("error", "right"),
                       ("types", "right"), ("missing type combinations", "left"), ("I/O patterns", "right"),
                       ("attribute values", "right"), ("unexercised (value cases)", "left")):
-        t.add_column(col, justify=just, overflow="fold")
+        t.add_column(col, justify=just, overflow="fold", no_wrap=col == "operator",
+                     min_width=max((len(k) for k in cov["ops"]), default=8) if col == "operator" else None)
     for key, op in cov["ops"].items():
         first = True
         for v, e in op["versions"].items():

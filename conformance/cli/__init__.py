@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -103,7 +104,7 @@ def summary_table(cases: list[dict], title: str) -> Table:
         by_op[c["op"]][c["outcome"]] += 1
     present = [o for o in OUTCOMES if any(cnt.get(o) for cnt in by_op.values())]
     t = Table(title=title)
-    t.add_column("operator")
+    t.add_column("operator", no_wrap=True, min_width=max((len(op) for op in by_op), default=8))
     for o in present:
         t.add_column(o, justify="right")
     t.add_column("total", justify="right")
@@ -382,11 +383,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Width of tables written to a pipe or a CI log (no terminal to ask): wide enough that no
+#: operator name or missing-type list is folded into fragments.
+PIPE_WIDTH = 200
+
+
+def _pipe_width(stream) -> int | None:
+    """``None`` (rich asks the terminal) on a terminal or when ``COLUMNS`` is set, else
+    :data:`PIPE_WIDTH`."""
+    isatty = getattr(stream, "isatty", None)
+    if (isatty is not None and isatty()) or os.environ.get("COLUMNS"):
+        return None
+    return PIPE_WIDTH
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``onnx-conformance`` console script."""
     args = build_parser().parse_args(argv)
-    console = Console(stderr=False, highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    console = Console(stderr=False, highlight=False, soft_wrap=True, width=_pipe_width(sys.stdout))
+    err = Console(stderr=True, highlight=False, soft_wrap=True, width=_pipe_width(sys.stderr))
     try:
         return args.fn(args, console)
     except UsageError as exc:
