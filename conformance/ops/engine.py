@@ -654,55 +654,79 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     full_attrs = _full_attrs(vs, attrs_given)
     ctx = Ctx(entry.op, p.version, p.opset, {o[0]: t for o, t in zip(occ, types) if o[3]},
               {f.name: t for f, t in zip(out_formals, out_types)}, full_attrs,
-              tuple(f.name for f in out_formals))
+              tuple(f.name for f in out_formals), {o[0]: tuple(o[2]) for o in occ if o[3] and o[2] is not None},
+              dict(attrs_given))
     n_data = sum(1 for o in occ if o[3] and o[2] is not None and o[0] in data_names)
-    # values
-    exact: list[np.ndarray | None] = []
-    custom = (entry.float_numerics.get(p.numerics) or entry.int_numerics.get(p.numerics)
-              or entry.string_numerics.get(p.numerics))
-    if custom is not None:
-        made = list(custom(rng, ctx, [o[2] for o in occ if o[3]]))
-        it = iter(made)
-        for o, t in zip(occ, types):
-            exact.append(_coerce(next(it), t) if o[3] else None)
-    elif shaped:
-        # tied shapes: ordinary draws, the special values sprinkled into the first input
-        sample_mode = "normal" if p.numerics in ("special", "int-extremes") else p.numerics
-        for (formal, _, shape, present), t in zip(occ, types):
-            exact.append(_sample(entry, t, formal, shape, sample_mode, rng) if present else None)
-        if p.numerics in ("special", "int-extremes"):
-            exact[0] = _sprinkle(entry, exact[0], types[0], occ[0][0], rng)
-    elif p.numerics == "special" or p.numerics == "int-extremes":
-        # every combination of the data inputs' special values; optional parameters stay scalars
-        in_grid = [o[3] and (entry.family == "variadic" or o[0] in data_names) for o in occ]
-        lists = [_specials_of(entry, t, o[0]) for o, t, g in zip(occ, types, in_grid) if g]
-        if n_data >= 3:
-            lists = [ls if len(ls) <= 6 else list(np.asarray(ls, dtype=object)[rng.permutation(len(ls))[:6]])
-                     for ls in lists]
-        grid = _grid(lists, [t for t, g in zip(types, in_grid) if g])
-        if entry.family == "variadic" and vs.since_version < 8:  # equal shapes before broadcasting
-            grid = [np.array(a) for a in np.broadcast_arrays(*grid)]
-        if entry.family == "binary" and "broadcast" in vs.attributes:  # legacy: B broadcasts to A's shape only
-            grid = _legacy_grid(grid, legacy, shapes[1], rng)
-        gi = iter(grid)
-        for o, t, g in zip(occ, types, in_grid):
-            if g:
-                exact.append(next(gi))
-            else:
-                exact.append(_sample(entry, t, o[0], (), "normal", rng) if o[3] else None)
-    else:
-        for (formal, _, shape, present), t in zip(occ, types):
-            exact.append(_sample(entry, t, formal, shape, p.numerics, rng) if present else None)
-    shapes_decl = [None if x is None else x.shape for x in exact]
-    # legacy alignment for the oracle, repair, expected outputs
-    aligned = list(exact)
-    if legacy and not shaped and len(aligned) > 1 and aligned[1] is not None:
-        aligned[1] = _align_legacy(aligned[1], aligned[0].ndim, attrs_given)
-    call = [aligned[i] if occ[i][3] else None for i in range(len(occ))]
-    call, outs = _evaluate(entry, ctx, call, full_attrs, types, [o[0] for o in occ], out_types, out_index)
-    final = [None if x is None else np.asarray(x).reshape(shapes_decl[i]) for i, x in enumerate(call)]
+
+    def draw_values() -> list:
+        """The exact values of one data set (``None`` for an absent input)."""
+        exact: list[np.ndarray | None] = []
+        custom = (entry.float_numerics.get(p.numerics) or entry.int_numerics.get(p.numerics)
+                  or entry.string_numerics.get(p.numerics))
+        if custom is not None:
+            made = list(custom(rng, ctx, [o[2] for o in occ if o[3]]))
+            it = iter(made)
+            for o, t in zip(occ, types):
+                exact.append(_coerce(next(it), t) if o[3] else None)
+        elif shaped:
+            # tied shapes: ordinary draws, the special values sprinkled into the first input
+            sample_mode = "normal" if p.numerics in ("special", "int-extremes") else p.numerics
+            for (formal, _, shape, present), t in zip(occ, types):
+                exact.append(_sample(entry, t, formal, shape, sample_mode, rng) if present else None)
+            if p.numerics in ("special", "int-extremes"):
+                exact[0] = _sprinkle(entry, exact[0], types[0], occ[0][0], rng)
+        elif p.numerics == "special" or p.numerics == "int-extremes":
+            # every combination of the data inputs' special values; optional parameters stay scalars
+            in_grid = [o[3] and (entry.family == "variadic" or o[0] in data_names) for o in occ]
+            lists = [_specials_of(entry, t, o[0]) for o, t, g in zip(occ, types, in_grid) if g]
+            if n_data >= 3:
+                lists = [ls if len(ls) <= 6 else list(np.asarray(ls, dtype=object)[rng.permutation(len(ls))[:6]])
+                         for ls in lists]
+            grid = _grid(lists, [t for t, g in zip(types, in_grid) if g])
+            if entry.family == "variadic" and vs.since_version < 8:  # equal shapes before broadcasting
+                grid = [np.array(a) for a in np.broadcast_arrays(*grid)]
+            if entry.family == "binary" and "broadcast" in vs.attributes:  # legacy: B broadcasts to A's shape only
+                grid = _legacy_grid(grid, legacy, shapes[1], rng)
+            gi = iter(grid)
+            for o, t, g in zip(occ, types, in_grid):
+                if g:
+                    exact.append(next(gi))
+                else:
+                    exact.append(_sample(entry, t, o[0], (), "normal", rng) if o[3] else None)
+        else:
+            for (formal, _, shape, present), t in zip(occ, types):
+                exact.append(_sample(entry, t, formal, shape, p.numerics, rng) if present else None)
+        return exact
+
+    def evaluate(exact: list) -> tuple[list, tuple]:
+        """(inputs after repair, the present outputs' exact values) of one data set."""
+        shapes_decl = [None if x is None else x.shape for x in exact]
+        # legacy alignment for the oracle, repair, expected outputs
+        aligned = list(exact)
+        if legacy and not shaped and len(aligned) > 1 and aligned[1] is not None:
+            aligned[1] = _align_legacy(aligned[1], aligned[0].ndim, attrs_given)
+        call = [aligned[i] if occ[i][3] else None for i in range(len(occ))]
+        call, outs = _evaluate(entry, ctx, call, full_attrs, types, [o[0] for o in occ], out_types, out_index)
+        final = [None if x is None else np.asarray(x).reshape(shapes_decl[i]) for i, x in enumerate(call)]
+        return final, outs
+
+    final, outs = evaluate(draw_values())
+    # more data sets (the entry's ``datasets``): repeated inputs and initializers keep set 0's values
+    n_sets, repeated = entry.datasets(ctx, p.numerics, p.params) if entry.datasets is not None else (1, ())
+    keep = [i for i, o in enumerate(occ) if o[3] and (o[0] in repeated or (p.params == "initializers" and i > 0))]
+    sets = [(final, outs)]
+    for _ in range(n_sets - 1):
+        exact = draw_values()
+        for i in keep:
+            exact[i] = final[i]
+        fin_k, outs_k = evaluate(exact)
+        if any(not np.array_equal(np.asarray(fin_k[i]), np.asarray(final[i]), equal_nan=V.kind(types[i]) == V.FLOAT)
+               for i in keep):
+            raise ValueError(f"{entry.op}-{p.version}: repair changed an input every data set repeats")
+        sets.append((fin_k, outs_k))
     # the case
-    inputs, feeds = [], {}
+    gname = {f.name: entry.output_names.get(f.name, f.name) for f in vs.outputs}
+    inputs, feeds_all = [], [{} for _ in sets]
     for i, ((formal, node_name, _, present), t) in enumerate(zip(occ, types)):
         if not present:
             inputs.append(Input(node_name, V.elem(t), (), present=False))
@@ -711,25 +735,32 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         init = p.params == "initializers" and i > 0
         inputs.append(Input(node_name, V.elem(t), tuple(arr.shape), initializer=init, value=arr if init else None))
         if not init:
-            feeds[node_name] = arr
-    exact_outs = {f.name: o for f, o in zip(out_formals, outs)}
-    own = entry.tolerance(ctx, final, full_attrs, exact_outs) if entry.tolerance is not None else None
-    outputs, expected = [], {}
+            for feeds, (fin_k, _) in zip(feeds_all, sets):
+                feeds[node_name] = V.to_type(fin_k[i], t)
+    tols: dict[str, list] = {}
+    expected_all: list[dict] = [{} for _ in sets]
+    for expected, (fin_k, outs_k) in zip(expected_all, sets):
+        exact_outs = {f.name: o for f, o in zip(out_formals, outs_k)}
+        own = entry.tolerance(ctx, fin_k, full_attrs, exact_outs) if entry.tolerance is not None else None
+        for f in out_formals:
+            t = _type_name(f.type_str, combo)
+            with np.errstate(all="ignore"):
+                expected[gname[f.name]] = V.to_type(np.asarray(exact_outs[f.name]), t)
+            tols.setdefault(f.name, []).append(
+                own[f.name] if own is not None else
+                tolerance_for(entry, t, ctx, [x for x in fin_k if x is not None], full_attrs))
+    outputs = []
     for f in vs.outputs:
         t = _type_name(f.type_str, combo)
-        if f.name not in exact_outs:
-            outputs.append(Output(f.name, V.elem(t), present=False))
-            continue
-        with np.errstate(all="ignore"):
-            e = V.to_type(np.asarray(exact_outs[f.name]), t)
-        tol = (own[f.name] if own is not None else
-               tolerance_for(entry, t, ctx, [x for x in final if x is not None], full_attrs))
-        outputs.append(Output(f.name, V.elem(t), tolerance=tol))
-        expected[f.name] = e
+        if f.name not in tols:
+            outputs.append(Output(gname[f.name], V.elem(t), present=False))
+        else:
+            outputs.append(Output(gname[f.name], V.elem(t), tolerance=_merge_tolerances(tols[f.name])))
+    expected = expected_all[0]
     first_t = types[1] if entry.family == "select" else types[0]
     out_shape = np.shape(next(iter(expected.values())))
     tags = {"dtype": first_t, "rank": len(out_shape), "numerics": p.numerics, "opset": p.opset,
-            "params": p.attrs_tag, "shape": p.shape, "outputs": ",".join(f.name for f in out_formals)}
+            "params": p.attrs_tag, "shape": p.shape, "outputs": ",".join(gname[f.name] for f in out_formals)}
     if len(set(combo.values())) > 1:
         tags["types"] = types_label(combo)
     if any(f.option == "optional" for f in vs.inputs):
@@ -744,6 +775,13 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         if k != "consumed_inputs":
             tags[f"attr_{k}"] = v
     tags.update(dict(p.extra))
+    slots = entry.output_slots(p.version, full_attrs, p.outputs) if entry.output_slots is not None else None
+    if slots is not None:
+        tags["output_slots"] = slots
+    if entry.datasets is not None:
+        tags["datasets"] = n_sets
+    if entry.tags is not None:
+        tags.update(entry.tags(ctx))
     label = f"{types_label(combo)}/{p.numerics}/{p.shape}/{p.attrs_tag}"
     if p.attrs_tag == "non-default":
         label += "/" + ",".join(f"{k}={v}" for k, v in p.attrs)
@@ -752,13 +790,22 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     if any(f.option == "optional" for f in vs.inputs):
         label += "/opt=" + ("+".join(p.optional) or "none")
     if any(f.option == "optional" for f in vs.outputs):
-        label += "/out=" + ("+".join(p.outputs) or "required")
+        label += "/out=" + ("+".join(gname[o] for o in p.outputs) or "required")
     label += f"/{p.params}/opset{p.opset}"
     contested = entry.contested(ctx, full_attrs) if entry.contested else None
     check = entry.check(ctx, final, full_attrs) if entry.check else None
     return Case(op=entry.op, since_version=p.version, opset=p.opset, attributes=attrs_given, inputs=inputs,
-                outputs=outputs, datasets=[DataSet(feeds, expected)], tags=tags, label=label, domain=entry.domain,
-                contested=contested, check=check)
+                outputs=outputs, datasets=[DataSet(f, e) for f, e in zip(feeds_all, expected_all)], tags=tags,
+                label=label, domain=entry.domain, contested=contested, check=check, output_slots=slots)
+
+
+def _merge_tolerances(tols: list[Tolerance]) -> Tolerance:
+    """One tolerance for an output over several data sets: the largest terms of each."""
+    if len(tols) == 1:
+        return tols[0]
+    return Tolerance(max(t.atol for t in tols), max(t.rtol for t in tols), max(t.spread for t in tols),
+                     tols[0].variants, all(t.exact for t in tols), any(t.signed_zero for t in tols),
+                     max(t.propagated for t in tols))
 
 
 def _coerce(x, t: str) -> np.ndarray:
@@ -784,7 +831,8 @@ def error_cases(entry: Entry, spec: OpSpec | None = None) -> list[Case]:
             continue
         ops_ = schedule.opsets(spec, v)
         opset = min(schedule.last_opset(spec, v), schedule.RUNTIME_OPSET) if v <= schedule.RUNTIME_OPSET else ops_[0]
-        combo = next((c for c in combos if c.get(_lead_formal(entry, vs).type_str, "") == "float"), combos[0])
+        lead = _lead_formal(entry, vs).type_str
+        combo = next((c for c in combos if c.get(lead, "") == "float"), combos[0])
         required = {k: e.values[k] for e in entry.attrs for k in e.values if vs.attributes.get(k) and
                     vs.attributes[k].required}
         generic = []
@@ -801,15 +849,21 @@ def error_cases(entry: Entry, spec: OpSpec | None = None) -> list[Case]:
                                                                 "B to have A's shape"))
             generic.append(("legacy-align", {"broadcast": 1}, [(2, 3), (2,)],
                             "with broadcast=1 and no axis B's shape must match A's trailing dims"))
+        generic = [g + (None,) for g in generic]
         for e in entry.errors:
             if e.since <= v <= e.until:
-                generic.append((e.tag, dict(e.attrs), list(e.shapes) if e.shapes else None, e.why))
-        for tag, attrs, shp, why in generic:
-            out.append(_error_case(entry, spec, vs, combo, opset, tag, {**required, **attrs}, shp, why))
+                generic.append((e.tag, dict(e.attrs), list(e.shapes) if e.shapes else None, e.why, e))
+        for tag, attrs, shp, why, err in generic:
+            given = {k: a for k, a in {**required, **attrs}.items() if a is not None}
+            c = combo
+            if err is not None and err.type_name is not None:
+                c = next((x for x in combos if x.get(lead, "") == err.type_name), None) or \
+                    {k: err.type_name for k in combo}
+            out.append(_error_case(entry, spec, vs, c, opset, tag, given, shp, why, err))
     return out
 
 
-def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why) -> Case:
+def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why, err=None) -> Case:
     rng = registry.case_rng(0, entry.op, vs.since_version, "error", tag)
     formals = [f for f in vs.inputs if f.option != "optional"]
     if shapes is None:
@@ -819,17 +873,35 @@ def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why) -> Case:
              else [f.name for f in vs.inputs][: len(shapes)])
     ftypes = ([formals[0].type_str] * len(shapes) if entry.family == "variadic"
               else [f.type_str for f in vs.inputs][: len(shapes)])
+    over = dict(err.types) if err is not None else {}
     for name, shp, ts in zip(names, shapes, ftypes):
-        t = _type_name(ts, combo)
+        t = over.get(name) or _type_name(ts, combo)
         x = V.to_type(_sample(entry, t, name, shp, "normal", rng), t)
         inputs.append(Input(name, V.elem(t), tuple(shp)))
         feeds[name] = x
     outputs = [Output(f.name, V.elem(_type_name(f.type_str, combo))) for f in vs.outputs if f.option != "optional"]
-    first_t = _type_name(ftypes[0], combo)
+    slots = None
+    tags: dict[str, Any] = {}
+    if err is not None and (err.outputs is not None or err.slots is not None):
+        requested = dict(err.outputs or {})
+        outputs = [Output(entry.output_names.get(f.name, f.name), V.elem(_type_name(f.type_str, combo)),
+                          present=f.option != "optional" or f.name in requested,
+                          shape=tuple(requested[f.name]) if f.name in requested else None)
+                   for f in vs.outputs]
+        slots = err.slots
+    if entry.output_slots is not None:
+        present = tuple(o.name for o in outputs if o.present)
+        formal = tuple(f.name for f in vs.outputs if entry.output_names.get(f.name, f.name) in present
+                       and f.option == "optional")
+        if slots is None:
+            slots = entry.output_slots(vs.since_version, _full_attrs(vs, attrs), formal)
+        last = max(i for i, o in enumerate(outputs) if o.present) + 1
+        tags["output_slots"] = max(last, slots or 0)
+    first_t = over.get(names[0]) or _type_name(ftypes[0], combo)
     return Case(op=entry.op, since_version=vs.since_version, opset=opset, attributes=attrs, inputs=inputs,
                 outputs=outputs, datasets=[DataSet(feeds)], expect_error=why,
-                tags={"dtype": first_t, "rank": len(shapes[0]), "opset": opset, "error": tag},
-                label=f"{first_t}/error={tag}", domain=entry.domain)
+                tags={"dtype": first_t, "rank": len(shapes[0]), "opset": opset, "error": tag, **tags},
+                label=f"{first_t}/error={tag}", domain=entry.domain, output_slots=slots)
 
 
 # ----------------------------------------------------------------------------- suite and explore

@@ -50,6 +50,10 @@ class Ctx:
         attrs: every attribute of the version with the schema defaults filled in (what the
             oracle receives as keywords; numerics classes read ``axis`` from it).
         outputs: the formal outputs the model requests (optional ones included when present).
+        shapes: formal input name -> shape, for the present inputs (family ``shaped``: the
+            pattern's drawn shapes).
+        given: the attributes written in the node (no defaults filled in; legacy ones such as
+            ``consumed_inputs`` included).
     """
 
     op: str
@@ -59,6 +63,8 @@ class Ctx:
     out_types: Mapping[str, str] = field(default_factory=dict)
     attrs: Mapping[str, Any] = field(default_factory=dict)
     outputs: tuple[str, ...] = ()
+    shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    given: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -122,11 +128,19 @@ class Err:
     Attributes:
         why: the rule the model breaks (quoted from the operator text where it can be).
         tag: short name for the case's ``error`` tag and label.
-        attrs: attributes written into the node.
+        attrs: attributes written into the node (a value ``None`` omits the attribute, e.g.
+            a required one the engine would otherwise write).
         shapes: static shape of each input (default: the family's ``(2, 3)`` data).
         since / until: since_versions it applies to.
         type_name: element type of the data inputs (default: the first float type, else the
-            first type of the version).
+            first type of the version): the combination whose first data input has it, or,
+            where none has (a type outside the constraints), that type for every input.
+        types: formal input name -> element type, overriding the combination (a type
+            constraint broken by one input).
+        outputs: the optional outputs the model requests, formal name -> declared shape
+            (``None`` dims unknown); default: the required outputs only.
+        slots: the node's output count, trailing omitted outputs written as ``""``
+            (:attr:`conformance.case.Case.output_slots`).
     """
 
     why: str
@@ -136,6 +150,9 @@ class Err:
     since: int = 0
     until: int = 10**6
     type_name: str | None = None
+    types: Mapping[str, str] = field(default_factory=dict)
+    outputs: Mapping[str, tuple[int | None, ...]] | None = None
+    slots: int | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +278,19 @@ class Entry:
             oracle receives them.
         per_type: value cases per type combination (default: one per numerics class); the
             shape patterns and attribute states cycle over them.
+        output_names: formal output name -> the name the graph gives it, where a formal
+            output shares an input's name (BatchNormalization 1-9's ``mean``/``var``: a graph
+            cannot use one name twice).  Tags, labels and kernels see the graph names.
+        output_slots: ``fn(version, attrs, outputs) -> int or None``: the node's output
+            count, trailing omitted outputs written as ``""`` (versions that decide the mode
+            by the number of outputs, BatchNormalization-7/9); tag ``output_slots``.
+        datasets: ``fn(ctx, numerics, params) -> (count, repeated)``: data sets per case
+            (default one) and the formal inputs whose values every data set repeats (inputs
+            given as initializers always repeat); every other input is drawn afresh, with the
+            same shapes and numerics class.  Tag ``datasets``.  The tolerance of an output is
+            the largest over the data sets.
+        tags: ``fn(ctx) -> {name: value}``: tags beyond the engine's (a derived mode, an
+            ambiguity the reports filter on).
     """
 
     op: str
@@ -292,6 +322,10 @@ class Entry:
     outputs_rule: Callable[[int, Mapping[str, Any], tuple[str, ...]], bool] | None = None
     check: Callable[..., str | None] | None = None
     per_type: int = 0
+    output_names: Mapping[str, str] = field(default_factory=dict)
+    output_slots: Callable[[int, Mapping[str, Any], tuple[str, ...]], int | None] | None = None
+    datasets: Callable[..., tuple[int, tuple[str, ...]]] | None = None
+    tags: Callable[..., Mapping[str, Any]] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
