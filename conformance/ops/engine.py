@@ -210,13 +210,25 @@ def output_states(entry: Entry, vs: VersionSpec) -> list[tuple[str, ...]]:
     return out
 
 
-def _outputs_for(entry: Entry, vs: VersionSpec, attrs: dict, states: list[tuple[str, ...]], k: int) -> tuple[str, ...]:
-    """The ``k``-th (cyclically) optional-output pattern that ``attrs`` admits (the entry's
-    ``outputs_rule``); none requested when no pattern is admitted."""
-    if entry.outputs_rule is None:
+def _outputs_for(entry: Entry, vs: VersionSpec, attrs: dict, states: list[tuple[str, ...]], k: int,
+                 shape: str | None = None) -> tuple[str, ...]:
+    """The ``k``-th (cyclically) optional-output pattern admitted (:func:`_admits`); none
+    requested when no pattern is admitted."""
+    if entry.outputs_rule is None and (shape is None or _shape_of(entry, shape).outputs is None):
         return states[k % len(states)]
-    ok = [o for o in states if entry.outputs_rule(vs.since_version, attrs, o)]
+    ok = [o for o in states if _admits(entry, vs, attrs, o, shape)]
     return ok[k % len(ok)] if ok else ()
+
+
+def _admits(entry: Entry, vs: VersionSpec, attrs: dict, outputs: tuple[str, ...], shape: str | None = None) -> bool:
+    """Whether a model may request ``outputs`` with the attribute state ``attrs`` and (family
+    ``shaped``) the shape pattern ``shape``: the pattern's own ``outputs`` restriction, and the
+    entry's ``outputs_rule`` on the attributes the node gets (the pattern's override the state's)."""
+    sh = _shape_of(entry, shape) if shape is not None and entry.family == "shaped" else None
+    if sh is not None and sh.outputs is not None and outputs not in sh.outputs:
+        return False
+    merged = {**attrs, **(sh.attrs if sh is not None else {})}
+    return entry.outputs_rule is None or bool(entry.outputs_rule(vs.since_version, merged, outputs))
 
 
 def optional_states(vs: VersionSpec) -> list[tuple[str, ...]]:
@@ -304,7 +316,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
         lead = _lead_formal(entry, vs).type_str
 
         def point(opset, combo, num, shape, tag, attrs, opt, params, arity, extra=(), k=0):
-            o = _outputs_for(entry, vs, attrs, outs, k)
+            o = _outputs_for(entry, vs, attrs, outs, k, shape if entry.family == "shaped" else None)
             seen["state"].add(tag + repr(attrs))
             seen["opt"].add(opt)
             seen["shape"].add(shape)
@@ -353,11 +365,12 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
         for k, o in enumerate(outs):
             if o in seen["out"]:
                 continue
-            # the first attribute state that admits these outputs
-            st_ = next(((t, a) for t, a in states if entry.outputs_rule is None
-                        or entry.outputs_rule(v, a, o)), None)
+            # the first attribute state (and shape pattern, the first one first) that admits these outputs
+            pats = shapes if entry.family == "shaped" else shapes[:1]
+            st_ = next(((t, a, sh) for sh in pats for t, a in states
+                        if _admits(entry, vs, a, o, sh if entry.family == "shaped" else None)), None)
             if st_ is not None:
-                out.append(Point(v, fill, tuple(combo.items()), base, shapes[0], st_[0], tuple(st_[1].items()),
+                out.append(Point(v, fill, tuple(combo.items()), base, st_[2], st_[0], tuple(st_[1].items()),
                                  opts[-1], "inputs", arities[-1], (), o))
                 seen["out"].add(o)
         for b in schedule.body_opsets(spec, v):
@@ -951,7 +964,7 @@ def strategy(entry: Entry):
         arity = draw(st.sampled_from(ARITIES)) if entry.family == "variadic" else 1
         params = draw(st.sampled_from(("inputs", "initializers")))
         outs = [o for o in output_states(entry, vs)
-                if entry.outputs_rule is None or entry.outputs_rule(v, attrs, o)] or [()]
+                if _admits(entry, vs, attrs, o, shape if entry.family == "shaped" else None)] or [()]
         requested = draw(st.sampled_from(outs))
         dims = ()
         if entry.family == "shaped":  # drawn here so that shrinking makes them small

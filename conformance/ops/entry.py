@@ -174,6 +174,10 @@ class Shape:
         dims: letter -> ``(lo, hi)`` drawn inclusive (long rows: ``{"L": (4096, 4096)}``).
         numerics: the numerics classes this pattern is worth (long rows: the accumulating
             ones); a case the cycle gives another class takes one of these instead.
+        outputs: the optional-output sets (formal names) a model with this pattern may
+            request (default: every set the entry's ``outputs_rule`` admits; the rule sees
+            the pattern's ``attrs`` over the attribute state's).  An empty batch has no
+            batch statistics: BatchNormalization's zero-size pattern requests none.
     """
 
     name: str
@@ -183,6 +187,7 @@ class Shape:
     until: int = 10**6
     dims: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     numerics: tuple[str, ...] = ()
+    outputs: tuple[tuple[str, ...], ...] | None = None
 
     def applies(self, version: int) -> bool:
         """Whether the pattern applies to ``version``."""
@@ -271,7 +276,8 @@ class Entry:
             present outputs by name.  Replaces ``ulps``/``bound``.
         outputs_rule: ``fn(version, attrs, outputs) -> bool``: whether a model may request
             this set of optional outputs with these attributes (BatchNormalization's
-            running statistics only in training mode); default: every subset.
+            running statistics only in training mode; ``attrs`` are the attribute state's with
+            a ``shaped`` pattern's own over them); default: every subset.
         check: ``fn(ctx, inputs, attrs) -> "module:function" or None``: outputs the text
             leaves random (Dropout in training) are judged by that function instead of a
             value comparison (:attr:`conformance.case.Case.check`); ``inputs`` as the
