@@ -231,6 +231,41 @@ def _admits(entry: Entry, vs: VersionSpec, attrs: dict, outputs: tuple[str, ...]
     return entry.outputs_rule is None or bool(entry.outputs_rule(vs.since_version, merged, outputs))
 
 
+def _num_admits(entry: Entry, v: int, num: str, attrs: dict, opt: tuple[str, ...], shape: str | None) -> bool:
+    """Whether the entry's ``numerics_rule`` admits class ``num`` with the attribute state
+    ``attrs`` (a shaped pattern's attributes over it) and the optional inputs ``opt``."""
+    if entry.numerics_rule is None:
+        return True
+    sh = _shape_of(entry, shape) if shape is not None and entry.family == "shaped" else None
+    merged = {**attrs, **(sh.attrs if sh is not None else {})}
+    return bool(entry.numerics_rule(v, num, merged, opt))
+
+
+def _ruled(entry: Entry, v: int, nums: list[str], num: str, states: list, opts: list, j: int,
+           shape: str) -> tuple[str, str, dict, tuple[str, ...]]:
+    """(numerics class, state tag, state attributes, optional inputs) of the ``j``-th case under
+    the entry's ``numerics_rule``: ``num`` if it admits some (state, optional inputs) pair, else
+    the next class that does (the shaped pattern's own classes first); its admitted states
+    cycle with ``j`` and their admitted optional-input patterns with ``j // 2``, as without a
+    rule.  Nothing admitted at all: the unruled choice."""
+    own = list(_shape_of(entry, shape).numerics) if entry.family == "shaped" else []
+
+    def rotated(xs):
+        i = xs.index(num) if num in xs else -1
+        return xs[i + 1:] + xs[:i + 1]
+
+    for n in dict.fromkeys([num] + rotated(own) + rotated(list(nums))):
+        ok = [(si, o) for si, (_, a) in enumerate(states) for o in opts if _num_admits(entry, v, n, a, o, shape)]
+        if ok:
+            sis = list(dict.fromkeys(si for si, _ in ok))
+            si = sis[j % len(sis)]
+            chosen = [o for s, o in ok if s == si]
+            tag, attrs = states[si]
+            return n, tag, attrs, chosen[(j // 2) % len(chosen)]
+    tag, attrs = states[j % len(states)]
+    return num, tag, attrs, opts[(j // 2) % len(opts)]
+
+
 def optional_states(vs: VersionSpec) -> list[tuple[str, ...]]:
     """Present/absent patterns of the optional inputs (every subset), fewest first."""
     opt = [f.name for f in vs.inputs if f.option == "optional"]
@@ -316,6 +351,10 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
         lead = _lead_formal(entry, vs).type_str
 
         def point(opset, combo, num, shape, tag, attrs, opt, params, arity, extra=(), k=0):
+            if entry.numerics_rule is not None and not _num_admits(entry, v, num, attrs, opt, shape):
+                # a fill point: the first class of the combination that admits its state
+                num = next((n for n in numerics_for(entry, _type_name(lead, combo))
+                            if _num_admits(entry, v, n, attrs, opt, shape)), num)
             o = _outputs_for(entry, vs, attrs, outs, k, shape if entry.family == "shaped" else None)
             seen["state"].add(tag + repr(attrs))
             seen["opt"].add(opt)
@@ -342,6 +381,8 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 if entry.family == "shaped":
                     own = _shape_of(entry, shape).numerics
                     num = num if not own or num in own else own[(r + ci) % len(own)]
+                if entry.numerics_rule is not None:
+                    num, tag, attrs, opt = _ruled(entry, v, nums, num, states, opts, j, shape)
                 extra = (("round", r // len(nums)),) if r >= len(nums) else ()
                 out.append(point(opset, combo, num, shape, tag, attrs, opt, params, arity, extra, k=j // 5))
                 j += 1
@@ -890,6 +931,8 @@ def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why, err=None
     for name, shp, ts in zip(names, shapes, ftypes):
         t = over.get(name) or _type_name(ts, combo)
         x = V.to_type(_sample(entry, t, name, shp, "normal", rng), t)
+        if err is not None and name in err.values:  # the value that makes the model invalid
+            x = V.to_type(_coerce(np.broadcast_to(np.asarray(err.values[name]), shp), t), t)
         inputs.append(Input(name, V.elem(t), tuple(shp)))
         feeds[name] = x
     outputs = [Output(f.name, V.elem(_type_name(f.type_str, combo))) for f in vs.outputs if f.option != "optional"]
@@ -956,10 +999,17 @@ def strategy(entry: Entry):
         vs, combos = per_version[v]
         combo = draw(st.sampled_from(combos))
         first = _type_name(_lead_formal(entry, vs).type_str, combo)
-        num = draw(st.sampled_from(numerics_for(entry, first)))
+        nums, states, opts = numerics_for(entry, first), attr_states(entry, vs), optional_states(vs)
+        if entry.numerics_rule is not None:  # only the classes, states and inputs the rule admits
+            nums = [n for n in nums if any(entry.numerics_rule(v, n, a, o) for _, a in states for o in opts)] or nums
+        num = draw(st.sampled_from(nums))
         shape = draw(st.sampled_from(shape_patterns(entry, vs)))
-        tag, attrs = draw(st.sampled_from(attr_states(entry, vs)))
-        opt = draw(st.sampled_from(optional_states(vs)))
+        if entry.numerics_rule is not None:
+            states = [s for s in states if any(_num_admits(entry, v, num, s[1], o, shape) for o in opts)] or states
+        tag, attrs = draw(st.sampled_from(states))
+        if entry.numerics_rule is not None:
+            opts = [o for o in opts if _num_admits(entry, v, num, attrs, o, shape)] or opts
+        opt = draw(st.sampled_from(opts))
         opset = draw(st.integers(v, schedule.last_opset(spec, v)))
         arity = draw(st.sampled_from(ARITIES)) if entry.family == "variadic" else 1
         params = draw(st.sampled_from(("inputs", "initializers")))

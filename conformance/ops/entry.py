@@ -141,6 +141,9 @@ class Err:
             (``None`` dims unknown); default: the required outputs only.
         slots: the node's output count, trailing omitted outputs written as ``""``
             (:attr:`conformance.case.Case.output_slots`).
+        values: formal input name -> the value fed (an exact value, rounded to the input's
+            type), for models made invalid by an input's value (Dropout's ``ratio`` 1.0 with
+            ``training_mode`` true); the other inputs are drawn.
     """
 
     why: str
@@ -153,6 +156,7 @@ class Err:
     types: Mapping[str, str] = field(default_factory=dict)
     outputs: Mapping[str, tuple[int | None, ...]] | None = None
     slots: int | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -297,6 +301,14 @@ class Entry:
             the largest over the data sets.
         tags: ``fn(ctx) -> {name: value}``: tags beyond the engine's (a derived mode, an
             ambiguity the reports filter on).
+        numerics_rule: ``fn(version, numerics, attrs, optional) -> bool``: whether a case of
+            numerics class ``numerics`` may be built with the attributes ``attrs`` (the
+            state's, a shaped pattern's over them) and the optional inputs ``optional``
+            present (Dropout: a training class needs ``training_mode`` present from 12 and
+            ``is_test`` 0 at 1 and 6, and exists at no other version).  The suite cycles
+            over the admitted (state, optional inputs) pairs of each class, a class that
+            admits none at a version gives way to the next that does, and explore draws
+            only admitted ones.  Default: every class with every state and pattern.
     """
 
     op: str
@@ -332,6 +344,7 @@ class Entry:
     output_slots: Callable[[int, Mapping[str, Any], tuple[str, ...]], int | None] | None = None
     datasets: Callable[..., tuple[int, tuple[str, ...]]] | None = None
     tags: Callable[..., Mapping[str, Any]] | None = None
+    numerics_rule: Callable[[int, str, Mapping[str, Any], tuple[str, ...]], bool] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
