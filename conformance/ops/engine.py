@@ -837,7 +837,7 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     if entry.tags is not None:
         tags.update(entry.tags(ctx))
     label = f"{types_label(combo)}/{p.numerics}/{p.shape}/{p.attrs_tag}"
-    if p.attrs_tag == "non-default":
+    if p.attrs_tag in ("non-default", "drawn"):
         label += "/" + ",".join(f"{k}={v}" for k, v in p.attrs)
     if entry.family == "variadic":
         label += f"/n={p.arity}"
@@ -1007,6 +1007,14 @@ def strategy(entry: Entry):
         if entry.numerics_rule is not None:
             states = [s for s in states if any(_num_admits(entry, v, num, s[1], o, shape) for o in opts)] or states
         tag, attrs = draw(st.sampled_from(states))
+        drawn = {}
+        for k, (lo, hi) in sorted(entry.explore_attrs.items()):  # beyond the table (explore only)
+            if k in vs.attributes:
+                use, value = draw(st.booleans()), draw(st.floats(lo, hi, width=32))
+                if use:
+                    drawn[k] = value
+        if drawn:
+            tag, attrs = "drawn", {**attrs, **drawn}
         if entry.numerics_rule is not None:
             opts = [o for o in opts if _num_admits(entry, v, num, attrs, o, shape)] or opts
         opt = draw(st.sampled_from(opts))

@@ -309,6 +309,9 @@ class Entry:
             over the admitted (state, optional inputs) pairs of each class, a class that
             admits none at a version gives way to the next that does, and explore draws
             only admitted ones.  Default: every class with every state and pattern.
+        explore_attrs: float attribute -> closed range ``(lo, hi)``: explore mode also draws
+            that attribute as any float32 in the range (beyond the :attr:`attrs` table; the
+            frozen suite is unchanged); such a draw is tagged ``params=drawn``.  Default: none.
     """
 
     op: str
@@ -345,6 +348,7 @@ class Entry:
     datasets: Callable[..., tuple[int, tuple[str, ...]]] | None = None
     tags: Callable[..., Mapping[str, Any]] | None = None
     numerics_rule: Callable[[int, str, Mapping[str, Any], tuple[str, ...]], bool] | None = None
+    explore_attrs: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str]:
