@@ -684,6 +684,8 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     data_names = {f.name for f in data_formals}
     shapes, legacy = _shapes(entry, vs, p, rng)
     attrs_given.update(legacy)
+    fixed = dict(entry.type_attrs(p.version, combo)) if entry.type_attrs is not None else {}
+    attrs_given.update(fixed)
     shaped = entry.family == "shaped"
     # the formal occurrences: data inputs (variadic: arity copies), then optional ones
     occ: list[tuple[str, str, tuple[int, ...] | None, bool]] = []  # (formal, node name, shape, present)
@@ -825,7 +827,7 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         tags["arity"] = p.arity
     if 0 in out_shape:
         tags["zero_size"] = True
-    for k, v in {**dict(p.attrs), **(legacy if shaped else {})}.items():
+    for k, v in {**dict(p.attrs), **(legacy if shaped else {}), **fixed}.items():
         if k != "consumed_inputs":
             tags[f"attr_{k}"] = v
     tags.update(dict(p.extra))

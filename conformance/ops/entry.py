@@ -312,6 +312,11 @@ class Entry:
         explore_attrs: float attribute -> closed range ``(lo, hi)``: explore mode also draws
             that attribute as any float32 in the range (beyond the :attr:`attrs` table; the
             frozen suite is unchanged); such a draw is tagged ``params=drawn``.  Default: none.
+        type_attrs: ``fn(version, combination) -> {attribute: value}``: attributes a type
+            combination fixes, where a type parameter is bound only by optional outputs and
+            an attribute chooses it (LayerNormalization's ``U`` = ``stash_type``); written
+            into every value case of the combination, over the attribute state's and the
+            pattern's (tags ``attr_<name>``).  Default: none.
     """
 
     op: str
@@ -349,6 +354,7 @@ class Entry:
     tags: Callable[..., Mapping[str, Any]] | None = None
     numerics_rule: Callable[[int, str, Mapping[str, Any], tuple[str, ...]], bool] | None = None
     explore_attrs: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    type_attrs: Callable[[int, Mapping[str, str]], Mapping[str, Any]] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
