@@ -297,12 +297,19 @@ def numerics_for(entry: Entry, type_name: str) -> list[str]:
         out = ["normal", "wide", "special"]
         if any(iv.edges for iv in entry.values.values()):
             out.append("edge")
-        return _plus(out, entry.float_numerics)
+        return _for_type(entry, _plus(out, entry.float_numerics), type_name)
     if k == V.INT:
         return _plus(["int", "int-extremes"], entry.int_numerics)
     if k == V.STRING:
         return _plus([k], entry.string_numerics)
     return [k]
+
+
+def _for_type(entry: Entry, classes: list[str], type_name: str) -> list[str]:
+    """The classes that apply to ``type_name`` (the entry's ``numerics_types`` restrictions)."""
+    if not entry.numerics_types:
+        return classes
+    return [n for n in classes if n not in entry.numerics_types or type_name in entry.numerics_types[n]]
 
 
 def _plus(defaults: list[str], own) -> list[str]:
@@ -339,7 +346,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
         shapes = shape_patterns(entry, vs)
         if not combos or not shapes:
             continue
-        ops_ = schedule.opsets(spec, v)
+        ops_ = _schedule(spec, v)
         states = attr_states(entry, vs)
         opts = optional_states(vs)
         outs = output_states(entry, vs)
@@ -369,7 +376,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
             nums = numerics_for(entry, first)
             if many and not all(t == first for t in combo.values()):
                 nums = [nums[(ci + r) % len(nums)] for r in range(min(2, len(nums)))]
-            for r in range(max(len(nums), entry.per_type)):
+            for r in range(max(len(nums), _per_type(entry, v, combo))):
                 num = nums[r % len(nums)]
                 tag, attrs = states[j % len(states)]
                 opt = opts[(j // 2) % len(opts)]
@@ -423,6 +430,25 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 out.append(point(b, combo, num, shapes[0], dtag, dattrs, opts[-1], "inputs", arities[-1],
                                  (("body_opset", b),)))
     return out
+
+
+def _per_type(entry: Entry, version: int, combo: dict[str, str]) -> int:
+    """Value cases per type combination: the entry's ``per_type`` (a number, or a function of
+    the version and the combination)."""
+    return int(entry.per_type(version, combo)) if callable(entry.per_type) else entry.per_type
+
+
+def _schedule(spec: OpSpec, v: int) -> list[int]:
+    """The opsets version ``v``'s cases import (:func:`conformance.ops.schedule.opsets`); an
+    operator of another domain than ai.onnx (com.microsoft) imports its own domain's opset,
+    which the ai.onnx schedule does not bound: its since_version only (onnxruntime refuses a
+    com.microsoft opset beyond the newest it registers)."""
+    return schedule.opsets(spec, v) if not spec.domain else [v]
+
+
+def _last_opset(spec: OpSpec, v: int) -> int:
+    """:func:`conformance.ops.schedule.last_opset`, or ``v`` outside ai.onnx (:func:`_schedule`)."""
+    return schedule.last_opset(spec, v) if not spec.domain else v
 
 
 def _default_state(states):
@@ -885,8 +911,8 @@ def error_cases(entry: Entry, spec: OpSpec | None = None) -> list[Case]:
         combos, _ = _combos(entry, vs)
         if not combos:
             continue
-        ops_ = schedule.opsets(spec, v)
-        opset = min(schedule.last_opset(spec, v), schedule.RUNTIME_OPSET) if v <= schedule.RUNTIME_OPSET else ops_[0]
+        ops_ = _schedule(spec, v)
+        opset = min(_last_opset(spec, v), schedule.RUNTIME_OPSET) if v <= schedule.RUNTIME_OPSET else ops_[0]
         lead = _lead_formal(entry, vs).type_str
         combo = next((c for c in combos if c.get(lead, "") == "float"), combos[0])
         required = {k: e.values[k] for e in entry.attrs for k in e.values if vs.attributes.get(k) and
@@ -937,12 +963,17 @@ def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why, err=None
             x = V.to_type(_coerce(np.broadcast_to(np.asarray(err.values[name]), shp), t), t)
         inputs.append(Input(name, V.elem(t), tuple(shp)))
         feeds[name] = x
-    outputs = [Output(f.name, V.elem(_type_name(f.type_str, combo))) for f in vs.outputs if f.option != "optional"]
+    out_over = dict(err.out_types) if err is not None else {}
+
+    def out_type(f) -> str:
+        return out_over.get(f.name) or _type_name(f.type_str, combo)
+
+    outputs = [Output(f.name, V.elem(out_type(f))) for f in vs.outputs if f.option != "optional"]
     slots = None
     tags: dict[str, Any] = {}
     if err is not None and (err.outputs is not None or err.slots is not None):
         requested = dict(err.outputs or {})
-        outputs = [Output(entry.output_names.get(f.name, f.name), V.elem(_type_name(f.type_str, combo)),
+        outputs = [Output(entry.output_names.get(f.name, f.name), V.elem(out_type(f)),
                           present=f.option != "optional" or f.name in requested,
                           shape=tuple(requested[f.name]) if f.name in requested else None)
                    for f in vs.outputs]
@@ -1020,7 +1051,7 @@ def strategy(entry: Entry):
         if entry.numerics_rule is not None:
             opts = [o for o in opts if _num_admits(entry, v, num, attrs, o, shape)] or opts
         opt = draw(st.sampled_from(opts))
-        opset = draw(st.integers(v, schedule.last_opset(spec, v)))
+        opset = draw(st.integers(v, _last_opset(spec, v)))
         arity = draw(st.sampled_from(ARITIES)) if entry.family == "variadic" else 1
         params = draw(st.sampled_from(("inputs", "initializers")))
         outs = [o for o in output_states(entry, vs)

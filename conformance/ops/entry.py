@@ -141,6 +141,9 @@ class Err:
             (``None`` dims unknown); default: the required outputs only.
         slots: the node's output count, trailing omitted outputs written as ``""``
             (:attr:`conformance.case.Case.output_slots`).
+        out_types: formal output name -> the element type the model declares for it,
+            overriding the combination (an output type the attributes contradict:
+            SimplifiedLayerNormalization's ``inv_std_var`` declared double with stash_type 1).
         values: formal input name -> the value fed (an exact value, rounded to the input's
             type), for models made invalid by an input's value (Dropout's ``ratio`` 1.0 with
             ``training_mode`` true); the other inputs are drawn.
@@ -156,6 +159,7 @@ class Err:
     types: Mapping[str, str] = field(default_factory=dict)
     outputs: Mapping[str, tuple[int | None, ...]] | None = None
     slots: int | None = None
+    out_types: Mapping[str, str] = field(default_factory=dict)
     values: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -287,7 +291,9 @@ class Entry:
             value comparison (:attr:`conformance.case.Case.check`); ``inputs`` as the
             oracle receives them.
         per_type: value cases per type combination (default: one per numerics class); the
-            shape patterns and attribute states cycle over them.
+            shape patterns and attribute states cycle over them.  A function
+            ``fn(version, combination) -> int`` weighs combinations differently (the
+            uncontested ones of an operator whose other combinations are contested).
         output_names: formal output name -> the name the graph gives it, where a formal
             output shares an input's name (BatchNormalization 1-9's ``mean``/``var``: a graph
             cannot use one name twice).  Tags, labels and kernels see the graph names.
@@ -312,6 +318,9 @@ class Entry:
         explore_attrs: float attribute -> closed range ``(lo, hi)``: explore mode also draws
             that attribute as any float32 in the range (beyond the :attr:`attrs` table; the
             frozen suite is unchanged); such a draw is tagged ``params=drawn``.  Default: none.
+        numerics_types: numerics class -> the element types (of the first data input) it
+            applies to; default every type of its kind (a class whose data a type cannot
+            represent: rows whose norm is below 1e-12 in float16).
         type_attrs: ``fn(version, combination) -> {attribute: value}``: attributes a type
             combination fixes, where a type parameter is bound only by optional outputs and
             an attribute chooses it (LayerNormalization's ``U`` = ``stash_type``); written
@@ -347,7 +356,7 @@ class Entry:
     tolerance: Callable[..., Mapping[str, Any]] | None = None
     outputs_rule: Callable[[int, Mapping[str, Any], tuple[str, ...]], bool] | None = None
     check: Callable[..., str | None] | None = None
-    per_type: int = 0
+    per_type: int | Callable[[int, Mapping[str, str]], int] = 0
     output_names: Mapping[str, str] = field(default_factory=dict)
     output_slots: Callable[[int, Mapping[str, Any], tuple[str, ...]], int | None] | None = None
     datasets: Callable[..., tuple[int, tuple[str, ...]]] | None = None
@@ -355,6 +364,7 @@ class Entry:
     numerics_rule: Callable[[int, str, Mapping[str, Any], tuple[str, ...]], bool] | None = None
     explore_attrs: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     type_attrs: Callable[[int, Mapping[str, str]], Mapping[str, Any]] | None = None
+    numerics_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str]:
