@@ -421,6 +421,8 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 out.append(Point(v, fill, tuple(combo.items()), base, st_[2], st_[0], tuple(st_[1].items()),
                                  opts[-1], "inputs", arities[-1], (), o))
                 seen["out"].add(o)
+        if entry.outputs_per_type:
+            _fill_outputs_per_type(entry, vs, out, combos, lead, states, shapes, outs, ops_, opts[-1], arities[-1])
         for b in schedule.body_opsets(spec, v):
             if b in ops_:
                 continue
@@ -430,6 +432,40 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 out.append(point(b, combo, num, shapes[0], dtag, dattrs, opts[-1], "inputs", arities[-1],
                                  (("body_opset", b),)))
     return out
+
+
+def _fill_outputs_per_type(entry: Entry, vs: VersionSpec, out: list[Point], combos, lead: str, states, shapes,
+                           outs, ops_, opt, arity) -> None:
+    """Append a point for every (type of the first data input, optional-output pattern) that
+    the version's points so far miss (the entry's ``outputs_per_type``), on the combination of
+    that type alone where there is one, the first (state, shape pattern) admitting it, the
+    opsets and inputs/initializers alternating."""
+    v = vs.since_version
+    seen = {(_type_name(lead, dict(p.types)), p.outputs) for p in out if p.version == v}
+    n = 0
+    for combo in combos:
+        first = _type_name(lead, combo)
+        if any(_type_name(lead, c) == first for c in combos[:combos.index(combo)]):
+            continue
+        combo = next((c for c in combos if all(t == first for t in c.values())), combo)
+        base = numerics_for(entry, first)[0]
+        for o in outs:
+            if (first, o) in seen:
+                continue
+            found = next(((t, a, sh) for sh in shapes for t, a in states
+                          if _admits(entry, vs, a, o, sh if entry.family == "shaped" else None)), None)
+            if found is None:
+                continue
+            tag, attrs, sh = found
+            num = base
+            if entry.family == "shaped":
+                own = _shape_of(entry, sh).numerics
+                num = num if not own or num in own else own[0]
+            out.append(Point(v, ops_[n % len(ops_)], tuple(combo.items()), num, sh, tag, tuple(attrs.items()), opt,
+                             ("inputs", "initializers")[n % 2] if len(vs.inputs) > 1 else "inputs", arity,
+                             (), o))
+            seen.add((first, o))
+            n += 1
 
 
 def _per_type(entry: Entry, version: int, combo: dict[str, str]) -> int:
