@@ -493,12 +493,17 @@ def _default_state(states):
 
 
 # ----------------------------------------------------------------------------- building
-def _unary_shape(pattern: str, rng) -> tuple[int, ...]:
+def _unary_dims(pattern: str) -> list[tuple[int, int]]:
+    """Inclusive range of each dimension of a unary shape pattern."""
     if pattern == "zero-size":
-        return (int(rng.integers(1, 4)), 0)
+        return [(1, 3), (0, 0)]
     rank = int(pattern[-1])
     cap = {0: 1, 1: 24, 2: 6, 3: 4, 4: 3}[rank]
-    return tuple(int(rng.integers(1, cap + 1)) for _ in range(rank))
+    return [(1, cap)] * rank
+
+
+def _unary_shape(pattern: str, rng) -> tuple[int, ...]:
+    return tuple(int(rng.integers(lo, hi + 1)) if hi > lo else lo for lo, hi in _unary_dims(pattern))
 
 
 def _shapes(entry: Entry, vs: VersionSpec, p: Point, rng) -> tuple[list[tuple[int, ...]], dict]:
@@ -508,8 +513,8 @@ def _shapes(entry: Entry, vs: VersionSpec, p: Point, rng) -> tuple[list[tuple[in
     if entry.family == "shaped":
         sh = _shape_of(entry, p.shape)
         return sh.draw(rng, dict(p.dims)), dict(sh.attrs)
-    if entry.family == "unary":
-        return [_unary_shape(p.shape, rng)], {}
+    if entry.family == "unary":  # explore mode draws the dims with hypothesis (p.dims), so they shrink
+        return [tuple(d for _, d in p.dims) if p.dims else _unary_shape(p.shape, rng)], {}
     attrs: dict = {}
     if entry.family == "binary" and "broadcast" in vs.attributes:
         *temps, attrs = LEGACY_SHAPES[p.shape]
@@ -1105,6 +1110,8 @@ def strategy(entry: Entry):
         dims = ()
         if entry.family == "shaped":  # drawn here so that shrinking makes them small
             dims = tuple((c, draw(st.integers(lo, hi))) for c, (lo, hi) in _shape_of(entry, shape).letters().items())
+        elif entry.family == "unary" and shape != "rank0":
+            dims = tuple((f"d{i}", draw(st.integers(lo, hi))) for i, (lo, hi) in enumerate(_unary_dims(shape)))
         seed = draw(st.integers(0, 2**32 - 1))
         p = Point(v, opset, tuple(combo.items()), num, shape, tag, tuple(attrs.items()), opt, params, arity,
                   (("explore_seed", seed),), requested, dims)
