@@ -292,8 +292,9 @@ def numerics_for(entry: Entry, type_name: str) -> list[str]:
     """Numerics classes of a case whose first data input has ``type_name``."""
     k = V.kind(type_name)
     if k == V.FLOAT:
-        if type_name not in V.IEEE:
-            return ["normal", "special"]
+        if type_name not in V.IEEE:  # narrow types: the entry's own classes where numerics_types names them
+            own = {n: f for n, f in entry.float_numerics.items() if type_name in entry.numerics_types.get(n, ())}
+            return _plus(["normal", "special"], own)
         out = ["normal", "wide", "special"]
         if any(iv.edges for iv in entry.values.values()):
             out.append("edge")
@@ -386,7 +387,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 opset = ops_[j % len(ops_)] if len(ops_) < 3 or j % 7 == 3 else ops_[j % 2]
                 params = ("inputs", "initializers")[(j // 3) % 2] if n_inputs > 1 or arity > 1 else "inputs"
                 if entry.family == "shaped":
-                    own = _shape_of(entry, shape).numerics
+                    own = _own_numerics(entry, shape, first)
                     num = num if not own or num in own else own[(r + ci) % len(own)]
                 if entry.numerics_rule is not None:
                     num, tag, attrs, opt = _ruled(entry, v, nums, num, states, opts, j, shape)
@@ -459,7 +460,7 @@ def _fill_outputs_per_type(entry: Entry, vs: VersionSpec, out: list[Point], comb
             tag, attrs, sh = found
             num = base
             if entry.family == "shaped":
-                own = _shape_of(entry, sh).numerics
+                own = _own_numerics(entry, sh, first)
                 num = num if not own or num in own else own[0]
             out.append(Point(v, ops_[n % len(ops_)], tuple(combo.items()), num, sh, tag, tuple(attrs.items()), opt,
                              ("inputs", "initializers")[n % 2] if len(vs.inputs) > 1 else "inputs", arity,
@@ -525,6 +526,13 @@ def _shapes(entry: Entry, vs: VersionSpec, p: Point, rng) -> tuple[list[tuple[in
     sym = {c: int(rng.integers(2, 5)) for c in "SMK"}
     n = p.arity if entry.family == "variadic" else len(temps)
     return [tuple(sym[c] if c in sym else int(c) for c in temps[i]) for i in range(n)], dict(attrs)
+
+
+def _own_numerics(entry: Entry, shape: str, type_name: str) -> list[str]:
+    """The numerics classes a shaped pattern is worth (:attr:`Shape.numerics`) that apply to
+    ``type_name`` (the entry's ``numerics_types``); empty: any class."""
+    allowed = numerics_for(entry, type_name)
+    return [n for n in _shape_of(entry, shape).numerics if n in allowed]
 
 
 def _shape_of(entry: Entry, name: str) -> Shape:

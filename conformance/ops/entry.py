@@ -181,7 +181,8 @@ class Shape:
         since / until: since_versions the pattern applies to (inclusive).
         dims: letter -> ``(lo, hi)`` drawn inclusive (long rows: ``{"L": (4096, 4096)}``).
         numerics: the numerics classes this pattern is worth (long rows: the accumulating
-            ones); a case the cycle gives another class takes one of these instead.
+            ones); a case the cycle gives another class takes one of these instead (those of
+            them that apply to the case's type, :attr:`Entry.numerics_types`; none: any).
         outputs: the optional-output sets (formal names) a model with this pattern may
             request (default: every set the entry's ``outputs_rule`` admits; the rule sees
             the pattern's ``attrs`` over the attribute state's).  An empty batch has no
@@ -323,7 +324,9 @@ class Entry:
             frozen suite is unchanged); such a draw is tagged ``params=drawn``.  Default: none.
         numerics_types: numerics class -> the element types (of the first data input) it
             applies to; default every type of its kind (a class whose data a type cannot
-            represent: rows whose norm is below 1e-12 in float16).
+            represent: rows whose norm is below 1e-12 in float16).  The narrow floating
+            types (float8, float4...) take an entry's own class only where this names them
+            (Dropout's training classes on float8 data).
         type_attrs: ``fn(version, combination) -> {attribute: value}``: attributes a type
             combination fixes, where a type parameter is bound only by optional outputs and
             an attribute chooses it (LayerNormalization's ``U`` = ``stash_type``); written
