@@ -250,8 +250,8 @@ def _ruled(entry: Entry, v: int, nums: list[str], num: str, states: list, opts: 
     rule.  Nothing admitted at all: the unruled choice."""
     own = list(_shape_of(entry, shape).numerics) if entry.family == "shaped" else []
 
-    def rotated(xs):
-        i = xs.index(num) if num in xs else -1
+    def rotated(xs):  # from num onwards; a class outside xs starts the rotation at j
+        i = xs.index(num) if num in xs else j % len(xs) - 1 if xs else -1
         return xs[i + 1:] + xs[:i + 1]
 
     for n in dict.fromkeys([num] + rotated(own) + rotated(list(nums))):
@@ -437,12 +437,22 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
 
 def _fill_outputs_per_type(entry: Entry, vs: VersionSpec, out: list[Point], combos, lead: str, states, shapes,
                            outs, ops_, opt, arity) -> None:
-    """Append a point for every (type of the first data input, optional-output pattern) that
-    the version's points so far miss (the entry's ``outputs_per_type``), on the combination of
-    that type alone where there is one, the first (state, shape pattern) admitting it, the
-    opsets and inputs/initializers alternating."""
+    """Append a point for every (type of the first data input, optional-output pattern, kind)
+    that the version's points so far miss (the entry's ``outputs_per_type``; the kind is what
+    its function says of the attributes, ``None`` for ``True``), on the combination of that type
+    alone where there is one, the first (state, shape pattern) admitting it, the opsets and
+    inputs/initializers alternating."""
     v = vs.since_version
-    seen = {(_type_name(lead, dict(p.types)), p.outputs) for p in out if p.version == v}
+    kind_of = entry.outputs_per_type if callable(entry.outputs_per_type) else None
+
+    def kind(attrs, sh, o):
+        if kind_of is None:
+            return None
+        merged = {**dict(attrs), **(_shape_of(entry, sh).attrs if entry.family == "shaped" else {})}
+        return kind_of(v, merged, o)
+
+    seen = {(_type_name(lead, dict(p.types)), p.outputs, kind(p.attrs, p.shape, p.outputs)) for p in out
+            if p.version == v}
     n = 0
     for combo in combos:
         first = _type_name(lead, combo)
@@ -451,22 +461,22 @@ def _fill_outputs_per_type(entry: Entry, vs: VersionSpec, out: list[Point], comb
         combo = next((c for c in combos if all(t == first for t in c.values())), combo)
         base = numerics_for(entry, first)[0]
         for o in outs:
-            if (first, o) in seen:
-                continue
-            found = next(((t, a, sh) for sh in shapes for t, a in states
-                          if _admits(entry, vs, a, o, sh if entry.family == "shaped" else None)), None)
-            if found is None:
-                continue
-            tag, attrs, sh = found
-            num = base
-            if entry.family == "shaped":
-                own = _own_numerics(entry, sh, first)
-                num = num if not own or num in own else own[0]
-            out.append(Point(v, ops_[n % len(ops_)], tuple(combo.items()), num, sh, tag, tuple(attrs.items()), opt,
-                             ("inputs", "initializers")[n % 2] if len(vs.inputs) > 1 else "inputs", arity,
-                             (), o))
-            seen.add((first, o))
-            n += 1
+            for sh in shapes:
+                for tag, attrs in states:
+                    if not _admits(entry, vs, attrs, o, sh if entry.family == "shaped" else None):
+                        continue
+                    key = (first, o, kind(attrs, sh, o))
+                    if key in seen:
+                        continue
+                    num = base
+                    if entry.family == "shaped":
+                        own = _shape_of(entry, sh).numerics
+                        num = num if not own or num in own else own[0]
+                    out.append(Point(v, ops_[n % len(ops_)], tuple(combo.items()), num, sh, tag, tuple(attrs.items()),
+                                     opt, ("inputs", "initializers")[n % 2] if len(vs.inputs) > 1 else "inputs",
+                                     arity, (), o))
+                    seen.add(key)
+                    n += 1
 
 
 def _per_type(entry: Entry, version: int, combo: dict[str, str]) -> int:

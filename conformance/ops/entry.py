@@ -309,8 +309,10 @@ class Entry:
         tags: ``fn(ctx) -> {name: value}``: tags beyond the engine's (a derived mode, an
             ambiguity the reports filter on).
         outputs_per_type: every optional-output pattern is requested at least once per type
-            of the first data input, not only once per version (BatchNormalization: a kernel
-            per element type and mode; fill cases are added where the cycle misses one).
+            of the first data input, not only once per version (fill cases are added where the
+            cycle misses one); a function ``fn(version, attrs, outputs) -> kind`` also tells
+            models apart that request the same outputs (BatchNormalization: the mode, so every
+            type sees every output set in training and Y alone in both modes).
         numerics_rule: ``fn(version, numerics, attrs, optional) -> bool``: whether a case of
             numerics class ``numerics`` may be built with the attributes ``attrs`` (the
             state's, a shaped pattern's over them) and the optional inputs ``optional``
@@ -367,7 +369,7 @@ class Entry:
     output_slots: Callable[[int, Mapping[str, Any], tuple[str, ...]], int | None] | None = None
     datasets: Callable[..., tuple[int, tuple[str, ...]]] | None = None
     tags: Callable[..., Mapping[str, Any]] | None = None
-    outputs_per_type: bool = False
+    outputs_per_type: bool | Callable[[int, Mapping[str, Any], tuple[str, ...]], Any] = False
     numerics_rule: Callable[[int, str, Mapping[str, Any], tuple[str, ...]], bool] | None = None
     explore_attrs: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     type_attrs: Callable[[int, Mapping[str, str]], Mapping[str, Any]] | None = None
