@@ -6,7 +6,11 @@ SimplifiedLayerNormalization and com.microsoft Skip*LayerNormalization):
   hand-derived identities (GroupNormalization with one group = LayerNormalization, with
   C groups = InstanceNormalization; LRN's asymmetric window for even sizes; ...);
 * onnx.reference agreement where it is right, documented disagreements where not;
-* determinism and coverage (every version x type of its constraint);
+* determinism and coverage (every version x type of its constraint), on the entries of the
+  operator table (:mod:`conformance.ops.normalization`; tags the engine writes: ``numerics``,
+  ``shape`` -- the pattern, e.g. ``long-rows/...`` --, ``params`` -- the attribute state --,
+  ``outputs``, and the entries' own ``axis``, ``p``, ``size``, ``num_groups``,
+  ``scale_dtype``, ``stash_dtype``, ``skip_shape``, ``checker_rejects``...);
 * independent numpy kernels run through ``KernelBackend``: legitimate ones pass every
   case, deliberately wrong ones are caught;
 * contested cases (``Case.contested``): a backend rejecting one scores ``unsupported``,
@@ -56,6 +60,16 @@ def suite():
 @pytest.fixture(scope="module")
 def value_cases(suite):
     return [c for c in suite if c.expect_error is None]
+
+
+def _long(c) -> bool:
+    """A case of a long-rows pattern (4096 normalized elements)."""
+    return c.tags["shape"].startswith("long-rows")
+
+
+def _klass(c) -> str:
+    """The case's numerics class, ``long-rows`` for the long-rows patterns."""
+    return "long-rows" if _long(c) else c.tags["numerics"]
 
 
 # ============================================================================ oracle vs plain formulas
@@ -256,12 +270,50 @@ def test_coverage(suite, value_cases):
             if c.op == "LpNormalization" and c.tags["numerics"] == "tiny-norm"}
     assert tiny == {(v, t, p) for v, ts in ((1, ("float", "double")), (22, ("bfloat16", "float", "double")))
                     for t in ts for p in (1, 2)}
-    assert any(c.tags["numerics"] == "long-rows" for c in value_cases if c.op == "GroupNormalization")
+    assert any(_long(c) for c in value_cases if c.op == "GroupNormalization")
     assert any(c.opset == 28 for c in value_cases)
     assert max(c.opset for c in value_cases if c.opset != 28) <= 26
+    # at least the retired generator's counts (seed 0)
+    old = {"GroupNormalization": 108, "InstanceNormalization": 121, "LRN": 100, "LpNormalization": 225,
+           "MeanVarianceNormalization": 90, "RMSNormalization": 179, SLN: 138, "SkipLayerNormalization": 34,
+           "SkipSimplifiedLayerNormalization": 34}
     for op in OPS + MS_OPS + ORT_OPS:
         n = sum(c.op == op for c in suite)
-        assert 30 <= n <= 260, (op, n)
+        assert old[op] <= n <= 260, (op, n)
+    # every numerics class of the retired generator, per operator
+    classes = {"InstanceNormalization": {"normal", "constant-rows", "tiny-variance", "special", "large-offset",
+                                         "long-rows"},
+               "GroupNormalization": {"normal", "constant-rows", "tiny-variance", "special", "large-offset",
+                                      "long-rows"},
+               "RMSNormalization": {"normal", "large-offset", "constant-rows", "special", "tiny-variance",
+                                    "long-rows"},
+               "LpNormalization": {"normal", "zero-norm", "special", "long-rows", "tiny-norm"},
+               "MeanVarianceNormalization": {"normal", "constant-rows", "special"},
+               "LRN": {"normal", "special"},
+               "SkipLayerNormalization": {"normal", "large-offset", "tiny-variance", "constant-rows", "special",
+                                          "long-rows"}}
+    for op, want in classes.items():
+        for v in {c.since_version for c in value_cases if c.op == op}:
+            got = {_klass(c) for c in value_cases if c.op == op and c.since_version == v}
+            assert want <= got, (op, v, want - got)
+    # exact constant rows (a power-of-two row: every summation order computes the mean exactly)
+    for op in ("InstanceNormalization", "GroupNormalization", "MeanVarianceNormalization"):
+        assert any(c.tags["numerics"] == "constant-rows" and "/pow2" in c.tags["shape"]
+                   for c in value_cases if c.op == op), op
+    # zero-size batches where the text defines an empty result
+    assert {c.op for c in value_cases if c.tags.get("zero_size")} >= {
+        "InstanceNormalization", "GroupNormalization", "RMSNormalization", "LpNormalization",
+        "MeanVarianceNormalization", "LRN", SLN}
+    # attribute states of the retired generator: epsilon kinds, LRN parameter classes, Lp p
+    for op in ("InstanceNormalization", "GroupNormalization", "RMSNormalization", SLN):
+        eps = {c.attributes.get("epsilon") for c in value_cases if c.op == op}
+        assert {None, 1e-12, 0.5} <= eps, (op, eps)
+    lrn = {tuple(c.attributes.get(k) for k in ("size", "alpha", "beta", "bias")) for c in value_cases
+           if c.op == "LRN"}
+    assert {(3, None, None, None), (5, 1.0, 0.75, 2.0), (2, 0.5, 0.5, 1.0), (1, 2.0, 1.0, 0.5), (4, 1.5, 0.25, 1.0),
+            (7, 0.9, 1.5, 3.0)} <= lrn
+    assert {(c.attributes.get("p"), "axis" in c.attributes) for c in value_cases if c.op == "LpNormalization"} == {
+        (None, True), (None, False), (1, True), (2, True), (2, False), (1, False)}
     for op in MS_OPS:
         cs = [c for c in value_cases if c.op == op]
         assert {c.domain for c in cs} == {"com.microsoft"}
@@ -270,8 +322,14 @@ def test_coverage(suite, value_cases):
         assert {c.tags["bias"] for c in cs} == {"present", "absent"}
         assert any("input_skip_bias_sum" in c.tags["outputs"] for c in cs)
         assert any(c.expect_error for c in suite if c.op == op)
-    # the cases onnx's checker rejects although the schema admits them are contested
-    for c in suite:
+        assert {c.opset for c in cs} == {1}  # com.microsoft opset 1: onnxruntime refuses a newer one
+    outs = {c.tags["outputs"] for c in value_cases if c.op == "SkipLayerNormalization"}
+    assert len(outs) == 8  # every optional-output pattern
+    assert not any("mean" in c.tags["outputs"] for c in value_cases if c.op == "SkipSimplifiedLayerNormalization")
+    assert {c.tags["beta"] for c in value_cases if c.op == "SkipLayerNormalization"} == {"present", "absent"}
+    # the cases onnx's checker rejects although the schema admits them are contested (error
+    # cases expect a rejection anyway)
+    for c in value_cases:
         if c.op == "GroupNormalization" and c.since_version == 18:
             assert c.contested and "deprecated" in c.contested
         if c.op == "MeanVarianceNormalization":
@@ -300,10 +358,11 @@ def test_simplified_layer_norm_coverage(suite, value_cases):
     assert {c.tags["axis"] for c in cs if c.tags["rank"] == 5} == set(range(-5, 5))
     assert {c.tags["stash_type"] for c in cs if c.tags["stash_dtype"] == "float"} == {"explicit", "default"}
     assert {c.tags["scale_shape"] for c in cs} == {"full", "ones", "fewer-dims", "scalar"}
-    assert {c.tags["numerics"] for c in cs} >= {"normal", "large-offset", "constant-rows", "special-values",
-                                                "tiny-variance", "long-rows"}
-    assert len({c.opset for c in cs}) >= 3 and max(c.opset for c in cs) <= 26
-    errs = {c.tags["error"] for c in suite if c.op == SLN and c.expect_error}
+    assert {_klass(c) for c in cs} >= {"normal", "large-offset", "constant-rows", "special", "tiny-variance",
+                                       "long-rows"}
+    # the ai.onnx opsets of the schedule: the version's own, onnxruntime's newest, onnx's newest
+    assert {c.opset for c in cs} == {1, 26, 28}
+    errs = {c.tags["error"].split("=")[0] for c in suite if c.op == SLN and c.expect_error}
     assert errs == {"axis-range", "scale-shape", "stash-type", "inv-type"}
 
 
@@ -335,7 +394,7 @@ def k_instance(flaw=None):
         y = _std(xw, tuple(range(2, x.ndim)), _eps(attrs), unbiased=flaw == "unbiased")
         sh = (1, -1) + (1,) * (x.ndim - 2)
         y = y * s.astype(w).reshape(sh) + b.astype(w).reshape(sh)
-        return {"Y": y.astype(x.dtype)}
+        return {"output": y.astype(x.dtype)}
     return kernel
 
 
@@ -351,7 +410,7 @@ def k_group(flaw=None):
                 s, b = s[:: c // g], b[:: c // g]
         ref.group_normalization(x.astype(np.float64), s, b, num_groups=g, version=version)
         w = np.float32 if (version >= 21 or x.dtype in HALF) else x.dtype
-        xg = x.astype(w).reshape(n, g, -1)
+        xg = x.astype(w).reshape(n, g, c // g * int(np.prod(x.shape[2:])))
         y = _std(xg, (2,), _eps(attrs)).reshape(x.shape)
         sw, bw = s.astype(w), b.astype(w)
         if version < 21:
@@ -523,6 +582,31 @@ def test_legitimate_kernels_pass_everything(suite):
     assert not bad, bad[:5]
 
 
+@pytest.mark.parametrize("op", OPS + MS_OPS + ORT_OPS)
+def test_explore_strategy_draws_pass_the_legitimate_kernels(op):
+    """Every operator of the family has the engine's explore strategy (the suite's parameter
+    space drawn by hypothesis: versions, types, numerics classes, shape patterns, attribute
+    states, optional inputs and outputs); its draws are valid cases that the legitimate
+    kernels pass."""
+    from hypothesis import HealthCheck, given, settings
+
+    from conformance.runner import run_case
+
+    key = f"com.microsoft:{op}" if op in MS_OPS else op
+    seen = set()
+
+    @settings(max_examples=12, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(registry.get_strategy(key))
+    def draw(case):
+        assert case.expect_error is None and case.op == op
+        r = run_case(case, SLNBackend({op: KERNELS[op]()}, name="numpy-f32", check=False))
+        assert r.outcome == "pass", (case.id, r.message[:300])
+        seen.add(case.tags["numerics"])
+
+    draw()
+    assert len(seen) >= 2, seen
+
+
 @pytest.mark.parametrize("stage_one", ["U"])
 def test_simplified_layer_norm_stage_one_in_stash_precision_passes(stage_one, suite):
     """Computing stage one in U (as LayerNormalization-17 defines stash_type) is accepted too."""
@@ -555,9 +639,34 @@ def test_checker_rejects_the_contested_cases(suite):
         onnx.checker.check_model(case.model, full_check=True)
     contested = [c for c in suite if c.contested is not None]
     assert {c.op for c in contested} == {"GroupNormalization", "MeanVarianceNormalization", "RMSNormalization"}
-    for c in contested[::7]:
+    # every one but GroupNormalization-21's empty batches (test_group_normalization_empty_batch_is_contested)
+    for c in [c for c in contested if not _empty_batch(c)][::7]:
         with pytest.raises(Exception):
             onnx.checker.check_model(c.model, full_check=True)
+
+
+def _empty_batch(c) -> bool:
+    """GroupNormalization-21 contested for its empty batch (the function body cannot run)."""
+    return c.contested is not None and c.contested.startswith("N = 0")
+
+
+def test_group_normalization_empty_batch_is_contested(value_cases):
+    """GroupNormalization-21 with N = 0: the text defines an empty Y (the oracle's), but the
+    function body reshapes to ``[0, 0, -1]``, whose -1 Reshape cannot infer from an empty
+    tensor.  onnx's checker accepts the model, onnx.reference (which expands the body) fails
+    at run: the case is contested, so a runtime failing like the body scores unsupported."""
+    cases = [c for c in value_cases if c.op == "GroupNormalization" and c.since_version == 21
+             and c.tags.get("zero_size")]
+    assert cases and all(_empty_batch(c) for c in cases)
+    assert all(c.datasets[0].outputs["Y"].size == 0 for c in cases)
+    for c in cases:
+        onnx.checker.check_model(c.model, full_check=True)
+    res = _ref_outcomes(cases)
+    assert {r.outcome for r in res.values()} == {"unsupported"}, [r.message[:200] for r in res.values()]
+    assert all("reshape" in r.message for r in res.values())
+    # a non-empty batch of the same layout is not contested
+    assert any(c.contested is None and c.tags["shape"].startswith("r3/G=1") for c in value_cases
+               if c.op == "GroupNormalization" and c.since_version == 21)
 
 
 class _Rejecting(Backend):
@@ -631,11 +740,11 @@ def test_onnx_reference_agrees_where_it_is_right(value_cases):
             return False  # onnx.reference has no kernels for onnxruntime's operators
         if c.contested is not None:
             return False  # see test_disagreement_onnx_reference_rms_t_ne_v_returns_t
-        if t["dtype"] not in ("float", "double") or t["numerics"] in ("long-rows", "large-offset"):
+        if t["dtype"] not in ("float", "double") or _klass(c) in ("long-rows", "large-offset"):
             return False
         if c.op == "LRN" or (c.op == "LpNormalization" and t["p"] == 1) or "checker_rejects" in t:
             return False
-        if "legacy" in t:
+        if t["params"] == "legacy":
             return False  # see test_disagreement_onnx_reference_rejects_legacy_consumed_inputs
         return True
     cases = [c for c in value_cases if ok(c)][::2]
@@ -648,8 +757,9 @@ def test_disagreement_onnx_reference_rejects_legacy_consumed_inputs(value_cases)
     """InstanceNormalization-1 declares the legacy ``consumed_inputs`` attribute; onnx.reference's
     implementation does not take it (TypeError).  The oracle is right: the attribute is an
     in-place hint that changes no value."""
-    cases = [c for c in value_cases if c.tags.get("legacy") == "consumed_inputs"]
-    assert {(c.op, c.since_version) for c in cases} == {("InstanceNormalization", 1)} and len(cases) == 3
+    cases = [c for c in value_cases if c.tags["params"] == "legacy"]
+    assert {(c.op, c.since_version) for c in cases} == {("InstanceNormalization", 1)} and len(cases) >= 3
+    assert all("consumed_inputs" in c.attributes for c in cases)
     res = _ref_outcomes(cases)
     assert {r.outcome for r in res.values()} == {"error"}
     assert all("consumed_inputs" in r.message or "attrib" in r.message for r in res.values())
@@ -706,7 +816,7 @@ def test_group_normalization_body_is_one_pass_and_loses_large_offset_data(value_
     def onepass(inputs, attrs, outputs, opset):
         x, s, b = inputs["X"], inputs["scale"], inputs["bias"]
         g, (n, c) = attrs["num_groups"], x.shape[:2]
-        xr = x.astype(np.float32).reshape(n, g, -1)
+        xr = x.astype(np.float32).reshape(n, g, c // g * int(np.prod(x.shape[2:])))
         m = xr.mean(-1, keepdims=True)
         var = (xr * xr).mean(-1, keepdims=True) - m * m
         y = ((xr - m) / np.sqrt(var + _eps(attrs))).reshape(x.shape).astype(x.dtype).astype(np.float32)
@@ -785,14 +895,15 @@ def k_off(op, sm, sv):
             x, s, b = (inputs[k].astype(np.float64) for k in ("input", "scale", "B"))
             t = inputs["input"].dtype
             n, c = x.shape[:2]
-            y, _, _ = std_off(x.reshape(n * c, -1), eps, t, sm, sv)
+            y, _, _ = std_off(x.reshape(n * c, int(np.prod(x.shape[2:]))), eps, t, sm, sv)
             sh = (1, c) + (1,) * (x.ndim - 2)
-            return {"Y": _out(y.reshape(x.shape) * s.reshape(sh) + b.reshape(sh), t)}
+            return {"output": _out(y.reshape(x.shape) * s.reshape(sh) + b.reshape(sh), t)}
         if op == "GroupNormalization":
             x, s, b = (inputs[k].astype(np.float64) for k in ("X", "scale", "bias"))
             t, g = inputs["X"].dtype, attrs["num_groups"]
             n, c = x.shape[:2]
-            y, _, _ = std_off(x.reshape(n * g, -1), eps, F32 if opset >= 21 else t, sm, sv)
+            y, _, _ = std_off(x.reshape(n * g, c // g * int(np.prod(x.shape[2:]))), eps, F32 if opset >= 21 else t,
+                              sm, sv)
             if opset < 21:
                 s, b = np.repeat(s, c // g), np.repeat(b, c // g)
             sh = (1, c) + (1,) * (x.ndim - 2)
@@ -813,7 +924,8 @@ def k_off(op, sm, sv):
             stash = attrs.get("stash_type", 1)
             u = {1: F32, 11: F64}[stash]
             p_dt = F32 if op == "RMSNormalization" else _p(_wd(inputs["X"]), u)
-            y, _, inv = std_off(x.reshape(int(np.prod(x.shape[:ax])), -1), eps, p_dt, sm, sv, center=False)
+            y, _, inv = std_off(x.reshape(int(np.prod(x.shape[:ax])), int(np.prod(x.shape[ax:]))), eps, p_dt, sm, sv,
+                                center=False)
             res = {"Y": _out(y.reshape(x.shape) * s, v),
                    "inv_std_var": _out(inv.reshape(x.shape[:ax] + (1,) * (x.ndim - ax)), u)}
             return {k: res[k] for k in outputs}
@@ -895,7 +1007,7 @@ def _failed_numerics(op, cases):
     failed = set()
     for sm, sv in SIGNS:
         res = run_cases(cases, SLNBackend({op: k_off(op, sm, sv)}, check=False))
-        failed |= {c.tags["numerics"] for c, r in zip(cases, res) if r.outcome == "fail"}
+        failed |= {_klass(c) for c, r in zip(cases, res) if r.outcome == "fail"}
     return failed
 
 
@@ -948,7 +1060,7 @@ def k_folded(op):
             return {k: res[k] for k in outputs}
         if op == "InstanceNormalization":
             x, s, b = inputs["input"], inputs["scale"], inputs["B"]
-            rows, w = x.reshape(x.shape[0] * x.shape[1], -1), np.dtype(_wd(x)).type
+            rows, w = x.reshape(x.shape[0] * x.shape[1], int(np.prod(x.shape[2:]))), np.dtype(_wd(x)).type
             sr, br = np.tile(s, x.shape[0])[:, None].astype(w), np.tile(b, x.shape[0])[:, None].astype(w)
         else:  # GroupNormalization
             x, s, b = inputs["X"], inputs["scale"], inputs["bias"]
@@ -956,14 +1068,15 @@ def k_folded(op):
             w = np.float32 if (opset >= 21 or x.dtype in HALF) else x.dtype.type
             if opset < 21:
                 s, b = np.repeat(s, c // g), np.repeat(b, c // g)
-            rows = x.reshape(n * g, -1)
+            rows = x.reshape(n * g, c // g * int(np.prod(x.shape[2:])))
             sh = (1, c) + (1,) * (x.ndim - 2)
             sr = np.broadcast_to(s.astype(w).reshape(sh), x.shape).reshape(rows.shape)
             br = np.broadcast_to(b.astype(w).reshape(sh), x.shape).reshape(rows.shape)
         xw = rows.astype(w)
         m = xw.mean(axis=1, keepdims=True)
         a = sr * (w(1) / np.sqrt(((xw - m) ** 2).mean(axis=1, keepdims=True) + w(eps)))
-        return {"Y": (xw * a + (br - m * a)).reshape(x.shape).astype(x.dtype)}
+        return {"output" if op == "InstanceNormalization" else "Y": (xw * a + (br - m * a)).reshape(x.shape).astype(
+            x.dtype)}
     return kernel
 
 

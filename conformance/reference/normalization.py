@@ -294,8 +294,25 @@ def _check_group(X, scale, bias, num_groups, version, stash_type=1):
     return shape
 
 
-def _group_params(scale, bias, shape, g, version):
-    """Scale/bias broadcast to ``[1, C, 1, ...]`` (per group for 18, per channel for 21)."""
+def _group_row(shape, g: int) -> int:
+    """Elements of one group's statistics: ``C / g`` channels times the spatial extent (also
+    for an empty batch, where ``-1`` cannot be inferred)."""
+    return shape[1] // g * int(np.prod(shape[2:], dtype=np.int64))
+
+
+def group_params(scale, bias, shape, g, version):
+    """Scale/bias of GroupNormalization broadcast to ``[1, C, 1, ...]`` (per group for 18,
+    per channel for 21).
+
+    Args:
+        scale, bias: ``[g]`` (version < 21) or ``[C]``.
+        shape: X's shape ``[N, C, ...]``.
+        g: num_groups.
+        version: the since_version.
+
+    Returns:
+        ``(scale, bias)`` as float64 arrays of shape ``[1, C, 1, ...]``.
+    """
     c = shape[1]
     s, b = np.asarray(scale, np.float64), np.asarray(bias, np.float64)
     if version < 21:
@@ -318,9 +335,9 @@ def group_normalization(X, scale, bias, *, num_groups: int, epsilon: float = 1e-
     """
     shape = _check_group(X, scale, bias, num_groups, version, stash_type)
     n, g = shape[0], int(num_groups)
-    rows = np.asarray(X, np.float64).reshape(n * g, -1) if n * g else np.zeros((0, 1))
+    rows = np.asarray(X, np.float64).reshape(n * g, _group_row(shape, g))
     y = standardize(rows, epsilon_value(epsilon)).reshape(shape)
-    s, b = _group_params(scale, bias, shape, g, version)
+    s, b = group_params(scale, bias, shape, g, version)
     with np.errstate(invalid="ignore", over="ignore"):
         return y * s + b
 
@@ -331,8 +348,8 @@ def group_normalization_variants(X, scale, bias, *, num_groups: int, epsilon: fl
     shape = _check_group(X, scale, bias, num_groups, version, stash_type)
     t_dt = np.asarray(X).dtype
     n, g = shape[0], int(num_groups)
-    x = np.asarray(X, np.float64).reshape(n * g, -1)
-    s, b = _group_params(scale, bias, shape, g, version)
+    x = np.asarray(X, np.float64).reshape(n * g, _group_row(shape, g))
+    s, b = group_params(scale, bias, shape, g, version)
     comp = _F32 if version >= 21 else t_dt
     out = {}
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -342,6 +359,10 @@ def group_normalization_variants(X, scale, bias, *, num_groups: int, epsilon: fl
         out.update(_folded(x, epsilon_value(epsilon), s, b, shape, t_dt,
                            _fold_precisions(t_dt, _F32 if version >= 21 else None)))
     return out
+
+
+#: the retired generator's name for :func:`group_params`
+_group_params = group_params
 
 
 # ----------------------------------------------------------------------------- RMSNormalization
