@@ -441,7 +441,7 @@ def _fill_outputs_per_type(entry: Entry, vs: VersionSpec, out: list[Point], comb
     that the version's points so far miss (the entry's ``outputs_per_type``; the kind is what
     its function says of the attributes, ``None`` for ``True``), on the combination of that type
     alone where there is one, the first (state, shape pattern) admitting it, the opsets and
-    inputs/initializers alternating."""
+    inputs/initializers alternating; with a function, also every (type, numerics class, kind)."""
     v = vs.since_version
     kind_of = entry.outputs_per_type if callable(entry.outputs_per_type) else None
 
@@ -477,6 +477,33 @@ def _fill_outputs_per_type(entry: Entry, vs: VersionSpec, out: list[Point], comb
                                      arity, (), o))
                     seen.add(key)
                     n += 1
+        if kind_of is None:
+            continue
+        # every numerics class in every kind of model, for this type
+        had = {(p.numerics, kind(p.attrs, p.shape, p.outputs)) for p in out
+               if p.version == v and _type_name(lead, dict(p.types)) == first}
+        for num in numerics_for(entry, first):
+            for sh in shapes:
+                own = _shape_of(entry, sh).numerics if entry.family == "shaped" else ()
+                if own and num not in own:
+                    continue
+                for tag, attrs in states:
+                    for i in range(len(outs)):
+                        o = outs[(n + i) % len(outs)]
+                        if not _admits(entry, vs, attrs, o, sh if entry.family == "shaped" else None):
+                            continue
+                        if (entry.numerics_rule is not None
+                                and not _num_admits(entry, v, num, attrs, opt, sh if entry.family == "shaped" else None)):
+                            continue
+                        k = kind(attrs, sh, o)
+                        if (num, k) in had:
+                            continue
+                        out.append(Point(v, ops_[n % len(ops_)], tuple(combo.items()), num, sh, tag,
+                                         tuple(attrs.items()), opt,
+                                         ("inputs", "initializers")[n % 2] if len(vs.inputs) > 1 else "inputs",
+                                         arity, (), o))
+                        had.add((num, k))
+                        n += 1
 
 
 def _per_type(entry: Entry, version: int, combo: dict[str, str]) -> int:

@@ -312,7 +312,8 @@ class Entry:
             of the first data input, not only once per version (fill cases are added where the
             cycle misses one); a function ``fn(version, attrs, outputs) -> kind`` also tells
             models apart that request the same outputs (BatchNormalization: the mode, so every
-            type sees every output set in training and Y alone in both modes).
+            type sees every output set in training and Y alone in both modes), and every
+            numerics class is then exercised in every kind, per type.
         numerics_rule: ``fn(version, numerics, attrs, optional) -> bool``: whether a case of
             numerics class ``numerics`` may be built with the attributes ``attrs`` (the
             state's, a shaped pattern's over them) and the optional inputs ``optional``
