@@ -245,23 +245,26 @@ def _ruled(entry: Entry, v: int, nums: list[str], num: str, states: list, opts: 
            shape: str) -> tuple[str, str, dict, tuple[str, ...]]:
     """(numerics class, state tag, state attributes, optional inputs) of the ``j``-th case under
     the entry's ``numerics_rule``: ``num`` if it admits some (state, optional inputs) pair, else
-    the next class that does (the shaped pattern's own classes first); its admitted states
-    cycle with ``j`` and their admitted optional-input patterns with ``j // 2``, as without a
-    rule.  Nothing admitted at all: the unruled choice."""
+    the ``j``-th (cyclically) of the classes that do (the shaped pattern's own classes, else
+    ``nums``); its admitted states cycle with ``j`` and their admitted optional-input patterns
+    with ``j // 2``, as without a rule.  Nothing admitted at all: the unruled choice."""
     own = list(_shape_of(entry, shape).numerics) if entry.family == "shaped" else []
 
-    def rotated(xs):  # from num onwards; a class outside xs starts the rotation at j
-        i = xs.index(num) if num in xs else j % len(xs) - 1 if xs else -1
-        return xs[i + 1:] + xs[:i + 1]
+    def admitted(n):
+        return [(si, o) for si, (_, a) in enumerate(states) for o in opts if _num_admits(entry, v, n, a, o, shape)]
 
-    for n in dict.fromkeys([num] + rotated(own) + rotated(list(nums))):
-        ok = [(si, o) for si, (_, a) in enumerate(states) for o in opts if _num_admits(entry, v, n, a, o, shape)]
-        if ok:
-            sis = list(dict.fromkeys(si for si, _ in ok))
-            si = sis[j % len(sis)]
-            chosen = [o for s, o in ok if s == si]
-            tag, attrs = states[si]
-            return n, tag, attrs, chosen[(j // 2) % len(chosen)]
+    ok = admitted(num)
+    if not ok:
+        pool = [n for n in own if admitted(n)] or [n for n in nums if admitted(n)]
+        if pool:
+            num = pool[j % len(pool)]
+            ok = admitted(num)
+    if ok:
+        sis = list(dict.fromkeys(si for si, _ in ok))
+        si = sis[j % len(sis)]
+        chosen = [o for s, o in ok if s == si]
+        tag, attrs = states[si]
+        return num, tag, attrs, chosen[(j // 2) % len(chosen)]
     tag, attrs = states[j % len(states)]
     return num, tag, attrs, opts[(j // 2) % len(opts)]
 
