@@ -4,7 +4,8 @@
 * hand-derived values (special values, defaults per version, clipping);
 * the oracle against ``onnx.reference`` where that one is right, and one test per known
   disagreement asserting it still exists;
-* determinism and coverage (every version x every type of its constraint);
+* determinism and coverage (every version x every type of its constraint, case counts at
+  least the retired generator's, every PRelu slope shape in float cases);
 * independent numpy kernels through ``KernelBackend``: legitimate ones (float32
   evaluation, naive ``exp(x)-1`` / ``1+erf`` / thresholded ``log(1+exp)`` forms,
   attributes cast to T) pass with no fail/error; each deliberately wrong one is caught.
@@ -22,12 +23,30 @@ import pytest
 from conformance import registry
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
-from conformance.runner import run_cases
-from conformance.generators import activations as gen  # noqa: F401  (registers the generators)
+from conformance.ops import engine, schedule
+from conformance.ops.entry import Ctx
+from conformance.opspec import op_spec
 from conformance.reference import activations as ref
+from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+registry.available_ops()  # load every family in registry order (the entries replace the retired generator)
 OPS = list(ref.ACTIVATIONS)
+FLOATS = ("float16", "bfloat16", "float", "double")
+#: Cases per operator of the retired generator (conformance/generators/activations.py, seed 0).
+OLD_COUNTS = {"Relu": 79, "LeakyRelu": 43, "PRelu": 110, "Elu": 49, "Selu": 51, "Celu": 20, "Gelu": 37, "Sigmoid": 45,
+              "HardSigmoid": 49, "HardSwish": 28, "Tanh": 45, "Softplus": 36, "Softsign": 36, "Mish": 30,
+              "ThresholdedRelu": 34, "Swish": 16}
+
+
+def _approximate(c) -> str:
+    """Gelu's ``approximate`` as the node computes it (the default ``none`` when omitted)."""
+    return c.attributes.get("approximate", "none")
+
+
+def _slope_kind(c) -> str:
+    """PRelu's slope kind: the first part of the shape pattern's name (``channel``, ``same``...)."""
+    return c.tags["shape"].split("/")[0]
 
 
 def _generate(seed: int):
@@ -76,9 +95,9 @@ MATH = {
 @pytest.mark.parametrize("op", sorted(MATH))
 def test_oracle_matches_math_formulas(op):
     xs = [-40.0, -7.5, -3.0, -1.0, -0.3, -1e-5, 0.0, 1e-5, 0.25, 1.0, 2.9, 6.0, 35.0]
-    for attributes in [{}] + [a for _, a in gen._attr_schedule(op)[1:]]:
-        if op == "Gelu":
-            attributes = {"approximate": "tanh"} if attributes else {}
+    states = [{}] + ref.attribute_states(op)
+    assert len(states) > 1 or not onnx.defs.get_schema(op, max(ref.versions(op))).attributes
+    for attributes in states:
         a = ref.attr_values(op, max(ref.versions(op)), attributes)
         got = ref.oracle(op, np.array(xs), a)
         for v, g in zip(xs, got):
@@ -115,17 +134,41 @@ def test_oracle_hand_derived_values():
     assert list(ref.oracle("ThresholdedRelu", np.array([1.0, 1.5]), {"alpha": 1.0})) == [0.0, 1.5]
 
 
-def test_every_schema_default_matches_the_table():
+#: Defaults as the operator documents state them (not read from the schema).
+DOC_DEFAULTS = {"LeakyRelu": {"alpha": 0.01}, "Elu": {"alpha": 1.0}, "Celu": {"alpha": 1.0},
+                "Selu": {"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875},
+                "Gelu": {"approximate": "none"}, "HardSigmoid": {"alpha": 0.2, "beta": 0.5},
+                "ThresholdedRelu": {"alpha": 1.0}, "Swish": {"alpha": 1.0}}
+
+
+def test_defaults_are_the_documented_ones_per_version():
+    """attr_values reads each version's schema: the documented defaults (float32), Selu-1's own."""
     for op in OPS:
         for v in ref.versions(op):
-            s = onnx.defs.get_schema(op, v)
-            vals = ref.attr_values(op, v, {})
-            for name, attr in s.attributes.items():
-                if name == "consumed_inputs":
-                    continue
-                d = onnx.helper.get_attribute_value(attr.default_value)
-                d = d.decode() if isinstance(d, bytes) else float(d)
-                assert vals[name] == d, (op, v, name)
+            want = {"alpha": 1.6732, "gamma": 1.0507} if (op, v) == ("Selu", 1) else DOC_DEFAULTS.get(op, {})
+            want = {k: d if isinstance(d, str) else ref.f32(d) for k, d in want.items()}
+            assert ref.attr_values(op, v, {}) == want, (op, v)
+    # the engine's explicit-default state writes the version's own defaults
+    entry = engine.ENTRIES["", "Selu"]
+    states = dict(engine.attr_states(entry, op_spec("Selu").versions[1]))
+    assert states["explicit-default"] == {"alpha": ref.f32(1.6732), "gamma": ref.f32(1.0507)}
+
+
+def test_ill_posed_overflow_elements_are_not_generated():
+    """An element whose result overflows in a legitimate evaluation (LeakyRelu's function body
+    casts alpha to T: float16(1.03) * -63600 = -65525 rounds to -inf) where the float64 oracle
+    rounded to T is finite (-65508 -> -65504) is ill-posed at the mandated precision: the
+    entry's ``defined`` marks it, and the engine never generates it."""
+    alpha = ref.f32(1.03)
+    with np.errstate(over="ignore"):
+        assert np.isneginf(np.float16(1.03) * np.float16(-63600.0))
+    assert np.isfinite(np.float16(alpha * -63600.0))
+    entry = engine.ENTRIES["", "LeakyRelu"]
+    x = np.array([-63600.0, -60000.0, -1.0, 0.0, 65504.0])
+    ctx = Ctx("LeakyRelu", 16, 16, {"X": "float16"}, {"Y": "float16"}, {"alpha": alpha}, ("Y",))
+    assert list(entry.defined(ctx, x, alpha=alpha)) == [False, True, True, True, True]
+    ctx32 = Ctx("LeakyRelu", 16, 16, {"X": "float"}, {"Y": "float"}, {"alpha": alpha}, ("Y",))
+    assert entry.defined(ctx32, x, alpha=alpha).all()
 
 
 # ============================================================================ onnx.reference
@@ -184,27 +227,38 @@ def test_coverage(suite, value_cases):
                 assert (op, v, t) in have, (op, v, t)
             nums = {c.tags["numerics"] for c in value_cases if c.op == op and c.since_version == v}
             assert {"normal", "wide", "special", "near-overflow"} <= nums
+            if op in ref.WORST_POINTS:
+                assert "worst-points" in nums
             assert v in {c.opset for c in suite if c.op == op and c.since_version == v}
     for op in OPS:
         params = {c.tags["params"] for c in value_cases if c.op == op}
-        assert params >= ({"default", "explicit-default", "non-default"} if ref.ACTIVATIONS[op].attrs or op == "Gelu"
-                          else {"default"})
-    assert {c.tags["approximate"] for c in value_cases if c.op == "Gelu" and c.tags["dtype"] == "bfloat16"} == \
+        assert params >= ({"default", "explicit-default", "non-default"} if ref.ACTIVATIONS[op].attrs else {"default"})
+        # every state of the reference's table is written into some node
+        given = [c.attributes for c in value_cases if c.op == op and c.tags["params"] == "non-default"]
+        assert all(s in given for s in ref.attribute_states(op)), op
+    assert {_approximate(c) for c in value_cases if c.op == "Gelu" and c.tags["dtype"] == "bfloat16"} == \
         {"none", "tanh"}
-    assert {c.tags["slope_shape"] for c in value_cases if c.op == "PRelu"} >= {"same", "trailing", "size1-dims",
-                                                                               "scalar", "one"}
-    # every unidirectionally broadcastable slope kind in float cases of every version >= 7, the
-    # exported per-channel [C, 1, 1] among them, for every float type of the latest version
-    sweep = {(c.since_version, c.tags["dtype"], c.tags["slope_shape"], c.inputs[1].shape) for c in value_cases
-             if c.op == "PRelu" and c.tags["dtype"] in ("float16", "bfloat16", "float", "double")}
+    prelu = [c for c in value_cases if c.op == "PRelu"]
+    assert {_slope_kind(c) for c in prelu} >= {"same", "trailing", "size1-dims", "scalar", "one"}
+    # every unidirectionally broadcastable slope kind in float cases of every float type of every
+    # version >= 7, the exported per-channel [C, 1, 1] among them
     for v in (7, 9, 16):
-        assert {k[2] for k in sweep if k[0] == v} >= {"same", "trailing", "size1-dims", "scalar", "channel",
-                                                       "channel-keepdims", "fewer-dims-size1", "trailing-size1"}, v
-    assert {k[1] for k in sweep if k[0] == 16 and k[3] == (3, 1, 1)} == {"float16", "bfloat16", "float", "double"}
+        for t in ref.versions("PRelu")[v]:
+            kinds = {_slope_kind(c) for c in prelu if c.since_version == v and c.tags["dtype"] == t}
+            assert kinds >= {"same", "trailing", "size1-dims", "scalar", "channel", "channel-keepdims",
+                             "fewer-dims-size1", "trailing-size1", "zero-size"}, (v, t, kinds)
+    channel = {c.tags["dtype"] for c in prelu if c.since_version == 16 and _slope_kind(c) == "channel"
+               and c.inputs[1].shape == (c.inputs[0].shape[1], 1, 1) and c.inputs[0].shape[1] > 1}
+    assert channel >= set(FLOATS)
+    for c in prelu:  # unidirectional: Y has X's shape; before 7 the slope is X's shape or of size 1
+        xs, ss = c.inputs[0].shape, c.inputs[1].shape
+        assert np.broadcast_shapes(xs, ss) == xs, c.id
+        assert c.since_version >= 7 or ss == xs or ss == (1,), c.id
     assert {c.opset for c in suite} >= {28, 26}
     assert {c.tags["error"] for c in suite if c.expect_error} == {"approximate", "slope-shape"}
     counts = Counter(c.op for c in suite)
-    assert all(15 <= n <= 200 for n in counts.values()), counts
+    for op in OPS:
+        assert OLD_COUNTS[op] <= counts[op] <= 400, (op, counts[op])
 
 
 def test_special_values_present(value_cases):
@@ -212,8 +266,11 @@ def test_special_values_present(value_cases):
         xs = np.concatenate([np.asarray(c.datasets[0].inputs[c.inputs[0].name], np.float64).ravel()
                              for c in value_cases if c.op == op and c.tags["numerics"] == "special"])
         assert (xs == 0).any() and (np.abs(xs[np.isfinite(xs)]) < 1e-300).any()
-        assert np.isnan(xs).any() == ("nan" in ref.ACTIVATIONS[op].specials)
-        assert np.isinf(xs).any() == bool({"inf", "-inf"} & set(ref.ACTIVATIONS[op].specials))
+        assert np.isnan(xs).any() == ("nan" in ref.ACTIVATIONS[op].specials), op
+        assert np.isposinf(xs).any() == ("inf" in ref.ACTIVATIONS[op].specials), op
+        assert np.isneginf(xs).any() == ("-inf" in ref.ACTIVATIONS[op].specials), op
+        if op != "PRelu":  # the points where exp overflows in the type and in float32
+            assert (np.abs(np.abs(xs) - math.log(float(np.finfo(np.float32).max))) < 0.01).any(), op
 
 
 def test_tolerance_is_relative_above_the_floor(value_cases):
@@ -223,8 +280,8 @@ def test_tolerance_is_relative_above_the_floor(value_cases):
         if c.tags["dtype"] == "float":
             assert tol.rtol <= 64 * eps32, (c.id, tol)
             assert tol.atol <= 64 * eps32, (c.id, tol)
-        if c.tags["dtype"].startswith("int"):
-            assert tol.exact
+        if c.tags["dtype"] not in FLOATS:
+            assert tol.exact, c.id
 
 
 # ============================================================================ kernels
@@ -235,6 +292,7 @@ def _version(op, opset):
 def _formulas(x, a, naive):
     """Independent numpy formulas (evaluated in x's dtype)."""
     c = lambda v: np.asarray(v, x.dtype)  # noqa: E731
+    erf = np.vectorize(math.erf, otypes=[np.float64])  # otypes: zero-size inputs too
     one, zero = c(1), c(0)
     ex = np.exp(x)
     sig = one / (one + np.exp(-x)) if naive else np.where(x >= 0, one / (one + np.exp(-np.abs(x))),
@@ -248,7 +306,7 @@ def _formulas(x, a, naive):
         "Elu": lambda: np.where(x < 0, c(a["alpha"]) * em1, x),
         "Selu": lambda: np.where(x <= 0, c(a["gamma"]) * c(a["alpha"]) * em1, c(a["gamma"]) * x),
         "Celu": lambda: np.where(x > 0, x, c(a["alpha"]) * np.expm1(x / c(a["alpha"]))),
-        "Gelu": lambda: (c(0.5) * x * (one + np.asarray(np.vectorize(math.erf)(x / c(math.sqrt(2))), x.dtype))
+        "Gelu": lambda: (c(0.5) * x * (one + np.asarray(erf(x / c(math.sqrt(2))), x.dtype))
                          if a.get("approximate", "none") == "none" else
                          c(0.5) * x * (one + np.tanh(c(math.sqrt(2 / math.pi)) * (x + c(0.044715) * x * x * x)))),
         "Sigmoid": lambda: sig,
@@ -358,14 +416,14 @@ def test_wrong_kernel_is_caught(flaw, value_cases):
 def test_prelu_cycled_slope_caught_by_float_cases(value_cases):
     """A kernel that flattens the slope and cycles it over X is caught by float cases (not only
     by an int64 one), in particular by the per-channel [C, 1, 1] slope exported models use."""
-    cases = [c for c in value_cases if c.op == "PRelu" and c.tags["dtype"] in ("float16", "float", "double")]
+    cases = [c for c in value_cases if c.op == "PRelu" and c.tags["dtype"] in FLOATS]
     results = run_cases(cases, KernelBackend({"PRelu": make_kernel("PRelu", flaw="prelu-slope-cycled")}, check=False))
-    failed = {c.tags["slope_shape"] for c, r in zip(cases, results) if r.outcome == "fail"}
-    assert "channel" in failed, failed
+    failed = {(_slope_kind(c), c.tags["dtype"]) for c, r in zip(cases, results) if r.outcome == "fail"}
+    assert {("channel", t) for t in FLOATS} <= failed, failed
 
 
 def test_gelu_tanh_for_none_caught_per_dtype(value_cases):
-    cases = [c for c in value_cases if c.op == "Gelu" and c.tags["approximate"] == "none"]
+    cases = [c for c in value_cases if c.op == "Gelu" and _approximate(c) == "none"]
     results = run_cases(cases, KernelBackend({"Gelu": make_kernel("Gelu", flaw="gelu-tanh-for-none")}, check=False))
     failed = {c.tags["dtype"] for c, r in zip(cases, results) if r.outcome == "fail"}
     assert failed >= {"float", "double"}, failed
@@ -375,6 +433,7 @@ def test_relu_sign_of_zero_is_not_checked(value_cases):
     """Relu(-0): max(0, -0) does not define the sign, and compare() ignores it: a kernel
     turning -0 into +0 passes (documented limitation, not a catchable flaw)."""
     cases = [c for c in value_cases if c.op == "Relu" and c.tags["numerics"] == "special"]
+    assert any((np.asarray(c.datasets[0].inputs["X"]) == 0).any() for c in cases)
 
     def plus_zero(inputs, attributes, outputs, opset):
         x = next(iter(inputs.values()))
@@ -389,14 +448,20 @@ def test_function_body_opsets_get_their_own_cases(suite):
     """Where onnx defines a version's function body at an opset the schedule does not use,
     that opset gets cases too: onnxruntime 1.31.1 expands Softplus-1's body
     ``Log(Add(Exp(X), 1))`` at opset 18 and overflows (it has a kernel at the other opsets)."""
-    assert gen.body_opsets("Softplus", 1, [1, 22]) == [18]
-    assert gen.body_opsets("Softplus", 22, [1, 22]) == []  # the body (opset 18) predates version 22
-    assert gen.body_opsets("Relu", 14, [1, 6, 13, 14]) == [18]
+    assert schedule.body_opsets(op_spec("Softplus"), 1) == [18]
+    assert schedule.body_opsets(op_spec("Softplus"), 22) == []  # the body (opset 18) predates version 22
+    assert schedule.body_opsets(op_spec("Relu"), 14) == [18]
     body = [c for c in suite if c.tags.get("body_opset")]
     assert {(c.op, c.since_version, c.opset) for c in body} >= {("Softplus", 1, 18), ("Relu", 14, 18), ("Elu", 6, 18)}
     sp = [c for c in body if c.op == "Softplus"]
     assert {c.tags["dtype"] for c in sp} == {"float16", "float", "double"}
-    assert {c.tags["numerics"] for c in sp} == {"special", "near-overflow"}
+    assert {c.tags["numerics"] for c in sp} == {"special"}
+    # the special values include the points where exp overflows in the type (the near-overflow ones)
+    for c in sp:
+        x = next(iter(c.datasets[0].inputs.values()))
+        th = math.log(float(np.finfo(x.dtype).max))
+        xs = x.astype(np.float64)
+        assert ((xs > th) & (xs < 1.02 * th)).any(), c.id  # exp(x) overflows in T, softplus(x) ~ x does not
 
     def naive_body(inputs, attrs, names, opset):  # the body cast by cast in T: exp overflows
         x = next(iter(inputs.values()))
@@ -419,9 +484,16 @@ def test_every_transcendental_activation_has_a_sourced_budget():
 
 def test_worst_points_are_sampled(value_cases):
     """Cases sample the x where onnxruntime's float32 error peaks, e.g. Tanh near +-8.48 and 8.55."""
-    wp = {(c.op, c.tags["dtype"]): c for c in value_cases if c.tags["numerics"] == "worst-points"}
-    assert {op for op, _ in wp} == set(ref.WORST_POINTS)
-    x = next(iter(wp[("Tanh", "float")].datasets[0].inputs.values())).astype(np.float64)
+    wp = [c for c in value_cases if c.tags["numerics"] == "worst-points"]
+    assert {c.op for c in wp} == set(ref.WORST_POINTS)
+    for op in ref.WORST_POINTS:  # float and double of the latest version at least
+        latest = max(ref.versions(op))
+        assert {c.tags["dtype"] for c in wp if c.op == op and c.since_version == latest} >= {"float", "double"}, op
+    # Gelu's peaks are for both approximations: float and double cases with each
+    assert {(c.tags["dtype"], _approximate(c)) for c in wp if c.op == "Gelu"} >= \
+        {(t, a) for t in ("float", "double") for a in ("none", "tanh")}
+    tanh = next(c for c in wp if c.op == "Tanh" and c.tags["dtype"] == "float")
+    x = next(iter(tanh.datasets[0].inputs.values())).astype(np.float64)
     assert np.any(np.abs(x - 8.55) < 1e-3) and np.any(np.abs(x + 8.47554) < 1e-3)
 
 
@@ -464,7 +536,11 @@ def test_onnxruntime_passes_its_worst_points(value_cases):
     pytest.importorskip("onnxruntime")
     cases = [c for c in value_cases if c.tags["numerics"] == "worst-points" and c.tags["dtype"] == "float"]
     res = run_cases(cases, resolve_backend("onnxruntime"))
-    assert {r.outcome for r in res} == {"pass"}, [(r.id, r.message[:160]) for r in res if r.outcome != "pass"]
+    # old versions at their first opset may have no kernel (a clean "unsupported"), nothing fails
+    assert {r.outcome for r in res} <= {"pass", "unsupported"}, \
+        [(r.id, r.message[:160]) for r in res if r.outcome not in ("pass", "unsupported")]
+    latest = [(c.op, r.outcome) for c, r in zip(cases, res) if c.since_version == max(ref.versions(c.op))]
+    assert {op for op, o in latest if o == "pass"} == set(ref.WORST_POINTS), latest
 
 
 def test_celu_at_max_follows_the_text_not_the_body_overflow(value_cases):

@@ -3,8 +3,8 @@
 * every activation and Softmax/LogSoftmax/Hardmax has a registered strategy; its simplest
   draw (what shrinking goes to) is the first version, float, the since_version as opset,
   rank 0 (rank 1 for the Softmax family), attributes omitted, ``normal`` numerics, seed 0;
-* the draws reach what the fixed suite does not: float attributes outside the table,
-  every axis of every version, every PRelu slope kind;
+* the draws reach what the fixed suite does not: float attributes outside the table (the
+  entries' ``explore_attrs`` ranges), every axis of every version, every PRelu slope shape;
 * legitimate kernels (the independent numpy kernels of ``test_activations`` /
   ``test_softmax`` through ``KernelBackend``) pass every drawn example;
 * :func:`conformance.explore.explore_op` finds a deliberately wrong kernel and shrinks its
@@ -29,7 +29,7 @@ from conformance.backends.kernel import KernelBackend
 from conformance.explore import ExploreFailure, describe_case, explore_op
 from conformance.ops import engine
 from conformance.opspec import op_spec
-from conformance.generators import activations as gen_act
+from conformance.ops import activations as act_table
 from conformance.reference import activations as ref_act
 from conformance.reference import softmax as sm_ref
 from conformance.runner import run_case
@@ -54,7 +54,7 @@ def _size(case) -> int:
 def test_every_activation_and_softmax_op_has_a_strategy():
     ops = registry.strategy_ops()
     assert set(ACTIVATIONS + SOFTMAX) <= set(ops)
-    assert registry.strategy_name("Gelu") == "conformance.generators.activations.strategy_Gelu"
+    assert registry.strategy_name("Gelu") == "conformance.ops.engine.strategy_Gelu"
     assert registry.strategy_name("LogSoftmax") == "conformance.ops.engine.strategy_LogSoftmax"
 
 
@@ -66,7 +66,7 @@ def test_activation_strategy_shrinks_to_the_simplest_case(op):
     assert case.tags["dtype"] == "float" and case.tags["numerics"] == "normal" and case.tags["params"] == "default"
     assert case.attributes == {} and _x(case).shape == () and case.tags["explore_seed"] == 0
     if op == "PRelu":
-        assert case.tags["slope_shape"] == "same" and case.tags["slope_params"] == "inputs"
+        assert ta._slope_kind(case) == "same" and case.tags["inputs_as"] == "inputs", describe_case(case)
 
 
 @pytest.mark.parametrize("op", SOFTMAX)
@@ -78,18 +78,26 @@ def test_softmax_strategy_shrinks_to_the_simplest_case(op):
 
 
 def test_activation_attributes_are_drawn_beyond_the_table():
-    table = {ref_act.ACTIVATIONS["LeakyRelu"].attrs["alpha"][0], *ref_act.ACTIVATIONS["LeakyRelu"].attrs["alpha"][1]}
+    entry = engine.ENTRIES["", "LeakyRelu"]
+    table = {ref_act.attr_values("LeakyRelu", 16, {})["alpha"], *ref_act.ACTIVATIONS["LeakyRelu"].attrs["alpha"]}
     case = find(registry.get_strategy("LeakyRelu"),
                 lambda c: "alpha" in c.attributes and c.attributes["alpha"] not in table,
                 settings=settings(**QUIET))
     alpha = case.attributes["alpha"]
-    lo, hi = gen_act.EXPLORE_ATTR_RANGES["LeakyRelu", "alpha"]
-    assert lo <= alpha <= hi and float(np.float32(alpha)) == alpha and case.tags["params"] == "non-default"
+    lo, hi = entry.explore_attrs["alpha"]
+    assert lo <= alpha <= hi and float(np.float32(alpha)) == alpha and case.tags["params"] == "drawn"
+    # every float attribute of every activation has a range (Celu's alpha kept away from 0: x / alpha)
+    for op in ACTIVATIONS:
+        e = engine.ENTRIES["", op]
+        floats = {k for v in op_spec(op).versions.values() for k, a in v.attributes.items()
+                  if isinstance(a.default, float)}
+        assert set(e.explore_attrs) == floats, op
+    assert engine.ENTRIES["", "Celu"].explore_attrs["alpha"][0] > 0
     # the omitted attribute of Selu-1 written out is Selu-1's own default, not Selu-6's
     case = find(registry.get_strategy("Selu"),
                 lambda c: c.since_version == 1 and c.tags["params"] == "explicit-default" and len(c.attributes) == 2,
-                settings=settings(**QUIET))
-    assert case.attributes == ref_act.VERSION_DEFAULTS["Selu", 1]
+                settings=settings(max_examples=1000, **QUIET))
+    assert case.attributes == ref_act.attr_values("Selu", 1, {}) != ref_act.attr_values("Selu", 6, {})
 
 
 def test_prelu_slope_kinds_and_softmax_axes_are_all_reached():
@@ -98,13 +106,14 @@ def test_prelu_slope_kinds_and_softmax_axes_are_all_reached():
     @settings(max_examples=150, **QUIET)
     @given(registry.get_strategy("PRelu"))
     def prelu(case):
-        seen[case.tags["slope_shape"], case.tags["slope_params"]] += 1
+        seen[ta._slope_kind(case), case.tags["inputs_as"]] += 1
         slope = case.inputs[1]
         # unidirectional broadcast: Y has X's shape
         assert np.broadcast_shapes(slope.shape, _x(case).shape) == _x(case).shape, describe_case(case)
 
     prelu()
-    assert {k for k, _ in seen} == {"same", "trailing", "size1-dims", "scalar", "one"}, seen
+    kinds = {sh.name.split("/")[0] for sh in engine.ENTRIES["", "PRelu"].shapes}
+    assert {k for k, _ in seen} == kinds >= {"same", "trailing", "size1-dims", "scalar", "one", "channel"}, seen
     assert {p for _, p in seen} == {"inputs", "initializers"}, seen
 
     axes: set = set()
@@ -180,7 +189,7 @@ def test_gelu_tanh_for_none_shrinks_to_a_default_attribute_scalar():
     f = _explore_failure("Gelu", ta.make_kernel("Gelu", flaw="gelu-tanh-for-none"))
     c = f.case
     # the flaw needs no attribute: "none" is the default
-    assert c.attributes == {} and c.tags["approximate"] == "none", describe_case(c)
+    assert c.attributes == {} and ta._approximate(c) == "none", describe_case(c)
     assert len(_x(c).shape) <= 1 and _size(c) <= 2 and c.tags["numerics"] == "normal", describe_case(c)
 
 
@@ -194,9 +203,19 @@ def test_leaky_relu_ignoring_alpha_shrinks_to_one_negative_element_and_a_set_alp
     f = _explore_failure("LeakyRelu", _leaky_alpha_ignored)
     c = f.case
     # the flaw needs a non-default alpha and a negative input, nothing else
-    default = ref_act.ACTIVATIONS["LeakyRelu"].attrs["alpha"][0]
+    default = ref_act.attr_values("LeakyRelu", c.since_version, {})["alpha"]
     assert "alpha" in c.attributes and not math.isclose(c.attributes["alpha"], default), describe_case(c)
-    assert len(_x(c).shape) <= 1 and _size(c) <= 2, describe_case(c)
-    assert c.tags["dtype"] == "float" and c.tags["numerics"] == "normal", describe_case(c)
-    x = c.datasets[0].inputs[_x(c).name]
-    assert (np.asarray(x) < 0).any()
+    assert c.tags["params"] == "non-default", describe_case(c)
+    assert c.attributes["alpha"] in ref_act.ACTIVATIONS["LeakyRelu"].attrs["alpha"], describe_case(c)
+    assert (c.since_version, c.opset, c.tags["dtype"]) == (1, 1, "float"), describe_case(c)
+    assert len(_x(c).shape) <= 1 and c.tags["shape"] in ("rank0", "rank1"), describe_case(c)
+    x = np.asarray(c.datasets[0].inputs[_x(c).name])
+    assert (x < 0).any()
+    # one normal element, or the special class, whose values are a fixed vector (every special value
+    # of the type once, as the engine's special grids): hypothesis orders choice sequences
+    # shortest first, so a rank-0 special case comes before a normal draw that needs a dimension
+    # (a rank-0 normal draw fails only where its seed gives a negative value)
+    if c.tags["numerics"] == "special":
+        assert _size(c) == len(act_table.special_values("LeakyRelu", "float")), describe_case(c)
+    else:
+        assert c.tags["numerics"] == "normal" and _size(c) <= 2, describe_case(c)

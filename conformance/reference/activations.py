@@ -230,8 +230,10 @@ class Activation:
         op: operator type.
         fn: ``fn(x, attrs) -> y`` evaluated in the dtype of ``x``.
         alternates: names of keyword switches of ``fn`` giving other legitimate forms.
-        attrs: attribute name -> (default, non-default values) (float attributes
-            float32-rounded).
+        attrs: attribute name -> the non-default values worth exercising (float attributes
+            float32-rounded; state ``i`` of an operator with several attributes sets each
+            attribute to its ``i``-th value, cyclically: :func:`attribute_states`).  The defaults
+            are the schema's (:func:`attr_values`), never retyped here.
         specials: special input values with a defined result (subset of nan, inf, -inf).
         floor: ``exact``, ``tiny`` or ``unit`` (module docstring).
         domain_lo: lower bound of ordinary random data (upper bound is -domain_lo).
@@ -250,27 +252,24 @@ ACTIVATIONS: dict[str, Activation] = {
     a.op: a
     for a in [
         Activation("Relu", relu, floor="exact"),
-        Activation("LeakyRelu", leaky_relu, attrs={"alpha": (f32(0.01), (f32(0.1), f32(2.0), 0.0, f32(-0.5)))},
-                   floor="exact"),
+        Activation("LeakyRelu", leaky_relu, attrs={"alpha": (f32(0.1), f32(2.0), 0.0, f32(-0.5))}, floor="exact"),
         Activation("PRelu", prelu, floor="exact"),
-        Activation("Elu", elu, ("naive",), {"alpha": (1.0, (0.5, 2.0, f32(0.1)))}, floor="unit"),
-        Activation("Selu", selu, ("naive",), {"alpha": (f32(1.67326319217681884765625), (2.0, 1.0)),
-                                              "gamma": (f32(1.05070102214813232421875), (3.0, 0.5))}, floor="unit"),
-        Activation("Celu", celu, ("naive",), {"alpha": (1.0, (0.5, 2.0, f32(0.3)))}, floor="unit"),
-        Activation("Gelu", gelu, ("naive", "float32_constants"), {"approximate": ("none", ("none", "tanh"))},
+        Activation("Elu", elu, ("naive",), {"alpha": (0.5, 2.0, f32(0.1))}, floor="unit"),
+        Activation("Selu", selu, ("naive",), {"alpha": (2.0, 1.0), "gamma": (3.0, 0.5)}, floor="unit"),
+        Activation("Celu", celu, ("naive",), {"alpha": (0.5, 2.0, f32(0.3))}, floor="unit"),
+        Activation("Gelu", gelu, ("naive", "float32_constants"), {"approximate": ("tanh",)},
                    specials=("nan", "inf"), floor="unit"),
         Activation("Sigmoid", sigmoid, ("naive",), floor="unit"),
-        Activation("HardSigmoid", hard_sigmoid, attrs={"alpha": (f32(0.2), (0.5, f32(1.0 / 6.0), 1.0)),
-                                                       "beta": (0.5, (0.25, 0.5, 0.0))},
+        Activation("HardSigmoid", hard_sigmoid, attrs={"alpha": (0.5, f32(1.0 / 6.0), 1.0), "beta": (0.25, 0.5, 0.0)},
                    specials=("inf", "-inf"), floor="unit"),
         Activation("HardSwish", hard_swish, ("alpha32",), specials=("inf",), floor="unit"),
         Activation("Tanh", tanh),
         Activation("Softplus", softplus, ("naive",), floor="unit", domain_lo=-30.0),
         Activation("Softsign", softsign, specials=("nan",)),
         Activation("Mish", mish, ("naive",), specials=("nan", "inf"), floor="unit"),
-        Activation("ThresholdedRelu", thresholded_relu, attrs={"alpha": (1.0, (0.5, 0.0, -1.0, 2.0))},
+        Activation("ThresholdedRelu", thresholded_relu, attrs={"alpha": (0.5, 0.0, -1.0, 2.0)},
                    specials=("inf", "-inf"), floor="exact"),
-        Activation("Swish", swish, ("naive",), {"alpha": (1.0, (0.5, 2.0, f32(1.702)))}, specials=("nan", "inf"),
+        Activation("Swish", swish, ("naive",), {"alpha": (0.5, 2.0, f32(1.702))}, specials=("nan", "inf"),
                    floor="input"),
     ]
 }
@@ -319,10 +318,6 @@ def ulp_budget(op: str, elem: int) -> float:
     return ULP_BUDGET[op][0]
 
 
-#: Selu-1's defaults differ from Selu-6's (float32 of 1.6732 and 1.0507).
-VERSION_DEFAULTS = {("Selu", 1): {"alpha": f32(1.6732), "gamma": f32(1.0507)}}
-
-
 def versions(op: str) -> dict[int, tuple[str, ...]]:
     """since_version -> the type names of constraint T (from ``onnx.defs``), ai.onnx domain."""
     out = {}
@@ -342,12 +337,25 @@ def output_name(op: str, version: int) -> str:
     return onnx.defs.get_schema(op, version).outputs[0].name
 
 
+def schema_defaults(op: str, version: int) -> dict:
+    """Attribute name -> default of ``op``-``version`` as ``onnx.defs`` gives it (float
+    attributes as their float32 value, strings decoded); the legacy ``consumed_inputs`` and
+    attributes without a default are left out.  Selu-1's defaults (1.6732, 1.0507) differ from
+    Selu-6's: they come from the version's own schema."""
+    out = {}
+    for name, attr in onnx.defs.get_schema(op, version).attributes.items():
+        if name == "consumed_inputs" or not attr.default_value.name:
+            continue
+        d = onnx.helper.get_attribute_value(attr.default_value)
+        out[name] = d.decode() if isinstance(d, bytes) else (d if isinstance(d, str) else f32(d))
+    return out
+
+
 def attr_values(op: str, version: int, attributes: dict) -> dict:
-    """The attribute values a node with ``attributes`` computes with (defaults filled in;
-    the legacy ``consumed_inputs`` of version 1, an in-place hint, is left out)."""
-    spec = ACTIVATIONS[op]
-    vals = {k: d for k, (d, _) in spec.attrs.items()}
-    vals.update(VERSION_DEFAULTS.get((op, version), {}))
+    """The attribute values a node with ``attributes`` computes with: the version's schema
+    defaults (:func:`schema_defaults`) updated with ``attributes`` (floats as their float32
+    value; the legacy ``consumed_inputs`` of version 1, an in-place hint, is left out)."""
+    vals = schema_defaults(op, version)
     for k, v in attributes.items():
         if k == "consumed_inputs":
             continue
@@ -355,23 +363,37 @@ def attr_values(op: str, version: int, attributes: dict) -> dict:
     return vals
 
 
+def attribute_states(op: str) -> list[dict]:
+    """The non-default attribute states of ``op`` from :attr:`Activation.attrs`: state ``i``
+    sets every attribute to its ``i``-th table value (cyclically), as many states as the
+    longest list (HardSigmoid: ``alpha=0.5, beta=0.25``, ``alpha=1/6, beta=0.5``,
+    ``alpha=1, beta=0``)."""
+    table = ACTIVATIONS[op].attrs
+    n = max((len(v) for v in table.values()), default=0)
+    return [{k: vals[i % len(vals)] for k, vals in table.items()} for i in range(n)]
+
+
 def oracle(op: str, x: np.ndarray, attrs: dict, slope: np.ndarray | None = None) -> np.ndarray:
-    """The float64 result of ``op`` on ``x`` (any shape; ints computed in float64 too).
+    """The float64 result of ``op`` on ``x`` (any shape), exact for integers.
 
     Args:
+        x: float values, a numpy integer array, or an object array of Python ints (the
+            operator table's exact integers).
         attrs: attribute values with defaults filled in (:func:`attr_values`).
         slope: PRelu's slope (unidirectionally broadcastable to ``x``).
     Returns:
-        float64 array of x's shape (for integer ``x``: x's integer dtype, exact).
+        float64 array of x's shape; for integer ``x`` (Relu-14, PRelu-9/16) the exact result in
+        x's integer dtype, or an object array of Python ints (no wrap-around) for object input.
     """
     a = dict(attrs)
-    if slope is not None:
-        a["slope"] = np.asarray(slope, dtype=np.float64)
     x = np.asarray(x)
-    if x.dtype.kind in "iu":  # integer types (Relu-14, PRelu-9): exact, in the type itself
+    if x.dtype.kind in "iuO":  # integer types: exact, in the type itself or in Python ints
         if slope is not None:
             a["slope"] = np.asarray(slope).astype(x.dtype)
-        return ACTIVATIONS[op].fn(x, a)
+        y = ACTIVATIONS[op].fn(x, a)
+        return np.asarray(y, dtype=object) if x.dtype == object else y
+    if slope is not None:
+        a["slope"] = np.asarray(slope, dtype=np.float64)
     with np.errstate(all="ignore"):
         return np.asarray(ACTIVATIONS[op].fn(np.asarray(x, dtype=np.float64), a), dtype=np.float64)
 
