@@ -35,17 +35,34 @@ Definitional decisions (``onnx.defs.get_schema("Dropout", v).doc``):
   suite's ratios (0.5, 0.25, 0.375: ``data * scale`` is never within float16 resolution of
   a float8 tie), so it is neither a flaw nor detectable there.
 
+* **Ratio not given in training, versions 12 and 13.**  The ratio input's text says both
+  "If this input was not set, or if it was set to 0, the output would be a simple copy of
+  the input" and "if not specified it will default to 0.5"; version 22 drops the first
+  clause.  Where the schema's text still has it (:func:`unset_ratio_is_copy`), a kernel
+  that copies and one that drops with ratio 0.5 both follow the text:
+  :func:`check_dropout_unset_ratio` accepts either.
+
 Random outputs cannot be compared with fixed expectations: :func:`check_dropout`
 checks a training-mode result statistically.
+
+The mode and the effective ratio of a model (:func:`mode`) and which versions have a mode
+at all come from the schema (:func:`conformance.opspec.op_spec`): ``is_test`` where the
+version has that attribute, the ``training_mode`` input where it has that input, and
+inference otherwise (versions 7 and 10).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
+import onnx.defs
 
 from conformance import dtypes
+from conformance.opspec import op_spec
 
 #: False-alarm probability of the dropped-fraction test, per case.
 FALSE_ALARM = 1e-6
@@ -55,6 +72,116 @@ KEPT_ULPS = 4.0
 #: Extra relative tolerance, in float32 ulps, for a scale ``1 / (1 - ratio)`` computed in float32
 #: (the ratio is a float32 attribute before 12, and often a float32 input after).
 RATIO_ULPS = 2.0
+
+
+#: The operator.
+OP = "Dropout"
+#: Judges training-mode results (:attr:`conformance.case.Case.check`).
+CHECK = "conformance.reference.dropout:check_dropout"
+#: Judges training-mode results whose ratio the text leaves open (:func:`unset_ratio_is_copy`).
+CHECK_UNSET = "conformance.reference.dropout:check_dropout_unset_ratio"
+
+
+def mode_source(version: int) -> str | None:
+    """What decides training at ``version``: ``"is_test"`` (the attribute, versions 1 and 6),
+    ``"training_mode"`` (the input, from 12) or ``None`` (versions 7 and 10: no mode in the
+    model; an inference runtime runs the identity).  Read from the schema.
+
+    Raises:
+        KeyError: ``version`` is not a since_version of Dropout.
+    """
+    vs = op_spec(OP).versions[version]
+    if "is_test" in vs.attributes:
+        return "is_test"
+    if any(f.name == "training_mode" for f in vs.inputs):
+        return "training_mode"
+    return None
+
+
+def mode(version: int, attrs: Mapping[str, Any], ratio=None, training_mode=None) -> tuple[bool, float]:
+    """``(training, ratio)`` of a model (module docstring).
+
+    Args:
+        version: since_version.
+        attrs: the node's attributes (defaults need not be filled in: the schema's are used).
+        ratio / training_mode: the inputs' values as fed (``None``: absent; from 12).
+
+    Returns:
+        whether the model trains, and the ratio in force (the input, else the attribute, else
+        the schema's default 0.5), as a float (float32 attributes as stored).
+    """
+    vs = op_spec(OP).versions[version]
+    src = mode_source(version)
+    if src == "training_mode":
+        training = bool(np.asarray(training_mode)) if training_mode is not None else False
+        r = float(np.asarray(ratio, dtype=np.float64)) if ratio is not None else 0.5
+        return training, r
+    r = attrs.get("ratio", vs.attributes["ratio"].default)
+    r = float(np.float32(r))
+    if src == "is_test":
+        return not attrs.get("is_test", vs.attributes["is_test"].default), r
+    return False, r
+
+
+@lru_cache(maxsize=None)
+def unset_ratio_is_copy(version: int) -> bool:
+    """Whether the version's ratio text says that an absent ratio gives a copy (12 and 13: "If
+    this input was not set, or if it was set to 0, the output would be a simple copy"), while
+    it also says the ratio defaults to 0.5 (module docstring).  Read from the schema text."""
+    s = onnx.defs.get_schema(OP, version)
+    ratio = [i for i in s.inputs if i.name == "ratio"]
+    return bool(ratio) and "not set" in ratio[0].description
+
+
+def random_outcome(version: int, attrs: Mapping[str, Any], data, ratio=None, training_mode=None,
+                   mask_requested: bool = False) -> bool:
+    """Whether the outputs are random: training with a nonzero ratio, and either some
+    nonzero data or the mask requested (all-zero data give zeros whatever is dropped)."""
+    training, r = mode(version, attrs, ratio, training_mode)
+    if not training or r == 0:
+        return False
+    return mask_requested or bool(np.any(np.asarray(data, dtype=np.float64) != 0))
+
+
+def expected(version: int, attrs: Mapping[str, Any], data, ratio=None, training_mode=None):
+    """The exact outputs ``(output, mask)`` where they are determined: ``data`` itself and an
+    all-true mask in inference and with ratio 0; zeros (``scale * 0 * mask``) and an all-true
+    mask for all-zero data (the mask is then random unless the ratio is 0: such a model is
+    judged by a check when it requests the mask).  For random outcomes
+    (:func:`random_outcome`) the same values stand in; they are not compared
+    (:attr:`conformance.case.Case.check`).
+
+    Args:
+        data: float64 array (exact values, NaN / inf / -0 included).
+
+    Returns:
+        ``(output, mask)``: float64 of ``data``'s shape and bool of the same shape.
+    """
+    x = np.asarray(data, dtype=np.float64)
+    return x.copy(), np.ones(x.shape, dtype=bool)
+
+
+def special_values(t: int) -> list[float]:
+    """Special values of a float8 type ``t`` for identity cases.
+
+    NaN; +-inf where the type has an infinity; -0 where it has a negative zero; the smallest
+    and largest subnormal, -3 x the smallest subnormal; +-the largest finite value.  Every
+    value is exactly representable in ``t`` (NaN aside).
+
+    Raises:
+        KeyError: ``t`` is not a float8 type.
+    """
+    if t not in dtypes.FLOAT8_TYPES:
+        raise KeyError(f"{t} is not a float8 element type")
+    fi = dtypes.finfo(t)
+    tiny, fmax = float(fi.smallest_subnormal), float(fi.max)
+    vals = [np.nan]
+    if np.isinf(float(dtypes.round_to(np.float64(np.inf), t).astype(np.float64))):
+        vals += [np.inf, -np.inf]
+    if np.signbit(dtypes.round_to(np.float64(-0.0), t).astype(np.float64)):
+        vals.append(-0.0)
+    vals += [tiny, float(fi.smallest_normal) - tiny, -3 * tiny, fmax, -fmax]
+    return vals
 
 
 def dropout_inference(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -200,3 +327,27 @@ def check_dropout(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
         return False, (f"dropped fraction {frac:.4f} of {n} differs from ratio {ratio} by >= {t:.4f} "
                        f"(Hoeffding bound, false alarm {FALSE_ALARM:g})")
     return True, f"dropped {frac:.4f} of {n}, ratio {ratio}, bound {t:.4f}"
+
+
+def check_dropout_unset_ratio(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """Judge a training-mode result whose ratio input is absent at a version whose text says
+    both "a simple copy" and "default to 0.5" (:func:`unset_ratio_is_copy`): it passes as a
+    copy (``output`` equal to ``data`` bit for bit up to NaN payloads, the mask all true) or as
+    a dropout with ratio 0.5 (:func:`check_dropout`).
+
+    Returns:
+        ``(passed, message)``.
+    """
+    x = np.asarray(inputs["data"])
+    y = np.asarray(outputs["output"])
+    m = outputs.get("mask")
+    if y.shape == x.shape and y.dtype == x.dtype:
+        same = x.tobytes() == y.tobytes() or bool(np.all(
+            (x.astype(np.float64) == y.astype(np.float64)) & (np.signbit(x.astype(np.float64)) == np.signbit(y.astype(np.float64)))
+            | (np.isnan(x.astype(np.float64)) & np.isnan(y.astype(np.float64)))))
+        if same and (m is None or bool(np.all(np.asarray(m).astype(bool)))):
+            return True, "a copy of the input (ratio not set: the text's 'simple copy')"
+    ok, msg = check_dropout({k: v for k, v in inputs.items() if k != "ratio"}, outputs, {"ratio": 0.5})
+    if ok:
+        return True, msg + " (ratio not set: the text's default 0.5)"
+    return False, "neither a copy of the input nor a dropout with the default ratio 0.5: " + msg
