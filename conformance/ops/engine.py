@@ -43,6 +43,7 @@ generator version :data:`GEN_VERSION` is bumped whenever the cases change.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Iterable
@@ -1176,6 +1177,13 @@ ENTRIES: dict[tuple[str, str], Entry] = {}
 def register_entries(entries: Iterable[Entry]) -> None:
     """Register each entry's suite generator and explore strategy (keyed by (domain, op))."""
     for e in entries:
+        # a pattern is looked up by name: patterns sharing a name may differ only in the versions
+        # they apply to (Softmax-13's long rows once took version 1's axis this way)
+        by_name: dict[str, Shape] = {}
+        for sh in e.shapes:
+            first = by_name.setdefault(sh.name, sh)
+            if dataclasses.replace(first, since=0, until=0) != dataclasses.replace(sh, since=0, until=0):
+                raise ValueError(f"{e.op}: two different shape patterns are named {sh.name!r}")
         ENTRIES[e.key] = e
 
         def gen(seed: int, _e=e) -> list[Case]:

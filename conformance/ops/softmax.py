@@ -46,17 +46,16 @@ def _rank(r: int, name: str, attrs: dict, since: int = 0, until: int = 10**6) ->
 def _shapes() -> tuple[Shape, ...]:
     out = []
     for r in range(1, 5):
-        out += [_rank(r, f"r{r}/axis={a}", {"axis": a}, until=10) for a in range(r)]
-        out += [_rank(r, f"r{r}/axis={a}", {"axis": a}, since=11) for a in range(-r, r)]
+        out += [_rank(r, f"r{r}/axis={a}", {"axis": a}, since=11 if a < 0 else 0) for a in range(-r, r)]
     out.append(_rank(3, "r3/axis=default", {}))
     out.append(_rank(1, "r1/axis=default", {}, since=13))
     out.append(_rank(5, "r5/axis=2", {"axis": 2}))
     long = ("normal", "large")  # accumulation over long rows, with and without the max shift's help
     out.append(Shape("long-rows/2x4096", {"input": "2L"}, {"axis": 1}, dims={"L": (4096, 4096)}, numerics=long))
-    out.append(Shape("long-rows/2x8x640", {"input": "28L"}, {"axis": 1}, until=12, dims={"L": (640, 640)},
+    out.append(Shape("long-rows/2x8x640/axis=1", {"input": "28L"}, {"axis": 1}, until=12, dims={"L": (640, 640)},
                      numerics=long))
-    out.append(Shape("long-rows/2x8x640", {"input": "28L"}, {"axis": -1}, since=13, dims={"L": (640, 640)},
-                     numerics=long))
+    out.append(Shape("long-rows/2x8x640/axis=-1", {"input": "28L"}, {"axis": -1}, since=13,
+                     dims={"L": (640, 640)}, numerics=long))
     return tuple(out)
 
 
