@@ -24,7 +24,6 @@ from .case import Case
 FAMILIES = (
     "conformance.generators.layer_normalization",
     "conformance.generators.batch_normalization",
-    "conformance.generators.activations",
     "conformance.generators.normalization",
     "conformance.ops.unary",
     "conformance.ops.binary",
