@@ -1,10 +1,12 @@
-"""Tests of the LayerNormalization-17 oracle, its generator and its tolerances.
+"""Tests of the LayerNormalization-17 oracle, its entry (conformance/ops/layer_normalization.py)
+and its tolerances.
 
 * the oracle against an independent plain-Python formula (``math.fsum``), every
   rank 1-5 and axis, with broadcast parameters;
 * the oracle against ``onnx.reference.ReferenceEvaluator`` where that one is right,
   and one test per known disagreement, asserting it still exists;
-* determinism and coverage of the generated suite;
+* determinism and coverage of the generated suite (read from the cases' models, shapes and
+  attributes, not only from tags);
 * numpy kernels run through ``KernelBackend`` on the generated suite: legitimate
   implementations (float32 with one cast, Welford, reverse order, an rsqrt a few ulp
   off, the function body cast by cast) give no ``fail``/``error``; each deliberately
@@ -26,11 +28,15 @@ from onnx import TensorProto
 from conformance import dtypes, registry
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
+from conformance.opspec import op_spec
+from conformance.ops import schedule
 from conformance.runner import run_cases
 from conformance.tolerance import compare
 from conformance.reference import layer_normalization as ref
 
 OP = "LayerNormalization"
+registry.available_ops()  # the families in registry order (the entry after the retired generator)
+from conformance.ops import layer_normalization as entry_mod  # noqa: E402
 # onnx.reference and the deliberately wrong kernels overflow/NaN on purpose
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -234,7 +240,8 @@ def test_disagreement_onnx_reference_and_checker_accept_axis_equal_rank(suite):
     """axis = r is outside [-r, r): onnx's checker (shape inference) and onnx.reference both
     accept it (the reference then returns statistics of X's full shape).  We are right: the
     attribute text gives the allowed range [-r, r)."""
-    c = next(c for c in suite if c.tags.get("error") == "axis-range" and c.tags["axis"] == c.tags["rank"] >= 2)
+    c = next(c for c in suite if c.tags.get("error") == "axis-range"
+             and c.attributes["axis"] == len(c.inputs[0].shape) >= 2)
     onnx.checker.check_model(c.model, full_check=True)  # no exception: the finding
     outs = _ref_eval(c, c.datasets[0])
     assert outs[0].shape == c.datasets[0].inputs["X"].shape
@@ -249,62 +256,179 @@ def test_disagreement_onnx_reference_accepts_params_of_higher_rank(suite):
 
 
 # ============================================================================ suite
+DTYPES = ("float16", "bfloat16", "float", "double")
+STASH = (1, 16)
+PATTERNS = ("Y", "Y,Mean", "Y,InvStdDev", "Y,Mean,InvStdDev")
+KINDS = ("full", "fewer-dims", "size1-dims", "leading-ones", "scalar")
+
+
+def _x(c):
+    return c.inputs[0]
+
+
+def _node_axis(c) -> int:
+    """The axis the node says (the default -1 when omitted)."""
+    return int(c.attributes.get("axis", -1))
+
+
+def _stash(c) -> int:
+    return int(c.attributes.get("stash_type", 1))
+
+
+def _norm(c) -> tuple[int, ...]:
+    shape = _x(c).shape
+    return tuple(shape[_node_axis(c) % len(shape):])
+
+
+def _kind(c, name) -> str:
+    """The kind of a parameter's shape, computed here from the shapes (not from the entry)."""
+    p = next(i for i in c.inputs if i.name == name)
+    if not p.present:
+        return "absent"
+    shape, norm = tuple(p.shape), _norm(c)
+    if shape in ((), (1,)) and norm != (1,):
+        return "scalar"
+    if shape == norm:
+        return "full"
+    if len(shape) > len(norm):
+        assert set(shape[: len(shape) - len(norm)]) == {1} and shape[len(shape) - len(norm):] == norm, (c.id, shape)
+        return "leading-ones"
+    if len(shape) < len(norm):
+        assert shape == norm[len(norm) - len(shape):], (c.id, shape)
+        return "fewer-dims"
+    assert all(d in (1, n) for d, n in zip(shape, norm)), (c.id, shape)
+    return "size1-dims"
+
+
 def test_generation_is_deterministic(suite):
     again = _generate(0)
     assert [c.id for c in again] == [c.id for c in suite]
     assert [c.content_hash for c in again] == [c.content_hash for c in suite]
     other = _generate(1)
     assert len(other) == len(suite)
-    assert {c.content_hash for c in other}.isdisjoint({c.content_hash for c in suite})
+    # value cases draw from the seed; the engine's error cases are fixed models (no seed)
+    values = {c.content_hash for c in suite if c.expect_error is None}
+    assert values.isdisjoint({c.content_hash for c in other if c.expect_error is None})
 
 
 def test_coverage(suite, value_cases):
-    assert len(suite) >= 450
-    tags = [c.tags for c in value_cases]
-    dts = ("float16", "bfloat16", "float", "double")
-    pats = ("Y", "Y,Mean", "Y,InvStdDev", "Y,Mean,InvStdDev")
-    full = {(t["dtype"], t["rank"], t["axis"], t["outputs"]) for t in tags}
-    want = {(d, r, a, p) for d in dts for r in range(1, 6) for a in range(-r, r) for p in pats}
-    assert want <= full
+    assert len(suite) >= 548  # the retired generator's count
+    # every (T, U via stash_type, rank, axis, outputs) tuple, read from the models
+    full = {(c.tags["dtype"], _stash(c), len(_x(c).shape), _node_axis(c), ",".join(o.name for o in c.present_outputs))
+            for c in value_cases if "axis" in c.attributes}
+    want = {(d, st, r, a, p) for d in DTYPES for st in STASH for r in range(1, 6) for a in range(-r, r)
+            for p in PATTERNS}
+    assert want <= full, sorted(want - full)[:5]
+    # per (T, U): every Scale/B shape kind, B present and absent, both parameter forms, every
+    # epsilon state, every numerics class, the axis omitted, zero-size, long rows, 2 data sets
+    eps_kinds = {float(np.float32(v)): k for v, k in ((1e-5, "explicit-default"), (1e-12, "tiny"), (0.0, "zero"),
+                                                     (0.5, "large"))}
+
+    def eps_kind(c):
+        return "default" if "epsilon" not in c.attributes else eps_kinds[float(np.float32(c.attributes["epsilon"]))]
+
     pairs = {
-        "stash_type": (1, 16),
-        "bias": ("present", "absent"),
-        "params": ("inputs", "initializers"),
-        "epsilon": ("default", "tiny", "zero", "large"),
-        "scale_shape": ("full", "fewer-dims", "size1-dims", "leading-ones", "scalar"),
-        "numerics": ("normal", "large-offset", "constant-rows", "tiny-variance", "special-values",
-                     "near-limits", "long-rows", "zero-size"),
-        "outputs": pats,
-        "axis_sign": ("neg", "pos"),
+        "scale": (lambda c: _kind(c, "Scale"), KINDS),
+        "bias": (lambda c: _kind(c, "B"), KINDS + ("absent",)),
+        "inputs_as": (lambda c: "initializers" if c.inputs[1].initializer else "inputs", ("inputs", "initializers")),
+        "epsilon": (eps_kind, ("default",) + tuple(eps_kinds.values())),
+        "numerics": (lambda c: c.tags["numerics"], ("normal", "wide", "special", "large-offset", "constant-rows",
+                                                    "tiny-variance", "near-limits")),
+        "outputs": (lambda c: ",".join(o.name for o in c.present_outputs), PATTERNS),
+        "axis_sign": (lambda c: "omitted" if "axis" not in c.attributes else "neg" if c.attributes["axis"] < 0
+                      else "pos", ("neg", "pos", "omitted")),
+        "extent": (lambda c: "zero-size" if 0 in _x(c).shape else "long" if np.prod(_norm(c)) >= 4096 else "short",
+                   ("zero-size", "long", "short")),
+        "datasets": (lambda c: len(c.datasets), (1, 2)),
     }
-    for key, values in pairs.items():
-        got = {(t["dtype"], t[key]) for t in tags}
-        missing = {(d, v) for d in dts for v in values} - got
-        assert not missing, (key, missing)
-    assert {(t["stash_type"], t["outputs"]) for t in tags} >= {(s, p) for s in (1, 16) for p in pats}
-    assert {t["opset"] for t in tags} >= {17, 18, 21, 23, 26, 28}
-    assert sum(t["opset"] == 28 for t in tags) >= 3
-    assert any(t["datasets"] >= 2 for t in tags)
-    # long rows really are long; every middle-omitted pattern is written with "" in the node
+    for key, (fn, values) in pairs.items():
+        got = {(c.tags["dtype"], _stash(c), fn(c)) for c in value_cases}
+        missing = {(d, st, v) for d in DTYPES for st in STASH for v in values} - got
+        assert not missing, (key, sorted(missing))
+    # opsets: the schedule's and the function body's (onnxruntime expands the body at 18)
+    spec = op_spec(OP)
+    opsets = Counter(c.opset for c in value_cases)
+    assert set(opsets) == set(schedule.opsets(spec, 17)) | set(schedule.body_opsets(spec, 17)), opsets
+    assert opsets[schedule.LATEST_OPSET] >= 3
+    # long rows really are long; every middle-omitted pattern is written with "" in the node;
+    # every normalized extent has at least 2 elements and zero sizes only in outer dims
     for c in value_cases:
-        if c.tags["numerics"] == "long-rows":
-            ax = c.tags["axis"] % c.tags["rank"]
-            assert int(np.prod(c.datasets[0].inputs["X"].shape[ax:])) >= 4096
+        n = int(np.prod(_norm(c)))
+        assert n >= 2, c.id
+        if c.tags["shape"].startswith("long-rows"):
+            assert n >= 4096
         if c.tags["outputs"] == "Y,InvStdDev":
             assert list(c.model.graph.node[0].output) == ["Y", "", "InvStdDev"]
     errors = Counter(c.tags["error"] for c in suite if c.expect_error)
-    assert set(errors) == {"axis-range", "scale-shape", "bias-shape", "stash-type"}
-    axis_errs = {(c.tags["axis"] >= 0) for c in suite if c.tags.get("error") == "axis-range"}
+    assert errors == {"axis-range": 10, "scale-shape": 4, "bias-shape": 3, "stash-type": 4}, errors
+    axis_errs = {(c.attributes["axis"] >= 0) for c in suite if c.tags.get("error") == "axis-range"}
     assert axis_errs == {True, False}
-    # every value case's expected outputs have the spec's types: Y in T, statistics in U
+    # the stash-type errors request the statistics, declared with stash_type's (invalid) type
+    for c in suite:
+        if c.tags.get("error") == "stash-type":
+            stats = [o for o in c.outputs if o.present and o.name != "Y"]
+            assert stats and all(o.elem_type == _stash(c) for o in stats), c.id
+    # every value case's expected outputs have the spec's types: Y in T, statistics in U, and
+    # U = stash_type (the attribute the combination fixes)
     for c in value_cases:
         t = dtypes.np_dtype(dtypes.elem_type(c.tags["dtype"]))
-        u = np.float32 if c.tags["stash_type"] == 1 else BF16
+        u = np.float32 if _stash(c) == 1 else BF16
+        assert c.tags["stash_type"] == _stash(c)
         for ds in c.datasets:
             assert ds.outputs["Y"].dtype == t
             for o in ("Mean", "InvStdDev"):
                 if o in ds.outputs:
                     assert ds.outputs[o].dtype == u
+
+
+def test_parameter_shapes_follow_the_text_and_tags_agree(value_cases):
+    """Every Scale/B shape is unidirectionally broadcastable inside X.shape[axis:] (the
+    reference's check, which also rejects the contested shapes), and the entry's shape-kind
+    tags agree with the kinds computed here."""
+    for c in value_cases:
+        x, axis = _x(c).shape, _node_axis(c)
+        for name, tag in (("Scale", "scale_shape"), ("B", "bias_shape")):
+            p = next(i for i in c.inputs if i.name == name)
+            if p.present:
+                ref.check_param_shape(name, p.shape, x, axis)
+            assert c.tags[tag] == _kind(c, name), (c.id, name)
+            assert entry_mod.shape_kind(p.shape, x, axis) == _kind(c, name) if p.present else True
+
+
+def test_epsilon_zero_only_with_positive_variance(value_cases):
+    """Epsilon 0 is generated only where every finite row has a clearly positive variance in U
+    (a zero variance with epsilon 0 divides by zero: not a value case), never with constant
+    rows or tiny variance."""
+    zero = [c for c in value_cases if c.attributes.get("epsilon") == 0.0]
+    assert len(zero) >= 40
+    assert {c.tags["numerics"] for c in zero}.isdisjoint({"constant-rows", "tiny-variance"})
+    for c in zero:
+        u = dtypes.np_dtype(dtypes.elem_type("float" if _stash(c) == 1 else "bfloat16"))
+        n = int(np.prod(_norm(c)))
+        for ds in c.datasets:
+            x = ds.inputs["X"].astype(np.float64).reshape(-1, n)
+            x = x[np.isfinite(x).all(axis=1)]
+            r = _r(x, u)
+            assert np.all(np.std(r, axis=1) > dtypes.eps(dtypes.elem_type(u)) * np.max(np.abs(r), axis=1)), c.id
+
+
+def test_constant_rows_are_exact_where_the_extent_is_a_power_of_two(value_cases):
+    """Constant rows of 2^k elements hold constants every summation order averages exactly:
+    their Y is B exactly and their tolerance grants no propagated mean rounding."""
+    cases = [c for c in value_cases if c.tags["numerics"] == "constant-rows" and c.tags["shape"].startswith("pow2")]
+    assert cases
+    checked = 0
+    for c in cases:
+        n = int(np.prod(_norm(c)))
+        x = c.datasets[0].inputs["X"].astype(np.float64).reshape(-1, n)
+        const = np.all(x == x[:, :1], axis=1)
+        assert const.any() and (~const).any(), c.id
+        assert set(x[const, 0]) <= set(entry_mod.CONSTANTS)
+        if "Mean" in c.datasets[0].outputs:
+            m = c.datasets[0].outputs["Mean"].astype(np.float64).reshape(-1)
+            np.testing.assert_array_equal(m[const], x[const, 0])
+            checked += 1
+    assert checked
 
 
 # ============================================================================ kernels
@@ -353,7 +477,7 @@ def make_kernel(*, flaw: str | None = None, algo: str = "pairwise"):
         axis, eps, stash = _attrs(attributes)
         ax = _validate(x, scale, b, axis, stash)
         t = x.dtype
-        u = t if flaw == "stats-in-T" else _u(stash)
+        u = t if flaw == "stats-in-T" else np.dtype(np.float32) if flaw == "stats-always-float" else _u(stash)
         if flaw == "axis-ignored":
             ax = x.ndim - 1
         if flaw == "ignore-epsilon":
@@ -404,6 +528,8 @@ def make_kernel(*, flaw: str | None = None, algo: str = "pairwise"):
             if algo == "rsqrt-off":
                 inv = inv * np.float32(1.0 + 4 * np.finfo(np.float32).eps)
             normalized = (d * inv).astype(w).reshape(x.shape)
+            if flaw == "scale-cycled":  # Scale flattened and cycled over the normalized elements
+                scale = np.resize(scale.ravel(), int(np.prod(x.shape[ax:]))).reshape(x.shape[ax:])
             y = normalized * scale.astype(w)
             if b is not None and flaw != "bias-ignored":
                 y = y + b.astype(w)
@@ -535,6 +661,8 @@ WRONG = (
     "bias-ignored",
     "std-not-inv",
     "onepass-in-T",
+    "stats-always-float",  # Mean/InvStdDev as float whatever stash_type says (U = bfloat16)
+    "scale-cycled",  # a Scale of shape [M, 1] over [M, K] cycled instead of broadcast
 )
 
 
@@ -554,18 +682,23 @@ def test_wrong_kernel_is_caught(flaw, value_cases):
 
 
 def test_tolerances_are_tight_enough_to_matter(value_cases):
-    """For float X with normal data the derived Y tolerance stays within a few hundred float32
-    ulps of max|Y| (spread of legitimate variants times the safety factor, not a global atol).
+    """For float X with normal, well-conditioned data the derived Y tolerance stays within a few
+    hundred float32 ulps of max|Y| (spread of legitimate variants times the safety factor, not a
+    global atol).
 
-    Rows of one element are excluded: they are constant rows (Y = B exactly), where the
-    legitimate fold ``X * a + (B - Mean * a)`` with ``a = Scale / sqrt(epsilon)`` rounds
-    ``X * a`` (up to 1e6 * |X| for epsilon = 1e-12) before ``B`` is recovered."""
+    Only cases whose every row has a standard deviation of at least 1/8 of its largest |x| are
+    checked: a normal row of two nearly equal values (n = 2) is a tiny-variance row by
+    chance, where every float32 kernel's Y legitimately carries the mean's rounding times
+    1 / std (the propagated term) and the variants spread accordingly."""
     eps32 = float(np.finfo(np.float32).eps)
     checked = 0
     for c in value_cases:
         shape, ax = c.inputs[0].shape, c.attributes.get("axis", -1) % len(c.inputs[0].shape)
         if c.tags["dtype"] == "float" and c.tags["numerics"] == "normal" and c.tags["stash_type"] == 1 \
-                and int(np.prod(shape[ax:])) >= 2:
+                and int(np.prod(shape[ax:])) >= 2 and 0 not in shape:
+            x = c.datasets[0].inputs["X"].astype(np.float64).reshape(int(np.prod(shape[:ax])), -1)
+            if np.any(x.std(axis=1) < np.max(np.abs(x), axis=1) / 8):
+                continue
             checked += 1
             y = c.datasets[0].outputs["Y"].astype(np.float64)
             tol = next(o.tolerance for o in c.outputs if o.name == "Y")

@@ -81,13 +81,23 @@ it; the op-level result of ``ReduceMean`` is what is rounded to ``U``.
 
 from __future__ import annotations
 
-
 import ml_dtypes
 import numpy as np
+import onnx.defs
 from onnx import TensorProto
 
-#: stash_type values allowed by U's type constraint -> ONNX element type of U.
-STASH_TYPES = {1: TensorProto.FLOAT, 16: TensorProto.BFLOAT16}
+from .. import dtypes
+from ..tolerance import Tolerance, derive_tolerance, statistic_rounding_errors
+
+#: The operator's name and the version this module follows.
+OP, SINCE = "LayerNormalization", 17
+#: Outputs in schema order.
+OUTPUT_NAMES = tuple(f.name for f in onnx.defs.get_schema(OP, SINCE).outputs)
+#: stash_type values allowed by U's type constraint -> ONNX element type of U (the attribute's
+#: value is the element type itself: 1 = float, 16 = bfloat16), read from the schema.
+STASH_TYPES = {dtypes.elem_type(t[7:-1]): dtypes.elem_type(t[7:-1])
+               for c in onnx.defs.get_schema(OP, SINCE).type_constraints if c.type_param_str == "U"
+               for t in c.allowed_type_strs}
 
 _F32 = np.dtype(np.float32)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -416,3 +426,76 @@ def onepass_variant(
         inv = rc(1.0 / std)
     rshape = reduced_shape(x_shape, ax)
     return y, _rnd(mean, u_dt).reshape(rshape), _rnd(inv, u_dt).reshape(rshape)
+
+
+# ----------------------------------------------------------------------------- tolerances
+def tolerances(
+    X: np.ndarray,
+    Scale: np.ndarray,
+    B: np.ndarray | None = None,
+    *,
+    axis: int = -1,
+    epsilon: float = 1e-5,
+    stash_type: int = 1,
+    t_elem: int,
+    outputs=OUTPUT_NAMES,
+    expected: dict | None = None,
+) -> dict[str, Tolerance]:
+    """Per-output tolerances of one data set (:func:`conformance.tolerance.derive_tolerance`).
+
+    The spread of the legitimate variants (:func:`variant_outputs`), plus a few ulps of the
+    precision the spec mandates for the output -- ``U`` for Mean/InvStdDev, the coarser of
+    ``T`` and ``U`` for Y (Y is never more precise than Normalized, which is computed in
+    ``U``: double X with float statistics gets float ulps) -- at the output's natural unit:
+    max |X| for Mean (its rounding error scales with the summands, not with the mean),
+    max(|Normalized*Scale| + |B|) for Y (B can cancel Normalized*Scale), max |InvStdDev|
+    for InvStdDev; plus the propagated rounding of statistics computed
+    :data:`conformance.tolerance.STAT_ULPS` ulps of ``U`` off
+    (:func:`conformance.tolerance.statistic_rounding_errors`: ``|Scale| * E_prop`` for Y,
+    ``dm`` for Mean, the deviation of ``1/sqrt(v' + eps)`` for InvStdDev; docs/tolerance.md).
+
+    Args:
+        X, Scale, B, axis, epsilon, stash_type: as for :func:`layer_normalization` (values
+            exactly representable in ``T``; any float dtype).
+        t_elem: ONNX element type ``T`` of X, Scale, B and Y.
+        outputs: the output names wanted (schema names).
+        expected: name -> the float64 oracle output (default: computed here).
+
+    Returns:
+        name -> :class:`~conformance.tolerance.Tolerance`, for each name of ``outputs``.
+
+    Raises:
+        ValueError: as :func:`layer_normalization`; a variant non-finite where the oracle
+            is finite (a reference bug).
+    """
+    ax, rows, n = _check(X, Scale, B, axis, stash_type)
+    u = stash_elem_type(stash_type)
+    x_shape = tuple(np.shape(X))
+    x64 = np.asarray(X, dtype=np.float64)
+    s64 = np.asarray(Scale, dtype=np.float64)
+    b64 = None if B is None else np.asarray(B, dtype=np.float64)
+    if expected is None:
+        expected = dict(zip(OUTPUT_NAMES, layer_normalization(x64, s64, b64, axis=axis, epsilon=epsilon,
+                                                              stash_type=stash_type)))
+    var = variant_outputs(x64, s64, b64, axis=axis, epsilon=epsilon, stash_type=stash_type, t_elem=t_elem)
+    pr = statistic_rounding_errors(x64.reshape(rows, n), u, epsilon=epsilon_value(epsilon))
+    gain = np.broadcast_to(np.abs(s64), x_shape).reshape(rows, n)
+    prop = {"Y": pr["y"] * gain, "Mean": pr["mean"], "InvStdDev": pr["inv"]}
+    fin = x64[np.isfinite(x64)]
+    x_scale = float(np.max(np.abs(fin))) if fin.size else 0.0
+    y64 = np.asarray(expected["Y"], dtype=np.float64)
+    bb = np.zeros(()) if b64 is None else b64
+    with np.errstate(invalid="ignore"):
+        terms = (np.abs(y64 - bb) + np.abs(bb)).ravel()
+    terms = terms[np.isfinite(terms)]
+    y_scale = float(np.max(terms)) if terms.size else 0.0
+    out = {}
+    for k, name in enumerate(OUTPUT_NAMES):
+        if name not in outputs:
+            continue
+        elem = t_elem if name == "Y" else u
+        ulp_elem = u if name == "Y" and dtypes.eps(u) > dtypes.eps(t_elem) else elem
+        unit = {"Mean": x_scale or 1.0, "Y": y_scale or 1.0}.get(name)
+        out[name] = derive_tolerance(np.asarray(expected[name], dtype=np.float64), {v: o[k] for v, o in var.items()},
+                                     ulp_elem, scale=unit, propagated=prop[name])
+    return out
