@@ -296,6 +296,15 @@ def test_coverage(suite, value_cases):
         for v in {c.since_version for c in value_cases if c.op == op}:
             got = {_klass(c) for c in value_cases if c.op == op and c.since_version == v}
             assert want <= got, (op, v, want - got)
+    # MeanVarianceNormalization's constant rows are 0/0 in float16 (the body's 1e-9 is 0 there)
+    assert not any(c.tags["numerics"] == "constant-rows" and c.tags["dtype"] == "float16" for c in value_cases
+                   if c.op == "MeanVarianceNormalization")
+    # RMSNormalization: every (rank, axis) for every uncontested T = V; T != V a few cases each
+    for t in ALL_T:
+        same = [c for c in rms if c.tags["dtype"] == t == c.tags["scale_dtype"]]
+        assert {(c.tags["rank"], c.tags["axis"]) for c in same if "attr_axis" in c.tags} == {
+            (r, a) for r in range(1, 6) for a in range(-r, r)}, t
+    assert max(Counter(c.tags["types"] for c in rms if c.contested).values()) < len(rms) // 16
     # exact constant rows (a power-of-two row: every summation order computes the mean exactly)
     for op in ("InstanceNormalization", "GroupNormalization", "MeanVarianceNormalization"):
         assert any(c.tags["numerics"] == "constant-rows" and "/pow2" in c.tags["shape"]
@@ -364,6 +373,10 @@ def test_simplified_layer_norm_coverage(suite, value_cases):
     assert {c.opset for c in cs} == {1, 26, 28}
     errs = {c.tags["error"].split("=")[0] for c in suite if c.op == SLN and c.expect_error}
     assert errs == {"axis-range", "scale-shape", "stash-type", "inv-type"}
+    # the invalid inv_std_var declarations: float16 (stash_type 10, not a U) and double with stash_type 1
+    declared = {c.tags["error"]: (c.attributes["stash_type"], c.outputs[1].elem_type) for c in suite
+                if c.op == SLN and c.tags.get("error") in ("stash-type", "inv-type")}
+    assert declared == {"stash-type": (10, onnx.TensorProto.FLOAT16), "inv-type": (1, onnx.TensorProto.DOUBLE)}
 
 
 # ============================================================================ kernels

@@ -29,7 +29,14 @@ schema:
   (half the rows constant: ``y = B`` / ``0``), ``zero-norm`` and ``tiny-norm`` (rows with a
   norm of 0, and in (1e-16, 1e-13): a kernel clamping the norm at 1e-12, as
   ``F.normalize``, is told apart; not float16, which cannot hold them); MeanVarianceNormalization's
-  constant rows not in float16 (the body's 1e-9 is 0 there: 0/0);
+  constant rows not in float16 (the body's 1e-9 is 0 there: 0/0); LRN's ``special`` is one
+  NaN in the lower channels (a ``r4/C=8/nan`` pattern: the last channels' windows do not
+  reach it, so a sliding square sum that adds and subtracts it is caught);
+* **attribute states** beyond absent and the explicit default: epsilon 1e-12 and 0.5
+  (com.microsoft: 1e-5 and 0.5), Lp's ``p`` 1 and 2, LRN's (size, alpha, beta, bias)
+  classes (even sizes, size 1, windows wider than C), InstanceNormalization-1's
+  ``consumed_inputs`` with one flag per input; onnxruntime's SimplifiedLayerNormalization
+  writes ``stash_type`` 11 for the combinations whose ``U`` is double (``type_attrs``);
 * **tolerances** from the reference's legitimate variants
   (:func:`conformance.tolerance.derive_tolerance`) plus the propagated rounding of the
   statistics at the mandated precision (:func:`conformance.tolerance.statistic_rounding_errors`;
@@ -305,8 +312,8 @@ def _instance_tolerance(ctx, inputs, attrs, outputs):
 
 
 def _nc_shapes(first: str, params: dict, dims: dict, long_numerics=("normal", "large-offset")):
-    """The N x C x D... patterns of InstanceNormalization and LRN (``params``: parameter
-    formal -> template)."""
+    """The N x C x D... patterns of InstanceNormalization (``first``: X's formal name;
+    ``params``: parameter formal -> template; ``dims``: letter ranges over the defaults)."""
     d = {"N": (1, 3), "C": (1, 5)}
     return (
         Shape("r3", {first: "NCD", **params}, dims={**d, "D": (1, 16), **dims}),
@@ -330,7 +337,9 @@ INSTANCE = Entry(
     "InstanceNormalization", _instance_oracle, family="shaped",
     shapes=_nc_shapes("input", {"scale": "C", "B": "C"}, {}),
     float_numerics=_classes(CENTERED_CLASSES, _layout_instance, _params_affine),
-    attrs=(Attrs({"epsilon": 1e-12}, tag="eps-tiny"), Attrs({"epsilon": 0.5}, tag="eps-large")),
+    attrs=(Attrs({"epsilon": 1e-12}, tag="eps-tiny"), Attrs({"epsilon": 0.5}, tag="eps-large"),
+           # version 1's legacy in-place hint, one flag per input (the engine adds [0]): changes no value
+           Attrs({"consumed_inputs": [0, 0, 0]}, until=1, tag="legacy")),
     tolerance=_instance_tolerance, per_type=12,
     errors=(Err("scale and B must be 1-D of length C: scale has 4 elements, C = 3", "scale-shape/r3",
                 shapes=((2, 3, 4), (4,), (4,))),
