@@ -2,10 +2,11 @@
 
 Conformance mode runs a frozen, hashed suite; explore mode (DESIGN.md, "Two modes")
 draws new cases from the same generators with hypothesis strategies
-(:func:`conformance.registry.register_strategy`; one per operator, e.g.
-:func:`conformance.generators.layer_normalization.strategy`).  Every parameter of a case -- dtype,
-rank and each dim, axis, optional outputs, epsilon, numerics class, the data seed --
-is a hypothesis draw, so when a backend fails a case hypothesis *shrinks* it: it
+(:func:`conformance.registry.register_strategy`; one per operator: every entry of the
+operator table gets :func:`conformance.ops.engine.strategy`, which draws the coordinates the
+frozen suite enumerates, :func:`conformance.ops.engine.points`).  Every parameter of a case --
+type combination, shape pattern and each of its dims, attribute state, optional inputs and
+outputs, numerics class, opset, the data seed -- is a hypothesis draw, so when a backend fails a case hypothesis *shrinks* it: it
 retries simpler draws (smaller dims, lower rank, the first dtype, fewer outputs...)
 as long as the backend still fails, and reports the minimal failing case.
 

@@ -300,7 +300,7 @@ class IsolatedExecutor:
     makes the case ``crash`` (with the signal), one past ``timeout`` seconds or over
     ``memory_limit_mb`` is killed (``timeout`` / ``crash``).  Forking one worker per
     case instead costs ~25 ms per case in a pytest process (measured: 15 s instead of
-    ~4 s for the 544 LayerNormalization cases).
+    ~4 s for 544 LayerNormalization cases).
 
     Raises (from :meth:`run`):
         conformance.isolation.WorkerError: the worker cannot create the backend.

@@ -22,7 +22,6 @@ from .case import Case
 
 #: Generator modules imported on first use.
 FAMILIES = (
-    "conformance.generators.layer_normalization",
     "conformance.generators.batch_normalization",
     "conformance.generators.normalization",
     "conformance.ops.unary",

@@ -26,7 +26,7 @@ def with_params_as(case: Case, kind: str) -> Case | None:
     """``case`` with its parameters as graph inputs (``"inputs"``) or initializers (``"initializers"``).
 
     Returns:
-        a new case (new model, id and content hash; tag ``params`` set to ``kind`` and
+        a new case (new model, id and content hash; tag ``inputs_as`` set to ``kind`` and
         ``variant`` set), or ``None`` when the case is an error case or already in
         that form, or (initializers) a parameter differs between data sets.
 
@@ -62,7 +62,7 @@ def with_params_as(case: Case, kind: str) -> Case | None:
             for ds in new.datasets:
                 ds.inputs[p.name] = inp.value
             inp.initializer, inp.value = False, None
-    new.tags = {**case.tags, "params": kind, "variant": f"params-as-{kind}"}
+    new.tags = {**case.tags, "inputs_as": kind, "variant": f"params-as-{kind}"}
     new.label = f"{case.label}/as={kind}" if case.label else f"as={kind}"
     return new
 

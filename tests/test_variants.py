@@ -20,7 +20,7 @@ def test_layer_normalization_variants_keep_expectations():
         inits = {t.name for t in v.model.graph.initializer}
         feeds = {i.name for i in v.model.graph.input}
         params = [i.name for i in v.inputs[1:] if i.present]
-        if v.tags["params"] == "initializers":
+        if v.tags["inputs_as"] == "initializers":
             assert set(params) <= inits and not (set(params) & {n for n in feeds if n not in inits})
         else:
             assert not inits and set(params) <= feeds
