@@ -728,9 +728,10 @@ def _broadcast_index(x: np.ndarray, out_shape) -> np.ndarray:
 
 
 def _evaluate(entry: Entry, ctx: Ctx, ins: list, attrs: dict, in_types: list[str], formals: list[str],
-              out_types: list[str], out_index: list[int] | None = None):
+              out_types: list[str], out_index: list[int] | None = None, frozen=frozenset()):
     """Run the oracle on ``ins`` (``None`` for an absent optional input), replacing undefined
-    and ill-posed elements of the present inputs by safe values (at most 4 passes).  The
+    and ill-posed elements of the present inputs by safe values (at most 4 passes; the
+    structural inputs named in ``frozen`` -- axes, shapes, indices -- are never touched).  The
     oracle returns every output of the version in schema order; ``out_index`` picks the
     present ones (default: all).  Returns (inputs, present outputs)."""
     for _ in range(4):
@@ -759,7 +760,7 @@ def _evaluate(entry: Entry, ctx: Ctx, ins: list, attrs: dict, in_types: list[str
             return ins, outs
         new = []
         for j, x in enumerate(ins):
-            if x is None or not isinstance(x, np.ndarray):
+            if x is None or not isinstance(x, np.ndarray) or formals[j] in frozen:
                 new.append(x)
                 continue
             x = x.copy()
@@ -830,6 +831,9 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
               dict(attrs_given))
     n_data = sum(1 for o in occ if o[3] and o[2] is not None and o[0] in data_names)
 
+    pattern_values = dict(_shape_of(entry, p.shape).values) if shaped else {}
+    frozen = frozenset(pattern_values) | frozenset(entry.structural)
+
     def draw_values() -> list:
         """The exact values of one data set (``None`` for an absent input)."""
         exact: list[np.ndarray | None] = []
@@ -868,6 +872,15 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         else:
             for (formal, _, shape, present), t in zip(occ, types):
                 exact.append(_sample(entry, t, formal, shape, p.numerics, rng) if present else None)
+        # structural inputs (axes, shapes, indices, pads): the pattern's value or the entry's rule,
+        # whatever the numerics class
+        for i, ((formal, _, _, present), t) in enumerate(zip(occ, types)):
+            if not present:
+                continue
+            if formal in pattern_values:
+                exact[i] = _coerce(np.asarray(pattern_values[formal], dtype=object if V.kind(t) == V.INT else None), t)
+            elif formal in entry.structural:
+                exact[i] = _coerce(entry.structural[formal](rng, ctx), t)
         return exact
 
     def evaluate(exact: list) -> tuple[list, tuple]:
@@ -878,7 +891,8 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         if legacy and not shaped and len(aligned) > 1 and aligned[1] is not None:
             aligned[1] = _align_legacy(aligned[1], aligned[0].ndim, attrs_given)
         call = [aligned[i] if occ[i][3] else None for i in range(len(occ))]
-        call, outs = _evaluate(entry, ctx, call, full_attrs, types, [o[0] for o in occ], out_types, out_index)
+        call, outs = _evaluate(entry, ctx, call, full_attrs, types, [o[0] for o in occ], out_types, out_index,
+                                frozen)
         final = [None if x is None else np.asarray(x).reshape(shapes_decl[i]) for i, x in enumerate(call)]
         return final, outs
 

@@ -187,6 +187,10 @@ class Shape:
             request (default: every set the entry's ``outputs_rule`` admits; the rule sees
             the pattern's ``attrs`` over the attribute state's).  An empty batch has no
             batch statistics: BatchNormalization's zero-size pattern requests none.
+        values: formal input name -> the exact value that input always has with this
+            pattern (a structural input tied to the templates: ReduceSum-13's ``axes``
+            ``[0, -1]``, Reshape's ``shape``); it replaces the drawn value in every numerics
+            class and is never repaired.  Its template (if any) must match the value's shape.
     """
 
     name: str
@@ -197,6 +201,7 @@ class Shape:
     dims: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     numerics: tuple[str, ...] = ()
     outputs: tuple[tuple[str, ...], ...] | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
 
     def applies(self, version: int) -> bool:
         """Whether the pattern applies to ``version``."""
@@ -335,6 +340,11 @@ class Entry:
             an attribute chooses it (LayerNormalization's ``U`` = ``stash_type``); written
             into every value case of the combination, over the attribute state's and the
             pattern's (tags ``attr_<name>``).  Default: none.
+        structural: formal input name -> ``fn(rng, ctx) -> exact value``: inputs whose
+            values are tied to the other inputs' shapes and the attributes (indices in
+            ``[-s, s-1]`` for ``ctx.shapes``, Slice's starts/ends, Pad's pads); the value
+            replaces the drawn one in every numerics class and is never repaired (a
+            pattern's :attr:`Shape.values` take precedence).  Default: none.
     """
 
     op: str
@@ -374,6 +384,7 @@ class Entry:
     numerics_rule: Callable[[int, str, Mapping[str, Any], tuple[str, ...]], bool] | None = None
     explore_attrs: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     type_attrs: Callable[[int, Mapping[str, str]], Mapping[str, Any]] | None = None
+    structural: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     numerics_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
