@@ -33,6 +33,12 @@ FAMILIES = (
     "conformance.ops.layer_normalization",
     "conformance.ops.batch_normalization",
     "conformance.ops.dropout",
+    "conformance.ops.reduce",
+    "conformance.ops.cast",
+    "conformance.ops.linalg",
+    "conformance.ops.shape",
+    "conformance.ops.creation",
+    "conformance.ops.indexing",
 )
 
 
