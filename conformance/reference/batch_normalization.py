@@ -342,21 +342,28 @@ def _acc(et: int) -> int:
 
 
 class _Arith:
-    """Element-wise arithmetic rounded to one element type after every operation."""
+    """Element-wise arithmetic rounded to one element type after every operation.
+
+    Rounding is numpy's round-to-nearest-even cast, as :func:`conformance.dtypes.round_to`
+    does it for these four types (bfloat16 through float32); the callers hold
+    ``np.errstate`` for overflow and invalid operations (one context per variant set: a
+    context per operation cost more than the arithmetic).
+    """
 
     def __init__(self, et: int):
         self.et = et
+        self.dt = None if et == _F64 else dtypes.np_dtype(et)
 
     def r(self, a):
         a = np.asarray(a, dtype=np.float64)
-        if self.et == _F64:
+        if self.dt is None:
             return a
-        with np.errstate(over="ignore"):
-            return dtypes.round_to(a, self.et).astype(np.float64)
+        if self.et == _BF16:
+            a = a.astype(np.float32)
+        return a.astype(self.dt).astype(np.float64)
 
     def __call__(self, fn, *args):
-        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            return self.r(fn(*args))
+        return self.r(fn(*args))
 
 
 def _sum_pairwise(g: np.ndarray, dt) -> np.ndarray:
@@ -421,6 +428,11 @@ def stats_variants(g: np.ndarray, x_type: int) -> dict[str, tuple[np.ndarray, np
     Returns:
         name -> (mean, var), float64 arrays of values rounded in the accumulation type.
     """
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        return _stats_variants(g, x_type)
+
+
+def _stats_variants(g: np.ndarray, x_type: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     acc = _acc(x_type)
     pairwise = _stats_two_pass(g, acc, _sum_pairwise)
     a = _Arith(acc)
@@ -466,11 +478,14 @@ def _y_operand_types(inputs, names, types, eps, lay: Layout) -> np.ndarray:
     """Y with every operation in its operands' types (numpy promotion), e.g. sqrt(var + eps) in T2.
 
     Only used for mixed T/T1/T2 (14, 15): the statistics arrive in T2, and an
-    implementation may evaluate the statistics-only subexpressions in T2.
+    implementation may evaluate the statistics-only subexpressions in T2 -- except
+    ``var + epsilon``, in at least float32 like every variant (module docstring): epsilon is
+    a float32 attribute, and a float16 T2 would flush a tiny one to 0 (numpy's weak Python
+    scalar did: a constant float16 channel then divided by zero).
     """
     x, s, b, m, v = (np.asarray(inputs[n], dtype=np.float64).astype(dtypes.np_dtype(types[n])) for n in names)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        y = (x - lay.bcast(m)) / np.sqrt(lay.bcast(v) + eps) * lay.bcast(s) + lay.bcast(b)
+        y = (x - lay.bcast(m)) / np.sqrt(lay.bcast(v) + np.float32(eps)) * lay.bcast(s) + lay.bcast(b)
     return dtypes.round_to(np.asarray(y, dtype=np.float64), types[names[0]]).astype(np.float64)
 
 
@@ -493,6 +508,11 @@ def variants(
     Raises:
         ValueError: as :func:`oracle`.
     """
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        return _variants(version, inputs, attributes, outputs, types)
+
+
+def _variants(version, inputs, attributes, outputs, types):
     names = input_names(version)
     x, scale, b, mean_in, var_in = (np.asarray(inputs[n], dtype=np.float64) for n in names)
     t, t2 = types[names[0]], types[names[3]]
@@ -531,6 +551,42 @@ def variants(
             out["saved_mean"][sname] = tr.r(mu)
         if "saved_var" in outputs:
             out["saved_var"][sname] = tr.r(var)
+    return out
+
+
+def propagated_bounds(version: int, inputs: dict[str, np.ndarray], attributes: dict, x_type: int) -> dict[str, float]:
+    """Training mode: bounds of the propagated rounding of batch statistics ``STAT_ULPS`` ulps
+    of the mandated precision off (:func:`conformance.tolerance.statistic_rounding_errors`;
+    docs/tolerance.md), per output: ``|scale| * E_prop`` for Y, ``dm`` / ``dv + dm^2`` for
+    saved_mean / saved_var and ``(1 - momentum)`` times them for the running statistics.
+
+    The mean's mandated precision is X's type T (the elementwise part may hold it in T), so
+    the bound uses T's ulps even where the sums accumulate in float.
+
+    Args:
+        version, inputs, attributes: as for :func:`oracle`.
+        x_type: ONNX element type of X.
+
+    Returns:
+        output name (:func:`output_names`) -> the largest finite bound (0.0 where none).
+    """
+    from conformance.tolerance import statistic_rounding_errors
+
+    names = input_names(version)
+    x = np.asarray(inputs[names[0]], dtype=np.float64)
+    eps, mom = attribute_values(attributes)
+    lay = layout(x.shape, spatial_of(version, attributes), version)
+    pr = statistic_rounding_errors(lay.to_groups(x), x_type, epsilon=eps)
+    gain = np.abs(np.asarray(inputs[names[1]], dtype=np.float64)).reshape(-1, 1)
+
+    def mx(a):
+        a = a[np.isfinite(a)]
+        return float(a.max()) if a.size else 0.0
+
+    om = 1.0 - mom
+    out = {"Y": mx(pr["y"] * gain), "running_mean": om * mx(pr["mean"]), "running_var": om * mx(pr["var"])}
+    if version < 14:
+        out.update(saved_mean=mx(pr["mean"]), saved_var=mx(pr["var"]))
     return out
 
 
