@@ -1,6 +1,168 @@
-"""Placeholder: the entries of this family are being written (issue 11)."""
+"""The layout and creation family as entries of the operator table (family ``shaped``).
+
+Every operator here moves or creates values without arithmetic on them, so every output is
+compared exactly (integers, bool and strings bit for bit; floats exactly with the sign of
+zero checked, NaN as a class): a kernel must not round-trip values through arithmetic.
+
+* **DepthToSpace** (1, 11, 13, 28) and **SpaceToDepth** (1, 13, 28): rank-4 inputs, the
+  ``blocksize`` tied to the channel (or spatial) dimensions by the shape table: blocksize
+  1 (the identity), 2, 3 and 4, with more than one output channel group (``C / b^2 > 1``,
+  where DCR and CRD differ: with one group they coincide), non-square spatial dims, a
+  batch of one and more, zero-size batches and spatial dims; ``mode`` DCR (absent and
+  explicit) and CRD from 11 (DepthToSpace) and 28 (SpaceToDepth).  The oracle is the text's
+  numpy formula (DepthToSpace-11); SpaceToDepth is its inverse ("the reverse
+  transformation of SpaceToDepth"), with the same ``mode`` reading at 28.  Error cases:
+  rank other than 4, channels not divisible by ``blocksize^2``, spatial dims not divisible
+  by ``blocksize``, ``blocksize`` 0 or missing, an unknown ``mode``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
 
 from .engine import register_entries
+from .entry import Attrs, Entry, Err, Shape
 
-ENTRIES: tuple = ()
+
+# ============================================================================ DepthToSpace / SpaceToDepth
+def depth_to_space(x: np.ndarray, blocksize: int, mode: str = "DCR") -> np.ndarray:
+    """DepthToSpace of a ``[b, c, h, w]`` array (any dtype, object arrays included) by the
+    text's formula (DepthToSpace-11 onward; version 1 is DCR).
+
+    Returns ``[b, c / blocksize^2, h * blocksize, w * blocksize]``.
+
+    Raises:
+        ValueError: ``x`` is not rank 4, ``c`` is not a multiple of ``blocksize^2`` or
+            ``mode`` is neither ``DCR`` nor ``CRD``.
+    """
+    if x.ndim != 4:
+        raise ValueError(f"DepthToSpace needs a rank-4 input, got rank {x.ndim}")
+    b, c, h, w = x.shape
+    bs = int(blocksize)
+    if bs <= 0 or c % (bs * bs):
+        raise ValueError(f"channels {c} not divisible by blocksize^2 = {bs * bs}")
+    if mode == "DCR":
+        tmp = np.reshape(x, [b, bs, bs, c // (bs * bs), h, w])
+        tmp = np.transpose(tmp, [0, 3, 4, 1, 5, 2])
+    elif mode == "CRD":
+        tmp = np.reshape(x, [b, c // (bs * bs), bs, bs, h, w])
+        tmp = np.transpose(tmp, [0, 1, 4, 2, 5, 3])
+    else:
+        raise ValueError(f"mode {mode!r} is neither DCR nor CRD")
+    return np.reshape(tmp, [b, c // (bs * bs), h * bs, w * bs])
+
+
+def space_to_depth(x: np.ndarray, blocksize: int, mode: str = "DCR") -> np.ndarray:
+    """SpaceToDepth of a ``[b, c, h, w]`` array: the inverse of :func:`depth_to_space` with
+    the same ``mode`` ("the reverse transformation", DepthToSpace's text; SpaceToDepth-28's
+    ``mode``: blocks ordered depth-column-row (DCR) or column-row-depth (CRD)).
+
+    Returns ``[b, c * blocksize^2, h / blocksize, w / blocksize]``.
+
+    Raises:
+        ValueError: ``x`` is not rank 4, ``h`` or ``w`` is not a multiple of ``blocksize``, or
+            ``mode`` is neither ``DCR`` nor ``CRD``.
+    """
+    if x.ndim != 4:
+        raise ValueError(f"SpaceToDepth needs a rank-4 input, got rank {x.ndim}")
+    b, c, h, w = x.shape
+    bs = int(blocksize)
+    if bs <= 0 or h % bs or w % bs:
+        raise ValueError(f"spatial dims {h}x{w} not divisible by blocksize {bs}")
+    tmp = np.reshape(x, [b, c, h // bs, bs, w // bs, bs])
+    if mode == "DCR":  # inverse of DepthToSpace DCR: [b, bs_h, bs_w, c, h', w']
+        tmp = np.transpose(tmp, [0, 3, 5, 1, 2, 4])
+    elif mode == "CRD":  # inverse of DepthToSpace CRD: [b, c, bs_h, bs_w, h', w']
+        tmp = np.transpose(tmp, [0, 1, 3, 5, 2, 4])
+    else:
+        raise ValueError(f"mode {mode!r} is neither DCR nor CRD")
+    return np.reshape(tmp, [b, c * bs * bs, h // bs, w // bs])
+
+
+def _d2s_oracle(ctx, x, blocksize, mode="DCR"):
+    return depth_to_space(x, blocksize, mode if ctx.version >= 11 else "DCR")
+
+
+def _s2d_oracle(ctx, x, blocksize, mode="DCR"):
+    return space_to_depth(x, blocksize, mode if ctx.version >= 28 else "DCR")
+
+
+#: Small spatial dims (H, W drawn in [1, 3]) and batches of 1 or 2.
+_SMALL = {"N": (1, 2), "H": (1, 3), "W": (1, 3)}
+
+
+def _d2s_shapes() -> tuple[Shape, ...]:
+    """(name, template, blocksize, extra dims): channels a multiple of blocksize^2."""
+    rows = [
+        ("bs1", "NCHW", 1, {"C": (1, 4)}),
+        ("bs2/C4", "N4HW", 2, {}),  # one channel group: DCR and CRD coincide
+        ("bs2/C8", "N8HW", 2, {}),
+        ("bs2/C12/batch", "NCHW", 2, {"N": (2, 3), "C": (12, 12)}),
+        ("bs3/C18", "NCHW", 3, {"C": (18, 18), "H": (1, 2), "W": (1, 2)}),
+        ("bs2/C8/non-square", "N8HW", 2, {"H": (1, 1), "W": (3, 4)}),
+        ("bs4/C32", "NCHW", 4, {"C": (32, 32), "N": (1, 1), "H": (1, 2), "W": (1, 2)}),
+        ("zero-size/batch", "08HW", 2, {}),
+        ("zero-size/spatial", "N80W", 2, {}),
+    ]
+    return tuple(Shape(name, {"input": t}, {"blocksize": bs}, dims={**_SMALL, **d}) for name, t, bs, d in rows)
+
+
+def _s2d_shapes() -> tuple[Shape, ...]:
+    """Spatial dims a multiple of blocksize (letters P, Q are the quotients' stand-ins)."""
+    rows = [
+        ("bs1", "NCHW", 1, {"C": (1, 3)}),
+        ("bs2/C1", "N1HW", 2, {"H": (2, 2), "W": (4, 4)}),
+        ("bs2/C2", "N2HW", 2, {"H": (4, 4), "W": (2, 2)}),
+        ("bs2/C3/batch", "N3HW", 2, {"N": (2, 3), "H": (2, 2), "W": (6, 6)}),
+        ("bs3/C2", "N2HW", 3, {"H": (3, 3), "W": (6, 6)}),
+        ("bs2/C2/square4", "N244", 2, {}),
+        ("bs4/C2", "N2HW", 4, {"N": (1, 1), "H": (4, 4), "W": (8, 8)}),
+        ("zero-size/batch", "0244", 2, {}),
+        ("zero-size/spatial", "N204", 2, {}),
+    ]
+    return tuple(Shape(name, {"input": t}, {"blocksize": bs}, dims={"N": (1, 2), **d}) for name, t, bs, d in rows)
+
+
+def _blocks_attrs(mode_since: int) -> tuple[Attrs, ...]:
+    """blocksize is required: every state gives one (the shape pattern's overrides it);
+    ``mode`` absent, explicit DCR and CRD from ``mode_since``."""
+    return (Attrs({"blocksize": 2}, tag="mode-absent"),
+            Attrs({"blocksize": 2, "mode": "DCR"}, since=mode_since, tag="explicit-default"),
+            Attrs({"blocksize": 2, "mode": "CRD"}, since=mode_since, tag="CRD"))
+
+
+def _d2s_errors() -> tuple[Err, ...]:
+    return (
+        Err("the input must be 4-D ([N, C, H, W]): rank 3", "rank3", {"blocksize": 2}, ((4, 2, 2),)),
+        Err("the input must be 4-D ([N, C, H, W]): rank 5", "rank5", {"blocksize": 2}, ((1, 4, 2, 2, 1),)),
+        Err("C = 6 is not divisible by blocksize^2 = 4", "channels", {"blocksize": 2}, ((1, 6, 2, 2),)),
+        Err("blocksize 0: blocks of [0, 0] cannot hold the depth", "blocksize0", {"blocksize": 0}, ((1, 4, 2, 2),)),
+        Err("the required attribute blocksize is missing", "blocksize-missing", {"blocksize": None}, ((1, 4, 2, 2),)),
+        Err("mode must be DCR or CRD", "mode", {"blocksize": 2, "mode": "RCD"}, ((1, 8, 2, 2),), since=11),
+    )
+
+
+def _s2d_errors() -> tuple[Err, ...]:
+    return (
+        Err("the input must be 4-D ([N, C, H, W]): rank 3", "rank3", {"blocksize": 2}, ((1, 4, 4),)),
+        Err("H = 3 is not divisible by blocksize 2", "height", {"blocksize": 2}, ((1, 1, 3, 4),)),
+        Err("W = 5 is not divisible by blocksize 2", "width", {"blocksize": 2}, ((1, 1, 4, 5),)),
+        Err("blocksize 0: blocks of [0, 0] cannot be moved", "blocksize0", {"blocksize": 0}, ((1, 1, 4, 4),)),
+        Err("the required attribute blocksize is missing", "blocksize-missing", {"blocksize": None}, ((1, 1, 4, 4),)),
+        Err("mode must be DCR or CRD", "mode", {"blocksize": 2, "mode": "RCD"}, ((1, 2, 4, 4),), since=28),
+    )
+
+
+DEPTH_TO_SPACE = Entry(
+    "DepthToSpace", _d2s_oracle, family="shaped", shapes=_d2s_shapes(), attrs=_blocks_attrs(11),
+    signed_zero=True, errors=_d2s_errors(), per_type=3,
+    notes={11: "mode attribute (DCR default, CRD); version 1 is DCR", 13: "bfloat16"})
+
+SPACE_TO_DEPTH = Entry(
+    "SpaceToDepth", _s2d_oracle, family="shaped", shapes=_s2d_shapes(), attrs=_blocks_attrs(28),
+    signed_zero=True, errors=_s2d_errors(), per_type=3,
+    notes={13: "bfloat16", 28: "mode attribute (DCR default, CRD): the inverse of DepthToSpace's mode"})
+
+
+ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH)
 register_entries(ENTRIES)

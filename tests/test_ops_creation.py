@@ -1,0 +1,289 @@
+"""Tests of the layout and creation entries (``conformance/ops/creation.py``).
+
+Per operator:
+
+* the oracle against independent formulas (explicit Python index loops, the spec's worked
+  examples: the expected outputs of onnx's own node tests);
+* agreement with ``onnx.reference`` on every generated case, each disagreement asserted and
+  explained (who is right);
+* numpy kernels written here through ``KernelBackend``: legitimate ones (other index
+  paths) pass every case; deliberately wrong ones (the issue's DepthToSpace with DCR and
+  CRD swapped, and the obvious others) are each caught by at least one case;
+* coverage: every version x type combination has value cases, the attribute states and
+  shape classes the traps need are present.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+
+import numpy as np
+import onnx
+import pytest
+
+from conformance.backends import resolve_backend
+from conformance.backends.kernel import KernelBackend
+from conformance.coverage import compute_coverage
+from conformance.ops import creation
+from conformance.ops import values as V
+from conformance.ops.entry import Ctx
+from conformance.runner import run_cases
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+OPS = ("DepthToSpace", "SpaceToDepth")
+E = {e.op: e for e in creation.ENTRIES}
+
+
+def _of(cases, op):
+    out = [c for c in cases if c.op == op]
+    assert out, op
+    return out
+
+
+def _node_tests(module: str, op: str):
+    """onnx's own node tests of ``op`` (the spec's examples)."""
+    import onnx.backend.test.case.node as N
+
+    importlib.import_module(f"onnx.backend.test.case.node.{module}")
+    found = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == op]
+    assert found, op
+    return found
+
+
+def _attrs(node) -> dict:
+    out = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    return {k: v.decode() if isinstance(v, bytes) else v for k, v in out.items()}
+
+
+def _opset(model) -> int:
+    return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+
+
+def _run(cases, kernels, name="k", check=True):
+    return run_cases(cases, KernelBackend(kernels, name=name, check=check))
+
+
+def _not_passing(cases, results):
+    return [(c.id, r.outcome, (r.message or "")[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+
+
+def _caught(cases, results) -> int:
+    return sum(1 for c, r in zip(cases, results) if c.expect_error is None and r.outcome == "fail")
+
+
+# ============================================================================ DepthToSpace / SpaceToDepth
+def _d2s_loops(x, bs, mode):
+    """DepthToSpace by its definition, element by element: output channel ``c`` at spatial
+    offset ``(i, j)`` inside a block reads input channel ``(i*bs + j)*C' + c`` (DCR: depth,
+    then column, then row) or ``c*bs*bs + i*bs + j`` (CRD)."""
+    b, c, h, w = x.shape
+    cp = c // (bs * bs)
+    y = np.empty((b, cp, h * bs, w * bs), dtype=x.dtype)
+    for n in range(b):
+        for k in range(cp):
+            for p in range(h * bs):
+                for q in range(w * bs):
+                    i, j = p % bs, q % bs
+                    src = (i * bs + j) * cp + k if mode == "DCR" else k * bs * bs + i * bs + j
+                    y[n, k, p, q] = x[n, src, p // bs, q // bs]
+    return y
+
+
+def _s2d_loops(x, bs, mode):
+    """SpaceToDepth element by element (the inverse mapping of :func:`_d2s_loops`)."""
+    b, c, h, w = x.shape
+    y = np.empty((b, c * bs * bs, h // bs, w // bs), dtype=x.dtype)
+    for n in range(b):
+        for k in range(c):
+            for p in range(h):
+                for q in range(w):
+                    i, j = p % bs, q % bs
+                    dst = (i * bs + j) * c + k if mode == "DCR" else k * bs * bs + i * bs + j
+                    y[n, dst, p // bs, q // bs] = x[n, k, p, q]
+    return y
+
+
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+@pytest.mark.parametrize("shape,bs", [((1, 8, 2, 3), 2), ((2, 18, 1, 2), 3), ((1, 32, 2, 1), 4), ((2, 3, 2, 2), 1),
+                                      ((0, 8, 2, 2), 2), ((1, 12, 0, 2), 2)])
+def test_depth_space_oracles_match_index_loops(shape, bs, mode):
+    x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    y = creation.depth_to_space(x, bs, mode)
+    assert np.array_equal(y, _d2s_loops(x, bs, mode))
+    # SpaceToDepth is the reverse transformation, mode by mode
+    assert np.array_equal(creation.space_to_depth(y, bs, mode), x)
+    assert np.array_equal(creation.space_to_depth(y, bs, mode), _s2d_loops(y, bs, mode))
+    if bs > 1 and shape[1] // (bs * bs) > 1 and 0 not in shape:  # the modes differ with more than one group
+        other = "CRD" if mode == "DCR" else "DCR"
+        assert not np.array_equal(y, creation.depth_to_space(x, bs, other))
+
+
+def test_depth_space_oracle_versions_and_errors():
+    x = np.arange(16.0).reshape(1, 8, 1, 2)
+    ctx1, ctx11 = Ctx("DepthToSpace", 1, 1, {"input": "float"}), Ctx("DepthToSpace", 11, 11, {"input": "float"})
+    assert np.array_equal(E["DepthToSpace"].oracle(ctx1, x, blocksize=2, mode="CRD"), creation.depth_to_space(x, 2))
+    assert np.array_equal(E["DepthToSpace"].oracle(ctx11, x, blocksize=2, mode="CRD"),
+                          creation.depth_to_space(x, 2, "CRD"))
+    y = np.arange(16.0).reshape(1, 1, 4, 4)
+    s13, s28 = Ctx("SpaceToDepth", 13, 13, {"input": "float"}), Ctx("SpaceToDepth", 28, 28, {"input": "float"})
+    assert np.array_equal(E["SpaceToDepth"].oracle(s13, y, blocksize=2, mode="CRD"), creation.space_to_depth(y, 2))
+    assert np.array_equal(E["SpaceToDepth"].oracle(s28, y, blocksize=2, mode="CRD"),
+                          creation.space_to_depth(y, 2, "CRD"))
+    for bad in (lambda: creation.depth_to_space(np.zeros((1, 6, 2, 2)), 2),
+                lambda: creation.depth_to_space(np.zeros((4, 2, 2)), 2),
+                lambda: creation.depth_to_space(np.zeros((1, 8, 2, 2)), 2, "RCD"),
+                lambda: creation.space_to_depth(np.zeros((1, 1, 3, 4)), 2),
+                lambda: creation.space_to_depth(np.zeros((1, 1, 4, 4)), 0)):
+        with pytest.raises(ValueError):
+            bad()
+
+
+@pytest.mark.parametrize("module,op", [("depthtospace", "DepthToSpace"), ("spacetodepth", "SpaceToDepth")])
+def test_depth_space_oracles_reproduce_onnx_node_tests(module, op):
+    tests = _node_tests(module, op)
+    for t in tests:
+        node = t.model.graph.node[0]
+        attrs = _attrs(node)
+        ctx = Ctx(op, onnx.defs.get_schema(op, _opset(t.model)).since_version, _opset(t.model), {"input": "float"})
+        for ins, outs in t.data_sets:
+            got = E[op].oracle(ctx, np.asarray(ins[0], np.float64), **attrs)
+            assert np.array_equal(got, np.asarray(outs[0], np.float64)), t.name
+    assert len(tests) >= 2
+
+
+def _d2s_kernel(op, flaw=None):
+    """A DepthToSpace / SpaceToDepth kernel by gather indices (another path than the oracle's
+    reshape/transpose); ``flaw`` injects one error."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        (x,) = inputs.values()
+        if x.ndim != 4:
+            raise ValueError("rank")
+        bs = attrs["blocksize"]
+        if bs <= 0:
+            raise ValueError("blocksize")
+        mode = attrs.get("mode", "DCR") if opset >= (11 if op == "DepthToSpace" else 28) else "DCR"
+        if mode not in ("DCR", "CRD"):
+            raise ValueError("mode")
+        if flaw == "modes-swapped":
+            mode = {"DCR": "CRD", "CRD": "DCR"}[mode]
+        if flaw == "mode-ignored":
+            mode = "DCR"
+        b, c, h, w = x.shape
+        if op == "DepthToSpace":
+            if c % (bs * bs):
+                raise ValueError("channels")
+            cp = c // (bs * bs)
+            k, p, q = np.meshgrid(np.arange(cp), np.arange(h * bs), np.arange(w * bs), indexing="ij")
+            i, j = p % bs, q % bs
+            if flaw == "row-column-swapped":
+                i, j = j, i
+            src = (i * bs + j) * cp + k if mode == "DCR" else k * bs * bs + i * bs + j
+            y = x[:, src, p // bs, q // bs]
+        else:
+            if h % bs or w % bs:
+                raise ValueError("spatial")
+            k, p, q = np.meshgrid(np.arange(c * bs * bs), np.arange(h // bs), np.arange(w // bs), indexing="ij")
+            if mode == "DCR":
+                blk, ch = k // c, k % c
+            else:
+                ch, blk = k // (bs * bs), k % (bs * bs)
+            i, j = blk // bs, blk % bs
+            if flaw == "row-column-swapped":
+                i, j = j, i
+            y = x[:, ch, p * bs + i, q * bs + j]
+        if flaw == "through-float32" and x.dtype.kind == "f":
+            y = y.astype(np.float32).astype(x.dtype)
+        if flaw == "zero-canonicalized" and x.dtype.kind == "f":
+            y = (y + np.zeros((), y.dtype)).astype(x.dtype)  # -0 + 0 = +0
+        return {outputs[0]: np.ascontiguousarray(y)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def reference_results(suite):
+    return run_cases(suite, resolve_backend("onnx-reference"))
+
+
+def _reference_disagreement(case, res) -> str | None:
+    """Why onnx.reference (onnx 1.23.2) and the suite disagree on ``case``; None if unknown.
+
+    * ``mode-unchecked``: DepthToSpace with ``mode="RCD"``: the attribute defines DCR and
+      CRD only; onnx.reference treats every other string as DCR and returns a result
+      (the suite is right: onnxruntime rejects the model).  SpaceToDepth-28 raises
+      ``ValueError`` at run time, which the runner reads as a clean ``unsupported`` (not a
+      disagreement about the values).
+    """
+    if case.op in ("DepthToSpace", "SpaceToDepth") and case.tags.get("error") == "mode":
+        return "mode-unchecked"
+    return None
+
+
+def _reference_findings(cases, results):
+    why, unexplained = Counter(), []
+    for c, r in zip(cases, results):
+        if r.outcome == "pass":
+            continue
+        k = _reference_disagreement(c, r)
+        if k is None:
+            unexplained.append((c.id, r.outcome, (r.message or "")[:200]))
+        why[(c.op, k, r.outcome)] += 1
+    return why, unexplained
+
+
+def test_depth_space_agreement_with_onnx_reference(suite, reference_results):
+    cases = [c for c in suite if c.op in ("DepthToSpace", "SpaceToDepth")]
+    res = [r for c, r in zip(suite, reference_results) if c.op in ("DepthToSpace", "SpaceToDepth")]
+    why, unexplained = _reference_findings(cases, res)
+    assert not unexplained, unexplained[:5]
+    assert why == {("DepthToSpace", "mode-unchecked", "fail"): 3, ("SpaceToDepth", "mode-unchecked", "unsupported"): 1}
+    assert sum(r.outcome == "pass" for r in res) >= len(res) - 4
+
+
+def test_depth_space_legitimate_kernel_passes_everything(suite):
+    cases = [c for c in suite if c.op in ("DepthToSpace", "SpaceToDepth")]
+    res = _run(cases, {op: _d2s_kernel(op) for op in ("DepthToSpace", "SpaceToDepth")})
+    assert not _not_passing(cases, res), _not_passing(cases, res)[:5]
+
+
+@pytest.mark.parametrize("op", ["DepthToSpace", "SpaceToDepth"])
+@pytest.mark.parametrize("flaw", ["modes-swapped", "mode-ignored", "row-column-swapped", "through-float32",
+                                  "zero-canonicalized"])
+def test_depth_space_wrong_kernel_is_caught(op, flaw, value_cases):
+    cases = _of(value_cases, op)
+    if flaw in ("modes-swapped", "mode-ignored"):  # only the versions with a mode attribute, CRD given
+        cases = [c for c in cases if c.attributes.get("mode") == "CRD"]
+    elif flaw == "through-float32":
+        cases = [c for c in cases if c.tags["dtype"] == "double"]
+    elif flaw == "zero-canonicalized":
+        cases = [c for c in cases if c.tags["numerics"] == "special"]
+    assert cases
+    res = _run(cases, {op: _d2s_kernel(op, flaw)}, check=False)
+    assert _caught(cases, res) >= 1, flaw
+
+
+def test_depth_space_coverage(value_cases):
+    for op in ("DepthToSpace", "SpaceToDepth"):
+        cases = _of(value_cases, op)
+        cov = compute_coverage(cases)["ops"][op]["versions"]
+        assert all(v["gaps"] == 0 and v["covered"] for v in cov.values()), op
+        # DCR and CRD differ only with more than one channel group: every mode version has
+        # CRD cases that tell them apart, and blocksizes 1 to 4, zero-size inputs
+        for v in {c.since_version for c in cases}:
+            vc = [c for c in cases if c.since_version == v]
+            shapes = {c.tags["shape"] for c in vc}
+            assert {"bs1", "zero-size/batch", "zero-size/spatial"} <= shapes
+            assert {c.attributes["blocksize"] for c in vc} == {1, 2, 3, 4}
+            if v >= (11 if op == "DepthToSpace" else 28):
+                crd = [c for c in vc if c.attributes.get("mode") == "CRD" and 0 not in c.inputs[0].shape
+                       and c.attributes["blocksize"] > 1]
+                groups = {(c.inputs[0].shape[1] if op == "DepthToSpace" else c.inputs[0].shape[1] * c.attributes["blocksize"] ** 2)
+                          // c.attributes["blocksize"] ** 2 for c in crd}
+                assert max(groups) > 1, (op, v)
+                assert {c.tags["params"] for c in vc} == {"mode-absent", "explicit-default", "CRD"}
+        # every value case is compared exactly, signed zeros included
+        for c in cases:
+            tol = c.outputs[0].tolerance
+            assert tol.exact and (tol.signed_zero or V.kind(c.tags["dtype"]) != V.FLOAT)
