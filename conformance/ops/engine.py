@@ -613,7 +613,8 @@ def _specials_of(entry: Entry, name: str, formal: str) -> list:
     if k == V.INT:
         info = V.iinfo(name)
         lo, hi = int(info.min), int(info.max)
-        return sorted({lo, lo + 1, hi, hi - 1, 0, 1, min(max(-1, lo), hi), 2, hi // 2})
+        # every value inside the type (int2 holds [-2, 1]: no 2)
+        return sorted(v for v in {lo, lo + 1, hi, hi - 1, 0, 1, min(max(-1, lo), hi), 2, hi // 2} if lo <= v <= hi)
     if k == V.BOOL:
         return [False, True]
     if k == V.STRING:
