@@ -3,15 +3,24 @@
 Outcomes (DESIGN.md, "Outcomes"):
 
 * ``pass``: every output within tolerance (value case), or a rejection of an invalid
-  model (error case) that is not merely "unsupported" (a backend without a kernel for
-  the op or opset has not shown that it checks the model: ``unsupported``);
+  model (error case) that is not merely a refusal (a backend too old for the model's IR
+  version or opset, or without a kernel or tensor type for it, has not shown that it checks
+  the model: ``unsupported``);
 * ``fail``: wrong values, shape, dtype, a missing or extra output, or an invalid
   model accepted;
 * ``error``: the backend raised while preparing or running a valid model;
 * ``unsupported``: the backend said cleanly that it does not implement this
   op/type/attribute/opset (never counted as a pass); also any rejection of a
   *contested* model (``Case.contested``: one the spec contradicts itself about, which
-  onnx's checker rejects), with the message starting ``contested model``;
+  onnx's checker rejects), with the message starting ``contested model``.  What a
+  message says the backend cannot do comes from the backend (:meth:`Backend.refusal
+  <conformance.backends.base.Backend.refusal>`, one table per backend): a ``version``
+  refusal (the model's IR version or opset is newer than the runtime: "Unsupported model
+  IR version: 10, max supported IR version: 9") is ``unsupported`` for every case, valid
+  or invalid, even where the runtime wraps it in a validation status (onnxruntime up to
+  1.21: INVALID_ARGUMENT), and its message starts with the reason (``prepare: cannot load
+  the model for its version (...)`` / ``declined as unsupported at prepare for the model's
+  version (...)``) so that the report's problem list shows it;
 * ``crash`` / ``timeout``: reserved for the isolated runner (process died / too slow);
 * ``xfail`` / ``xpass``: against an expected-failure list;
 * ``skip``: not run.
@@ -127,7 +136,17 @@ def run_case(case: Case, backend: Backend) -> CaseResult:
 
 def _declined(case: Case, backend: Backend, res: CaseResult, exc: Exception, phase: str) -> None:
     res.phase = phase
-    if case.expect_error is not None and backend.is_unsupported(exc) and not _VALIDATION_RE.search(_exc_text(exc)):
+    refusal = backend.refusal(exc)
+    if refusal is not None and refusal.kind == "version":
+        # the runtime is older than the model: it says nothing about the model itself, valid or not
+        res.outcome = "unsupported"
+        if case.expect_error is not None:
+            res.message = (f"declined as unsupported at {phase} for the model's version ({refusal.reason}), which "
+                           f"does not show that the invalid model ({case.expect_error}) is rejected: "
+                           f"{_exc_text(exc, 500)}")
+        else:
+            res.message = f"{phase}: cannot load the model for its version ({refusal.reason}): {_exc_text(exc)}"
+    elif case.expect_error is not None and refusal is not None and not _VALIDATION_RE.search(_exc_text(exc)):
         # "no kernel for this op/opset" says nothing about whether the backend checks the
         # invalidity the case is about: not a pass
         res.outcome = "unsupported"
@@ -139,7 +158,7 @@ def _declined(case: Case, backend: Backend, res: CaseResult, exc: Exception, pha
     elif case.contested is not None:
         res.outcome = "unsupported"
         res.message = f"contested model ({case.contested}), rejected at {phase}: {_exc_text(exc)}"
-    elif backend.is_unsupported(exc):
+    elif refusal is not None:
         res.outcome = "unsupported"
         res.message = f"{phase}: {_exc_text(exc)}"
     else:

@@ -134,3 +134,29 @@ def test_onnxruntime_options_are_recorded():
     env = b.environment()
     assert env["graph_optimization_level"] == "disable" and env["providers"] == ["CPUExecutionProvider"]
     assert env["onnxruntime"]
+
+
+def test_onnxruntime_version_refusal_is_unsupported_not_a_rejection(toy_suite):
+    """A model stamped with an IR version newer than the runtime: the real onnxruntime refuses
+    it for its version, which says nothing about the model, valid or invalid."""
+    from conformance.backends.ort import OnnxRuntimeBackend
+
+    class TooNew(OnnxRuntimeBackend):
+        def prepare(self, model, model_bytes):
+            m = type(model)()
+            m.CopyFrom(model)
+            m.ir_version = 99
+            return super().prepare(m, m.SerializeToString())
+
+    be = TooNew()
+    assert be.name == "onnxruntime" and be.environment()["onnx"]
+    error = next(c for c in toy_suite.cases if c.expect_error)
+    value = next(c for c in toy_suite.cases if c.expect_error is None)
+    e, v = run_cases([error, value], be)
+    assert (e.outcome, v.outcome) == ("unsupported", "unsupported"), (e.message, v.message)
+    assert e.message.startswith("declined as unsupported at prepare for the model's version "
+                                "(Unsupported model IR version: 99, max supported IR version: ")
+    assert v.message.startswith("prepare: cannot load the model for its version (Unsupported model IR version: 99")
+    # the same models at their own IR version: the invalid one is rejected (a pass), the valid one runs
+    e, v = run_cases([error, value], resolve_backend("onnxruntime"))
+    assert (e.outcome, v.outcome) == ("pass", "pass"), (e.message, v.message)

@@ -8,11 +8,18 @@ Options (``--backend-option KEY=VALUE``):
   unoptimized session are legitimate configurations to score;
 * ``intra_op_num_threads``: integer, default 1 (deterministic timing, cheap sessions).
 
-Unsupported mapping: onnxruntime's ``NotImplemented`` status (e.g. "Could not find an
-implementation for BatchNormalization(15) node ... float16"), a model-load failure for
-an opset or IR version newer than the runtime ("... is till opset N", "Unsupported
-model IR version"), and a kernel's own "Training mode only supports spatial BN" are
-``unsupported``; every other exception on a valid model is ``error``.
+Unsupported mapping (the ``"onnxruntime"`` row of :data:`~.base.REFUSALS`, tested against
+the messages of releases 1.15 to 1.32 in ``tests/test_compat.py``): a model-load failure for
+an opset or IR version newer than the runtime ("Unsupported model IR version: 10, max
+supported IR version: 9", "Opset 28 is under development and support for this is
+limited", "... is till opset N"; releases up to 1.21 report it as INVALID_ARGUMENT) is a
+``version`` refusal; an element type without a tensor type ("MLDataType for:
+tensor(complex64) is not currently registered or supported") a ``type`` refusal;
+onnxruntime's ``NotImplemented`` status (e.g. "Could not find an implementation for
+BatchNormalization(15) node ... float16") and a kernel's own "Training mode only supports
+spatial BN" ``kernel`` refusals.  All are ``unsupported``; every other exception on a valid
+model is ``error``.  :meth:`environment` records the onnxruntime release and the onnx release
+that loads the models.
 
 Element types numpy cannot hold natively: onnxruntime's Python API converts numpy arrays of
 numpy's own dtypes (and ``object`` arrays of ``str`` for string) but has no numpy type for
@@ -37,7 +44,6 @@ float6e3m2 ("MLDataType for: tensor(complex64) is not currently registered or su
 from __future__ import annotations
 
 import ctypes
-import re
 from typing import Any
 
 import numpy as np
@@ -46,19 +52,6 @@ from onnx import numpy_helper
 
 from .. import dtypes
 from .base import Backend, Unsupported, reject_unknown_options
-
-#: onnxruntime messages that mean "this runtime does not implement that" (not a failure).
-_UNSUPPORTED_MESSAGES = (
-    "is till opset",  # opset newer than the runtime
-    "Unsupported model IR version",  # IR version newer than the runtime
-    "Could not find an implementation",  # no kernel for this op/version/type
-    "Failed to find kernel for",
-    "Training mode only supports",  # BatchNormalization: "Training mode only supports spatial BN"
-    "is not a registered function/op",  # an op or domain the runtime does not know
-    "is not currently registered or supported",  # "MLDataType for: tensor(complex64) is not currently ..."
-)
-#: onnxruntime's OrtValue factories on an element type it has no tensor type for ("tensor type 27 is not supported").
-_UNSUPPORTED_TENSOR_TYPE = re.compile(r"tensor type \d+ is not supported")
 
 _LEVELS = {
     "disable": "ORT_DISABLE_ALL",
@@ -122,14 +115,24 @@ class OnnxRuntimeBackend(Backend):
     """Runs cases with ``onnxruntime.InferenceSession``.
 
     Raises:
-        ValueError: an unknown option, provider or optimization level.
+        ValueError: an unknown option, provider or optimization level; installed releases out of
+            the supported range (:func:`conformance.compat.problems`: the message names them);
+            onnxruntime cannot be imported.
     """
 
     name = "onnxruntime"
 
     def __init__(self, providers: str | list[str] = "CPUExecutionProvider", graph_optimization_level: str = "all",
                  intra_op_num_threads: int | str = 1, **unknown: Any):
-        import onnxruntime as ort
+        from ..compat import problems
+
+        found = problems()  # releases out of the supported range, e.g. onnxruntime < 1.19 under numpy 2,
+        if found:  # which imports half-initialised (the first import fails, a second "works") and crashes
+            raise ValueError("onnxruntime cannot be used here: " + "; ".join(found))
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:
+            raise ValueError(f"onnxruntime cannot be imported: {exc}") from exc
 
         reject_unknown_options("onnxruntime", unknown, ("providers", "graph_optimization_level", "intra_op_num_threads"))
         self._ort = ort
@@ -176,25 +179,19 @@ class OnnxRuntimeBackend(Backend):
             v = np.asarray(feeds[k], order="C")
             if v.dtype.kind in "OUS":
                 raise Unsupported(f"onnxruntime's Python API cannot feed the string input {k!r} as an OrtValue, "
-                                  f"which reading the {out_types[bits_out[0]]} output {bits_out[0]!r} needs")
+                                  f"which reading the {out_types[bits_out[0]]} output {bits_out[0]!r} needs",
+                                  kind="type")
             keep.append(v)
             feeds[k] = self._ort.OrtValue.ortvalue_from_numpy(v)
         outs = prepared.run_with_ort_values(output_names, feeds)
         del keep
         return [_ortvalue_to_numpy(o) for o in outs]
 
-    def is_unsupported(self, exc: BaseException) -> bool:
-        if isinstance(exc, Unsupported) or type(exc).__name__ == "NotImplemented":
-            return True
-        msg = str(exc)
-        if any(p in msg for p in _UNSUPPORTED_MESSAGES) or _UNSUPPORTED_TENSOR_TYPE.search(msg):
-            return True
-        return super().is_unsupported(exc) and "NOT_IMPLEMENTED" in msg
-
     def environment(self) -> dict[str, Any]:
         return {
             "backend": self.name,
             "onnxruntime": self._ort.__version__,
+            "onnx": onnx.__version__,
             "providers": self.providers,
             "graph_optimization_level": self.level,
             "intra_op_num_threads": self.threads,

@@ -160,7 +160,9 @@ def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
     """The most frequent kinds of non-passing result: cases grouped by outcome and message pattern.
 
     A pattern is the message's first line with every number replaced by ``#`` (so
-    "3 of 8 element(s)" and "5 of 8 element(s)" group together).  Each group has
+    "3 of 8 element(s)" and "5 of 8 element(s)" group together), cut to 300 characters
+    (after the replacement: "IR version: 10, max 9" and "IR version: 13, max 10" group together
+    however long the rest of the line).  Each group has
     ``outcome, count, pattern, example`` (the first full message) and ``query``: the
     longest number-free piece of the message, for the case list's search box.
     """
@@ -170,8 +172,9 @@ def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
         if oc in ("pass", "skip"):
             continue
         msg = str(c.get("message") or "")
-        line = msg.strip().split("\n", 1)[0][:300]
-        key = (oc, _NUMBER.sub("#", line))
+        first = msg.strip().split("\n", 1)[0]
+        line = first[:300]
+        key = (oc, _NUMBER.sub("#", first)[:300])  # numbers replaced before the cut: equal messages, equal keys
         g = groups.get(key)
         if g is None:
             pieces = sorted((p.strip() for p in _NUMBER.split(line)), key=len, reverse=True)
