@@ -826,13 +826,13 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     out_index = [i for i, f in enumerate(vs.outputs) if f.option != "optional" or f.name in p.outputs]
     out_types = [_type_name(f.type_str, combo) for f in out_formals]
     full_attrs = _full_attrs(vs, attrs_given)
+    pattern_values = dict(_shape_of(entry, p.shape).values) if shaped else {}
     ctx = Ctx(entry.op, p.version, p.opset, {o[0]: t for o, t in zip(occ, types) if o[3]},
               {f.name: t for f, t in zip(out_formals, out_types)}, full_attrs,
               tuple(f.name for f in out_formals), {o[0]: tuple(o[2]) for o in occ if o[3] and o[2] is not None},
-              dict(attrs_given))
+              dict(attrs_given), {o[0]: pattern_values[o[0]] for o in occ if o[3] and o[0] in pattern_values})
     n_data = sum(1 for o in occ if o[3] and o[2] is not None and o[0] in data_names)
 
-    pattern_values = dict(_shape_of(entry, p.shape).values) if shaped else {}
     frozen = frozenset(pattern_values) | frozenset(entry.structural)
 
     def draw_values() -> list:

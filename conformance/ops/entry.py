@@ -54,6 +54,10 @@ class Ctx:
             pattern's drawn shapes).
         given: the attributes written in the node (no defaults filled in; legacy ones such as
             ``consumed_inputs`` included).
+        values: formal input name -> the exact value a present structural input has with the
+            case's shape pattern (:attr:`Shape.values`; family ``shaped``), known before the
+            data are drawn, so a numerics class can lay its data out along the reduced axes
+            (ReduceSum-13's ``axes`` input).  Empty where the pattern fixes none.
     """
 
     op: str
@@ -65,6 +69,7 @@ class Ctx:
     outputs: tuple[str, ...] = ()
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     given: Mapping[str, Any] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
