@@ -31,7 +31,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("DepthToSpace", "SpaceToDepth")
+OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size")
 E = {e.op: e for e in creation.ENTRIES}
 
 
@@ -69,7 +69,8 @@ def _not_passing(cases, results):
 
 
 def _caught(cases, results) -> int:
-    return sum(1 for c, r in zip(cases, results) if c.expect_error is None and r.outcome == "fail")
+    """Value cases the kernel fails (wrong values, shape or dtype) or errors on (rejects a valid model)."""
+    return sum(1 for c, r in zip(cases, results) if c.expect_error is None and r.outcome in ("fail", "error"))
 
 
 # ============================================================================ DepthToSpace / SpaceToDepth
@@ -287,3 +288,110 @@ def test_depth_space_coverage(value_cases):
         for c in cases:
             tol = c.outputs[0].tolerance
             assert tol.exact and (tol.signed_zero or V.kind(c.tags["dtype"]) != V.FLOAT)
+
+
+# ============================================================================ Shape / Size
+def test_shape_slice_is_python_slicing():
+    """Shape-15's rule (negative axes from the back, both clamped to [0, r], start > end
+    empty) is exactly Python's slice semantics on the list of dims: an independent formula."""
+    for r in range(0, 5):
+        dims = tuple(range(2, 2 + r))
+        for start in range(-7, 8):
+            assert creation.shape_slice(dims, start) == list(dims)[start:]
+            for end in range(-7, 8):
+                assert creation.shape_slice(dims, start, end) == list(dims)[start:end], (r, start, end)
+        assert creation.shape_slice(dims, -(2 ** 63), 2 ** 63 - 1) == list(dims)
+        assert creation.shape_slice(dims, 2 ** 63 - 1) == []
+
+
+def test_shape_and_size_oracles_reproduce_onnx_node_tests():
+    tests = _node_tests("shape", "Shape") + _node_tests("size", "Size")
+    for t in tests:
+        node = t.model.graph.node[0]
+        opset = _opset(t.model)
+        ctx = Ctx(node.op_type, onnx.defs.get_schema(node.op_type, opset).since_version, opset, {"data": "float"})
+        for ins, outs in t.data_sets:
+            got = E[node.op_type].oracle(ctx, np.asarray(ins[0], np.float64), **_attrs(node))
+            assert np.asarray(got).tolist() == np.asarray(outs[0]).tolist(), t.name
+    assert len(tests) >= 10
+    # the text's examples (Shape-15 onward), input [2, 3, 4]
+    ctx = Ctx("Shape", 25, 25, {"data": "float"})
+    x = np.zeros((2, 3, 4))
+    for attrs, want in (({}, [2, 3, 4]), ({"start": -1}, [4]), ({"end": -1}, [2, 3]), ({"start": 1, "end": 2}, [3])):
+        assert list(E["Shape"].oracle(ctx, x, **attrs)) == want
+    # before 15 there is no slicing
+    assert list(E["Shape"].oracle(Ctx("Shape", 13, 13, {"data": "float"}), x)) == [2, 3, 4]
+    assert int(E["Size"].oracle(ctx, np.zeros((2, 0, 3)))) == 0 and int(E["Size"].oracle(ctx, np.float64(1))) == 1
+
+
+def _shape_kernel(op, flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        (x,) = inputs.values()
+        if op == "Size":
+            n = x.ndim if flaw == "size-is-rank" else (
+                int(np.prod([d for d in x.shape if d])) if flaw == "zero-dims-skipped" else x.size)
+            return {outputs[0]: np.array(n, dtype=np.int32 if flaw == "int32" else np.int64)}
+        dims = list(x.shape)
+        if opset < 15:
+            return {outputs[0]: np.array(dims, dtype=np.int64)}
+        start, end = attrs.get("start", 0), attrs.get("end", len(dims))
+        if flaw == "negative-start-ignored" and start < 0:
+            start = 0
+        if flaw == "end-inclusive" and "end" in attrs:
+            end = end + 1 if end != -1 else len(dims)
+        if flaw == "no-clamp":  # out-of-range axes rejected instead of clamped
+            for a in (start, end):
+                if not -len(dims) <= a <= len(dims):
+                    raise ValueError("axis out of range")
+        out = np.array(dims[start:end], dtype=np.int32 if flaw == "int32" else np.int64)
+        return {outputs[0]: out}
+
+    return kernel
+
+
+def test_shape_size_agreement_with_onnx_reference(suite, reference_results):
+    pairs = [(c, r) for c, r in zip(suite, reference_results) if c.op in ("Shape", "Size")]
+    assert pairs and all(r.outcome == "pass" for _, r in pairs), [(c.id, r.message) for c, r in pairs
+                                                                   if r.outcome != "pass"][:5]
+
+
+def test_shape_size_legitimate_kernel_passes_everything(suite):
+    cases = [c for c in suite if c.op in ("Shape", "Size")]
+    res = _run(cases, {op: _shape_kernel(op) for op in ("Shape", "Size")})
+    assert not _not_passing(cases, res), _not_passing(cases, res)[:5]
+
+
+@pytest.mark.parametrize("op,flaw,where", [
+    ("Shape", "negative-start-ignored", lambda c: c.attributes.get("start", 0) < 0 and c.tags["rank"] > 0),
+    ("Shape", "end-inclusive", lambda c: "end" in c.attributes),
+    ("Shape", "no-clamp", lambda c: c.tags["params"] in ("start=-10", "end=10", "int64-extremes")),
+    ("Shape", "int32", lambda c: True),
+    ("Size", "size-is-rank", lambda c: True),
+    ("Size", "zero-dims-skipped", lambda c: 0 in c.inputs[0].shape),
+    ("Size", "int32", lambda c: True),
+])
+def test_shape_size_wrong_kernel_is_caught(op, flaw, where, suite):
+    cases = [c for c in _of(suite, op) if where(c)]
+    assert cases
+    res = _run(cases, {op: _shape_kernel(op, flaw)}, check=False)
+    assert _caught(cases, res) >= 1, flaw
+
+
+def test_shape_size_coverage(value_cases):
+    for op in ("Shape", "Size"):
+        cases = _of(value_cases, op)
+        cov = compute_coverage(cases)["ops"][op]["versions"]
+        assert all(v["gaps"] == 0 and v["covered"] for v in cov.values()), op
+        for v in {c.since_version for c in cases}:
+            vc = [c for c in cases if c.since_version == v]
+            assert {c.tags["rank"] if op == "Shape" else len(c.inputs[0].shape) for c in vc} >= (
+                {1} if op == "Shape" else set(range(7)))
+            assert any(0 in c.inputs[0].shape for c in vc) and any(c.inputs[0].shape == () for c in vc)
+        assert all(c.outputs[0].tolerance.exact for c in cases)
+    # Shape-15 onward: every start/end state, negative and clamped ones among them
+    shape15 = [c for c in _of(value_cases, "Shape") if c.since_version >= 15]
+    states = {c.tags["params"] for c in shape15}
+    assert {"start=-1", "end=-1", "start=-10", "end=10", "start=2/end=1", "int64-extremes", "default",
+            "explicit-default"} <= states
+    # an empty result and a rank-0 input with slicing
+    assert any(c.datasets[0].outputs["shape"].size == 0 for c in shape15)

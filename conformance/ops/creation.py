@@ -14,6 +14,13 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   transformation of SpaceToDepth"), with the same ``mode`` reading at 28.  Error cases:
   rank other than 4, channels not divisible by ``blocksize^2``, spatial dims not divisible
   by ``blocksize``, ``blocksize`` 0 or missing, an unknown ``mode``.
+* **Shape** (1, 13, 15, 19, 21, 23, 24, 25) and **Size** (1, 13, 19, 21, 23, 24, 25): ranks
+  0 to 6, size-1 dims, an empty first/middle/last axis, every type the schema lists (the
+  4-, 2-bit and float8 types included); Shape's ``start``/``end`` (15) as the text's
+  examples, negative axes, clamping beyond the rank on both sides (to the int64 extremes),
+  ``start > end`` and empty slices.  The data values are irrelevant to the result: the
+  floating ``wide`` class is dropped (``normal`` and ``special`` stay: a kernel must not
+  read the values).
 """
 
 from __future__ import annotations
@@ -164,5 +171,77 @@ SPACE_TO_DEPTH = Entry(
     notes={13: "bfloat16", 28: "mode attribute (DCR default, CRD): the inverse of DepthToSpace's mode"})
 
 
-ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH)
+# ============================================================================ Shape / Size
+def shape_slice(shape: tuple[int, ...], start: int = 0, end: int | None = None) -> list[int]:
+    """Shape-15's output: the dims of ``shape`` from axis ``start`` to ``end`` (exclusive),
+    negative axes counted from the back ("after adding r"), both clamped to ``[0, r]``; an
+    omitted ``end`` is ``r``; ``start > end`` gives an empty shape.  Exact Python ints (no
+    overflow: ``start = -2**63`` is clamped, not wrapped)."""
+    r = len(shape)
+
+    def axis(a: int) -> int:
+        a = int(a)
+        return min(max(a + r if a < 0 else a, 0), r)
+
+    lo, hi = axis(start), (r if end is None else axis(end))
+    return [int(d) for d in shape[lo:hi]] if lo < hi else []
+
+
+def _shape_oracle(ctx, data, start=0, end=None):
+    dims = shape_slice(np.shape(data), start, end) if ctx.version >= 15 else [int(d) for d in np.shape(data)]
+    out = np.empty(len(dims), dtype=object)
+    out[:] = dims
+    return out
+
+
+def _size_oracle(ctx, data):
+    return np.array(int(np.prod(np.shape(data), dtype=object)), dtype=object)
+
+
+#: Shape and Size: ranks 0 to 6, size-1 dims, zero-size tensors (an empty first / middle / last axis).
+_SHAPE_PATTERNS = (
+    Shape("rank0", {"data": ""}),
+    Shape("rank1", {"data": "A"}, dims={"A": (1, 7)}),
+    Shape("rank2", {"data": "AB"}, dims={"A": (1, 5), "B": (1, 5)}),
+    Shape("rank3", {"data": "ABC"}),
+    Shape("rank4/size1", {"data": "A1B1"}),
+    Shape("rank5", {"data": "ABCDE"}, dims={c: (1, 3) for c in "ABCDE"}),
+    Shape("rank6", {"data": "ABCDEF"}, dims={c: (1, 2) for c in "ABCDEF"}),
+    Shape("zero-size/first", {"data": "0A"}),
+    Shape("zero-size/middle", {"data": "A0B"}),
+    Shape("zero-size/last", {"data": "AB0"}),
+)
+
+#: Shape-15's start/end states: the text's examples, negative axes, clamping beyond the rank on
+#: either side (to the int64 extremes), start > end and end = start (empty slices).
+_SHAPE_ATTRS = tuple(Attrs(v, tag=t) for t, v in (
+    ("start=-1", {"start": -1}),
+    ("end=-1", {"end": -1}),
+    ("start=1/end=2", {"start": 1, "end": 2}),
+    ("start=1", {"start": 1}),
+    ("start=-2/end=-1", {"start": -2, "end": -1}),
+    ("start=-10", {"start": -10}),
+    ("end=10", {"end": 10}),
+    ("start=-10/end=10", {"start": -10, "end": 10}),
+    ("start=2/end=1", {"start": 2, "end": 1}),
+    ("start=3", {"start": 3}),
+    ("end=0", {"end": 0}),
+    ("end=-10", {"end": -10}),
+    ("int64-extremes", {"start": -(2 ** 63), "end": 2 ** 63 - 1}),
+    ("start=1/end=-1", {"start": 1, "end": -1}),
+))
+
+#: The data values of Shape and Size are irrelevant to the result: one floating class beside the
+#: special values (which a kernel must not read either), the integer defaults.
+_SHAPE_NUMERICS = {"wide": ()}
+
+SHAPE = Entry(
+    "Shape", _shape_oracle, family="shaped", shapes=_SHAPE_PATTERNS, attrs=_SHAPE_ATTRS,
+    numerics_types=_SHAPE_NUMERICS,
+    notes={15: "start/end attributes: negative axes from the back, clamped to [0, r]"})
+
+SIZE = Entry("Size", _size_oracle, family="shaped", shapes=_SHAPE_PATTERNS, numerics_types=_SHAPE_NUMERICS)
+
+
+ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE)
 register_entries(ENTRIES)
