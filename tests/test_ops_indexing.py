@@ -29,7 +29,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("Gather",)
+OPS = ("Gather", "GatherElements")
 E = {e.op: e for e in ix.ENTRIES}
 
 
@@ -114,10 +114,59 @@ def test_index_values_are_in_range_with_boundaries():
         ix.index_values(rng, (2,), 0, negative=True)
 
 
+# ============================================================================ GatherElements: oracle
+def test_gather_elements_oracle_reproduces_the_text_examples():
+    g = E["GatherElements"].oracle
+    out = g(_ctx("GatherElements", 13), _obj([[1, 2], [3, 4]]), _obj([[0, 0], [1, 0]]), axis=1)
+    assert out.tolist() == [[1, 1], [4, 3]]
+    data = _obj([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    out = g(_ctx("GatherElements", 13), data, _obj([[1, 2, 0], [2, 0, 0]]), axis=0)
+    assert out.tolist() == [[4, 8, 3], [7, 2, 3]]
+    # negative indices and a smaller non-axis dimension (indices (1, 2) into data (3, 3) along axis 1)
+    out = g(_ctx("GatherElements", 13), data, _obj([[-1, -3]]), axis=-1)
+    assert out.tolist() == [[3, 1]]
+
+
+def _gather_elements_loop(data, idx, axis):
+    """out[i][j][k] = data[i][j][index[i][j][k]] (axis 2) and so on: the text's equations."""
+    axis = axis % data.ndim
+    s = data.shape[axis]
+    out = np.empty(idx.shape, dtype=data.dtype)
+    for o in np.ndindex(*idx.shape):
+        k = int(idx[o])
+        if not -s <= k < s:
+            raise IndexError(f"index {k} out of bounds for an axis of size {s}")
+        out[o] = data[o[:axis] + (k + s if k < 0 else k,) + o[axis + 1:]]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gather_elements_oracle_matches_the_text_equation(seed):
+    rng = np.random.default_rng(seed)
+    for r in range(1, 5):
+        shape = tuple(int(d) for d in rng.integers(2, 4, size=r))
+        x = rng.normal(size=shape)
+        for axis in range(-r, r):
+            ishape = tuple(int(rng.integers(1, d + 1)) if i != axis % r else int(rng.integers(0, 5))
+                           for i, d in enumerate(shape))
+            idx = rng.integers(-shape[axis], shape[axis], size=ishape)
+            got = E["GatherElements"].oracle(_ctx("GatherElements", 13), x, _obj(idx), axis=axis)
+            assert np.array_equal(got, _gather_elements_loop(x, idx, axis))
+
+
 # ============================================================================ kernels
+def _axis(attrs, rank, default=0, lo=None, hi=None):
+    """The ``axis`` attribute, checked against [-r, r-1] (or [lo, hi])."""
+    axis = attrs.get("axis", default)
+    lo, hi = -rank if lo is None else lo, rank - 1 if hi is None else hi
+    if not lo <= axis <= hi:
+        raise ValueError(f"axis {axis} outside [{lo}, {hi}]")
+    return axis
+
+
 def k_gather(ins, attrs, outs, opset, flaw=None):
     data, idx = ins["data"], np.asarray(ins["indices"]).astype(np.int64)
-    axis = attrs.get("axis", 0)
+    axis = _axis(attrs, data.ndim)
     if flaw == "wrong-axis":
         axis = 0
     if flaw == "negative-not-wrapped":
@@ -125,7 +174,17 @@ def k_gather(ins, attrs, outs, opset, flaw=None):
     return {outs[0]: _gather_loop(data, idx, axis)}
 
 
-KERNELS = {"Gather": k_gather}
+def k_gather_elements(ins, attrs, outs, opset, flaw=None):
+    data, idx = ins["data"], np.asarray(ins["indices"]).astype(np.int64)
+    axis = _axis(attrs, data.ndim)
+    if flaw == "wrong-axis":
+        axis = 0
+    if flaw == "negative-not-wrapped":
+        idx = np.maximum(idx, 0)
+    return {outs[0]: _gather_elements_loop(data, idx, axis)}
+
+
+KERNELS = {"Gather": k_gather, "GatherElements": k_gather_elements}
 
 
 def _backend(flaw=None, op=None):
@@ -145,6 +204,9 @@ def test_legitimate_kernels_pass_every_case(suite):
 WRONG = {
     "negative-not-wrapped": ("Gather", lambda c: (_index_array(c) < 0).any()),
     "wrong-axis": ("Gather", lambda c: c.attributes.get("axis", 0) not in (0, -len(c.inputs[0].shape))),
+    "negative-not-wrapped/GatherElements": ("GatherElements", lambda c: (_index_array(c) < 0).any()),
+    "wrong-axis/GatherElements": ("GatherElements",
+                                  lambda c: c.attributes.get("axis", 0) not in (0, -len(c.inputs[0].shape))),
 }
 
 
@@ -153,7 +215,7 @@ def test_wrong_kernel_is_caught(flaw, suite):
     op, keep = WRONG[flaw]
     cases = [c for c in _values(suite, op) if keep(c)]
     assert cases, flaw
-    results = run_cases(cases, _backend(flaw, op))
+    results = run_cases(cases, _backend(flaw.split("/")[0], op))
     outcomes = Counter(r.outcome for r in results)
     assert outcomes["fail"] >= 1, outcomes
 
@@ -165,9 +227,29 @@ def _reference_disagreement(case, res) -> str | None:
     * ``data-rank0`` (Gather, every version): the text requires data of rank r >= 1;
       onnx.reference's ``np.take`` accepts a scalar and returns it (onnxruntime rejects the
       model: the case is right).
+    * GatherElements ``out-of-range-wraps``: ``np.choose(..., mode="wrap")`` wraps index 3 of an
+      axis of size 3 to 0 and -4 to 2; the text: "It is an error if any of the index values
+      are out of bounds" (onnxruntime raises: the case is right).
+    * GatherElements ``negative-axis``: onnx.reference builds the cross-section shape as
+      ``index.shape[:dim] + index.shape[dim + 1:]``, which for ``dim = -1`` is not the
+      cross-section, and raises ValueError on every negative axis (the text accepts
+      [-r, r-1]; onnxruntime passes: the case is right).
+    * GatherElements ``smaller-dims``: onnx.reference requires indices to have data's size in
+      every dimension but the axis; the text asks only for the same rank (the output has
+      indices' shape) and onnxruntime accepts them (the case is right; smallest: data (3, 3),
+      indices [[0, 2]] of shape (1, 2), axis 0 gives [[1, 6]] for data 1..9).
     """
     if case.expect_error and case.tags.get("error") == "data-rank0" and case.op == "Gather":
         return "gather-data-rank0"
+    if case.op == "GatherElements":
+        if case.expect_error and case.tags.get("error", "").startswith("index="):
+            return "gather-elements-out-of-range-wraps"
+        axis = case.attributes.get("axis", 0)
+        data, ind = case.inputs[0].shape, case.inputs[1].shape
+        if res.outcome == "error" and axis < 0:
+            return "gather-elements-negative-axis"
+        if res.outcome == "error" and any(a != b for d, (a, b) in enumerate(zip(data, ind)) if d != axis % len(data)):
+            return "gather-elements-smaller-dims"
     return None
 
 
@@ -182,7 +264,8 @@ def test_agreement_with_onnx_reference(suite):
             unexplained.append((c.id, r.outcome, r.message[:200]))
         why[k] += 1
     assert not unexplained, unexplained[:5]
-    assert set(why) == {"gather-data-rank0"}, why  # the list is not stale
+    assert set(why) == {"gather-data-rank0", "gather-elements-out-of-range-wraps", "gather-elements-negative-axis",
+                        "gather-elements-smaller-dims"}, why  # the list is not stale
 
 
 # ============================================================================ coverage
@@ -212,3 +295,17 @@ def test_gather_index_ranges_follow_each_version(suite):
         # the boundaries of the axis are indexed
         assert any((_index_array(c) == c.inputs[0].shape[c.attributes.get("axis", 0)] - 1).any()
                    for c in mine if c.inputs[0].shape and _index_array(c).size)
+
+
+def test_gather_elements_shapes_and_indices(suite):
+    """Both versions: negative indices, indices smaller than data off the axis, every rank 1-4,
+    zero-size indices, a negative axis and the axis left out."""
+    cases = _values(suite, "GatherElements")
+    for v in (11, 13):
+        mine = [c for c in cases if c.since_version == v]
+        assert any((_index_array(c) < 0).any() for c in mine)
+        assert any(_index_array(c).size == 0 for c in mine)
+        assert {len(c.inputs[0].shape) for c in mine} == {1, 2, 3, 4}
+        assert any(c.attributes.get("axis", 0) < 0 for c in mine)
+        assert any("axis" not in c.attributes for c in mine)
+        assert any(any(a > b for a, b in zip(c.inputs[0].shape, c.inputs[1].shape)) for c in mine)

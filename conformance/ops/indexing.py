@@ -143,5 +143,66 @@ GATHER = Entry(
 )
 
 
-ENTRIES: tuple = (GATHER,)
+# ============================================================================= GatherElements
+def gather_elements(ctx, data, indices, axis):
+    """GatherElements (11, 13): ``out[i][j][k] = data[index[i][j][k]][j][k]`` (axis 0; the
+    index replaces the coordinate at ``axis``), negative indices counting from the back.
+    ``indices`` has data's rank; its other dimensions may be smaller than data's (the
+    positions beyond them are never read).  Output of indices' shape."""
+    ax = _norm_axis(axis, data.ndim)
+    idx = np.asarray(indices, dtype=object)
+    part = data[tuple(slice(None) if d == ax else slice(0, idx.shape[d]) for d in range(data.ndim))]
+    return np.take_along_axis(part, _wrap(idx, data.shape[ax]), axis=ax)
+
+
+def _gather_elements_indices(rng, ctx):
+    data = ctx.shapes["data"]
+    s = data[_norm_axis(ctx.attrs["axis"], len(data))]
+    return index_values(rng, ctx.shapes["indices"], s, negative=True)
+
+
+#: Dimensions of the data (3-4) and of indices' smaller non-axis dimensions (lowercase, 1-3).
+_BIG = {c: (3, 4) for c in "ABCD"} | {c: (1, 3) for c in "abcd"}
+
+
+def _gather_elements_shapes() -> tuple[Shape, ...]:
+    def sh(name, data, ind, axis=None, **kw):
+        dims = {**_BIG, **kw.pop("dims", {})}
+        return Shape(name, {"data": data, "indices": ind}, {} if axis is None else {"axis": axis}, dims=dims, **kw)
+
+    return (
+        sh("r1/axis=0", "A", "N", 0),
+        sh("r1/axis=-1", "A", "N", -1, dims={"N": (5, 8)}),
+        sh("r2/axis=0/same", "AB", "AB", 0),
+        sh("r2/axis=1/smaller", "AB", "aN", 1),
+        sh("r2/axis=-1", "AB", "AN", -1),
+        sh("r2/axis=-2/smaller", "AB", "Nb", -2),
+        sh("r2/axis=default", "AB", "NB"),
+        sh("r3/axis=0", "ABC", "NbC", 0),
+        sh("r3/axis=1", "ABC", "aNc", 1),
+        sh("r3/axis=2/same", "ABC", "ABC", 2),
+        sh("r3/axis=-1", "ABC", "abN", -1),
+        sh("r3/axis=-3", "ABC", "NBc", -3),
+        sh("r4/axis=2", "ABCD", "abNd", 2, dims={c: (2, 3) for c in "ABCD"} | {c: (1, 2) for c in "abcd"}),
+        sh("zero-size/indices", "AB", "0B", 0),
+        sh("zero-size/data", "A0", "N0", 0),
+        sh("zero-size/axis", "0B", "0b", 0),
+    )
+
+
+GATHER_ELEMENTS = Entry(
+    "GatherElements", gather_elements, family="shaped", shapes=_gather_elements_shapes(),
+    structural={"indices": _gather_elements_indices}, signed_zero=True, notes={13: "bfloat16"},
+    errors=_axis_errors((3, 4), ((3, 4),), values={"indices": 0}) + (
+        Err("'It is an error if any of the index values are out of bounds': index 3 on an axis of size 3",
+            "index=s", {"axis": 0}, ((3, 2), (2, 2)), values={"indices": [[0, 3], [1, 2]]}),
+        Err("'It is an error if any of the index values are out of bounds': index -4 outside [-3, 2]",
+            "index=-s-1", {"axis": 0}, ((3, 2), (2, 2)), values={"indices": [[0, -4], [1, 2]]}),
+        Err("indices must have the same rank r as data", "indices-rank", {"axis": 0}, ((3, 2), (2,)),
+            values={"indices": [0, 1]}),
+    ),
+)
+
+
+ENTRIES: tuple = (GATHER, GATHER_ELEMENTS)
 register_entries(ENTRIES)
