@@ -1,6 +1,225 @@
-"""Placeholder: the entries of this family are being written (issue 11)."""
+"""Shape and layout operators as entries of the operator table (family ``shaped``):
+Reshape, Transpose, Concat, Squeeze, Unsqueeze, Flatten, Slice, Split, Expand, Tile, Pad.
+
+Every one of them moves data without arithmetic, so every output is compared exactly, the
+sign of zero included (``signed_zero=True``: a kernel must not round-trip values through
+arithmetic), NaN as a class; every type each version's schema admits gets value cases
+(strings, complex, bool, float8, 4-bit and 2-bit types included).  The ``special`` class
+sprinkles the type's special values (NaN, +-inf, -0, subnormals, extremes) into the data,
+``int-extremes`` the integer extremes (an int64 routed through double loses them).
+
+Structural inputs (Reshape's ``shape``, Squeeze's ``axes``, Slice's ``starts``...) are
+fixed per shape pattern (:attr:`Shape.values`) with literal dimensions, so every pattern is
+one exact situation the text describes; as the engine does for every input after the first,
+they are graph inputs in some cases and initializers in others.  Decisions, quoting
+``onnx.defs.get_schema(op, version).doc``:
+
+**Reshape** (1: ``shape`` attribute; 5: ``shape`` input; 14: ``allowzero``).  "A dimension
+could also be 0, in which case the actual dimension value is unchanged (i.e. taken from the
+input tensor)"; from 14 "If 'allowzero' is set, and the new shape includes 0, the dimension
+will be set explicitly to zero".  Patterns: -1 inference at every position, 0 copying a
+dimension (with ``allowzero`` absent/0; before 14 without it), an empty shape (to a scalar),
+a scalar to ``[1, 1]``, rank 5, zero-size data with shapes valid under both readings, and
+from 14 ``allowzero=1`` patterns where a 0 is honoured and copying would give another valid
+shape (``(2, 0)`` reshaped to ``[0, 0]`` is ``(0, 0)``, not ``(2, 0)``).  A 0 at an index
+beyond the input's rank (nothing to copy) is not defined by the text: not generated.
+Errors: element counts differ, two ``-1``, ``allowzero=1`` with both 0 and -1 (the text:
+"it is invalid for the specified shape to contain both a zero value and -1").
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
 
 from .engine import register_entries
+from .entry import Attrs, Entry, Err, Shape
 
-ENTRIES: tuple = ()
+#: The default pattern dims are literal, so the data stay small; the oracle is numpy on exact
+#: values (float64, object ints, bool, str, complex128).
+
+
+def pattern(name: str, shapes, attrs=None, since: int = 0, until: int = 10**6, values=None) -> Shape:
+    """A :class:`Shape` of fixed shapes: ``shapes`` maps a formal input to a shape tuple
+    (a dimension above 9 becomes a letter drawn in ``[d, d]``); ``values`` fixes structural
+    inputs (their template is their length)."""
+    dims: dict[str, tuple[int, int]] = {}
+    letters = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    by_dim: dict[int, str] = {}
+
+    def tpl(shape) -> str:
+        out = ""
+        for d in shape:
+            if d <= 9:
+                out += str(d)
+            else:
+                c = by_dim.setdefault(d, next(letters))
+                dims[c] = (d, d)
+                out += c
+        return out
+
+    inputs = {k: tpl(v) for k, v in shapes.items()}
+    for k, v in (values or {}).items():
+        inputs.setdefault(k, tpl(np.shape(v)))
+    return Shape(name, inputs, dict(attrs or {}), since, until, dims, values=dict(values or {}))
+
+
+#: ``wide`` (log-uniform magnitudes) only where it can tell a kernel apart: double values
+#: beyond float32's range catch a copy routed through float; elsewhere ``special`` (the
+#: type's extremes, NaN, -0, subnormals) already covers what data movement can lose.
+_WIDE = {"wide": ("double",)}
+
+
+# ============================================================================ Reshape
+def reshape_target(in_shape, shape, allowzero: int) -> tuple[int, ...]:
+    """The output shape of Reshape (every version's text): ``-1`` inferred from the element
+    count, ``0`` copies the input's dimension at that index unless ``allowzero`` is 1.
+
+    Raises:
+        ValueError: more than one -1, a 0 to copy beyond the input's rank, a negative
+            dimension other than -1, or element counts that differ.
+    """
+    shape = [int(s) for s in shape]
+    if shape.count(-1) > 1:
+        raise ValueError("at most one dimension of the new shape can be -1")
+    if allowzero and 0 in shape and -1 in shape:
+        raise ValueError("allowzero=1: shape cannot contain both 0 and -1")
+    out = []
+    for i, s in enumerate(shape):
+        if s == 0 and not allowzero:
+            if i >= len(in_shape):
+                raise ValueError("0 at an index beyond the input's rank")
+            out.append(int(in_shape[i]))
+        elif s < -1:
+            raise ValueError(f"invalid dimension {s}")
+        else:
+            out.append(s)
+    size = int(np.prod(in_shape, dtype=np.int64))
+    if -1 in out:
+        rest = int(np.prod([d for d in out if d != -1], dtype=np.int64))
+        if rest == 0:
+            raise ValueError("-1 cannot be inferred when the other dimensions have no element")
+        if size % rest:
+            raise ValueError("element count is not divisible")
+        out[out.index(-1)] = size // rest
+    if int(np.prod(out, dtype=np.int64)) != size:
+        raise ValueError(f"cannot reshape {tuple(in_shape)} to {out}")
+    return tuple(out)
+
+
+def reshape_oracle(ctx, data, shape=None, allowzero=0, **_):
+    """Reshape-1/5/13/14/19/21/23/24/25: ``data`` (any shape, exact values) laid out in the
+    target shape (:func:`reshape_target`), row-major order unchanged.  ``shape`` is the input
+    (from 5) or the attribute (1)."""
+    target = reshape_target(data.shape, list(np.asarray(shape, dtype=object).ravel()), int(allowzero))
+    return np.reshape(data, target)
+
+
+#: (name, data shape, shape value, allowzero) -- allowzero None: valid under both readings
+#: (the state's allowzero applies), 0: zeros copy (pattern fixes allowzero=0 from 14), 1: from 14 only.
+_RESHAPES = (
+    ("flatten", (2, 3, 4), [-1], None),
+    ("explicit", (2, 3, 4), [4, 6], None),
+    ("infer-first", (2, 3, 4), [-1, 2, 2], None),
+    ("infer-middle", (2, 3, 4), [2, -1, 3], None),
+    ("infer-last", (2, 3, 4), [3, 2, -1], None),
+    ("split-dims", (6, 4), [2, 3, 2, 2], None),
+    ("rank5", (2, 1, 3, 1, 2), [3, 4], None),
+    ("to-rank5", (12,), [1, 2, 1, 3, 2], None),
+    ("same", (3, 4), [3, 4], None),
+    ("to-scalar", (1, 1), [], None),
+    ("scalar-to-1x1", (), [1, 1], None),
+    ("scalar-to-infer", (), [-1], None),
+    ("zero-size", (2, 0, 3), [3, 0, 2], None),  # 0 copies dim 1 (0) or is 0: (3, 0, 2) either way
+    ("zero-size-infer", (0, 3), [-1, 3], None),  # -1 inferred as 0 / 3
+    ("copy0-first", (2, 3, 4), [0, 12], 0),
+    ("copy0-infer", (2, 3, 4), [0, -1], 0),
+    ("copy0-two", (2, 3, 4), [0, 0, -1], 0),
+    ("copy0-after-infer", (2, 4, 3), [-1, 0], 0),
+    ("copy0-middle", (2, 3, 4), [4, 0, 2], 0),
+    ("allowzero/honoured", (2, 0), [0, 0], 1),  # copying gives (2, 0): valid, different
+    ("allowzero/honoured-3d", (3, 0, 2), [0, 0, 5], 1),  # copying gives (3, 0, 5)
+    ("allowzero/no-zero", (2, 3, 4), [6, -1], 1),
+)
+
+
+def _reshape_shapes() -> tuple[Shape, ...]:
+    out = []
+    for name, data, value, az in _RESHAPES:
+        if az == 1:
+            out.append(pattern(name, {"data": data}, {"allowzero": 1}, since=14, values={"shape": value}))
+            continue
+        if value:  # version 1: the shape is an attribute (an empty list cannot be written: case.py)
+            out.append(pattern(f"attr/{name}", {"data": data}, {"shape": list(value)}, until=4))
+        if az == 0:  # a copying zero: allowzero must be 0 (absent before 14, written 0 from 14)
+            out.append(pattern(name, {"data": data}, since=5, until=13, values={"shape": value}))
+            out.append(pattern(f"{name}/allowzero=0", {"data": data}, {"allowzero": 0}, since=14,
+                               values={"shape": value}))
+        else:
+            out.append(pattern(name, {"data": data}, since=5, values={"shape": value}))
+    return tuple(out)
+
+
+def _reshape_errors() -> tuple[Err, ...]:
+    rules = (
+        ("count", (2, 3), [4, 2], {}, "the input tensor's shape and the output tensor's shape are required to "
+                                     "have the same number of elements"),
+        ("two-infer", (2, 3, 4), [-1, -1], {}, "at most one dimension of the new shape can be -1"),
+    )
+    out = []
+    for tag, data, value, attrs, why in rules:
+        out.append(Err(why, f"{tag}/attr", {"shape": value, **attrs}, (data,), until=4))
+        out.append(Err(why, tag, attrs, (data, (len(value),)), since=5, values={"shape": value}))
+    out.append(Err("allowzero=1: it is invalid for the specified shape to contain both a zero value and -1",
+                   "allowzero-zero-and-infer", {"allowzero": 1}, ((0, 3), (2,)), since=14, values={"shape": [0, -1]}))
+    return tuple(out)
+
+
+RESHAPE = Entry(
+    "Reshape", reshape_oracle, family="shaped", shapes=_reshape_shapes(), signed_zero=True,
+    attrs=(Attrs({"allowzero": 1}, since=14, tag="allowzero=1"),), errors=_reshape_errors(), numerics_types=_WIDE,
+    notes={5: "shape moves from an attribute to an input", 14: "allowzero: a 0 in shape is honoured"},
+)
+
+
+# ============================================================================ Transpose
+def transpose_oracle(ctx, data, perm=None, **_):
+    """Transpose-1/13/21/23/24/25: output axis ``i`` is input axis ``perm[i]``; ``perm``
+    omitted reverses the axes (``(n-1, ..., 0)``); 0-D and 1-D inputs are unchanged."""
+    p = list(range(data.ndim))[::-1] if perm is None else [int(a) for a in perm]
+    return np.transpose(data, p)
+
+
+#: Literal dims per rank, pairwise distinct so a misplaced axis changes the shape.
+_TDIMS = {0: (), 1: (5,), 2: (2, 3), 3: (2, 3, 4), 4: (2, 3, 4, 5), 5: (2, 1, 3, 2, 2)}
+
+
+def _transpose_shapes() -> tuple[Shape, ...]:
+    out = []
+    for r in range(0, 6):
+        out.append(pattern(f"r{r}/perm=default", {"data": _TDIMS[r]}))
+    for r in range(1, 5):  # every permutation of rank 1-4 (rank 0's perm is [], which case.py cannot write)
+        for perm in itertools.permutations(range(r)):
+            out.append(pattern(f"r{r}/perm={''.join(map(str, perm))}", {"data": _TDIMS[r]}, {"perm": list(perm)}))
+    out.append(pattern("r5/perm=31420", {"data": _TDIMS[5]}, {"perm": [3, 1, 4, 2, 0]}))
+    out.append(pattern("square/perm=default", {"data": (3, 3)}))  # same shape: only the values tell
+    out.append(pattern("cube/perm=201", {"data": (3, 3, 3)}, {"perm": [2, 0, 1]}))
+    out.append(pattern("zero-size/perm=default", {"data": (2, 0, 3)}))
+    out.append(pattern("zero-size/perm=021", {"data": (2, 0, 3)}, {"perm": [0, 2, 1]}))
+    return tuple(out)
+
+
+def _transpose_errors() -> tuple[Err, ...]:
+    why = "perm must contain each axis index in [0, n-1] exactly once"
+    return (Err(why, "perm-repeated", {"perm": [0, 0, 1]}, ((2, 3, 4),)),
+            Err(why, "perm-out-of-range", {"perm": [0, 3, 1]}, ((2, 3, 4),)),
+            Err(why + " (its length is the rank n)", "perm-short", {"perm": [1, 0]}, ((2, 3, 4),)))
+
+
+TRANSPOSE = Entry("Transpose", transpose_oracle, family="shaped", shapes=_transpose_shapes(), signed_zero=True,
+                  errors=_transpose_errors(), numerics_types=_WIDE)
+
+
+ENTRIES = (RESHAPE, TRANSPOSE)
 register_entries(ENTRIES)

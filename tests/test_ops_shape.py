@@ -1,0 +1,335 @@
+"""Tests of the shape and layout entries (``conformance/ops/shape.py``): Reshape, Transpose,
+Concat, Squeeze, Unsqueeze, Flatten, Slice, Split, Expand, Tile, Pad.
+
+* the oracles against independent formulas (index loops, numpy written here) and the
+  expected outputs of onnx's own node tests for these operators (the spec's examples);
+* agreement with ``onnx.reference`` on every generated case, each disagreement listed with
+  who is right and why;
+* numpy kernels written here through ``KernelBackend``: legitimate ones (two independent
+  implementations per operator) pass every case; each deliberately wrong one (Reshape
+  copying a 0 under ``allowzero=1``, Transpose's default perm not reversed, values routed
+  through arithmetic or a narrower type, ...) fails at least one case;
+* coverage: every type combination of every version, the patterns the traps need.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+
+import numpy as np
+import onnx
+import pytest
+
+from conformance import registry
+from conformance.backends import resolve_backend
+from conformance.backends.kernel import KernelBackend
+from conformance.coverage import compute_coverage
+from conformance.ops import shape as S, values as V
+from conformance.ops.entry import Ctx
+from conformance.runner import run_cases
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+OPS = ["Reshape", "Transpose"]
+E = {e.op: e for e in S.ENTRIES}
+
+
+def _same(a, b) -> bool:
+    """Exact equality of two arrays of one kind: float bit patterns up to NaN (signed zeros
+    distinguished), everything else by value, shapes equal."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fV":  # numpy floats and ml_dtypes' (bfloat16, float8, float4)
+        a, b = a.astype(np.float64), b.astype(np.float64)
+        return bool(np.all(((a == b) & (np.signbit(a) == np.signbit(b))) | (np.isnan(a) & np.isnan(b))))
+    return a.tolist() == b.tolist()
+
+
+def _ctx(op, version, types=None):
+    return Ctx(op, version, version, types or {})
+
+
+# ============================================================================ oracles vs spec examples
+def _node_tests(ops):
+    import onnx.backend.test.case.node as N
+
+    for m in ops:
+        importlib.import_module(f"onnx.backend.test.case.node.{m.lower()}")
+    return [t for t in N._NodeTestCases if t.model.graph.node[0].op_type in ops]
+
+
+def test_oracle_reproduces_onnx_node_tests():
+    """The oracle on the inputs of onnx's own node tests for these operators gives their
+    expected outputs exactly (shape and values)."""
+    tests = _node_tests(OPS)
+    checked = Counter()
+    for t in tests:
+        node = t.model.graph.node[0]
+        opset = next(o.version for o in t.model.opset_import if o.domain in ("", "ai.onnx"))
+        schema = onnx.defs.get_schema(node.op_type, opset)
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        formals = [i.name for i in schema.inputs]
+        types = {f: V.name_of(vi.type.tensor_type.elem_type) for f, vi in zip(formals, t.model.graph.input)}
+        for ins, outs in t.data_sets:
+            ex = [V.to_exact(np.asarray(a), types[f]) for a, f in zip(ins, formals)]
+            got = E[node.op_type].oracle(_ctx(node.op_type, schema.since_version, types), *ex, **attrs)
+            got = got if isinstance(got, (tuple, list)) else (got,)
+            for g, w, vi in zip(got, outs, t.model.graph.output):
+                out_t = V.name_of(vi.type.tensor_type.elem_type)
+                assert _same(V.to_type(np.asarray(g), out_t), np.asarray(w)), t.name
+            checked[node.op_type] += 1
+    assert set(checked) == set(OPS), checked
+
+
+def _reshape_by_loop(data, target):
+    """Row-major reshape by an explicit element loop (no numpy reshape)."""
+    flat = [data[idx] for idx in np.ndindex(*data.shape)]
+    out = np.empty(target, dtype=data.dtype)
+    for k, idx in enumerate(np.ndindex(*target)):
+        out[idx] = flat[k]
+    return out
+
+
+@pytest.mark.parametrize("name,data,shape,allowzero,want", [
+    ("infer", (2, 3, 4), [2, -1], 0, (2, 12)),
+    ("copy0", (2, 3, 4), [0, 3, -1], 0, (2, 3, 4)),
+    ("copy0-late", (2, 4, 3), [-1, 0], 0, (6, 4)),
+    ("honoured", (2, 0), [0, 0], 1, (0, 0)),
+    ("copied", (2, 0), [0, 0], 0, (2, 0)),
+    ("scalar", (1, 1, 1), [], 0, ()),
+    ("from-scalar", (), [1, -1, 1], 0, (1, 1, 1)),
+])
+def test_reshape_oracle(name, data, shape, allowzero, want):
+    x = np.arange(int(np.prod(data)), dtype=np.float64).reshape(data)
+    got = E["Reshape"].oracle(_ctx("Reshape", 14), x, np.array(shape, dtype=object), allowzero=allowzero)
+    assert got.shape == want
+    assert _same(got, _reshape_by_loop(x, want))
+    # version 1 reads the same shape from the attribute
+    got1 = E["Reshape"].oracle(_ctx("Reshape", 1), x, shape=list(shape))
+    if allowzero == 0:
+        assert _same(got1, got)
+
+
+@pytest.mark.parametrize("shape,allowzero", [([-1, -1], 0), ([0, -1], 1), ([5], 0), ([0, 0, 0, 2], 0)])
+def test_reshape_oracle_rejects_what_the_text_forbids(shape, allowzero):
+    with pytest.raises(ValueError):
+        S.reshape_target((2, 3), shape, allowzero)
+
+
+def test_transpose_oracle_is_the_index_map():
+    """Output axis i is input axis perm[i]: out[j] = x[j permuted back], by loops, for every
+    permutation of rank 3; omitted perm reverses."""
+    import itertools
+
+    x = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    for perm in itertools.permutations(range(3)):
+        got = E["Transpose"].oracle(_ctx("Transpose", 13), x, perm=list(perm))
+        assert got.shape == tuple(x.shape[p] for p in perm)
+        for j in np.ndindex(*got.shape):
+            src = [0] * 3
+            for i, p in enumerate(perm):
+                src[p] = j[i]
+            assert got[j] == x[tuple(src)]
+    assert _same(E["Transpose"].oracle(_ctx("Transpose", 1), x), np.transpose(x, (2, 1, 0)))
+    s = np.array("a", dtype=object)
+    assert E["Transpose"].oracle(_ctx("Transpose", 1), s).shape == ()
+
+
+# ============================================================================ suite
+@pytest.fixture(scope="module")
+def suite():
+    return registry.generate(OPS, 0)
+
+
+@pytest.fixture(scope="module")
+def value_cases(suite):
+    return [c for c in suite if c.expect_error is None]
+
+
+def test_coverage_every_combination_of_every_version(suite):
+    cov = compute_coverage(suite)
+    for op in OPS:
+        versions = cov["ops"][op]["versions"]
+        spec = {s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op and s.domain == ""}
+        assert set(map(int, versions)) == spec
+        for v, e in versions.items():
+            assert not e["missing"], (op, v, e["missing"][:3])
+
+
+def test_case_counts_modest(suite):
+    counts = Counter(c.op for c in suite)
+    for op in OPS:
+        assert 30 <= counts[op] <= 450, (op, counts[op])
+
+
+def test_every_output_is_exact_with_signed_zero(value_cases):
+    for c in value_cases:
+        for o in c.present_outputs:
+            assert o.tolerance.exact and o.tolerance.atol == 0 and o.tolerance.rtol == 0, c.id
+            if V.kind(V.name_of(o.elem_type)) == V.FLOAT:
+                assert o.tolerance.signed_zero, c.id
+
+
+def test_trap_patterns_present(value_cases):
+    shapes = {(c.op, c.since_version, c.tags["shape"]) for c in value_cases}
+    reshape_v = [v for op, v, _ in shapes if op == "Reshape"]
+    for v in set(reshape_v):
+        names = {s for op, vv, s in shapes if op == "Reshape" and vv == v}
+        prefix = "attr/" if v == 1 else ""
+        assert {f"{prefix}copy0-two", f"{prefix}copy0-two/allowzero=0"} & names, (v, names)
+        assert f"{prefix}zero-size" in names and f"{prefix}infer-middle" in names
+        if v >= 14:
+            assert {"allowzero/honoured", "allowzero/honoured-3d"} <= names
+    # allowzero=1 given on patterns valid under both readings, too
+    assert any(c.op == "Reshape" and c.attributes.get("allowzero") == 1 and not c.tags["shape"].startswith("allowzero")
+               for c in value_cases)
+    for v in (1, 13, 21, 23, 24, 25):
+        names = {s for op, vv, s in shapes if op == "Transpose" and vv == v}
+        assert sum(1 for n in names if n.startswith("r4/perm=") and "default" not in n) == 24
+        assert sum(1 for n in names if n.startswith("r3/perm=") and "default" not in n) == 6
+        assert {"r0/perm=default", "r5/perm=default", "zero-size/perm=default"} <= names
+    # special values (NaN, -0) reach the data of every op; integer extremes too
+    for op in OPS:
+        assert any(c.op == op and c.tags["numerics"] == "special" and c.tags["dtype"] == "float" for c in value_cases)
+        assert any(c.op == op and c.tags["numerics"] == "int-extremes" and c.tags["dtype"] == "int64"
+                   for c in value_cases)
+        assert {"string", "bool", "complex64", "int4", "float8e4m3fn", "bfloat16"} <= \
+            {c.tags["dtype"] for c in value_cases if c.op == op}
+
+
+# ============================================================================ onnx.reference
+def _reference_disagreement(case, res) -> str | None:
+    """Why onnx.reference (onnx 1.23.2) and the oracle disagree on ``case``; None if unknown.
+
+    * ``no-legacy-kernel``: onnx.reference has no Reshape-1 (shape as an attribute) and
+      declines those models cleanly (``unsupported``); not a disagreement on values.
+    """
+    if case.op == "Reshape" and case.since_version == 1 and res.outcome == "unsupported":
+        return "no-legacy-kernel"
+    return None
+
+
+def test_agreement_with_onnx_reference(suite):
+    results = run_cases(suite, resolve_backend("onnx-reference"))
+    why = Counter()
+    unexplained = []
+    for c, r in zip(suite, results):
+        if r.outcome == "pass":
+            continue
+        k = _reference_disagreement(c, r)
+        if k is None:
+            unexplained.append((c.id, r.outcome, r.message[:200]))
+        why[k] += 1
+    assert not unexplained, unexplained[:5]
+    assert set(why) == {"no-legacy-kernel"}, why
+    assert sum(1 for r in results if r.outcome == "pass") > 0.9 * len(results)
+
+
+# ============================================================================ kernels
+def _through_wide(x):
+    """Values routed through double (integers) or float32 (double): exact for narrow types,
+    lossy for int64 extremes and double beyond float32."""
+    if x.dtype == np.float64:
+        return x.astype(np.float32).astype(np.float64)
+    if x.dtype.kind in "iu" and x.dtype.itemsize == 8:
+        return x.astype(np.float64).astype(x.dtype)
+    return x
+
+
+def _arith(x):
+    """x + 0: the IEEE sum turns -0 into +0 (and keeps everything else)."""
+    if x.dtype in (np.float16, np.float32, np.float64):
+        return (x + x.dtype.type(0)).astype(x.dtype)
+    return x
+
+
+def _reshape(inputs, attrs, opset, flaw, variant):
+    x = inputs["data"]
+    shape = [int(s) for s in (attrs["shape"] if opset < 5 else inputs["shape"].tolist())]
+    allowzero = attrs.get("allowzero", 0) if flaw != "allowzero-ignored" else 0
+    if allowzero not in (0, 1):
+        raise ValueError("allowzero")
+    if shape.count(-1) > 1 or (allowzero and 0 in shape and -1 in shape):
+        raise ValueError("invalid shape")
+    dims = [x.shape[i] if s == 0 and not allowzero else s for i, s in enumerate(shape)]
+    if -1 in dims:
+        known = int(np.prod([d for d in dims if d != -1]))
+        dims[dims.index(-1)] = x.size // known
+    if int(np.prod(dims)) != x.size:
+        raise ValueError("element count")
+    if flaw == "order-F":
+        return np.reshape(x, dims, order="F")
+    if variant == "loop":
+        return _reshape_by_loop(x, tuple(dims))
+    return np.reshape(x, dims)
+
+
+def _transpose(inputs, attrs, opset, flaw, variant):
+    x = inputs["data"]
+    n = x.ndim
+    perm = attrs.get("perm")
+    if perm is None:
+        perm = list(range(n)) if flaw == "default-not-reversed" else list(range(n))[::-1]
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(n)):
+        raise ValueError("perm")
+    if flaw == "perm-inverted":
+        perm = list(np.argsort(perm))
+    if variant == "loop":  # gather through index arrays
+        out_shape = [x.shape[p] for p in perm]
+        idx = np.indices(out_shape, dtype=np.intp) if out_shape else np.zeros((0,), np.intp)
+        src = [None] * n
+        for i, p in enumerate(perm):
+            src[p] = idx[i]
+        return x[tuple(src)] if n else x.copy()
+    return np.transpose(x, perm)
+
+
+KERNELS = {"Reshape": _reshape, "Transpose": _transpose}
+
+
+def _kernel(op, flaw=None, variant="numpy"):
+    def k(inputs, attrs, outputs, opset):
+        y = KERNELS[op](inputs, attrs, opset, flaw, variant)
+        ys = list(y) if isinstance(y, (list, tuple)) else [y]
+        if flaw == "through-wide":
+            ys = [_through_wide(np.asarray(a)) for a in ys]
+        if flaw == "arith":
+            ys = [_arith(np.asarray(a)) for a in ys]
+        return {n: np.asarray(a) for n, a in zip(outputs, ys)}
+
+    return k
+
+
+def _backend(flaw=None, variant="numpy", ops=OPS):
+    return KernelBackend({op: _kernel(op, flaw, variant) for op in ops}, name=f"{variant}-{flaw}", check=False)
+
+
+@pytest.mark.parametrize("variant", ["numpy", "loop"])
+def test_legitimate_kernel_passes_everything(variant, suite):
+    results = run_cases(suite, _backend(variant=variant))
+    bad = [(c.id, r.outcome, r.message[:300]) for c, r in zip(suite, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+#: flaw -> (operator, case filter)
+WRONG = {
+    "allowzero-ignored": ("Reshape", lambda c: c.attributes.get("allowzero") == 1),
+    "order-F": ("Reshape", lambda c: True),
+    "default-not-reversed": ("Transpose", lambda c: "perm" not in c.attributes),
+    "perm-inverted": ("Transpose", lambda c: "perm" in c.attributes),
+    "through-wide": (None, lambda c: c.tags["dtype"] in ("double", "int64")),
+    "arith": (None, lambda c: c.tags["numerics"] == "special"),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG))
+def test_wrong_kernel_is_caught(flaw, value_cases):
+    op, keep = WRONG[flaw]
+    for name in OPS if op is None else [op]:
+        cases = [c for c in value_cases if c.op == name and keep(c)]
+        assert cases, (flaw, name)
+        results = run_cases(cases, _backend(flaw=flaw, ops=[name]))
+        outcomes = Counter(r.outcome for r in results)
+        assert outcomes["fail"] >= 1, (flaw, name, outcomes)
