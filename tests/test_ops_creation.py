@@ -31,7 +31,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size")
+OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu")
 E = {e.op: e for e in creation.ENTRIES}
 
 
@@ -211,6 +211,14 @@ def reference_results(suite):
 def _reference_disagreement(case, res) -> str | None:
     """Why onnx.reference (onnx 1.23.2) and the suite disagree on ``case``; None if unknown.
 
+    * ``trilu-k-overflow``: Trilu with ``k`` at the int64 extremes: onnx.reference's
+      ``np.triu(x, k)`` raises ``OverflowError`` (numpy builds ``arange + k`` in C long); the
+      text defines every ``k`` (all kept / all zero), the suite is right.
+    * ``trilu-string-zero``: Trilu on strings: onnx.reference writes the integer ``0`` into the
+      removed elements (numpy's ``triu`` on an object array), not a string; the suite writes
+      ``""``, the zero value of a string tensor (what a TensorProto default holds).
+    * ``trilu-rank1-accepted``: a rank-1 input ("Input tensor of rank 2 or higher") is
+      accepted (numpy broadcasts it); the suite is right.
     * ``mode-unchecked``: DepthToSpace with ``mode="RCD"``: the attribute defines DCR and
       CRD only; onnx.reference treats every other string as DCR and returns a result
       (the suite is right: onnxruntime rejects the model).  SpaceToDepth-28 raises
@@ -219,6 +227,14 @@ def _reference_disagreement(case, res) -> str | None:
     """
     if case.op in ("DepthToSpace", "SpaceToDepth") and case.tags.get("error") == "mode":
         return "mode-unchecked"
+    if case.op == "Trilu":
+        if case.tags.get("error") == "rank1" and res.outcome == "fail":
+            return "trilu-rank1-accepted"
+        k = _trilu_k_of(case)
+        if res.outcome == "error" and k is not None and abs(k) >= 2 ** 62 and "OverflowError" in (res.message or ""):
+            return "trilu-k-overflow"
+        if res.outcome == "fail" and case.tags["dtype"] == "string":
+            return "trilu-string-zero"
     return None
 
 
@@ -395,3 +411,134 @@ def test_shape_size_coverage(value_cases):
             "explicit-default"} <= states
     # an empty result and a rank-0 input with slicing
     assert any(c.datasets[0].outputs["shape"].size == 0 for c in shape15)
+
+
+# ============================================================================ Trilu
+def _trilu_k_of(case):
+    """The ``k`` a Trilu case feeds (graph input or initializer), or None when absent."""
+    k = next((i for i in case.inputs if i.name == "k" and i.present), None)
+    if k is None:
+        return None
+    return int(k.value if k.initializer else case.datasets[0].inputs["k"])
+
+
+def _trilu_loops(x, k, upper, zero):
+    y = np.array(x, dtype=object)
+    for idx in np.ndindex(*x.shape):
+        i, j = idx[-2], idx[-1]
+        if not ((j - i >= k) if upper else (j - i <= k)):
+            y[idx] = zero
+    return y
+
+
+def test_trilu_oracle_matches_numpy_and_loops():
+    rng = np.random.default_rng(7)
+    for shape in ((3, 3), (2, 5), (5, 2), (2, 3, 4), (2, 1, 3, 3), (0, 4), (1, 6)):
+        x = rng.normal(size=shape)
+        for k in range(-7, 8):
+            for upper in (0, 1):
+                want = np.triu(x, k) if upper else np.tril(x, k)
+                got = creation.trilu(x, k, upper)
+                assert np.array_equal(got, want), (shape, k, upper)
+                if x.ndim == 2:
+                    assert np.array_equal(got, _trilu_loops(x, k, upper, 0.0).astype(np.float64))
+        for k in (2 ** 63 - 1, -(2 ** 63)):  # beyond every diagonal: all kept or all zero
+            assert np.array_equal(creation.trilu(x, k, 1), np.zeros(shape) if k > 0 else x)
+            assert np.array_equal(creation.trilu(x, k, 0), x if k > 0 else np.zeros(shape))
+    # the removed elements are the type's zero: +0.0 (not -0.0, not NaN*0), "" for strings
+    y = creation.trilu(np.array([[-1.0, np.nan], [np.inf, -0.0]]), 0, 1)
+    assert y[1, 0] == 0 and not np.signbit(y[1, 0]) and np.isnan(y[0, 1]) and np.signbit(y[1, 1])
+    s = np.array([["a", "b"], ["c", "d"]], dtype=object)
+    assert E["Trilu"].oracle(Ctx("Trilu", 14, 14, {"input": "string"}), s, None, upper=0).tolist() == [["a", ""],
+                                                                                                      ["c", "d"]]
+    with pytest.raises(ValueError):
+        creation.trilu(np.zeros(3), 0, 1)
+
+
+def test_trilu_oracle_reproduces_onnx_node_tests():
+    tests = _node_tests("trilu", "Trilu")
+    for t in tests:
+        node = t.model.graph.node[0]
+        for ins, outs in t.data_sets:
+            x = np.asarray(ins[0])
+            types = {"input": V.name_of(t.model.graph.input[0].type.tensor_type.elem_type)}
+            k = np.asarray(ins[1]) if len(ins) > 1 else None
+            got = E["Trilu"].oracle(Ctx("Trilu", 14, _opset(t.model), types), V.to_exact(x, types["input"]),
+                                    None if k is None else V.to_exact(k, "int64"), **_attrs(node))
+            assert V.to_type(got, types["input"]).tolist() == np.asarray(outs[0]).tolist(), t.name
+    assert len(tests) >= 15
+
+
+def _trilu_kernel(flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["input"]
+        if x.ndim < 2:
+            raise ValueError("rank")
+        k = int(inputs["k"]) if "k" in inputs else 0
+        upper = attrs.get("upper", 1)
+        n, m = x.shape[-2:]
+        if flaw == "k-off-by-one":
+            k += 1
+        elif flaw == "k-ignored":
+            k = 0
+        elif flaw == "upper-inverted":
+            upper = 1 - upper
+        elif flaw == "k-clamped-to-matrix":  # beyond-the-matrix k pulled back to the last diagonal
+            k = min(max(k, -(n - 1)), m - 1)
+        k = min(max(k, -(n + 1)), m + 1)  # equivalent for every k: no overflow below
+        keep = (np.arange(m)[None, :] - np.arange(n)[:, None]) >= k if upper else \
+            (np.arange(m)[None, :] - np.arange(n)[:, None]) <= k
+        if flaw == "first-matrix-only" and x.ndim > 2:
+            keep = np.where(np.arange(x.shape[-3]).reshape((-1, 1, 1)) == 0, keep, True)
+        zero = "" if x.dtype == object else np.zeros((), x.dtype)
+        if flaw == "mask-multiply" and x.dtype.kind in "fc":
+            y = x * keep.astype(x.dtype)
+        else:
+            y = np.where(keep, x, zero)
+        return {outputs[0]: np.asarray(y, dtype=x.dtype)}
+
+    return kernel
+
+
+def test_trilu_legitimate_kernel_passes_everything(suite):
+    cases = _of(suite, "Trilu")
+    res = _run(cases, {"Trilu": _trilu_kernel()})
+    assert not _not_passing(cases, res), _not_passing(cases, res)[:5]
+
+
+@pytest.mark.parametrize("flaw,where", [
+    ("k-off-by-one", lambda c: _trilu_k_of(c) is not None),
+    ("k-ignored", lambda c: _trilu_k_of(c) not in (None, 0)),
+    ("upper-inverted", lambda c: True),
+    ("k-clamped-to-matrix", lambda c: _trilu_k_of(c) is not None),
+    ("first-matrix-only", lambda c: c.tags["shape"].startswith("batch")),
+    ("mask-multiply", lambda c: c.tags["numerics"] == "special"),
+])
+def test_trilu_wrong_kernel_is_caught(flaw, where, value_cases):
+    cases = [c for c in _of(value_cases, "Trilu") if where(c)]
+    assert cases
+    res = _run(cases, {"Trilu": _trilu_kernel(flaw)}, check=False)
+    assert _caught(cases, res) >= 1, flaw
+
+
+def test_trilu_agreement_with_onnx_reference(suite, reference_results):
+    pairs = [(c, r) for c, r in zip(suite, reference_results) if c.op == "Trilu"]
+    why, unexplained = _reference_findings(*zip(*pairs))
+    assert not unexplained, unexplained[:5]
+    assert {k for _, k, _ in why} == {"trilu-k-overflow", "trilu-string-zero", "trilu-rank1-accepted"}, why
+    assert sum(r.outcome == "pass" for _, r in pairs) >= 0.85 * len(pairs)
+
+
+def test_trilu_coverage(value_cases):
+    cases = _of(value_cases, "Trilu")
+    cov = compute_coverage(cases)["ops"]["Trilu"]["versions"]
+    assert all(v["gaps"] == 0 and v["covered"] for v in cov.values())
+    ks = {_trilu_k_of(c) for c in cases}
+    assert None in ks and {0, 1, -1, 2 ** 63 - 1, -(2 ** 63)} <= ks
+    # k beyond the matrix on both sides, with upper and lower
+    beyond = {(c.attributes.get("upper", 1), _trilu_k_of(c) > 0) for c in cases
+              if _trilu_k_of(c) is not None and not -c.inputs[0].shape[-2] < _trilu_k_of(c) < c.inputs[0].shape[-1]}
+    assert beyond == {(0, True), (0, False), (1, True), (1, False)}
+    assert {c.tags["shape"] for c in cases} >= {"square", "wide", "tall", "batch", "batch2", "zero-size/rows"}
+    assert {c.tags["params"] for c in cases} == {"default", "explicit-default", "lower"}
+    assert all(c.outputs[0].tolerance.exact for c in cases)

@@ -21,12 +21,21 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   ``start > end`` and empty slices.  The data values are irrelevant to the result: the
   floating ``wide`` class is dropped (``normal`` and ``special`` stay: a kernel must not
   read the values).
+* **Trilu** (14): square, wide, tall, one-row and one-column matrices, one and two batch
+  dims, zero-size rows and batches; ``upper`` absent/1/0; ``k`` absent or a structural
+  scalar drawn per case among 0, +-1, +-2, the last diagonals touching the matrix, the first
+  beyond them, far beyond and the int64 extremes (the text defines every ``k``).  Removed
+  elements are the zero of the type: ``+0.0`` (the sign of zero is checked: a kernel that
+  multiplies by a 0/1 mask turns ``-x`` into ``-0.0`` and NaN/inf into NaN, which no reading
+  of "set to zero" allows), ``0``, ``False``, ``0j`` and ``""`` for strings (the text says
+  "zero"; the empty string is a string tensor's zero value).  Error cases: rank 0 and 1.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
 
@@ -243,5 +252,58 @@ SHAPE = Entry(
 SIZE = Entry("Size", _size_oracle, family="shaped", shapes=_SHAPE_PATTERNS, numerics_types=_SHAPE_NUMERICS)
 
 
-ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE)
+# ============================================================================ Trilu
+def trilu(x: np.ndarray, k: int = 0, upper: int = 1, zero=None) -> np.ndarray:
+    """Trilu of ``[*, N, M]``: element ``(i, j)`` of every matrix is kept where ``j - i >= k``
+    (upper) or ``j - i <= k`` (lower), else set to ``zero`` (default: the zero of ``x``'s
+    dtype: ``+0.0``, ``False``, ``0j``; object arrays need it given: ``0`` or ``""``).  ``k``
+    is an exact Python int (no overflow at the int64 extremes).
+
+    Raises:
+        ValueError: ``x`` has rank below 2.
+    """
+    if x.ndim < 2:
+        raise ValueError(f"Trilu needs rank >= 2, got {x.ndim}")
+    n, m = x.shape[-2:]
+    d = np.arange(m, dtype=object)[None, :] - np.arange(n, dtype=object)[:, None]  # j - i
+    keep = np.broadcast_to((d >= int(k)) if upper else (d <= int(k)), x.shape).astype(bool)
+    out = np.empty(x.shape, dtype=x.dtype)
+    out[...] = np.zeros((), dtype=x.dtype) if zero is None else zero
+    out[keep] = x[keep]
+    return out
+
+
+def _trilu_oracle(ctx, x, k=None, upper=1):
+    zero = {V.STRING: "", V.INT: 0}.get(V.kind(ctx.types["input"]))
+    return trilu(x, 0 if k is None else int(np.asarray(k).reshape(())), upper, zero)
+
+
+def _trilu_k(rng, ctx):
+    """``k``: on and off the main diagonal, the last diagonals that touch the matrix and the
+    first beyond them on both sides, far beyond, and the int64 extremes."""
+    n, m = ctx.shapes["input"][-2:]
+    choices = [0, 1, -1, 2, -2, m - 1, -(n - 1), m, -n, m + 5, -(n + 5), 2 ** 63 - 1, -(2 ** 63)]
+    return np.array(choices[int(rng.integers(len(choices)))], dtype=object)
+
+
+_TRILU_SHAPES = (
+    Shape("square", {"input": "NN"}, dims={"N": (2, 5)}),
+    Shape("wide", {"input": "NM"}, dims={"N": (2, 3), "M": (4, 6)}),
+    Shape("tall", {"input": "MN"}, dims={"N": (2, 3), "M": (4, 6)}),
+    Shape("batch", {"input": "BNM"}, dims={"B": (2, 3), "N": (2, 4), "M": (2, 4)}),
+    Shape("batch2", {"input": "ABNM"}, dims={"A": (1, 2), "B": (2, 3), "N": (2, 3), "M": (2, 4)}),
+    Shape("row", {"input": "1M"}, dims={"M": (2, 6)}),
+    Shape("column", {"input": "N1"}, dims={"N": (2, 6)}),
+    Shape("zero-size/rows", {"input": "0M"}),
+    Shape("zero-size/batch", {"input": "0NM"}),
+)
+
+TRILU = Entry(
+    "Trilu", _trilu_oracle, family="shaped", shapes=_TRILU_SHAPES, structural={"k": _trilu_k},
+    attrs=(Attrs({"upper": 0}, tag="lower"),), signed_zero=True, per_type=8,
+    errors=(Err("the input must be of rank 2 or higher: rank 1", "rank1", {}, ((4,),)),
+            Err("the input must be of rank 2 or higher: rank 0", "rank0", {"upper": 0}, ((),))))
+
+
+ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU)
 register_entries(ENTRIES)
