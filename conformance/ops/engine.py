@@ -293,7 +293,10 @@ def shape_patterns(entry: Entry, vs: VersionSpec) -> list[str]:
 
 
 def numerics_for(entry: Entry, type_name: str) -> list[str]:
-    """Numerics classes of a case whose first data input has ``type_name``."""
+    """Numerics classes of a case whose first data input has ``type_name`` (the entry's
+    ``numerics_classes`` where it has one)."""
+    if entry.numerics_classes is not None:
+        return list(entry.numerics_classes(type_name))
     k = V.kind(type_name)
     if k == V.FLOAT:
         if type_name not in V.IEEE:  # narrow types: the entry's own classes where numerics_types names them
@@ -361,6 +364,8 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
         j = 0
         many = len(combos) > 20
         lead = _lead_formal(entry, vs).type_str
+        # the patterns of the cycle (a shaped pattern with cycle=False gets only a fill case)
+        cyc = [s for s in shapes if entry.family != "shaped" or _shape_of(entry, s).cycle] or shapes
 
         def point(opset, combo, num, shape, tag, attrs, opt, params, arity, extra=(), k=0):
             if entry.numerics_rule is not None and not _num_admits(entry, v, num, attrs, opt, shape):
@@ -386,7 +391,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 tag, attrs = states[j % len(states)]
                 opt = opts[(j // 2) % len(opts)]
                 # a sweep (per_type) visits every pattern within each combination
-                shape = shapes[(r + ci) % len(shapes)] if entry.per_type else shapes[(j * 3 + ci) % len(shapes)]
+                shape = cyc[(r + ci) % len(cyc)] if entry.per_type else cyc[(j * 3 + ci) % len(cyc)]
                 arity = arities[j % len(arities)]
                 opset = ops_[j % len(ops_)] if len(ops_) < 3 or j % 7 == 3 else ops_[j % 2]
                 params = ("inputs", "initializers")[(j // 3) % 2] if n_inputs > 1 or arity > 1 else "inputs"

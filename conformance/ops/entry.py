@@ -196,6 +196,10 @@ class Shape:
             pattern (a structural input tied to the templates: ReduceSum-13's ``axes``
             ``[0, -1]``, Reshape's ``shape``); it replaces the drawn value in every numerics
             class and is never repaired.  Its template (if any) must match the value's shape.
+        cycle: the pattern takes part in the per-combination cycle (default); ``False``: only
+            the fill step gives it a case (one per version), for patterns that cannot hold an
+            entry's value table (rank 0, zero-size) where each combination has a single case
+            (Cast).
     """
 
     name: str
@@ -207,6 +211,7 @@ class Shape:
     numerics: tuple[str, ...] = ()
     outputs: tuple[tuple[str, ...], ...] | None = None
     values: Mapping[str, Any] = field(default_factory=dict)
+    cycle: bool = True
 
     def applies(self, version: int) -> bool:
         """Whether the pattern applies to ``version``."""
@@ -350,6 +355,11 @@ class Entry:
             ``[-s, s-1]`` for ``ctx.shapes``, Slice's starts/ends, Pad's pads); the value
             replaces the drawn one in every numerics class and is never repaired (a
             pattern's :attr:`Shape.values` take precedence).  Default: none.
+        numerics_classes: ``fn(type name of the first data input) -> classes``: the numerics
+            classes of a case, replacing the defaults by kind (each one of the entry's own
+            classes or a default one); one class makes one value case per type combination
+            (Cast: a per-pair value table).  Default: :func:`conformance.ops.engine.numerics_for`'s
+            defaults plus the entry's own.
     """
 
     op: str
@@ -391,6 +401,7 @@ class Entry:
     type_attrs: Callable[[int, Mapping[str, str]], Mapping[str, Any]] | None = None
     structural: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     numerics_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    numerics_classes: Callable[[str], tuple[str, ...]] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
