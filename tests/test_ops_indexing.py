@@ -29,7 +29,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("Gather", "GatherElements")
+OPS = ("Gather", "GatherElements", "GatherND")
 E = {e.op: e for e in ix.ENTRIES}
 
 
@@ -154,6 +154,50 @@ def test_gather_elements_oracle_matches_the_text_equation(seed):
             assert np.array_equal(got, _gather_elements_loop(x, idx, axis))
 
 
+# ============================================================================ GatherND: oracle
+@pytest.mark.parametrize("data,indices,b,want", [
+    ([[0, 1], [2, 3]], [[0, 0], [1, 1]], 0, [0, 3]),
+    ([[0, 1], [2, 3]], [[1], [0]], 0, [[2, 3], [0, 1]]),
+    ([[[0, 1], [2, 3]], [[4, 5], [6, 7]]], [[0, 1], [1, 0]], 0, [[2, 3], [4, 5]]),
+    ([[[0, 1], [2, 3]], [[4, 5], [6, 7]]], [[[0, 1]], [[1, 0]]], 0, [[[2, 3]], [[4, 5]]]),
+    ([[[0, 1], [2, 3]], [[4, 5], [6, 7]]], [[1], [0]], 1, [[2, 3], [4, 5]]),
+])
+def test_gather_nd_oracle_reproduces_the_text_examples(data, indices, b, want):
+    got = E["GatherND"].oracle(_ctx("GatherND", 13), _obj(data), _obj(indices), batch_dims=b)
+    assert got.tolist() == want
+
+
+def _gather_nd_fancy(data, idx, b):
+    """numpy advanced indexing per batch (an implementation independent of the oracle's loop)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    k = idx.shape[-1]
+    for j in range(k):
+        if ((idx[..., j] < -data.shape[b + j]) | (idx[..., j] >= data.shape[b + j])).any():
+            raise IndexError("index out of bounds")
+    if b and idx.shape[:b] != data.shape[:b]:
+        raise ValueError("batch dims differ")
+    nb = int(np.prod(data.shape[:b], dtype=np.int64))
+    d = data.reshape((nb,) + data.shape[b:])
+    i = idx.reshape((nb, -1, k))
+    out = np.stack([d[n][tuple(i[n, :, j] for j in range(k))] for n in range(nb)]) if nb else \
+        np.empty((0, i.shape[1]) + data.shape[b + k:], dtype=data.dtype)
+    return out.reshape(idx.shape[:-1] + data.shape[b + k:])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_gather_nd_oracle_matches_fancy_indexing(seed):
+    rng = np.random.default_rng(seed)
+    for r in range(1, 5):
+        for b in range(0, r):
+            shape = tuple(int(d) for d in rng.integers(1, 4, size=r))
+            x = rng.normal(size=shape)
+            for k in range(1, r - b + 1):
+                lead = shape[:b] + tuple(int(d) for d in rng.integers(0, 3, size=int(rng.integers(0, 2))))
+                idx = np.stack([rng.integers(-shape[b + j], shape[b + j], size=lead) for j in range(k)], axis=-1)
+                got = E["GatherND"].oracle(_ctx("GatherND", 13), x, _obj(idx), batch_dims=b)
+                assert np.array_equal(got, _gather_nd_fancy(x, idx, b))
+
+
 # ============================================================================ kernels
 def _axis(attrs, rank, default=0, lo=None, hi=None):
     """The ``axis`` attribute, checked against [-r, r-1] (or [lo, hi])."""
@@ -184,7 +228,19 @@ def k_gather_elements(ins, attrs, outs, opset, flaw=None):
     return {outs[0]: _gather_elements_loop(data, idx, axis)}
 
 
-KERNELS = {"Gather": k_gather, "GatherElements": k_gather_elements}
+def k_gather_nd(ins, attrs, outs, opset, flaw=None):
+    data, idx = ins["data"], np.asarray(ins["indices"]).astype(np.int64)
+    b = attrs.get("batch_dims", 0)
+    if idx.ndim < 1 or not 0 <= b < min(idx.ndim, data.ndim) or idx.shape[-1] > data.ndim - b:
+        raise ValueError("invalid GatherND shapes")
+    if flaw == "batch-dims-ignored":
+        b = 0
+    if flaw == "negative-not-wrapped":
+        idx = np.maximum(idx, 0)
+    return {outs[0]: _gather_nd_fancy(data, idx, b)}
+
+
+KERNELS = {"Gather": k_gather, "GatherElements": k_gather_elements, "GatherND": k_gather_nd}
 
 
 def _backend(flaw=None, op=None):
@@ -207,6 +263,8 @@ WRONG = {
     "negative-not-wrapped/GatherElements": ("GatherElements", lambda c: (_index_array(c) < 0).any()),
     "wrong-axis/GatherElements": ("GatherElements",
                                   lambda c: c.attributes.get("axis", 0) not in (0, -len(c.inputs[0].shape))),
+    "negative-not-wrapped/GatherND": ("GatherND", lambda c: (_index_array(c) < 0).any()),
+    "batch-dims-ignored": ("GatherND", lambda c: c.attributes.get("batch_dims", 0) > 0),
 }
 
 
@@ -309,3 +367,18 @@ def test_gather_elements_shapes_and_indices(suite):
         assert any(c.attributes.get("axis", 0) < 0 for c in mine)
         assert any("axis" not in c.attributes for c in mine)
         assert any(any(a > b for a, b in zip(c.inputs[0].shape, c.inputs[1].shape)) for c in mine)
+
+
+def test_gather_nd_shapes_and_batch_dims(suite):
+    """batch_dims 1 and 2 from 12 only; every version: rank-0 outputs (k = r, q = 1),
+    negative indices, zero-size indices; version 12 and 13 also leave batch_dims out."""
+    cases = _values(suite, "GatherND")
+    assert {c.since_version for c in cases if c.attributes.get("batch_dims", 0)} == {12, 13}
+    for v in (12, 13):
+        assert {c.attributes.get("batch_dims", 0) for c in cases if c.since_version == v} == {0, 1, 2}
+        assert any("batch_dims" not in c.attributes for c in cases if c.since_version == v)
+    for v in (11, 12, 13):
+        mine = [c for c in cases if c.since_version == v]
+        assert any(c.tags["rank"] == 0 for c in mine)
+        assert any((_index_array(c) < 0).any() for c in mine)
+        assert any(_index_array(c).size == 0 for c in mine)

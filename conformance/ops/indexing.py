@@ -204,5 +204,86 @@ GATHER_ELEMENTS = Entry(
 )
 
 
-ENTRIES: tuple = (GATHER, GATHER_ELEMENTS)
+# ============================================================================= GatherND
+def _nd_targets(data_shape, idx, b: int):
+    """(position in indices' leading dims, target index tuple into data, wrapped) for every
+    index tuple of ``idx`` (its last dim k), batch dims ``b`` first: ``data[pos[:b] + t]``."""
+    idx = np.asarray(idx, dtype=object)
+    for pos in np.ndindex(*idx.shape[:-1]):
+        t = tuple(int(v) + (data_shape[b + j] if int(v) < 0 else 0) for j, v in enumerate(idx[pos]))
+        yield pos, tuple(pos[:b]) + t
+
+
+def gather_nd(ctx, data, indices, batch_dims=0):
+    """GatherND (11, 12, 13): every index tuple of ``indices`` (its last dim k, values in
+    [-s, s-1] of the data dim they index) selects ``data[batch..., tuple, :]``; the first
+    ``batch_dims`` dims of data and indices are batch dims (from 12).  Output of shape
+    ``indices.shape[:-1] + data.shape[b + k:]`` (rank ``q + r - k - 1 - b``)."""
+    b = int(batch_dims)
+    idx = np.asarray(indices, dtype=object)
+    k = idx.shape[-1]
+    out = np.empty(idx.shape[:-1] + data.shape[b + k:], dtype=data.dtype)
+    for pos, target in _nd_targets(data.shape, idx, b):
+        out[pos] = data[target]
+    return out
+
+
+def _gather_nd_indices(rng, ctx):
+    data, shape = ctx.shapes["data"], ctx.shapes["indices"]
+    b = int(ctx.attrs.get("batch_dims", 0))
+    cols = [index_values(rng, shape[:-1], data[b + j], negative=True) for j in range(shape[-1])]
+    out = np.empty(shape, dtype=object)
+    for j, col in enumerate(cols):
+        out[..., j] = col
+    return out
+
+
+def _gather_nd_shapes() -> tuple[Shape, ...]:
+    def sh(name, data, ind, b=None, **kw):
+        return Shape(name, {"data": data, "indices": ind}, {} if b is None else {"batch_dims": b}, **kw)
+
+    small = {c: (1, 3) for c in "ABCDNM"}
+    return (
+        sh("r1/q1/k=1", "A", "1"),
+        sh("r1/q2/k=1", "A", "N1", dims={"N": (3, 6)}),
+        sh("r2/q2/k=2", "AB", "N2"),
+        sh("r2/q2/k=1", "AB", "N1"),
+        sh("r2/q1/k=2", "AB", "2"),
+        sh("r3/q2/k=2", "ABC", "N2"),
+        sh("r3/q3/k=2", "ABC", "NM2"),
+        sh("r3/q2/k=3", "ABC", "N3"),
+        sh("r3/q3/k=1", "ABC", "NM1"),
+        sh("r4/q2/k=2", "ABCD", "N2", dims=small),
+        sh("zero-size/indices", "AB", "02"),
+        sh("zero-size/data", "A0", "N1"),
+        sh("b=1/r2/q2/k=1", "BA", "B1", 1, since=12),
+        sh("b=1/r3/q2/k=1", "BAC", "B1", 1, since=12),
+        sh("b=1/r3/q3/k=2", "BAC", "BN2", 1, since=12),
+        sh("b=1/r3/q3/k=1", "BAC", "BN1", 1, since=12),
+        sh("b=2/r4/q3/k=1", "BDAC", "BD1", 2, since=12, dims=small),
+        sh("b=2/r4/q4/k=2", "BDAC", "BDN2", 2, since=12, dims=small),
+        sh("b=1/zero-size/indices", "BA", "B01", 1, since=12),
+    )
+
+
+GATHER_ND = Entry(
+    "GatherND", gather_nd, family="shaped", shapes=_gather_nd_shapes(), structural={"indices": _gather_nd_indices},
+    signed_zero=True, notes={12: "batch_dims", 13: "bfloat16"},
+    errors=(
+        Err("indices_shape[-1] must be at most the rank of data (minus batch_dims)", "k>r", {}, ((3, 4), (1, 3)),
+            values={"indices": [[0, 1, 1]]}),
+        Err("'It is an error if any of the index values are out of bounds': index 3 on a dim of size 3", "index=s",
+            {}, ((3, 2), (2, 1)), values={"indices": [[0], [3]]}),
+        Err("'It is an error if any of the index values are out of bounds': index -4 outside [-3, 2]",
+            "index=-s-1", {}, ((3, 2), (2, 1)), values={"indices": [[-4], [1]]}),
+        Err("indices must be of rank q >= 1", "indices-rank0", {}, ((3, 2), ()), values={"indices": 0}),
+        Err("batch_dims b < min(q, r) is to be honored", "batch_dims=rank", {"batch_dims": 2}, ((2, 3), (2, 1)),
+            since=12, values={"indices": [[0], [1]]}),
+        Err("the first batch_dims dimensions of data and indices must be equal", "batch-mismatch",
+            {"batch_dims": 1}, ((2, 3, 4), (3, 1)), since=12, values={"indices": [[0], [1], [2]]}),
+    ),
+)
+
+
+ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND)
 register_entries(ENTRIES)
