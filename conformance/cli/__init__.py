@@ -402,6 +402,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(stderr=False, highlight=False, soft_wrap=True, width=_pipe_width(sys.stdout))
     err = Console(stderr=True, highlight=False, soft_wrap=True, width=_pipe_width(sys.stderr))
+    from ..compat import problems
+
+    found = problems()  # a release below the supported range: say which, before any traceback deep inside
+    if found:
+        for problem in found:
+            err.print(f"[red]error:[/red] {escape(problem)}", markup=True)
+        return 2
     try:
         return args.fn(args, console)
     except UsageError as exc:
