@@ -5,9 +5,11 @@ One place for the opset facts every generator needs:
 * :data:`LATEST_OPSET`: the newest ai.onnx opset the installed onnx defines
   (``onnx.defs.onnx_opset_version()``; 28 with onnx 1.23).  The installed onnx is part of
   the suite's recorded versions, so deriving it keeps "same versions, same bytes".
-* :data:`RUNTIME_OPSET`: the newest ai.onnx opset onnxruntime 1.31/1.32 loads (26).  Most
-  cases import at most this opset, so that the default runtime can run them; a few cases of
-  each operator's newest version import :data:`LATEST_OPSET` as well.
+* :data:`RUNTIME_OPSET`: the newest ai.onnx opset that the onnxruntime releases vendors ship
+  load (26: 1.25 to 1.31 refuse opset-28 models, "Unsupported model IR version: 14, max
+  supported IR version: 13"; 1.32 loads them, measured in docs/compat.md).  Most cases
+  import at most this opset, so that those runtimes can run them; a few cases of each
+  operator's newest version import :data:`LATEST_OPSET` as well.
 
 A version ``since`` of an operator is in force from opset ``since`` to the opset before the
 next version (:func:`last_opset`).  :func:`opsets` gives the schedule the cases of that
@@ -25,8 +27,8 @@ from ..opspec import OpSpec
 
 #: Newest ai.onnx opset of the installed onnx (onnx 1.23: 28).
 LATEST_OPSET: int = int(onnx.defs.onnx_opset_version())
-#: Newest ai.onnx opset onnxruntime 1.31 and 1.32 load; cases stay at or below it except a
-#: few per operator at :data:`LATEST_OPSET`.
+#: Newest ai.onnx opset onnxruntime 1.25-1.31 load; cases stay at or below it except a few
+#: per operator at :data:`LATEST_OPSET`.
 RUNTIME_OPSET: int = 26
 
 
