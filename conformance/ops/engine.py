@@ -793,6 +793,19 @@ def _full_attrs(vs: VersionSpec, given: dict) -> dict:
     return full
 
 
+def _output_occurrences(entry: Entry, vs: VersionSpec, shape: str) -> list:
+    """The version's output formals with a variadic one (Split's ``outputs``) expanded into the
+    shaped pattern's :attr:`Shape.variadic_outputs` occurrences, named ``<formal>_<i>``; the
+    formals unchanged otherwise.  The oracle returns the occurrences in place of the formal."""
+    n = _shape_of(entry, shape).variadic_outputs if entry.family == "shaped" else 0
+    if not n:
+        return list(vs.outputs)
+    out = []
+    for f in vs.outputs:
+        out += [dataclasses.replace(f, name=f"{f.name}_{i}") for i in range(n)] if f.option == "variadic" else [f]
+    return out
+
+
 def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None = None) -> Case:
     """The value case at coordinate ``p`` (random shapes and data from ``rng``).
 
@@ -816,8 +829,15 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         f = data_formals[0]
         occ = [(f.name, f"{f.name}_{i}", shapes[i], True) for i in range(p.arity)]
     elif shaped:
-        occ = [(f.name, f.name, shapes.get(f.name, ()), f.option != "optional" or f.name in p.optional)
-               for f in vs.inputs]
+        for f in vs.inputs:
+            if f.option == "variadic" and f.name not in shapes and f"{f.name}_0" in shapes:
+                # a variadic formal (Concat's inputs): one occurrence per template <formal>_<i>
+                i = 0
+                while f"{f.name}_{i}" in shapes:
+                    occ.append((f.name, f"{f.name}_{i}", shapes[f"{f.name}_{i}"], True))
+                    i += 1
+            else:
+                occ.append((f.name, f.name, shapes.get(f.name, ()), f.option != "optional" or f.name in p.optional))
     else:
         di = 0
         for f in vs.inputs:
@@ -827,14 +847,17 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
                 occ.append((f.name, f.name, shapes[di], True))
                 di += 1
     types = [_type_name(next(f.type_str for f in vs.inputs if f.name == o[0]), combo) for o in occ]
-    out_formals = [f for f in vs.outputs if f.option != "optional" or f.name in p.outputs]
-    out_index = [i for i, f in enumerate(vs.outputs) if f.option != "optional" or f.name in p.outputs]
+    outs_v = _output_occurrences(entry, vs, p.shape)
+    out_formals = [f for f in outs_v if f.option != "optional" or f.name in p.outputs]
+    out_index = [i for i, f in enumerate(outs_v) if f.option != "optional" or f.name in p.outputs]
     out_types = [_type_name(f.type_str, combo) for f in out_formals]
     full_attrs = _full_attrs(vs, attrs_given)
     pattern_values = dict(_shape_of(entry, p.shape).values) if shaped else {}
     ctx = Ctx(entry.op, p.version, p.opset, {o[0]: t for o, t in zip(occ, types) if o[3]},
               {f.name: t for f, t in zip(out_formals, out_types)}, full_attrs,
-              tuple(f.name for f in out_formals), {o[0]: tuple(o[2]) for o in occ if o[3] and o[2] is not None},
+              tuple(f.name for f in out_formals), {**{o[0]: tuple(o[2]) for o in occ if o[3] and o[2] is not None},
+                                                   **({o[1]: tuple(o[2]) for o in occ if o[3] and o[1] != o[0]}
+                                                      if shaped else {})},
               dict(attrs_given), {o[0]: pattern_values[o[0]] for o in occ if o[3] and o[0] in pattern_values})
     n_data = sum(1 for o in occ if o[3] and o[2] is not None and o[0] in data_names)
 
@@ -917,7 +940,7 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
             raise ValueError(f"{entry.op}-{p.version}: repair changed an input every data set repeats")
         sets.append((fin_k, outs_k))
     # the case
-    gname = {f.name: entry.output_names.get(f.name, f.name) for f in vs.outputs}
+    gname = {f.name: entry.output_names.get(f.name, f.name) for f in outs_v}
     inputs, feeds_all = [], [{} for _ in sets]
     for i, ((formal, node_name, _, present), t) in enumerate(zip(occ, types)):
         if not present:
@@ -942,7 +965,7 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
                 own[f.name] if own is not None else
                 tolerance_for(entry, t, ctx, [x for x in fin_k if x is not None], full_attrs))
     outputs = []
-    for f in vs.outputs:
+    for f in outs_v:
         t = _type_name(f.type_str, combo)
         if f.name not in tols:
             outputs.append(Output(gname[f.name], V.elem(t), present=False))
@@ -1061,9 +1084,11 @@ def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why, err=None
     if shapes is None:
         shapes = [(2, 3)] * (len(formals) if entry.family != "variadic" else 2)
     inputs, feeds = [], {}
-    names = ([f"{formals[0].name}_{i}" for i in range(len(shapes))] if entry.family == "variadic"
+    # a variadic first input (family variadic; family shaped: Concat) gets one occurrence per shape
+    variadic = entry.family == "variadic" or (entry.family == "shaped" and formals[0].option == "variadic")
+    names = ([f"{formals[0].name}_{i}" for i in range(len(shapes))] if variadic
              else [f.name for f in vs.inputs][: len(shapes)])
-    ftypes = ([formals[0].type_str] * len(shapes) if entry.family == "variadic"
+    ftypes = ([formals[0].type_str] * len(shapes) if variadic
               else [f.type_str for f in vs.inputs][: len(shapes)])
     over = dict(err.types) if err is not None else {}
     for name, shp, ts in zip(names, shapes, ftypes):

@@ -200,6 +200,13 @@ class Shape:
             the fill step gives it a case (one per version), for patterns that cannot hold an
             entry's value table (rank 0, zero-size) where each combination has a single case
             (Cast).
+        variadic_outputs: the number of occurrences of the version's variadic output (Split's
+            ``outputs``), named ``<formal>_<i>``; the oracle returns them in the formal's place
+            and ``Ctx.outputs`` lists their names.  0 (default): the formal once, by its name.
+
+    A variadic input (Concat's ``inputs``) gets one occurrence per template named
+    ``<formal>_<i>`` (``inputs_0``, ``inputs_1``...; ``Ctx.shapes`` has each by that name), in
+    place of a template named by the formal.
     """
 
     name: str
@@ -212,6 +219,7 @@ class Shape:
     outputs: tuple[tuple[str, ...], ...] | None = None
     values: Mapping[str, Any] = field(default_factory=dict)
     cycle: bool = True
+    variadic_outputs: int = 0
 
     def applies(self, version: int) -> bool:
         """Whether the pattern applies to ``version``."""
