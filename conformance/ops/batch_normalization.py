@@ -496,11 +496,11 @@ def _tags(ctx) -> dict:
 def _per_type(version: int, combo) -> int:
     """Value cases per type combination: 42 per type before 14 (one type parameter, 3 types);
     for 14 and 15 fewer for the mixed combinations, which few runtimes implement (12 x 7 + 4 x
-    18 and 60 x 3 + 4 x 18)."""
+    28 and 60 x 3 + 4 x 28: the single-type depth of the retired generator)."""
     if version < 14:
         return 42
     if len(set(combo.values())) == 1:
-        return 18
+        return 28
     return 7 if version == 14 else 3
 
 
