@@ -1,6 +1,318 @@
-"""Placeholder: the entries of this family are being written (issue 11)."""
+"""The linear-algebra operators as entries of the operator table (family ``shaped``): MatMul,
+Gemm, MatMulInteger, Einsum, Det.
 
+Exact oracles and accumulation bounds: :mod:`conformance.reference.linalg` (integer arithmetic
+on the exact inputs, rounded once; IEEE special values term by term).  What the entries add to
+the schema:
+
+**Tolerance (MatMul, Gemm, Einsum, Det).**  The texts fix no summation order, blocking or
+fused multiply-add, so every order is legitimate; they fix no accumulation precision either.
+MatMul "behaves like numpy.matmul", and numpy.matmul accumulates float16 in float32 (measured
+in the tests: its float16 product over K = 4096 is the float32 sum rounded once), so the
+mandated accumulation precision is **at least float32 for float16 and bfloat16**, and the type
+itself for float and double (:data:`conformance.reference.linalg.ACC`); the same rule is used
+for Gemm, Einsum and Det.  Per output element, with ``S = sum |terms|`` (``|A||B|`` for
+MatMul) and ``u`` the accumulation precision's unit roundoff, every legitimate kernel is
+within ``gamma_K(u) S + K s`` of the exact value (Higham eq. 3.5; ``s`` the subnormal half
+of each product that may underflow); :func:`conformance.reference.linalg.final_tolerance`
+adds the rounding to ``T`` on both sides.  The comparison takes the largest bound over the
+output as ``atol`` (:class:`conformance.tolerance.Tolerance` has one ``atol`` per output).
+Long inner dimensions (K of 1024-4096) in float16/bfloat16 make float16 accumulation fail: a
+sequential float16 sum of 4096 positive products stagnates hundreds of units off, where the
+bound allows about one.  Integer results are exact; overflow is undefined and never
+generated (the drawn magnitudes keep every partial sum inside the type).
+
+**MatMul.**  numpy.matmul semantics: a 1-D A is promoted to ``[1, K]`` and a 1-D B to
+``[K, 1]``, the added dimension removed from the result (a 1-D x 1-D product is a scalar);
+batch dimensions broadcast multidirectionally; K = 0 gives zeros; rank-0 operands are
+errors.  Shape table :func:`_matmul_shapes`; numerics ``normal``, ``wide`` (rows of A and
+columns of B scaled by powers of two as far as the type allows without overflow),
+``special`` (NaN, +-inf, +-0 and subnormals placed so that outputs are NaN by ``inf * 0``,
+NaN by opposite infinities, +-inf and finite), ``positive`` (all terms positive: the
+stagnation case of low-precision accumulation, on the long patterns), integer ``int``
+(magnitudes up to ``sqrt(max / K)``) and ``int-extremes`` (A holds the type's extremes, B
+is one-hot per column: the output is A's extremes, exactly, which a kernel converting 64-bit
+integers to double loses).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..reference import linalg as ref
+from ..tolerance import Tolerance
+from . import values as V
 from .engine import register_entries
+from .entry import Entry, Err, Shape
 
-ENTRIES: tuple = ()
+# ----------------------------------------------------------------------------- shared helpers
+
+
+def _matrix_views(op: str, ctx, a: np.ndarray, b: np.ndarray):
+    """Writeable views of A and B as ``[..., M, K]`` and ``[..., K, N]`` (1-D operands
+    promoted as numpy.matmul does; Gemm's transposes undone)."""
+    if op == "Gemm":
+        return (a.T if ctx.attrs.get("transA") else a), (b.T if ctx.attrs.get("transB") else b)
+    return (a if a.ndim >= 2 else a[None, :]), (b if b.ndim >= 2 else b[:, None])
+
+
+def _at(x: np.ndarray, i: int, j: int) -> tuple:
+    """Index of element ``(i, j)`` of the first matrix of a ``[..., R, C]`` view."""
+    return (0,) * (x.ndim - 2) + (i, j)
+
+
+def _terms(op: str, ctx, shapes) -> int:
+    """K: the number of products per output element."""
+    a = shapes[0]
+    if op == "Gemm":
+        return a[0] if ctx.attrs.get("transA") else a[1]
+    return a[-1]
+
+
+def _uniform(rng, shape, t: str, lo: float, hi: float) -> np.ndarray:
+    return V.representable(rng.uniform(lo, hi, size=shape), t)
+
+
+def _float_type(ctx) -> str:
+    return next(iter(ctx.types.values()))
+
+
+def wide(op: str):
+    """Numerics class ``wide``: rows of A and columns of B scaled by powers of two in
+    ``[-E, E]`` (elements also by ``2^[-j, j]``, ``j <= 3``), ``E`` and ``j`` the largest for
+    which ``K`` products stay four times below the type's largest value (and the scales clear
+    of the subnormal range); C (Gemm) over the products' range."""
+
+    def fn(rng, ctx, shapes):
+        t = _float_type(ctx)
+        k = max(1, _terms(op, ctx, shapes))
+        fi = V.finfo(t)
+        room = int(math.log2(float(fi.max))) - 2 - math.ceil(math.log2(k))  # log2 of the largest product
+        j = min(3, max(0, room // 4))
+        e = max(0, min((room - 2 * j) // 2, int(-math.log2(float(fi.smallest_normal))) // 2 - 4))
+        a = rng.uniform(-1, 1, size=shapes[0]) * 2.0 ** rng.integers(-j, j + 1, size=shapes[0])
+        b = rng.uniform(-1, 1, size=shapes[1]) * 2.0 ** rng.integers(-j, j + 1, size=shapes[1])
+        av, bv = _matrix_views(op, ctx, a, b)
+        if av.size and bv.size:
+            av *= 2.0 ** rng.integers(-e, e + 1, size=av.shape[:-1])[..., None]
+            bv *= 2.0 ** rng.integers(-e, e + 1, size=bv.shape[:-2] + bv.shape[-1:])[..., None, :]
+        out = [V.representable(a, t), V.representable(b, t)]
+        for s in shapes[2:]:  # Gemm's C
+            out.append(V.representable(rng.uniform(-1, 1, size=s) * 2.0 ** rng.integers(-2 * e, 2 * e + 1, size=s), t))
+        return out
+
+    fn.__name__ = fn.__qualname__ = f"{op.lower()}_wide"
+    return fn
+
+
+def special(op: str):
+    """Numerics class ``special``: ordinary values in [-2, 2], then in the first matrix of A
+    and B: ``inf`` meeting a zero (a NaN output), ``+inf`` and ``-inf`` in one row (NaN), a
+    single infinity (``+-inf``), a NaN, ``-0``, ``+0`` and subnormals (ordinary outputs)."""
+
+    def fn(rng, ctx, shapes):
+        t = _float_type(ctx)
+        fi = V.finfo(t)
+        sub, tiny = float(fi.smallest_subnormal), float(fi.smallest_normal)
+        a = _uniform(rng, shapes[0], t, -2, 2)
+        b = _uniform(rng, shapes[1], t, 0.25, 2)  # no zero in B unless placed
+        av, bv = _matrix_views(op, ctx, a, b)
+        if av.size and bv.size:
+            m, k = av.shape[-2:]
+            n = bv.shape[-1]
+            rows = list(range(m))
+            rng.shuffle(rows)
+            plan = ["inf*0", "opposite", "one-inf", "nan", "zeros"]
+            for r, what in zip(rows, plan[int(rng.integers(len(plan))):] + plan):
+                if what == "inf*0":
+                    av[_at(av, r, 0)] = math.inf
+                    bv[_at(bv, 0, int(rng.integers(n)))] = 0.0
+                elif what == "opposite" and k >= 2:
+                    av[_at(av, r, 0)], av[_at(av, r, k - 1)] = math.inf, -math.inf
+                elif what == "one-inf":
+                    av[_at(av, r, k - 1)] = -math.inf if rng.random() < 0.5 else math.inf
+                elif what == "nan":
+                    av[_at(av, r, int(rng.integers(k)))] = math.nan
+                elif what == "zeros":
+                    av[_at(av, r, 0)] = -0.0
+                    av[_at(av, r, k - 1)] = sub
+                    if k >= 3:
+                        av[_at(av, r, 1)] = -tiny
+        out = [a, b]
+        for s in shapes[2:]:  # Gemm's C: finite (beta * C with C special is beta's business)
+            out.append(_uniform(rng, s, t, -2, 2))
+        return out
+
+    fn.__name__ = fn.__qualname__ = f"{op.lower()}_special"
+    return fn
+
+
+def positive(rng, ctx, shapes):
+    """Numerics class ``positive``: every input in [1/16, 1]: partial sums only grow, so an
+    accumulator below the mandated precision stagnates (the long-K patterns)."""
+    t = _float_type(ctx)
+    return [_uniform(rng, s, t, 1 / 16, 1) for s in shapes]
+
+
+def _int_range(t: str, share: int) -> tuple[int, int]:
+    """``[lo, hi]`` of drawn integers of type ``t`` such that ``share`` of them summed stay
+    inside the type (a magnitude bound ``max // share``)."""
+    info = V.iinfo(t)
+    hi = int(info.max) // max(1, share)
+    return (-hi if int(info.min) < 0 else 0), hi
+
+
+def _ints(rng, shape, lo: int, hi: int) -> np.ndarray:
+    out = np.empty(shape, dtype=object)
+    out.ravel()[:] = [int(v) for v in rng.integers(lo, hi, size=int(np.prod(shape, dtype=np.int64)), endpoint=True,
+                                                   dtype=np.int64 if lo < 0 else np.uint64)]
+    return out
+
+
+def int_class(op: str):
+    """Numerics class ``int`` of MatMul/Gemm: magnitudes up to ``isqrt(max / (2 |alpha| K))``
+    (Gemm's C up to ``max / (2 |beta|)``), with the range's extremes present: no partial sum
+    leaves the type, whatever the order."""
+
+    def fn(rng, ctx, shapes):
+        t = next(iter(ctx.types.values()))
+        k = max(1, _terms(op, ctx, shapes))
+        alpha = abs(ctx.attrs.get("alpha", 1.0)) if op == "Gemm" else 1.0
+        info = V.iinfo(t)
+        m = math.isqrt(int(info.max) // max(1, int(2 * max(alpha, 1.0) * k)))
+        lo = -m if int(info.min) < 0 else 0
+        out = [_ints(rng, s, lo, m) for s in shapes[:2]]
+        for x in out:
+            if x.size >= 2:
+                x.ravel()[0], x.ravel()[-1] = m, lo
+        for s in shapes[2:]:
+            beta = abs(ctx.attrs.get("beta", 1.0))
+            clo, chi = _int_range(t, int(2 * max(beta, 1.0)))
+            out.append(_ints(rng, s, clo, chi))
+        return out
+
+    fn.__name__ = fn.__qualname__ = f"{op.lower()}_int"
+    return fn
+
+
+def int_extremes(op: str):
+    """Numerics class ``int-extremes`` of MatMul/Gemm: A holds the extremes of the range its
+    term may take (the type's for MatMul; ``max / (2 |alpha|)`` for Gemm), B is one-hot per
+    column (each output element is one element of A, exactly), Gemm's C holds the extremes of
+    ``max / (2 |beta|)``."""
+
+    def fn(rng, ctx, shapes):
+        t = next(iter(ctx.types.values()))
+        info = V.iinfo(t)
+        if op == "Gemm":
+            alpha, beta = abs(ctx.attrs.get("alpha", 1.0)), abs(ctx.attrs.get("beta", 1.0))
+            lo, hi = _int_range(t, int(2 * alpha) if alpha else 1)
+        else:
+            lo, hi = int(info.min), int(info.max)
+        ext = sorted({lo, lo + 1, hi, hi - 1, 0, 1} | ({-1} if lo < 0 else set()))
+        a = np.empty(shapes[0], dtype=object)
+        a.ravel()[:] = [ext[int(i)] for i in rng.integers(len(ext), size=a.size)]
+        b = np.zeros(shapes[1], dtype=object)
+        av, bv = _matrix_views(op, ctx, a, b)
+        if bv.size:
+            kk = bv.shape[-2]
+            for idx in np.ndindex(*bv.shape[:-2], bv.shape[-1]):
+                bv[idx[:-1] + (int(rng.integers(kk)), idx[-1])] = 1
+        out = [a, b]
+        for s in shapes[2:]:
+            clo, chi = _int_range(t, int(2 * beta) if beta else 1)
+            cext = [clo, chi, 0, 1]
+            c = np.empty(s, dtype=object)
+            c.ravel()[:] = [cext[int(i)] for i in rng.integers(len(cext), size=c.size)]
+            out.append(c)
+        return out
+
+    fn.__name__ = fn.__qualname__ = f"{op.lower()}_int_extremes"
+    return fn
+
+
+def _finite_max(x) -> float:
+    x = np.asarray(x, dtype=np.float64)
+    return float(x.max()) if x.size else 0.0
+
+
+def bound_tolerance(t: str, bound: np.ndarray, expected) -> Tolerance:
+    """The tolerance of a ``t``-typed output whose exact values are ``expected`` and whose
+    per-element accumulation bound is ``bound`` (largest over the finite expected elements;
+    non-finite ones compare exactly): :func:`conformance.reference.linalg.final_tolerance`."""
+    if V.kind(t) != V.FLOAT:
+        return Tolerance(0.0, 0.0, exact=True)
+    fi = V.finfo(t)
+    e = np.asarray(expected, dtype=np.float64)
+    b = np.broadcast_to(np.asarray(bound, dtype=np.float64), e.shape)
+    atol, rtol = ref.final_tolerance(_finite_max(b[np.isfinite(e)]), float(fi.eps) / 2,
+                                     float(fi.smallest_subnormal))
+    return Tolerance(atol, rtol, variants=("bound",))
+
+
+# ----------------------------------------------------------------------------- MatMul
+def matmul_oracle(ctx, a, b, **attrs):
+    """numpy.matmul of the exact inputs, exactly (:func:`conformance.reference.linalg.exact_matmul`)."""
+    return ref.exact_matmul(a, b)
+
+
+def matmul_tolerance(ctx, inputs, attrs, outputs):
+    """Higham's bound ``gamma_K(u) (|A||B|)_ij + K s`` in the mandated accumulation precision
+    (module docstring)."""
+    t = ctx.out_types["Y"]
+    if V.kind(t) != V.FLOAT:
+        return {"Y": Tolerance(0.0, 0.0, exact=True)}
+    a, b = inputs[0], inputs[1]
+    u, s = ref.ACC[t]
+    k = np.shape(a)[-1]
+    bound = ref.gamma(k, u) * ref.abs_matmul(a, b) + k * s
+    return {"Y": bound_tolerance(t, bound, outputs["Y"])}
+
+
+def _matmul_shapes() -> tuple[Shape, ...]:
+    long = ("normal", "positive")
+    return (
+        Shape("2d", {"A": "MK", "B": "KN"}),
+        Shape("2d/K=5-16", {"A": "MK", "B": "KN"}, dims={"K": (5, 16)}),
+        Shape("1d-1d", {"A": "K", "B": "K"}, dims={"K": (1, 8)}),
+        Shape("1d-A", {"A": "K", "B": "KN"}),
+        Shape("1d-B", {"A": "MK", "B": "K"}),
+        Shape("1d-A/batch", {"A": "K", "B": "SKN"}),
+        Shape("1d-B/batch", {"A": "SMK", "B": "K"}),
+        Shape("batch", {"A": "SMK", "B": "SKN"}),
+        Shape("batch-A", {"A": "SMK", "B": "KN"}),
+        Shape("batch-B", {"A": "MK", "B": "SKN"}),
+        Shape("batch-broadcast", {"A": "S1MK", "B": "1PKN"}),
+        Shape("rank4-x-rank3", {"A": "S2MK", "B": "2KN"}, dims={"S": (1, 3)}),
+        Shape("size1", {"A": "1K", "B": "K1"}),
+        Shape("zero-K", {"A": "M0", "B": "0N"}),
+        Shape("zero-M", {"A": "0K", "B": "KN"}),
+        Shape("zero-batch", {"A": "0MK", "B": "KN"}),
+        Shape("long-K", {"A": "2L", "B": "L3"}, dims={"L": (1024, 4096)}, numerics=long),
+        Shape("long-K/1d-A", {"A": "L", "B": "L2"}, dims={"L": (1024, 4096)}, numerics=long),
+    )
+
+
+_MATMUL_ERRORS = (
+    Err("the inner dimensions differ (numpy.matmul: A [..., M, K] x B [..., K, N])", "inner-mismatch",
+        shapes=((2, 3), (4, 2))),
+    Err("1-D operands of different lengths (numpy.matmul: the inner product needs equal K)", "1d-mismatch",
+        shapes=((3,), (4,))),
+    Err("batch dimensions [2] and [3] do not broadcast (numpy.matmul broadcasts the batch dims)",
+        "batch-mismatch", shapes=((2, 2, 3), (3, 3, 2))),
+    Err("numpy.matmul rejects a rank-0 operand ('matmul: Input operand 0 does not have enough dimensions')",
+        "scalar", shapes=((), (3,))),
+)
+
+MATMUL = Entry(
+    "MatMul", matmul_oracle, family="shaped", shapes=_matmul_shapes(), tolerance=matmul_tolerance,
+    float_numerics={"wide": wide("MatMul"), "special": special("MatMul"), "positive": positive},
+    int_numerics={"int": int_class("MatMul"), "int-extremes": int_extremes("MatMul")},
+    per_type=18, errors=_MATMUL_ERRORS,
+    notes={9: "integer types (uint32, uint64, int32, int64)", 13: "bfloat16"},
+)
+
+ENTRIES = (MATMUL,)
 register_entries(ENTRIES)

@@ -1,0 +1,351 @@
+"""Tests of the linear-algebra entries (``conformance/ops/linalg.py``, oracles and bounds in
+``conformance/reference/linalg.py``).
+
+* the oracles against independent formulas (Python loops over ``fractions.Fraction``,
+  numpy in float64, the spec's examples in onnx's node tests);
+* agreement with ``onnx.reference`` on every generated case, each disagreement explained;
+* numpy kernels through ``KernelBackend``: legitimate ones (float32 accumulation of 16-bit
+  types in sequential, reverse, pairwise, blocked and FMA order; float64; BLAS) pass every
+  case; the deliberately wrong ones (float16 accumulation, no 1-D promotion, integers through
+  double, ...) fail at least one case of the cases they target;
+* coverage: every type combination of every version, the trap patterns present.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections import Counter
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+
+from conformance.backends import resolve_backend
+from conformance.backends.kernel import KernelBackend
+from conformance.coverage import compute_coverage
+from conformance.ops import linalg, values as V
+from conformance.reference import linalg as ref
+from conformance.runner import run_cases
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+OPS = ["MatMul"]
+E = {e.op: e for e in linalg.ENTRIES}
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _obj(vals, shape=None):
+    a = np.empty(len(vals), dtype=object)
+    a[:] = list(vals)
+    return a.reshape(shape) if shape is not None else a
+
+
+def _feeds(case):
+    """The inputs of a case by name, graph inputs and initializers together (absent: None)."""
+    ds = case.datasets[0].inputs
+    return {i.name: (ds[i.name] if i.name in ds else i.value) if i.present else None for i in case.inputs}
+
+
+# ============================================================================ oracles
+def _loop_matmul(a, b):
+    """numpy.matmul's definition written out: 1-D promotion, batch broadcasting, exact sums."""
+    a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
+    a2 = a.reshape(1, -1) if a.ndim == 1 else a
+    b2 = b.reshape(-1, 1) if b.ndim == 1 else b
+    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    a2, b2 = np.broadcast_to(a2, batch + a2.shape[-2:]), np.broadcast_to(b2, batch + b2.shape[-2:])
+    m, k, n = a2.shape[-2], a2.shape[-1], b2.shape[-1]
+    out = np.empty(batch + (m, n), dtype=object)
+    for idx in np.ndindex(*batch):
+        for i in range(m):
+            for j in range(n):
+                out[idx + (i, j)] = sum((Fraction(a2[idx + (i, q)]) * Fraction(b2[idx + (q, j)]) for q in range(k)),
+                                        Fraction(0))
+    shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
+    return out.reshape(shape)
+
+
+@pytest.mark.parametrize("sa,sb", [((3, 4), (4, 2)), ((4,), (4,)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,)),
+                                   ((2, 1, 3, 4), (1, 3, 4, 2)), ((3, 0), (0, 2)), ((0, 3), (3, 2)), ((1, 5), (5, 1))])
+def test_matmul_oracle_is_the_exact_numpy_matmul(sa, sb):
+    rng = np.random.default_rng(0)
+    a = V.representable(rng.normal(size=sa) * 2.0 ** rng.integers(-30, 30, size=sa), "double")
+    b = V.representable(rng.normal(size=sb) * 2.0 ** rng.integers(-30, 30, size=sb), "double")
+    got = ref.exact_matmul(a, b)
+    want = _loop_matmul(a, b)
+    assert got.shape == want.shape == np.matmul(a, b).shape
+    assert [float(x) for x in want.ravel()] == got.ravel().tolist()  # float(Fraction) rounds correctly
+    # integers: Python ints, exact beyond 2^64
+    ia = _obj([int(x) for x in rng.integers(-2**62, 2**62, size=int(np.prod(sa)))], sa)
+    ib = _obj([int(x) for x in rng.integers(-2**62, 2**62, size=int(np.prod(sb)))], sb)
+    assert ref.exact_matmul(ia, ib).ravel().tolist() == [int(x) for x in _loop_matmul(ia, ib).ravel()]
+
+
+def test_matmul_oracle_special_values_follow_ieee():
+    inf, nan = math.inf, math.nan
+    a = np.array([[inf, 1.0], [inf, -inf], [0.0, 2.0], [nan, 0.0], [-0.0, 1e-300]])
+    b = np.array([[0.0, 1.0], [1.0, 2.0]])
+    got = ref.exact_matmul(a, b)
+    with np.errstate(invalid="ignore"):
+        want = a @ b  # IEEE products and sums (each element's class is order-free)
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(got[~np.isnan(got)], want[~np.isnan(want)])
+    assert np.isnan(got[0, 0]) and got[0, 1] == inf and np.isnan(got[1]).all() and got[2].tolist() == [2.0, 4.0]
+
+
+def test_matmul_oracle_reproduces_the_node_tests():
+    import onnx.backend.test.case.node as N
+
+    importlib.import_module("onnx.backend.test.case.node.matmul")
+    tests = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == "MatMul"]
+    assert len(tests) >= 7
+    for t in tests:
+        for ins, outs in t.data_sets:
+            got = E["MatMul"].oracle(None, *[x.astype(np.float64) for x in ins])
+            want = np.asarray(outs[0])
+            assert got.shape == want.shape, t.name
+            # the node tests' expectation is float32 numpy.matmul: within the float32 bound
+            k = ins[0].shape[-1]
+            b = ref.gamma(k, ref.U32) * ref.abs_matmul(ins[0], ins[1]) + 2 ** -24 * np.abs(got)
+            assert np.all(np.abs(got - want) <= b), t.name
+
+
+def test_numpy_float16_matmul_accumulates_in_float32():
+    """The decision behind the 16-bit bound: numpy.matmul (the model the MatMul text names)
+    gives the float32 sum rounded once for float16 operands; a float16 accumulator would be far off."""
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0, 1, (2, 4096)).astype(np.float16)
+    b = rng.uniform(0, 1, (4096, 2)).astype(np.float16)
+    exact = ref.exact_matmul(a.astype(np.float64), b.astype(np.float64))
+    got = (a @ b).astype(np.float64)
+    f32 = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16).astype(np.float64)
+    assert np.all(np.abs(got - exact) <= 1.0) and np.all(np.abs(got - f32) <= 1.0)  # ulp(1024) = 1
+    acc = np.zeros((2, 2), np.float16)
+    for k in range(4096):
+        acc = (acc + a[:, k, None] * b[None, k, :]).astype(np.float16)
+    assert np.all(np.abs(acc.astype(np.float64) - exact) > 20)
+
+
+def test_bound_is_higham_and_tight_enough():
+    """The per-element bound holds for adversarial orders in float32 and is well below what
+    float16 accumulation loses."""
+    rng = np.random.default_rng(2)
+    for k in (3, 64, 4096):
+        a = V.representable(rng.uniform(-4, 4, (3, k)), "float16")
+        b = V.representable(rng.uniform(-4, 4, (k, 2)), "float16")
+        exact = ref.exact_matmul(a, b)
+        s = ref.abs_matmul(a, b)
+        g = ref.gamma(k, ref.U32) * s
+        terms = a[:, :, None] * b[None, :, :]  # exact in float64
+        for order in ("forward", "backward", "by-magnitude", "largest-first"):
+            t = terms.copy()
+            if order == "backward":
+                t = t[:, ::-1]
+            elif order != "forward":
+                idx = np.argsort(np.abs(t), axis=1)
+                t = np.take_along_axis(t, idx[:, ::-1] if order == "largest-first" else idx, axis=1)
+            acc = np.zeros((3, 2), np.float32)
+            for q in range(k):
+                acc = (acc + t[:, q].astype(np.float32)).astype(np.float32)
+            assert np.all(np.abs(acc.astype(np.float64) - exact) <= g)
+
+
+# ============================================================================ kernels
+def _is_float(dt) -> bool:
+    return dt.kind == "f" or dt == BF16
+
+
+def _acc_dtype(dt, mode):
+    if mode == "float64":
+        return np.float64
+    if dt in (np.dtype(np.float16), BF16):
+        return np.float16 if mode == "f16-accumulate" else np.float32
+    return dt
+
+
+def _reduce(terms, acc, order, block=8):
+    """Sum ``terms`` (float64, exact products) over axis -2 in ``acc`` precision, in ``order``."""
+    k = terms.shape[-2]
+    t = terms.astype(np.float64)
+    if order == "reverse":
+        t = t[..., ::-1, :]
+    if order == "pairwise":
+        parts = [t[..., q, :].astype(acc) for q in range(k)]
+        if not parts:
+            return np.zeros(t.shape[:-2] + t.shape[-1:], acc)
+        while len(parts) > 1:
+            parts = [(parts[i] + parts[i + 1]).astype(acc) if i + 1 < len(parts) else parts[i]
+                     for i in range(0, len(parts), 2)]
+        return parts[0]
+    if order == "blocked":
+        blocks = [_reduce(t[..., q:q + block, :], acc, "forward") for q in range(0, k, block)]
+        out = np.zeros(t.shape[:-2] + t.shape[-1:], acc)
+        for p in blocks:
+            out = (out + p).astype(acc)
+        return out
+    out = np.zeros(t.shape[:-2] + t.shape[-1:], acc)
+    for q in range(k):
+        if order == "fma":  # the product exact (float64), one rounding per step
+            out = (out.astype(np.float64) + t[..., q, :]).astype(acc)
+        else:
+            out = (out + t[..., q, :].astype(acc)).astype(acc)
+    return out
+
+
+def matmul_kernel(mode="float32", order="forward", flaw=None):
+    """A numpy MatMul: products exact, accumulated in ``mode``'s precision in ``order``, the
+    result rounded to T; integers in int64/uint64 (or through double: flaw)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        a, b = inputs["A"], inputs["B"]
+        dt = a.dtype
+        if flaw == "no-1d-promotion":
+            a2 = a.reshape(1, -1) if a.ndim == 1 else a
+            b2 = b.reshape(-1, 1) if b.ndim == 1 else b
+            return {outputs[0]: np.matmul(a2.astype(np.float64), b2.astype(np.float64)).astype(dt)}
+        if a.ndim == 0 or b.ndim == 0:
+            raise ValueError("rank 0")
+        a2, b2, shape = ref.promote(a, b)
+        if not _is_float(dt):
+            if flaw == "int-through-double":
+                y = np.matmul(a2.astype(np.float64), b2.astype(np.float64)).astype(dt)
+            else:
+                y = np.matmul(a2.astype(np.int64 if dt.kind == "i" else np.uint64),
+                              b2.astype(np.int64 if dt.kind == "i" else np.uint64)).astype(dt)
+            return {outputs[0]: y.reshape(shape)}
+        acc = _acc_dtype(dt, flaw or mode)
+        if order == "blas":
+            y = np.matmul(a2.astype(acc), b2.astype(acc))
+        else:
+            with np.errstate(all="ignore"):
+                terms = a2.astype(np.float64)[..., :, :, None] * b2.astype(np.float64)[..., None, :, :]
+                # terms: [..., M, K, N]; rounded to the accumulation precision as a kernel's products are
+                if flaw == "f16-accumulate":
+                    terms = terms.astype(np.float16)
+                y = _reduce(terms.astype(np.float64), acc, order)
+        return {outputs[0]: np.asarray(y).astype(dt).reshape(shape)}
+
+    return kernel
+
+
+def _backend(kernels, name, check=True):
+    return KernelBackend(kernels, name=name, check=check)
+
+
+LEGIT = [("float32", "forward"), ("float32", "reverse"), ("float32", "pairwise"), ("float32", "blocked"),
+         ("float32", "fma"), ("float32", "blas"), ("float64", "forward")]
+
+
+@pytest.mark.parametrize("mode,order", LEGIT)
+def test_legitimate_matmul_kernels_pass_everything(mode, order, value_cases):
+    cases = [c for c in value_cases if c.op == "MatMul"]
+    results = run_cases(cases, _backend({"MatMul": matmul_kernel(mode, order)}, f"{mode}-{order}"))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+def test_error_cases_are_rejected_by_the_checker(suite):
+    cases = [c for c in suite if c.expect_error and c.op in OPS]
+    assert {c.tags["error"] for c in cases if c.op == "MatMul"} == {"inner-mismatch", "1d-mismatch", "batch-mismatch",
+                                                                    "scalar"}
+    results = run_cases(cases, _backend({op: matmul_kernel() for op in OPS}, "legit"))
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
+                                                        if r.outcome != "pass"]
+
+
+WRONG_MATMUL = {
+    # flaw: (filter on value cases, at least this many fails)
+    "f16-accumulate": (lambda c: c.tags["dtype"] == "float16", 3),
+    "no-1d-promotion": (lambda c: c.tags["shape"].startswith(("1d", "long-K/1d")), 3),
+    "int-through-double": (lambda c: c.tags["dtype"] in ("int64", "uint64"), 2),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_MATMUL))
+def test_wrong_matmul_kernels_are_caught(flaw, value_cases):
+    keep, least = WRONG_MATMUL[flaw]
+    cases = [c for c in value_cases if c.op == "MatMul" and keep(c)]
+    assert cases
+    results = run_cases(cases, _backend({"MatMul": matmul_kernel(flaw=flaw)}, flaw, check=False))
+    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
+    assert len(fails) >= least, Counter(r.outcome for r in results)
+    if flaw == "f16-accumulate":  # every long-K float16 case with positive terms catches it
+        longk = [c for c in cases if c.tags["shape"].startswith("long-K") and c.tags["numerics"] == "positive"]
+        assert longk and all(c in fails for c in longk)
+
+
+# ============================================================================ onnx.reference
+def _reference_disagreement(case, res) -> str | None:
+    """Why onnx.reference (onnx 1.23.2) and the suite disagree; None if unknown.  In each the
+    suite is right:
+
+    * ``matmul-scalar``: onnx.reference's MatMul multiplies a rank-0 operand (``np.dot``)
+      where numpy.matmul, the text's model, raises; onnx's own checker rejects the model.
+    """
+    if case.op == "MatMul" and case.expect_error and case.tags.get("error") == "scalar":
+        return "matmul-scalar"
+    return None
+
+
+def test_agreement_with_onnx_reference(suite):
+    results = run_cases(suite, resolve_backend("onnx-reference"))
+    why, unexplained = Counter(), []
+    for c, r in zip(suite, results):
+        if r.outcome == "pass":
+            continue
+        k = _reference_disagreement(c, r)
+        if k is None:
+            unexplained.append((c.id, r.outcome, r.message[:200]))
+        why[k] += 1
+    assert not unexplained, unexplained[:5]
+    assert set(why) == {"matmul-scalar"}, why
+
+
+# ============================================================================ coverage
+def test_coverage_every_combination_of_every_version(suite):
+    cov = compute_coverage(suite)
+    for op in OPS:
+        versions = cov["ops"][op]["versions"]
+        spec = {s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op and s.domain == ""}
+        assert set(map(int, versions)) == spec
+        for v, e in versions.items():
+            assert not e["missing"], (op, v, e["missing"][:3])
+    counts = Counter(c.op for c in suite)
+    assert all(30 <= n <= 400 for n in counts.values()), counts
+
+
+def test_matmul_trap_patterns(value_cases):
+    mm = [c for c in value_cases if c.op == "MatMul"]
+    # long K (1024-4096) in every 16-bit type of every version, with positive terms
+    longk = {(c.since_version, c.tags["dtype"]) for c in mm if c.tags["shape"].startswith("long-K")
+             and c.tags["numerics"] == "positive" and _feeds(c)["A"].shape[-1] >= 1024}
+    assert longk >= {(1, "float16"), (9, "float16"), (13, "float16"), (13, "bfloat16")}, longk
+    # 1-D promotion on both sides, rank-0 results, batch broadcasting, zero-size K with zeros
+    shapes = {c.tags["shape"]: c for c in mm}
+    assert _feeds(shapes["1d-1d"])["A"].ndim == 1 and shapes["1d-1d"].datasets[0].outputs["Y"].ndim == 0
+    zk = [c for c in mm if c.tags["shape"] == "zero-K"]
+    assert zk and all(np.all(np.asarray(c.datasets[0].outputs["Y"]).astype(np.float64) == 0) for c in zk)
+    # special: NaN from inf * 0 and from opposite infinities, +-inf and finite outputs
+    sp = [c for c in mm if c.tags["numerics"] == "special" and c.datasets[0].outputs["Y"].size]
+    y = np.concatenate([np.asarray(c.datasets[0].outputs["Y"], dtype=np.float64).ravel() for c in sp])
+    assert np.isnan(y).any() and np.isinf(y).any() and np.isfinite(y).any()
+    # int-extremes: the type's extremes reach the output (int64 beyond 2^53)
+    ext = [c for c in mm if c.tags["numerics"] == "int-extremes" and c.tags["dtype"] == "int64"]
+    vals = {int(v) for c in ext for v in np.asarray(c.datasets[0].outputs["Y"]).ravel()}
+    assert 2**63 - 1 in vals and -(2**63) in vals
+    # no integer partial sum can overflow, in any order: the positive terms sum to at most
+    # the type's max and the negative ones to at least its min
+    n_int = 0
+    for c in mm:
+        if V.kind(c.tags["dtype"]) == V.INT:
+            info = V.iinfo(c.tags["dtype"])
+            f = _feeds(c)
+            a2, b2, _ = ref.promote(f["A"].astype(object), f["B"].astype(object))
+            terms = a2[..., :, :, None] * b2[..., None, :, :]
+            pos = np.where(terms > 0, terms, 0).sum(axis=-2)
+            neg = np.where(terms < 0, terms, 0).sum(axis=-2)
+            assert all(int(v) <= int(info.max) for v in np.ravel(pos)), c.id
+            assert all(int(v) >= int(info.min) for v in np.ravel(neg)), c.id
+            n_int += 1
+    assert n_int >= 100
