@@ -221,5 +221,66 @@ TRANSPOSE = Entry("Transpose", transpose_oracle, family="shaped", shapes=_transp
                   errors=_transpose_errors(), numerics_types=_WIDE)
 
 
-ENTRIES = (RESHAPE, TRANSPOSE)
+# ============================================================================ Concat
+def concat_oracle(ctx, *inputs, axis=1, **_):
+    """Concat-1/4/11/13: the inputs (1 to 3 here, equal shapes except along ``axis``) joined
+    along ``axis`` (negative from 11: counted from the back); version 1's default axis is 1."""
+    return np.concatenate(inputs, axis=int(axis))
+
+
+def _concat(name, shapes, axis, since=0, until=10**6) -> Shape:
+    attrs = {} if axis is None else {"axis": axis}
+    return pattern(name, {f"inputs_{i}": s for i, s in enumerate(shapes)}, attrs, since, until)
+
+
+def _concat_shapes() -> tuple[Shape, ...]:
+    return (
+        _concat("n1/r2/axis=0", [(2, 3)], 0),
+        _concat("n1/r1/axis=0", [(4,)], 0),
+        _concat("n2/r1/axis=0", [(3,), (2,)], 0),
+        _concat("n2/r2/axis=0", [(2, 3), (4, 3)], 0),
+        _concat("n2/r2/axis=1", [(2, 3), (2, 4)], 1),
+        _concat("n3/r2/axis=1", [(2, 1), (2, 3), (2, 2)], 1),
+        _concat("n3/r3/axis=0", [(1, 2, 3), (2, 2, 3), (3, 2, 3)], 0),
+        _concat("n3/r3/axis=2", [(2, 3, 1), (2, 3, 2), (2, 3, 3)], 2),
+        _concat("n2/r4/axis=3", [(1, 2, 2, 3), (1, 2, 2, 1)], 3),
+        _concat("n2/r5/axis=4", [(1, 2, 1, 2, 2), (1, 2, 1, 2, 1)], 4),
+        _concat("n2/axis=default", [(2, 3), (2, 4)], None, until=3),  # version 1's default axis is 1
+        _concat("zero-size/one-empty", [(2, 0), (2, 3)], 1),
+        _concat("zero-size/all-empty", [(0, 3), (0, 3)], 0),
+        _concat("zero-size/other-dim", [(0, 2), (0, 3)], 1),
+        _concat("zero-size/n3-middle-empty", [(1, 2), (0, 2), (2, 2)], 0),
+        _concat("n2/r2/axis=-1", [(2, 3), (2, 4)], -1, since=11),
+        _concat("n2/r2/axis=-2", [(2, 3), (1, 3)], -2, since=11),
+        _concat("n3/r3/axis=-1", [(2, 3, 1), (2, 3, 2), (2, 3, 1)], -1, since=11),
+        _concat("n2/r3/axis=-2", [(2, 1, 3), (2, 2, 3)], -2, since=11),
+        _concat("n2/r3/axis=-3", [(1, 2, 3), (2, 2, 3)], -3, since=11),
+        _concat("n1/r3/axis=-1", [(2, 3, 2)], -1, since=11),
+        # equal shapes: any axis gives a valid result, so only the right one passes
+        _concat("n2/r3/equal/axis=1", [(2, 2, 2), (2, 2, 2)], 1),
+        _concat("n2/r3/equal/axis=-1", [(2, 2, 2), (2, 2, 2)], -1, since=11),
+        _concat("n3/r2/equal/axis=-1", [(2, 3), (2, 3), (2, 3)], -1, since=11),
+    )
+
+
+def _concat_errors() -> tuple[Err, ...]:
+    why = "all input tensors must have the same shape, except for the dimension size of the axis to concatenate on"
+    return (
+        Err(why, "other-dim-differs", {"axis": 0}, ((2, 3), (2, 4))),
+        Err(why + " (ranks differ)", "rank-differs", {"axis": 0}, ((2, 3), (2, 3, 1))),
+        Err("axis outside [-r, r-1]", "axis=2/r2", {"axis": 2}, ((2, 3), (2, 3))),
+        Err("axis outside [-r, r-1]", "axis=-3/r2", {"axis": -3}, ((2, 3), (2, 3)), since=11),
+        Err("scalars have no axis to concatenate on ([-r, r-1] is empty for r = 0)", "rank0", {"axis": 0},
+            ((), ())),
+        Err("attribute axis is required from version 4", "axis-missing", {"axis": None}, ((2, 3), (2, 3)), since=4),
+    )
+
+
+CONCAT = Entry("Concat", concat_oracle, family="shaped", shapes=_concat_shapes(), signed_zero=True,
+               attrs=(Attrs({"axis": 0}, since=4, tag="axis-given"),), errors=_concat_errors(),
+               numerics_types=_WIDE,
+               notes={4: "axis required", 11: "negative axis; same shape except the axis stated"})
+
+
+ENTRIES = (RESHAPE, TRANSPOSE, CONCAT)
 register_entries(ENTRIES)
