@@ -1,6 +1,593 @@
-"""Placeholder: the entries of this family are being written (issue 11)."""
+"""Reductions and scans as entries of the operator table (family ``shaped``).
 
+Operators: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2,
+ReduceLogSum, ReduceLogSumExp, ReduceSumSquare (every version), ArgMax, ArgMin, CumSum, TopK.
+What each entry adds to the schema, and the decisions taken from the operator texts
+(``onnx.defs.get_schema(op, version).doc``), are below.
+
+**Axes.**  Up to ReduceSum-11 and the other Reduce* at 13, ``axes`` is an attribute ("The
+default is to reduce over all the dimensions of the input tensor"); from ReduceSum-13 and the
+others at 18 it is an optional int64 input with the attribute ``noop_with_empty_axes``: "When
+axes is empty (either not provided or explicitly empty) [...] reduction over all axes if
+'noop_with_empty_axes' is false, and reduction over the empty set of axes when
+'noop_with_empty_axes' is true", and "reduction over an empty set of axes means that the
+reduction step behaves like a no-op (identity function), but composite-reduction operators
+will still perform the non-reduction steps": ReduceL1 gives ``|x|``, ReduceL2 ``|x|``,
+ReduceSumSquare ``x^2``, ReduceLogSum ``log x``, ReduceLogSumExp ``x``.  Which version has
+which is read from the schema (an ``axes`` input, a ``noop_with_empty_axes`` attribute).
+Negative axes: version 11 and later ("Accepted range is [-r, r-1]"); version 1's text knows
+none, so version 1 gets only non-negative axes (and no negative-axis error case).  An
+attribute ``axes = []`` is not generated (the attribute versions do not say what it means).
+Duplicate axes: not generated (the text says nothing).
+
+**The shape table** (:func:`reduce_shapes`): rank 0 to 4, one axis, several, unsorted,
+negative (from 11), every axis listed, axes omitted, a size-1 reduced dimension, zero-size
+inputs whose reduced sets are not empty (an empty output), empty reductions (a zero-size
+reduced dimension: the identity of the operator, where the version's text states one), long
+rows (4096 elements) for the accumulating operators; at the input versions every pattern
+fixes the ``axes`` value (``Shape.values``; the engine decides whether the input is present),
+``axes = []`` with and without ``noop_with_empty_axes``, and ``noop_with_empty_axes = 1``
+with non-empty axes (where it changes nothing).
+
+**Empty reductions** ("Reduction over an empty set of values yields ..."): the sentence is in
+the text of versions 1, 13 and later of every Reduce*; versions 11 (and ReduceMax/Min-12)
+say nothing, so no empty reduction is generated there.  Identities: 0 (Sum, L1, L2,
+SumSquare), 1 (Prod), minus infinity or the type's minimum (Max; ``False`` for bool at 20),
+plus infinity or the maximum (Min), minus infinity for LogSum/LogSumExp on floating types
+("or undefined otherwise": never for integers), and "undefined" for ReduceMean (never).
+
+**Precision (the legitimacy rule of docs/tolerance.md).**  The texts fix no summation order
+and no accumulator.  Legitimate: any order (sequential, reverse, pairwise, blocked lanes),
+FMA or not, at the type's precision for float and double and in at least float32 for
+float16 and bfloat16 (the project's rule for accumulating 16-bit floats: the issue's
+"accepts every accumulation order in at least float32"; onnxruntime 1.32 accumulates a
+float16 ReduceSum in float32, OPERATORS.md §4.4).  A float16 accumulator is *not*
+legitimate: it stalls at 2048 on a long row of ones (caught by the long-row cases).  The
+tolerance is the worst any such order can do (Higham, *Accuracy and Stability of Numerical
+Algorithms*, 2nd ed., §4.2, eq. 4.4-4.5: every recursive summation of ``n`` terms has
+``|S' - S| <= gamma_{n-1} sum|x_i|``, ``gamma_k = k u / (1 - k u)``), plus the rounding of
+the result to the type, per output element; the largest element bound becomes ``atol``,
+``rtol`` covers the final rounding (:func:`sum_tolerance` and its siblings).
+Overflow that depends on the order (``fmax + fmax - fmax``) is never generated: the data
+classes keep every partial sum of every order inside the type, or every order overflowing.
+Integer results are exact; an integer sum, product or mean outside the type is undefined
+("integer overflow where the type wraps") and the integer classes never produce one (the
+oracle refuses it, so a generator bug cannot slip through as a repaired case).
+
+**NaN.**  ReduceSum: IEEE addition (NaN in, NaN out; ``+inf`` and ``-inf`` together give
+NaN); the sign of a zero sum is not checked (the text does not make the reduction an IEEE
+addition chain; ``-0 + -0`` and ``+0`` differ only in it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+
+import numpy as np
+
+from ..opspec import op_spec
+from ..tolerance import Tolerance
+from . import values as V
 from .engine import register_entries
+from .entry import Attrs, Ctx, Entry, Err, Shape
 
-ENTRIES: tuple = ()
+# ============================================================================ axes and rows
+
+
+def axes_input_since(op: str) -> int | None:
+    """The first version of ``op`` whose ``axes`` is an input (schema), or ``None``."""
+    spec = op_spec(op)
+    return next((v for v in spec.since_versions if any(f.name == "axes" for f in spec.versions[v].inputs)), None)
+
+
+def reduced_axes(attrs, axes_in, ndim: int) -> tuple[int, ...]:
+    """The reduced dimensions, sorted and non-negative, for a Reduce* node.
+
+    Args:
+        attrs: the node's attributes with the schema defaults filled in (an ``axes``
+            attribute at the attribute versions; ``noop_with_empty_axes`` at the input ones,
+            whose presence says which kind of version this is).
+        axes_in: the ``axes`` input (``None`` when absent, or at the attribute versions).
+        ndim: rank of the data.
+
+    Returns ``()`` for ``noop_with_empty_axes`` with empty or absent axes (no reduction).
+
+    Raises:
+        ValueError: an axis outside ``[-ndim, ndim - 1]``.
+    """
+    if "noop_with_empty_axes" in attrs:
+        ax = [] if axes_in is None else [int(a) for a in np.ravel(np.asarray(axes_in, dtype=object))]
+        if not ax:
+            return () if int(attrs["noop_with_empty_axes"]) else tuple(range(ndim))
+    else:
+        ax = attrs.get("axes")
+        if ax is None:
+            return tuple(range(ndim))
+        ax = [int(a) for a in ax]
+    for a in ax:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axis {a} outside [{-ndim}, {ndim - 1}]")
+    return tuple(sorted({a % ndim for a in ax}))
+
+
+def to_rows(x: np.ndarray, red: tuple[int, ...]) -> np.ndarray:
+    """``x`` with the kept dimensions first (in order) and the reduced ones flattened last:
+    shape ``kept_dims + (n,)``, ``n`` the size of the reduced set (1 when ``red`` is empty)."""
+    keep = [d for d in range(x.ndim) if d not in red]
+    outer = tuple(x.shape[d] for d in keep)
+    n = int(np.prod([x.shape[d] for d in red], dtype=np.int64))
+    return np.transpose(x, keep + list(red)).reshape(outer + (n,))
+
+
+def from_rows(rows: np.ndarray, shape: tuple[int, ...], red: tuple[int, ...]) -> np.ndarray:
+    """The inverse of :func:`to_rows`: rows ``kept_dims + (n,)`` back to ``shape``."""
+    keep = [d for d in range(len(shape)) if d not in red]
+    perm = keep + list(red)
+    t = np.asarray(rows).reshape(tuple(shape[d] for d in perm))
+    return np.transpose(t, np.argsort(perm))
+
+
+def reduce_rows(x: np.ndarray, red: tuple[int, ...], keepdims: int, row_fn: Callable, dtype) -> np.ndarray:
+    """``row_fn`` applied to every reduced set of ``x`` (a 1-D array each), as an array of
+    ``dtype``: shape ``x.shape`` with the reduced dims 1 (``keepdims``) or removed."""
+    rows = to_rows(np.asarray(x), red)
+    outer, n = rows.shape[:-1], rows.shape[-1]
+    flat = rows.reshape((int(np.prod(outer, dtype=np.int64)), n))
+    out = np.empty(flat.shape[0], dtype=dtype)
+    for i in range(flat.shape[0]):
+        out[i] = row_fn(flat[i])
+    out = out.reshape(outer)
+    if keepdims:
+        out = out.reshape(tuple(1 if d in red else s for d, s in enumerate(np.shape(x))))
+    return out
+
+
+def _axes_of_ctx(ctx: Ctx, ndim: int) -> tuple[int, ...]:
+    """The reduced dims of a case being drawn (the pattern's ``axes`` value, :attr:`Ctx.values`)."""
+    axes_in = ctx.values.get("axes") if "axes" in ctx.types else None
+    return reduced_axes(ctx.attrs, axes_in, ndim)
+
+
+# ============================================================================ exact row functions
+
+
+def _to_float(q: Fraction) -> float:
+    try:
+        return float(q)  # correctly rounded
+    except OverflowError:
+        return math.inf if q > 0 else -math.inf
+
+
+def _specials(vals) -> float | None:
+    """IEEE result of a sum with NaN or infinities (``None`` if all finite)."""
+    if any(math.isnan(v) for v in vals):
+        return math.nan
+    infs = {v for v in vals if math.isinf(v)}
+    if len(infs) == 2:
+        return math.nan
+    return next(iter(infs)) if infs else None
+
+
+def exact_sum(vals) -> float:
+    """The exact sum of float values, correctly rounded to float64 (IEEE rules for NaN and
+    infinities; an empty sum is 0)."""
+    vals = [float(v) for v in vals]
+    sp = _specials(vals)
+    if sp is not None:
+        return sp
+    try:
+        return math.fsum(vals)
+    except OverflowError:
+        return _to_float(sum((Fraction(v) for v in vals), Fraction(0)))
+
+
+def _sum_row(r):
+    if r.dtype == object:
+        return sum((int(v) for v in r), 0)
+    return exact_sum(r)
+
+
+# ============================================================================ oracles
+
+
+def _out_dtype(x):
+    return object if x.dtype == object else (np.bool_ if x.dtype == np.bool_ else np.float64)
+
+
+def _check_int_range(ctx: Ctx, out: np.ndarray) -> np.ndarray:
+    """Integer results must fit the type (overflow is undefined and never generated)."""
+    t = ctx.out_types.get("reduced")
+    if t is not None and V.kind(t) == V.INT and out.size:
+        info = V.iinfo(t)
+        if any(not info.min <= int(v) <= info.max for v in out.ravel()):
+            raise ValueError(f"{ctx.op}: an integer result outside {t} (a data class produced an overflow)")
+    return out
+
+
+def _reduce_oracle(row_fn: Callable):
+    # the axes input comes positionally (the attribute versions pass an ``axes`` keyword)
+    def oracle(ctx, data, *axes_in, **attrs):
+        x = np.asarray(data)
+        red = reduced_axes(attrs, axes_in[0] if axes_in else None, x.ndim)
+        return _check_int_range(ctx, reduce_rows(x, red, attrs.get("keepdims", 1), row_fn, _out_dtype(x)))
+
+    return oracle
+
+
+def reduce_sum(ctx, data, *axes_in, **attrs) -> np.ndarray:
+    """ReduceSum: the exact sum of every reduced set (float64, correctly rounded; Python ints).
+
+    ``axes_in``: the ``axes`` input where the version has one (``None`` when absent); the
+    attribute versions pass ``axes`` among ``attrs``.  Returns the reduced array (shape by
+    ``keepdims``; the input's shape under ``noop_with_empty_axes``).
+
+    Raises:
+        ValueError: an axis out of range, or an integer sum outside the type."""
+    return _reduce_oracle(_sum_row)(ctx, data, *axes_in, **attrs)
+
+
+# ============================================================================ tolerances
+
+
+def _gamma(k: int, u: float) -> float:
+    """Higham's ``gamma_k = k u / (1 - k u)`` (0 for ``k <= 0``)."""
+    return k * u / (1.0 - k * u) if k > 0 else 0.0
+
+
+def units(t: str) -> tuple[float, float, float]:
+    """(unit roundoff of ``t``, its smallest subnormal, the unit roundoff of the narrowest
+    legitimate accumulator: float32 for float16/bfloat16, ``t`` itself otherwise)."""
+    fi = V.finfo(t)
+    u = float(fi.eps) / 2
+    acc = 2.0 ** -24 if t in ("float16", "bfloat16") else u
+    return u, float(fi.smallest_subnormal), acc
+
+
+def _rows_of(ctx, inputs, attrs) -> np.ndarray:
+    x = np.asarray(inputs[0], dtype=np.float64)
+    axes = inputs[1] if len(inputs) > 1 else None
+    return to_rows(x, reduced_axes(attrs, axes, x.ndim))
+
+
+def sum_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """ReduceSum's tolerance: exact for integers; for floats, with ``n`` the size of the
+    reduced set, ``A`` the sum of ``|x|`` over it, ``u``/``s`` the unit roundoff and smallest
+    subnormal of T and ``u'`` that of the accumulator (module docstring)::
+
+        atol = max over elements of gamma_{n-1}(u') (1 + u) A + 2 s,   rtol = 2.01 u
+
+    A kernel's accumulated sum ``S'`` holds ``|S' - S| <= gamma_{n-1}(u') A`` in any order
+    (Higham §4.2); rounding it to T adds ``u |S'| + s/2`` and the expected value's own
+    rounding ``u |S| + s/2``; ``|S'| <= |S| + gamma A``.  A single element (``n = 1``, the
+    identity, ``noop_with_empty_axes``) is then exact up to the rounding of the expectation.
+    """
+    t = ctx.out_types["reduced"]
+    if V.kind(t) != V.FLOAT:
+        return {"reduced": Tolerance(0.0, 0.0, exact=True)}
+    u, s, acc = units(t)
+    rows = _rows_of(ctx, inputs, attrs)
+    n = rows.shape[-1]
+    with np.errstate(all="ignore"):
+        a = np.abs(np.where(np.isfinite(rows), rows, 0.0)).sum(axis=-1)
+    b = _gamma(n - 1, acc) * (1 + u) * a
+    b = np.where(np.isfinite(np.asarray(outputs["reduced"], dtype=np.float64)).reshape(b.shape), b, 0.0)
+    atol = float(b.max()) if b.size else 0.0
+    return {"reduced": Tolerance(atol + 2 * s if n > 1 else 0.0, 2.01 * u,
+                                 variants=(f"bound:any order, accumulator u={acc:g}",))}
+
+
+# ============================================================================ numerics classes
+
+
+def _layout(ctx: Ctx, shapes) -> tuple[tuple[int, ...], tuple[int, ...], int, int]:
+    """(data shape, reduced dims, number of reduced sets, size of each) of a case being drawn."""
+    shape = tuple(shapes[0])
+    red = _axes_of_ctx(ctx, len(shape))
+    n = int(np.prod([shape[d] for d in red], dtype=np.int64))
+    total = int(np.prod(shape, dtype=np.int64))
+    return shape, red, (total // n if n else int(np.prod([shape[d] for d in range(len(shape)) if d not in red],
+                                                              dtype=np.int64))), n
+
+
+def _rowwise(make: Callable) -> Callable:
+    """A numerics class from ``make(rng, ctx, m, n) -> (m, n) rows``: the rows are laid out
+    along the case's reduced dims; the other inputs (``axes``) get placeholders the pattern's
+    value replaces."""
+
+    def fn(rng, ctx, shapes):
+        shape, red, m, n = _layout(ctx, shapes)
+        rows = np.asarray(make(rng, ctx, m, n))
+        data = from_rows(rows.reshape((m, n)), shape, red) if rows.size else np.zeros(shape, dtype=rows.dtype)
+        return [data] + [np.zeros(s, dtype=object) for s in shapes[1:]]
+
+    fn.__name__ = fn.__qualname__ = getattr(make, "__name__", "rowwise")
+    return fn
+
+
+def _elementwise(make: Callable) -> Callable:
+    """A numerics class from ``make(rng, ctx, shape, total) -> data`` (values whose every
+    reduction is safe whatever the axes)."""
+
+    def fn(rng, ctx, shapes):
+        shape = tuple(shapes[0])
+        data = np.asarray(make(rng, ctx, shape, int(np.prod(shape, dtype=np.int64))))
+        return [data.reshape(shape)] + [np.zeros(s, dtype=object) for s in shapes[1:]]
+
+    fn.__name__ = fn.__qualname__ = getattr(make, "__name__", "elementwise")
+    return fn
+
+
+def _t(ctx) -> str:
+    return ctx.types["data"]
+
+
+def _wide(rng, ctx, shape, total):
+    """Log-uniform magnitudes from the smallest normal up to ``fmax / (8 N)`` (``N`` the
+    number of elements), random signs: no partial sum of any order can overflow."""
+    fi = V.finfo(_t(ctx))
+    lo = math.log2(float(fi.smallest_normal))
+    hi = math.log2(float(fi.max) / (8 * max(total, 1)))
+    mag = 2.0 ** rng.uniform(lo, hi, size=total)
+    return V.representable(rng.choice([-1.0, 1.0], size=total) * mag, _t(ctx))
+
+
+def _cancel(rng, ctx, m, n):
+    """Rows of large values that cancel (``+c`` and ``-c`` pairs around 1000 (float16), 1e6
+    (bfloat16), 1e7 (float), 1e15 (double)) and small ones: the exact sum is small, and an
+    accumulator below the legitimate precision loses it."""
+    t = _t(ctx)
+    big = {"float16": 1000.0, "bfloat16": 1.0e6, "float": 1.0e7, "double": 1.0e15}[t]
+    rows = rng.uniform(-1.0, 1.0, size=(m, n))
+    for i in range(m):
+        k = n // 2
+        if k:
+            c = V.representable(big * rng.uniform(1.0, 2.0, size=k), t)
+            pos = rng.permutation(n)
+            rows[i, pos[:k]] = c * rng.choice([-1.0, 1.0], size=k)
+            if 2 * k <= n:  # the opposite values, so the big ones cancel
+                rows[i, pos[k:2 * k]] = -rows[i, pos[:k]]
+    return V.representable(rows, t)
+
+
+def _ones(rng, ctx, m, n):
+    """Rows of ones and small powers of two (every partial sum exact in float32): a float16
+    accumulator stalls at 2048 on a long row, a float32 one is exact."""
+    vals = np.array([1.0, 1.0, 1.0, 0.5, 0.25, 2.0])
+    return vals[rng.integers(0, len(vals), size=(m, n))]
+
+
+def _sum_special(rng, ctx, m, n):
+    """One kind of row each (cycling from a random start): NaN among finite values; ``+inf``;
+    ``-inf``; both infinities (NaN); signed zeros only; subnormals only (their sum is exact in
+    every order); the smallest normal with subnormals of the other sign; finite values; and
+    rows of one sign whose every order overflows (each element at least ``0.75 fmax``, two
+    or more per row) -- never a mix that overflows in some orders only."""
+    t = _t(ctx)
+    fi = V.finfo(t)
+    sub, tiny, fmax = float(fi.smallest_subnormal), float(fi.smallest_normal), float(fi.max)
+    rows = V.representable(rng.uniform(-2.0, 2.0, size=(m, n)), t)
+    kinds = ("nan", "pinf", "ninf", "both-inf", "zeros", "subnormal", "tiny", "finite", "overflow")
+    start = int(rng.integers(len(kinds)))
+    for i in range(m):
+        kind = kinds[(start + i) % len(kinds)]
+        r = rows[i]
+        if n == 0:
+            continue
+        pos = rng.permutation(n)
+        if kind == "nan":
+            r[pos[0]] = math.nan
+        elif kind == "pinf":
+            r[pos[0]] = math.inf
+        elif kind == "ninf":
+            r[pos[0]] = -math.inf
+        elif kind == "both-inf":
+            r[pos[0]] = math.inf
+            if n > 1:
+                r[pos[1]] = -math.inf
+        elif kind == "zeros":
+            r[:] = rng.choice([0.0, -0.0], size=n)
+        elif kind == "subnormal":
+            r[:] = sub * rng.integers(-3, 4, size=n)
+        elif kind == "tiny":
+            r[:] = sub * rng.integers(-2, 3, size=n)
+            r[pos[0]] = tiny
+        elif kind == "overflow" and n > 1:
+            r[:] = fmax * rng.uniform(0.75, 1.0, size=n) * (1.0 if rng.random() < 0.5 else -1.0)
+    return V.representable(rows, t)
+
+
+# ---------------------------------------------------------------------------- integer classes
+
+
+def _int_bounds(t: str) -> tuple[int, int]:
+    info = V.iinfo(t)
+    return int(info.min), int(info.max)
+
+
+def _objs(vals, shape) -> np.ndarray:
+    out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=object)
+    out[:] = [int(v) for v in np.ravel(vals)]
+    return out.reshape(shape)
+
+
+def _sum_ints(rng, ctx, shape, total):
+    """Uniform integers small enough that no partial sum of any order leaves the type:
+    ``|x| <= max / (N + 1)`` (``N`` the number of elements; unsigned: ``[0, max / N]``)."""
+    lo, hi = _int_bounds(_t(ctx))
+    cap = max(1, min(hi // (total + 1), 10**6))
+    vals = rng.integers(0 if lo == 0 else -cap, cap, size=total, endpoint=True)
+    return _objs(vals, shape)
+
+
+def _sum_int_extremes(rng, ctx, m, n):
+    """Rows holding one extreme of the type each, with small values whose every partial sum
+    stays inside the type: ``max`` with non-positive values, ``min`` with non-negative ones,
+    ``max`` and ``min`` together (their sum is -1) with zeros; unsigned: ``max`` with zeros,
+    ``max - k`` with ``k`` ones."""
+    lo, hi = _int_bounds(_t(ctx))
+    rows = np.zeros((m, n), dtype=object)
+    kinds = ("max", "min", "both", "zeros") if lo < 0 else ("max", "max-k", "zeros")
+    start = int(rng.integers(len(kinds)))
+    for i in range(m):
+        kind = kinds[(start + i) % len(kinds)]
+        if n == 0:
+            continue
+        pos = rng.permutation(n)
+        r = [0] * n
+        if kind == "max":
+            r = [-int(v) if lo < 0 else 0 for v in rng.integers(0, 5, size=n)]
+            r[pos[0]] = hi
+        elif kind == "min":
+            r = [int(v) for v in rng.integers(0, 5, size=n)]
+            r[pos[0]] = lo
+        elif kind == "both":
+            r[pos[0]] = hi
+            if n > 1:
+                r[pos[1]] = lo
+        elif kind == "max-k":
+            k = int(rng.integers(0, n))
+            r[pos[0]] = hi - k
+            for j in pos[1:k + 1]:
+                r[j] = 1
+        rows[i, :] = r
+    return rows
+
+
+# ============================================================================ shape tables
+
+
+_LETTERS = "SMKN"
+_DIMS = {0: (1, 1), 1: (1, 12), 2: (1, 6), 3: (1, 4), 4: (1, 3)}
+
+
+def _fmt(axes) -> str:
+    return "all" if axes is None else ("[]" if not axes else ",".join(str(a) for a in axes))
+
+
+def reduce_shapes(op: str, empty_since: tuple[tuple[int, int], ...], long: bool = True,
+                  long_numerics: tuple[str, ...] = ("normal", "cancel", "ones"),
+                  dims: dict | None = None) -> tuple[Shape, ...]:
+    """The shape table of a Reduce* operator (module docstring).
+
+    Args:
+        op: the operator (its schema says where ``axes`` becomes an input).
+        empty_since: the inclusive version ranges whose text states the empty reduction's
+            result (empty-reduction patterns are generated only there).
+        long: add the long-row patterns (accumulating operators).
+        long_numerics: the numerics classes the long rows are worth.
+        dims: rank -> (lo, hi) of the drawn dimensions (default :data:`_DIMS`).
+    """
+    dims = dims or _DIMS
+    inp = axes_input_since(op) or 10**6
+    out: list[Shape] = []
+
+    def add(name, tmpl, axes, neg=False, attrs=None, empty=False, dims_=None, numerics=()):
+        rank = len(tmpl)
+        d = dims_ or {c: dims[rank] for c in tmpl if c.isalpha()}
+        ranges = list(empty_since) if empty else [(0, 10**6)]
+        for lo, hi in ranges:
+            # attribute versions (axes omitted when None); the attribute kind has no noop
+            if axes is not None and not axes:
+                pass
+            elif not attrs:
+                a_lo, a_hi = max(lo, 11 if neg else 0), min(hi, inp - 1)
+                if a_lo <= a_hi:
+                    out.append(Shape(name, {"data": tmpl}, {} if axes is None else {"axes": list(axes)},
+                                     a_lo, a_hi, d, numerics))
+            # input versions: the pattern fixes the input's value ([] for "every axis")
+            i_lo, i_hi = max(lo, inp), hi
+            if i_lo <= i_hi:
+                val = [] if axes is None else list(axes)
+                out.append(Shape(name + "/input", {"data": tmpl, "axes": str(len(val))}, dict(attrs or {}),
+                                 i_lo, i_hi, d, numerics, values={"axes": val}))
+
+    add("r0", "", None)
+    add("r1/axes=0", "S", [0])
+    add("r1/axes=-1", "S", [-1], neg=True)
+    add("r2/all", "SM", None)
+    add("r2/axes=1", "SM", [1])
+    add("r2/axes=-2", "SM", [-2], neg=True)
+    add("r3/axes=0,2", "SMK", [0, 2])
+    add("r3/axes=2,0", "SMK", [2, 0])
+    add("r3/axes=-1,0", "SMK", [-1, 0], neg=True)
+    add("r3/axes=1", "SMK", [1])
+    add("r3/axes=0,1,2", "SMK", [0, 1, 2])
+    add("r3/all", "SMK", None)
+    add("r4/axes=1,3", "SMKN", [1, 3])
+    add("r4/axes=-3", "SMKN", [-3], neg=True)
+    add("size1/axes=1", "S1K", [1])
+    add("zero-size/kept", "S0K", [0, 2])
+    add("zero-size/empty-set", "S0K", [1], empty=True)
+    add("zero-size/all", "0K", None, empty=True)
+    # input versions only: noop_with_empty_axes with empty and non-empty axes
+    add("r3/axes=[]/noop", "SMK", [], attrs={"noop_with_empty_axes": 1})
+    add("r2/axes=[]/noop=0", "SM", [], attrs={"noop_with_empty_axes": 0})
+    add("r3/axes=1/noop", "SMK", [1], attrs={"noop_with_empty_axes": 1})
+    add("r0/noop", "", [], attrs={"noop_with_empty_axes": 1})
+    if long:
+        add("long/2x4096/axes=1", "2L", [1], dims_={"L": (4096, 4096)}, numerics=long_numerics)
+        add("long/4096x2/axes=0", "L2", [0], dims_={"L": (4096, 4096)}, numerics=long_numerics)
+    return tuple(out)
+
+
+def reduce_attrs(op: str) -> tuple[Attrs, ...]:
+    """keepdims 0, and at the input versions ``noop_with_empty_axes`` 1 with either keepdims."""
+    inp = axes_input_since(op) or 10**6
+    return (Attrs({"keepdims": 0}, tag="keepdims=0"),
+            Attrs({"noop_with_empty_axes": 1}, since=inp, tag="noop"),
+            Attrs({"noop_with_empty_axes": 1, "keepdims": 0}, since=inp, tag="noop,keepdims=0"))
+
+
+def reduce_errors(op: str) -> tuple[Err, ...]:
+    """Axes outside the version's range: as the attribute (``r``; ``-r-1`` from 11) and, at the
+    input versions, as the input's value; the ``axes`` input of another type than int64."""
+    inp = axes_input_since(op) or 10**6
+    out = [Err("axes value 2 outside [0, 1] for rank 2", "axes=2/attr", {"axes": [2]}, ((2, 3),), until=inp - 1),
+           Err("axes value -3 outside [-2, 1] for rank 2 (accepted range [-r, r-1])", "axes=-3/attr", {"axes": [-3]},
+               ((2, 3),), since=11, until=inp - 1)]
+    if inp < 10**6:
+        out += [Err("axes value 2 outside [-2, 1] for rank 2 (accepted range [-r, r-1])", "axes=2/input", {},
+                    ((2, 3), (1,)), since=inp, values={"axes": [2]}),
+                Err("axes value -3 outside [-2, 1] for rank 2 (accepted range [-r, r-1])", "axes=-3/input", {},
+                    ((2, 3), (1,)), since=inp, values={"axes": [-3]}),
+                Err("axes must be tensor(int64)", "axes-int32", {}, ((2, 3), (1,)), since=inp,
+                    types={"axes": "int32"}, values={"axes": [1]})]
+    return tuple(out)
+
+
+_AXES_NOTES = {11: "negative axes ([-r, r-1]); the text drops the empty-set sentence (no empty reduction "
+                   "is generated at 11)"}
+
+
+# ============================================================================ entries
+
+
+def sweep(shapes: tuple[Shape, ...], ints: int = 6) -> Callable[[int, dict], int]:
+    """``per_type``: every pattern of the version once per floating type (the patterns cycle
+    within each combination), ``ints`` cases per integer or bool combination."""
+
+    def per_type(version: int, combo) -> int:
+        t = next(iter(combo.values()))
+        if V.kind(t) != V.FLOAT:
+            return ints
+        return sum(1 for sh in shapes if sh.applies(version))
+
+    return per_type
+
+
+def _sum_entry() -> Entry:
+    op = "ReduceSum"
+    inp = axes_input_since(op)
+    shapes = reduce_shapes(op, ((1, 10), (inp, 10**6)))
+    return Entry(op, reduce_sum, family="shaped", shapes=shapes,
+                 attrs=reduce_attrs(op), tolerance=sum_tolerance, per_type=sweep(shapes), errors=reduce_errors(op),
+                 float_numerics={"wide": _elementwise(_wide), "special": _rowwise(_sum_special),
+                                 "cancel": _rowwise(_cancel), "ones": _rowwise(_ones)},
+                 int_numerics={"int": _elementwise(_sum_ints), "int-extremes": _rowwise(_sum_int_extremes)},
+                 notes={**_AXES_NOTES, inp: "axes as an optional input; noop_with_empty_axes"})
+
+
+ENTRIES = (_sum_entry(),)
 register_entries(ENTRIES)

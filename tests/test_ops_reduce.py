@@ -1,0 +1,447 @@
+"""Reductions and scans (conformance/ops/reduce.py).
+
+* the oracles against independent formulas (numpy in float64 on data whose sums are exact,
+  Python ints at the 64-bit extremes, ``math.fsum``) and the spec's worked examples (onnx's
+  node-test cases for each operator);
+* the axes semantics (attribute, input, ``noop_with_empty_axes``, negative axes) and the
+  tolerances: the accumulation bounds hold for forward, reverse, pairwise and float32
+  accumulation on random data, and are not vacuous;
+* coverage: every type combination of every version has value cases, every pattern and the
+  noop / empty-axes / empty-set combinations the texts distinguish are generated, empty
+  reductions only where the version's text states their result;
+* legitimate kernels (numpy, sequential, reverse, pairwise, float32 accumulation for 16-bit
+  floats, float64 accumulation) pass every case; wrong kernels are caught (the issue's
+  noop_with_empty_axes ignored, keepdims ignored, a negative axis not wrapped, a float16
+  accumulator, int64 summed through double, empty axes taken as a no-op without noop);
+* onnx.reference and onnxruntime: every disagreement asserted, with who is right.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from conformance.backends import resolve_backend
+from conformance.backends.kernel import KernelBackend
+from conformance.coverage import compute_coverage
+from conformance.ops import reduce as R
+from conformance.ops.entry import Ctx
+from conformance.opspec import op_spec
+from conformance.runner import run_cases
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+OPS = ["ReduceSum"]
+ENTRY = {e.op: e for e in R.ENTRIES}
+HALF = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+
+
+def _ctx(op, version, t="float", attrs=None):
+    types = {"data": t}
+    if R.axes_input_since(op) and version >= R.axes_input_since(op):
+        types["axes"] = "int64"
+    return Ctx(op, version, version, types, {"reduced": t}, dict(attrs or {}))
+
+
+def _objs(vals, shape=None):
+    out = np.empty(len(vals), dtype=object)
+    out[:] = [int(v) for v in vals]
+    return out.reshape(shape if shape is not None else (len(vals),))
+
+
+def _call(op, version, x, axes_in=None, t="float", **attrs):
+    """The oracle with the version's schema defaults filled in (as the engine does);
+    ``axes_in`` is the input (input versions), an ``axes`` keyword the attribute."""
+    vs = op_spec(op).versions[version]
+    full = {k: a.default for k, a in vs.attributes.items() if a.default is not None}
+    full.update(attrs)
+    e = ENTRY[op]
+    if "noop_with_empty_axes" in full:
+        return e.oracle(_ctx(op, version, t, full), x, None if axes_in is None else np.asarray(axes_in), **full)
+    return e.oracle(_ctx(op, version, t, full), x, **full)
+
+
+# ============================================================================ axes semantics
+def test_reduced_axes_semantics():
+    """Attribute versions: axes omitted = every axis, negative wrapped; input versions: axes
+    absent or empty = every axis unless noop_with_empty_axes, then none; out of range raises."""
+    assert R.reduced_axes({"keepdims": 1}, None, 3) == (0, 1, 2)
+    assert R.reduced_axes({"axes": [2, 0]}, None, 3) == (0, 2)
+    assert R.reduced_axes({"axes": [-1, 0]}, None, 3) == (0, 2)
+    assert R.reduced_axes({"noop_with_empty_axes": 0}, None, 3) == (0, 1, 2)
+    assert R.reduced_axes({"noop_with_empty_axes": 0}, np.array([], dtype=np.int64), 3) == (0, 1, 2)
+    assert R.reduced_axes({"noop_with_empty_axes": 1}, None, 3) == ()
+    assert R.reduced_axes({"noop_with_empty_axes": 1}, np.array([], dtype=np.int64), 3) == ()
+    assert R.reduced_axes({"noop_with_empty_axes": 1}, np.array([-2]), 3) == (1,)
+    assert R.reduced_axes({"keepdims": 1}, None, 0) == ()
+    for bad in ([3], [-4]):
+        with pytest.raises(ValueError):
+            R.reduced_axes({"axes": bad}, None, 3)
+        with pytest.raises(ValueError):
+            R.reduced_axes({"noop_with_empty_axes": 0}, np.array(bad), 3)
+    assert R.axes_input_since("ReduceSum") == 13
+    assert {op: R.axes_input_since(op) for op in ("ReduceMean", "ReduceMax", "ReduceL2")} == \
+        {"ReduceMean": 18, "ReduceMax": 18, "ReduceL2": 18}
+
+
+def test_rows_round_trip():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 3, 4, 5))
+    for red in ((), (0,), (1, 3), (0, 1, 2, 3), (2,)):
+        rows = R.to_rows(x, red)
+        assert rows.shape[-1] == int(np.prod([x.shape[d] for d in red]))
+        assert np.array_equal(R.from_rows(rows, x.shape, red), x)
+    z = np.zeros((2, 0, 3))
+    assert R.to_rows(z, (1,)).shape == (2, 3, 0)
+    assert R.from_rows(R.to_rows(z, (1,)), z.shape, (1,)).shape == z.shape
+
+
+# ============================================================================ ReduceSum oracle
+def test_reduce_sum_spec_examples():
+    """onnx/backend/test/case/node/reducesum.py: keepdims, do_not_keepdims, negative axes,
+    default axes, empty axes with noop, the empty set."""
+    data = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]], [[9, 10], [11, 12]]], dtype=np.float64)
+    for v in (1, 11, 13):
+        ax = {"axes": [1]} if v < 13 else {}
+        axes = [1] if v >= 13 else None
+        got = _call("ReduceSum", v, data, axes, keepdims=1, **ax)
+        assert got.tolist() == [[[4, 6]], [[12, 14]], [[20, 22]]]
+        got = _call("ReduceSum", v, data, axes, keepdims=0, **ax)
+        assert got.tolist() == [[4, 6], [12, 14], [20, 22]]
+        assert _call("ReduceSum", v, data, None, keepdims=1).tolist() == [[[78]]]
+    assert _call("ReduceSum", 11, data, None, axes=[-2], keepdims=1).tolist() == [[[4, 6]], [[12, 14]], [[20, 22]]]
+    assert _call("ReduceSum", 13, data, [-2], keepdims=1).tolist() == [[[4, 6]], [[12, 14]], [[20, 22]]]
+    # empty axes: noop returns the input, otherwise every axis
+    assert np.array_equal(_call("ReduceSum", 13, data, [], noop_with_empty_axes=1), data)
+    assert np.array_equal(_call("ReduceSum", 13, data, None, noop_with_empty_axes=1, keepdims=0), data)
+    assert _call("ReduceSum", 13, data, [], keepdims=0).tolist() == 78
+    # the empty set: reduce_sum_empty_set: shape [2, 0, 4], axes [1] -> zeros [2, 1, 4]
+    e = _call("ReduceSum", 13, np.zeros((2, 0, 4)), [1], keepdims=1)
+    assert e.shape == (2, 1, 4) and not e.any()
+    assert _call("ReduceSum", 1, np.zeros((0, 3)), None, keepdims=0).tolist() == 0
+
+
+def test_reduce_sum_against_numpy_and_python():
+    """Small-integer float data (every sum exact in float64): numpy agrees for every axes
+    choice and keepdims; int64 at the extremes: Python's exact sum, which no float64 path
+    gives (2^53 + 1 is not a double); IEEE rules for NaN and infinities."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(-50, 50, size=(3, 4, 5)).astype(np.float64)
+    for axes in ([0], [1, 2], [2, 0], [-1], [0, 1, 2]):
+        for kd in (0, 1):
+            want = np.sum(x, axis=tuple(axes), keepdims=bool(kd))
+            assert np.array_equal(_call("ReduceSum", 11, x, None, axes=axes, keepdims=kd), want)
+            assert np.array_equal(_call("ReduceSum", 13, x, axes, keepdims=kd), want)
+    big = _objs([2**63 - 1, -(2**63), 2**53 + 1, 0], (2, 2))
+    got = _call("ReduceSum", 13, big, [1], t="int64", keepdims=0)
+    assert got.tolist() == [-1, 2**53 + 1]
+    with pytest.raises(ValueError, match="outside int64"):
+        _call("ReduceSum", 13, _objs([2**63 - 1, 1]), [0], t="int64")
+    spec = np.array([[math.nan, 1.0], [math.inf, 1.0], [math.inf, -math.inf], [-math.inf, 5.0]])
+    got = _call("ReduceSum", 13, spec, [1], keepdims=0)
+    assert math.isnan(got[0]) and got[1] == math.inf and math.isnan(got[2]) and got[3] == -math.inf
+    # exact: 1 + 2^-53 + 2^-53 is 1 + 2^-52, not float64's forward 1
+    e = 2.0 ** -53
+    assert _call("ReduceSum", 13, np.array([1.0, e, e]), [0], keepdims=0) == 1 + 2 * e
+
+
+# ============================================================================ bounds
+def _orders(rows, acc):
+    """Forward, reverse, pairwise and numpy sums of the rows (last axis) in dtype ``acc``."""
+    r = rows.astype(acc)
+
+    def seq(a):
+        s = a[..., 0]
+        for j in range(1, a.shape[-1]):
+            s = (s + a[..., j]).astype(acc)
+        return s
+
+    def pair(a):
+        n = a.shape[-1]
+        if n == 1:
+            return a[..., 0]
+        h = n // 2
+        return (pair(a[..., :h]) + pair(a[..., h:])).astype(acc)
+
+    return {"forward": seq(r), "reverse": seq(r[..., ::-1]), "pairwise": pair(r), "numpy": r.sum(axis=-1, dtype=acc)}
+
+
+@pytest.mark.parametrize("t", ["float16", "bfloat16", "float"])
+def test_sum_bound_holds_for_every_order(t):
+    """|order - expected| <= atol + rtol |expected| for each legitimate order (float32
+    accumulation for 16-bit floats; T for float), on random data; the bound is sharp (float's
+    sequential ``1 + u + u + ...`` comes within 10% of it), and a 16-bit accumulator does not
+    hold it on a long row of ones."""
+    dt = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float": np.float32}[t]
+    acc = np.float32
+    rng = np.random.default_rng(4)
+    rows = rng.uniform(-4, 4, size=(64, 300)).astype(dt).astype(np.float64)
+    ctx = _ctx("ReduceSum", 13, t, {"keepdims": 0, "noop_with_empty_axes": 0})
+    exact = ENTRY["ReduceSum"].oracle(ctx, rows, np.array([1]), keepdims=0, noop_with_empty_axes=0)
+    tol = R.sum_tolerance(ctx, [rows, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": exact})["reduced"]
+    e = exact.astype(dt).astype(np.float64)
+    for name, got in _orders(rows, acc).items():
+        err = np.abs(got.astype(dt).astype(np.float64) - e)
+        r = err / (tol.atol + tol.rtol * np.abs(e))
+        assert np.all(r <= 1.0), (name, float(r.max()))
+    if t == "float":  # the bound is sharp: 1 + u + u + ... sequentially stays at 1, losing (n-1) u
+        u = 2.0 ** -24
+        row = np.array([[1.0] + [u] * 299])
+        ex = ENTRY["ReduceSum"].oracle(ctx, row, np.array([1]), keepdims=0, noop_with_empty_axes=0)
+        tl = R.sum_tolerance(ctx, [row, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": ex})["reduced"]
+        fwd = _orders(row, np.float32)["forward"].astype(np.float64)
+        assert fwd[0] == 1.0
+        ratio = abs(fwd[0] - float(np.float32(ex[0]))) / (tl.atol + tl.rtol * abs(ex[0]))
+        assert 0.9 < ratio <= 1.0, ratio
+    ones = np.ones((1, 4096))
+    ex1 = ENTRY["ReduceSum"].oracle(ctx, ones, np.array([1]), keepdims=0, noop_with_empty_axes=0)
+    tol1 = R.sum_tolerance(ctx, [ones, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": ex1})["reduced"]
+    if t in HALF:
+        stalled = _orders(ones, dt)["forward"].astype(np.float64)  # accumulating in T
+        assert abs(stalled[0] - 4096) > tol1.atol + tol1.rtol * 4096
+
+
+def test_sum_tolerance_exact_for_single_elements_and_ints():
+    ctx = _ctx("ReduceSum", 13, "float", {})
+    x = np.array([[1.5, -2.0]])
+    tol = R.sum_tolerance(ctx, [x, None], {"noop_with_empty_axes": 1}, {"reduced": x})["reduced"]
+    assert tol.atol == 0.0
+    cti = _ctx("ReduceSum", 13, "int32", {})
+    assert R.sum_tolerance(cti, [_objs([1, 2]), None], {"noop_with_empty_axes": 0},
+                           {"reduced": np.array(3)})["reduced"].exact
+
+
+# ============================================================================ coverage
+def test_coverage_every_combination(suite):
+    cov = compute_coverage(suite)
+    assert set(cov["ops"]) == set(OPS)
+    gaps = {(op, v): e["missing"] for op, o in cov["ops"].items() for v, e in o["versions"].items() if e["gaps"]}
+    assert gaps == {}, gaps
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_every_pattern_and_axes_state(op, value_cases):
+    """Every pattern of each version is generated for every floating type; at the input
+    versions each of (axes absent | empty | non-empty) x (noop 0 | 1) occurs; negative axes
+    only from 11; empty reductions only where the version's text states the result."""
+    entry = ENTRY[op]
+    cases = [c for c in value_cases if c.op == op]
+    spec = op_spec(op)
+    inp = R.axes_input_since(op)
+    for v in spec.since_versions:
+        vc = [c for c in cases if c.since_version == v]
+        pats = {sh.name for sh in entry.shapes if sh.applies(v)}
+        for t in {c.tags["dtype"] for c in vc if c.tags["dtype"] in ("float", "double", "float16", "bfloat16")}:
+            assert {c.tags["shape"] for c in vc if c.tags["dtype"] == t} == pats, (v, t)
+        neg = [c for c in vc if any(int(a) < 0 for a in c.attributes.get("axes", []))]
+        assert bool(neg) == (11 <= v < (inp or 10**6)), v
+        if inp and v >= inp:
+            states = set()
+            for c in vc:
+                present = c.tags["optional_inputs"] == "axes"
+                axes = c.datasets[0].inputs.get("axes") if present else None
+                if axes is None and present:
+                    axes = next(i.value for i in c.inputs if i.name == "axes")
+                kind = "absent" if not present else ("empty" if np.asarray(axes).size == 0 else "given")
+                states.add((kind, int(c.attributes.get("noop_with_empty_axes", 0))))
+            assert states == {(k, n) for k in ("absent", "empty", "given") for n in (0, 1)}, (v, states)
+
+
+def _empty_reduction(c) -> bool:
+    return any(s == "zero-size/empty-set" or s.startswith("zero-size/empty-set/") or s.startswith("zero-size/all")
+               for s in [c.tags["shape"]])
+
+
+def test_empty_reductions_only_where_stated(value_cases):
+    """ReduceSum: versions 1 and 13 state 'Reduction over an empty set of values yields 0';
+    version 11 says nothing: no empty reduction there; the identity is 0."""
+    by_v = Counter(c.since_version for c in value_cases if c.op == "ReduceSum" and _empty_reduction(c))
+    assert set(by_v) == {1, 13}, by_v
+    for c in value_cases:
+        if c.op == "ReduceSum" and c.tags["shape"].startswith("zero-size/empty-set"):
+            out = np.asarray(next(iter(c.datasets[0].outputs.values())))
+            assert out.size and not out.astype(np.float64).any()
+
+
+# ============================================================================ kernels
+def _version(op, opset):
+    return op_spec(op).version_in_force(opset)
+
+
+def _kernel_axes(op, x, inputs, attributes, opset, flaw):
+    """Reduced axes as an independent kernel reads the node (raises on invalid axes)."""
+    v = _version(op, opset)
+    inp = R.axes_input_since(op)
+    nd = x.ndim
+    if inp and v >= inp:
+        noop = int(attributes.get("noop_with_empty_axes", 0))
+        if flaw == "ignore-noop":
+            noop = 0
+        axes = inputs.get("axes")
+        if axes is not None and axes.dtype != np.int64:
+            raise TypeError("axes must be int64")
+        axes = [] if axes is None else [int(a) for a in axes.ravel()]
+        if not axes:
+            if flaw == "empty-axes-noop" and "axes" in inputs:
+                return ()
+            return () if noop else tuple(range(nd))
+    else:
+        axes = attributes.get("axes")
+        if axes is None:
+            return tuple(range(nd))
+        axes = list(axes)
+    if flaw == "negative-axis-dropped":
+        axes = [a for a in axes if a >= 0]
+    for a in axes:
+        if not -nd <= a < nd:
+            raise ValueError("axis out of range")
+    return tuple(sorted({a % nd for a in axes}))
+
+
+def make_reduce_kernel(op, variant="numpy", flaw=None):
+    """A numpy kernel of ``op`` written from the text; ``variant`` a legitimate order or
+    accumulator, ``flaw`` a wrong reading."""
+
+    def kernel(inputs, attributes, outputs, opset):
+        x = inputs["data"]
+        red = _kernel_axes(op, x, inputs, attributes, opset, flaw)
+        keep = int(attributes.get("keepdims", 1))
+        if flaw == "keepdims-ignored":
+            keep = 1
+        kept = tuple(n for d, n in enumerate(x.shape) if d not in red)
+        n = int(np.prod([x.shape[d] for d in red], dtype=np.int64))
+        rows = np.moveaxis(x, red, tuple(range(x.ndim - len(red), x.ndim))).reshape(kept + (n,))
+        dt = x.dtype
+        if dt.kind in "iu":
+            if flaw == "int-via-double":
+                s = rows.astype(np.float64).sum(axis=-1).astype(dt)
+            else:
+                flat = rows.reshape((int(np.prod(kept, dtype=np.int64)), n))
+                s = np.array([sum(int(v) for v in r) for r in flat], dtype=object).reshape(kept).astype(dt)
+        else:
+            acc = np.float32 if dt.itemsize == 2 else dt
+            if variant == "float64":
+                acc = np.float64
+            order = variant
+            if flaw == "half-accumulator":  # the naive loop in the 16-bit type
+                acc, order = dt, "forward"
+            if rows.shape[-1] == 0:
+                s = np.zeros(rows.shape[:-1], dtype=acc)
+            else:
+                s = _orders(rows, acc)["numpy" if order == "float64" else order] if order != "numpy" \
+                    else rows.astype(acc).sum(axis=-1, dtype=acc)
+            s = np.asarray(s).astype(dt)
+        s = np.asarray(s)
+        if keep and red:
+            s = s.reshape(tuple(1 if d in red else n for d, n in enumerate(x.shape)))
+        elif not red:
+            s = s.reshape(x.shape)
+        return {outputs[0]: s}
+
+    return kernel
+
+
+LEGIT = ["numpy", "forward", "reverse", "pairwise", "float64"]
+
+
+@pytest.mark.parametrize("variant", LEGIT)
+def test_legitimate_kernel_passes_everything(variant, suite):
+    """Every order, float32 accumulation for 16-bit floats (the narrowest legitimate
+    accumulator) and float64 accumulation pass every case, error cases included."""
+    backend = KernelBackend({op: make_reduce_kernel(op, variant) for op in OPS}, name=variant)
+    results = run_cases(suite, backend)
+    bad = [(r.id, r.outcome, r.message[:300]) for r in results if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG = {
+    "ignore-noop": ["ReduceSum"],
+    "keepdims-ignored": ["ReduceSum"],
+    "negative-axis-dropped": ["ReduceSum"],
+    "half-accumulator": ["ReduceSum"],
+    "int-via-double": ["ReduceSum"],
+    "empty-axes-noop": ["ReduceSum"],
+}
+
+
+@pytest.mark.parametrize("flaw,op", [(f, op) for f, ops in WRONG.items() for op in ops])
+def test_wrong_kernel_is_caught(flaw, op, value_cases):
+    cases = [c for c in value_cases if c.op == op]
+    assert cases
+    results = run_cases(cases, KernelBackend({op: make_reduce_kernel(op, flaw=flaw)}, name=flaw, check=False))
+    outcomes = Counter(r.outcome for r in results)
+    assert outcomes["fail"] >= 1, outcomes
+
+
+def test_half_accumulator_caught_per_half_type(value_cases):
+    """A float16/bfloat16 accumulator fails on the long rows of ones of each 16-bit type."""
+    cases = [c for c in value_cases if c.op == "ReduceSum" and c.tags["dtype"] in HALF
+             and c.tags["shape"].startswith("long") and c.tags["numerics"] == "ones"]
+    assert {c.tags["dtype"] for c in cases} == set(HALF)
+    res = run_cases(cases, KernelBackend({"ReduceSum": make_reduce_kernel("ReduceSum", flaw="half-accumulator")},
+                                         check=False))
+    assert {c.tags["dtype"] for c, r in zip(cases, res) if r.outcome == "fail"} == set(HALF)
+
+
+# ============================================================================ onnx.reference / onnxruntime
+#: (op, case filter, why onnx.reference 1.23 is wrong).
+REFERENCE_WRONG = {
+    "half accumulation": (
+        lambda c: c.op == "ReduceSum" and c.tags["dtype"] in HALF,
+        "onnx.reference sums float16/bfloat16 in the type itself (numpy's sum of a float16 / ml_dtypes bfloat16 "
+        "array): below the float32 accumulation the suite requires for 16-bit floats (module docstring of "
+        "conformance/ops/reduce.py); smallest: a bfloat16 row of 4096 ones and halves sums to 512"),
+    "axes type unchecked": (
+        lambda c: c.expect_error is not None and c.tags.get("error") == "axes-int32",
+        "onnx.reference runs ReduceSum-13 with an int32 axes input; the schema allows tensor(int64) only "
+        "(onnx.checker rejects the model)"),
+}
+
+
+def test_onnx_reference(suite):
+    """onnx.reference agrees everywhere but the listed disagreements, and each occurs."""
+    res = run_cases(suite, resolve_backend("onnx-reference"))
+    seen, unexplained = Counter(), []
+    for c, r in zip(suite, res):
+        if r.outcome == "pass":
+            continue
+        why = [k for k, (f, _) in REFERENCE_WRONG.items() if f(c)]
+        if why and r.outcome == "fail":
+            seen[why[0]] += 1
+        else:
+            unexplained.append((c.id, r.outcome, r.message[:200]))
+    assert not unexplained, unexplained
+    assert set(seen) == set(REFERENCE_WRONG), seen
+
+
+#: (case filter, why onnxruntime 1.32 CPU is wrong, outcome).
+ORT_WRONG = {
+    "int64 sum through double": (
+        lambda c: c.op == "ReduceSum" and c.tags["dtype"] in ("int64",) and c.tags["numerics"] == "int-extremes",
+        "onnxruntime sums int64 through double: ReduceSum-13(int64 [2^53 + 1], keepdims=0) gives 2^53, "
+        "ReduceSum([INT64_MAX, INT64_MIN]) gives 0 (the exact sum -1 is in range)", "fail"),
+    "opset-1 float16 cast insertion": (
+        lambda c: c.op == "ReduceSum" and c.opset < 6 and c.tags["dtype"] == "float16",
+        "onnxruntime inserts a Cast to float for float16 ReduceSum and writes Cast's 'to' as an int, which "
+        "Cast-1 (opset 1-5) declares a string: 'Mismatched attribute type' (INVALID_GRAPH) on a valid model",
+        "error"),
+}
+
+
+def test_onnxruntime_disagreements(suite):
+    pytest.importorskip("onnxruntime")
+    res = run_cases(suite, resolve_backend("onnxruntime"))
+    seen, unexplained = Counter(), []
+    for c, r in zip(suite, res):
+        if r.outcome in ("pass", "unsupported"):
+            continue
+        why = [k for k, (f, _, o) in ORT_WRONG.items() if f(c) and r.outcome == o]
+        if why:
+            seen[why[0]] += 1
+        else:
+            unexplained.append((c.id, r.outcome, r.message[:200]))
+    assert not unexplained, unexplained
+    assert set(seen) == set(ORT_WRONG), seen
