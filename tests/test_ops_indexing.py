@@ -29,7 +29,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("Gather", "GatherElements", "GatherND")
+OPS = ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND")
 E = {e.op: e for e in ix.ENTRIES}
 
 
@@ -198,6 +198,117 @@ def test_gather_nd_oracle_matches_fancy_indexing(seed):
                 assert np.array_equal(got, _gather_nd_fancy(x, idx, b))
 
 
+# ============================================================================ Scatter*: oracles
+def test_scatter_elements_oracle_reproduces_the_text_examples():
+    f = E["ScatterElements"].oracle
+    out = f(_ctx("ScatterElements", 18), np.zeros((3, 3)), _obj([[1, 0, 2], [0, 2, 1]]),
+            np.array([[1.0, 1.1, 1.2], [2.0, 2.1, 2.2]]), axis=0, reduction="none")
+    assert out.tolist() == [[2.0, 1.1, 0.0], [1.0, 0.0, 2.2], [0.0, 2.1, 1.2]]
+    out = f(_ctx("ScatterElements", 18), np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]), _obj([[1, 3]]),
+            np.array([[1.1, 2.1]]), axis=1, reduction="none")
+    assert out.tolist() == [[1.0, 1.1, 3.0, 2.1, 5.0]]
+    # duplicates with each reduction: output[i][indices[i][j]] = f(output[i][indices[i][j]], updates[i][j])
+    data, idx, upd = _obj([[1, 2, 3, 4, 5]]), _obj([[1, -4, 3]]), _obj([[7, 3, -2]])
+    want = {"add": [1, 12, 3, 2, 5], "mul": [1, 42, 3, -8, 5], "max": [1, 7, 3, 4, 5], "min": [1, 2, 3, -2, 5]}
+    for red, w in want.items():
+        assert f(_ctx("ScatterElements", 18), data, idx, upd, axis=1, reduction=red).tolist() == [w]
+
+
+def test_scatter_nd_oracle_reproduces_the_text_examples():
+    f = E["ScatterND"].oracle
+    out = f(_ctx("ScatterND", 18), _obj([1, 2, 3, 4, 5, 6, 7, 8]), _obj([[4], [3], [1], [7]]), _obj([9, 10, 11, 12]),
+            reduction="none")
+    assert out.tolist() == [1, 11, 3, 10, 9, 6, 7, 12]
+    block = [[1, 2, 3, 4], [5, 6, 7, 8], [8, 7, 6, 5], [4, 3, 2, 1]]
+    rev = [[8, 7, 6, 5], [4, 3, 2, 1], [1, 2, 3, 4], [5, 6, 7, 8]]
+    upd = [[[5] * 4, [6] * 4, [7] * 4, [8] * 4], [[1] * 4, [2] * 4, [3] * 4, [4] * 4]]
+    out = f(_ctx("ScatterND", 18), _obj([block, block, rev, rev]), _obj([[0], [2]]), _obj(upd), reduction="none")
+    assert out.tolist() == [upd[0], block, upd[1], rev]
+    # the reduction's loop, duplicates and a negative index included
+    data = _obj([[1, 2], [3, 4]])
+    out = f(_ctx("ScatterND", 18), data, _obj([[0, 1], [-2, -1], [1, 0]]), _obj([5, 6, 7]), reduction="add")
+    assert out.tolist() == [[1, 13], [10, 4]]
+    out = f(_ctx("ScatterND", 18), data, _obj([[1], [-1]]), _obj([[2, 2], [3, 1]]), reduction="mul")
+    assert out.tolist() == [[1, 2], [18, 8]]
+
+
+_AT = {"add": np.add.at, "mul": np.multiply.at, "max": np.maximum.at, "min": np.minimum.at}
+#: reductions each opset accepts (the versions' attribute texts)
+_REDUCTIONS = [(18, ("none", "add", "mul", "max", "min")), (16, ("none", "add", "mul")), (0, ("none",))]
+
+
+def _reduction_of(attrs, opset):
+    red = attrs.get("reduction", "none")
+    allowed = next(r for v, r in _REDUCTIONS if opset >= v)
+    if red not in allowed or (opset < 16 and "reduction" in attrs):
+        raise ValueError(f"reduction {red!r} not accepted at opset {opset}")
+    return red
+
+
+def _elements_coords(data_shape, idx, axis):
+    """Coordinate arrays of ScatterElements' targets: each entry's own position with the axis
+    coordinate replaced by its index."""
+    axis %= len(data_shape)
+    s = data_shape[axis]
+    if ((idx < -s) | (idx >= s)).any():
+        raise IndexError("index out of bounds")
+    coords = list(np.indices(idx.shape)) if idx.size else [np.zeros(idx.shape, dtype=np.int64)] * idx.ndim
+    coords[axis] = np.where(idx < 0, idx + s, idx)
+    return tuple(coords)
+
+
+def _nd_coords(data_shape, idx):
+    k = idx.shape[-1]
+    if k > len(data_shape):
+        raise ValueError("k > rank")
+    cols = []
+    for j in range(k):
+        c = idx[..., j]
+        if ((c < -data_shape[j]) | (c >= data_shape[j])).any():
+            raise IndexError("index out of bounds")
+        cols.append(np.where(c < 0, c + data_shape[j], c))
+    return tuple(cols)
+
+
+def _scatter_at(data, coords, upd, red):
+    """numpy's unbuffered ufunc.at (duplicates accumulate), or plain assignment for none."""
+    out = np.array(data, copy=True)
+    if red == "none":
+        out[coords] = upd
+    else:
+        _AT[red](out, coords, upd)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scatter_oracles_match_numpy_ufunc_at(seed):
+    rng = np.random.default_rng(seed)
+    for red in ("none", "add", "mul", "max", "min"):
+        for r in range(1, 4):
+            shape = tuple(int(d) for d in rng.integers(2, 4, size=r))
+            x = rng.integers(-5, 6, size=shape)
+            for axis in range(-r, r):
+                ish = tuple(int(rng.integers(1, d + 1)) for d in shape)
+                s = shape[axis]
+                idx = np.stack([rng.permutation(s)[:ish[axis]] for _ in range(int(np.prod(ish)) // ish[axis])], -1) \
+                    if red == "none" else rng.integers(-s, s, size=ish)
+                idx = np.moveaxis(idx.reshape(ish[:axis % r] + ish[axis % r + 1:] + (ish[axis],)), -1, axis % r) \
+                    if red == "none" else idx
+                upd = rng.integers(-5, 6, size=ish)
+                got = E["ScatterElements"].oracle(_ctx("ScatterElements", 18), _obj(x), _obj(idx), _obj(upd), axis=axis,
+                                                  reduction=red)
+                assert got.tolist() == _scatter_at(x, _elements_coords(shape, idx, axis), upd, red).tolist()
+            for k in range(1, r + 1):
+                cells = int(np.prod(shape[:k]))
+                m = int(rng.integers(0, min(cells, 4) + 1))
+                flat = rng.permutation(cells)[:m] if red == "none" else rng.integers(0, cells, size=m)
+                idx = np.stack(np.unravel_index(flat, shape[:k]), -1).reshape(m, k) - \
+                    (rng.random((m, k)) < 0.5) * np.asarray(shape[:k])
+                upd = rng.integers(-5, 6, size=(m,) + shape[k:])
+                got = E["ScatterND"].oracle(_ctx("ScatterND", 18), _obj(x), _obj(idx), _obj(upd), reduction=red)
+                assert got.tolist() == _scatter_at(x, _nd_coords(shape, idx), upd, red).tolist()
+
+
 # ============================================================================ kernels
 def _axis(attrs, rank, default=0, lo=None, hi=None):
     """The ``axis`` attribute, checked against [-r, r-1] (or [lo, hi])."""
@@ -240,7 +351,55 @@ def k_gather_nd(ins, attrs, outs, opset, flaw=None):
     return {outs[0]: _gather_nd_fancy(data, idx, b)}
 
 
-KERNELS = {"Gather": k_gather, "GatherElements": k_gather_elements, "GatherND": k_gather_nd}
+def _scatter_loop(data, coords, upd, red):
+    """The text's loop over the update entries in *reverse* order, in the type's own arithmetic
+    (any iteration order is legitimate where the result is defined)."""
+    out = np.array(data, copy=True)
+    pos = list(np.ndindex(*upd.shape))
+    for p in reversed(pos):
+        t = tuple(int(c[p]) for c in coords)
+        a, b = out[t], upd[p]
+        out[t] = b if red == "none" else a + b if red == "add" else a * b if red == "mul" else \
+            (max(a, b) if red == "max" else min(a, b))
+    return out
+
+
+def k_scatter_elements(ins, attrs, outs, opset, flaw=None, loop=False):
+    data, idx, upd = ins["data"], np.asarray(ins["indices"]).astype(np.int64), ins["updates"]
+    axis = _axis(attrs, data.ndim)
+    if idx.ndim != data.ndim or idx.shape != upd.shape:
+        raise ValueError("indices and updates must have data's rank and one shape")
+    red = _reduction_of(attrs, opset)
+    if flaw == "reduction-ignored":
+        red = "none"
+    if flaw == "wrong-axis":
+        axis = 0
+    if flaw == "negative-not-wrapped":
+        idx = np.maximum(idx, 0)
+    coords = _elements_coords(data.shape, idx, axis)
+    return {outs[0]: (_scatter_loop if loop else _scatter_at)(data, coords, upd, red)}
+
+
+def k_scatter_nd(ins, attrs, outs, opset, flaw=None, loop=False):
+    data, idx, upd = ins["data"], np.asarray(ins["indices"]).astype(np.int64), ins["updates"]
+    k = idx.shape[-1]
+    if upd.shape != idx.shape[:-1] + data.shape[k:]:
+        raise ValueError("updates must have shape indices.shape[:-1] + data.shape[k:]")
+    red = _reduction_of(attrs, opset)
+    if flaw == "reduction-ignored":
+        red = "none"
+    if flaw == "negative-not-wrapped":
+        idx = np.maximum(idx, 0)
+    coords = _nd_coords(data.shape, idx)
+    if loop:  # expand every index tuple to the elements of its slice
+        full = [np.broadcast_to(c.reshape(c.shape + (1,) * (data.ndim - k)), upd.shape) for c in coords]
+        rest = np.indices(upd.shape)[idx.ndim - 1:] if upd.size else [np.zeros(upd.shape, np.int64)] * (data.ndim - k)
+        return {outs[0]: _scatter_loop(data, tuple(full) + tuple(rest), upd, red)}
+    return {outs[0]: _scatter_at(data, coords, upd, red)}
+
+
+KERNELS = {"Gather": k_gather, "GatherElements": k_gather_elements, "GatherND": k_gather_nd,
+           "ScatterElements": k_scatter_elements, "ScatterND": k_scatter_nd}
 
 
 def _backend(flaw=None, op=None):
@@ -256,6 +415,17 @@ def test_legitimate_kernels_pass_every_case(suite):
     assert not bad, bad[:5]
 
 
+def test_scatter_in_reverse_order_passes_every_case(suite):
+    """The text's loop run backwards in the type's own arithmetic (numpy float16 rounds every
+    step) gives every expected output: duplicates appear only where every order agrees."""
+    cases = [c for c in suite if c.op.startswith("Scatter")]
+    backend = KernelBackend({op: (lambda i, a, o, s, _f=KERNELS[op]: _f(i, a, o, s, loop=True))
+                             for op in ("ScatterElements", "ScatterND")}, name="reverse-loop")
+    results = run_cases(cases, backend)
+    bad = [(c.id, r.outcome, r.message[:300]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert cases and not bad, bad[:5]
+
+
 #: flaw -> (operator, case filter that must match, at least one caught)
 WRONG = {
     "negative-not-wrapped": ("Gather", lambda c: (_index_array(c) < 0).any()),
@@ -265,6 +435,12 @@ WRONG = {
                                   lambda c: c.attributes.get("axis", 0) not in (0, -len(c.inputs[0].shape))),
     "negative-not-wrapped/GatherND": ("GatherND", lambda c: (_index_array(c) < 0).any()),
     "batch-dims-ignored": ("GatherND", lambda c: c.attributes.get("batch_dims", 0) > 0),
+    "reduction-ignored": ("ScatterND", lambda c: c.attributes.get("reduction", "none") != "none"),
+    "reduction-ignored/ScatterElements": ("ScatterElements", lambda c: c.attributes.get("reduction", "none") != "none"),
+    "negative-not-wrapped/ScatterND": ("ScatterND", lambda c: (_index_array(c) < 0).any()),
+    "negative-not-wrapped/ScatterElements": ("ScatterElements", lambda c: (_index_array(c) < 0).any()),
+    "wrong-axis/ScatterElements": ("ScatterElements",
+                                   lambda c: c.attributes.get("axis", 0) not in (0, -len(c.inputs[0].shape))),
 }
 
 
@@ -296,9 +472,22 @@ def _reference_disagreement(case, res) -> str | None:
       every dimension but the axis; the text asks only for the same rank (the output has
       indices' shape) and onnxruntime accepts them (the case is right; smallest: data (3, 3),
       indices [[0, 2]] of shape (1, 2), axis 0 gives [[1, 6]] for data 1..9).
+    * ScatterElements / ScatterND ``reduction-value-unchecked``: ``reduction="max"`` at version
+      16 (whose text lists "none (default), add, mul") and ``reduction="sum"`` (no version
+      lists it) run without complaint; onnx's checker does not check string attribute values
+      and onnxruntime accepts them too (the cases follow the text; a lenient runtime is
+      harmless but the model is not valid at that version).
+    * ScatterElements ``indices-rank``: indices and updates of rank 1 with data of rank 2 run
+      (onnxruntime rejects: "Indices and updates must have the same rank as data").
     """
     if case.expect_error and case.tags.get("error") == "data-rank0" and case.op == "Gather":
         return "gather-data-rank0"
+    if case.op.startswith("Scatter") and case.expect_error:
+        err = case.tags.get("error")
+        if err in ("reduction=max@16", "reduction=sum"):
+            return "scatter-reduction-value-unchecked"
+        if err == "indices-rank" and case.op == "ScatterElements":
+            return "scatter-elements-indices-rank"
     if case.op == "GatherElements":
         if case.expect_error and case.tags.get("error", "").startswith("index="):
             return "gather-elements-out-of-range-wraps"
@@ -323,7 +512,8 @@ def test_agreement_with_onnx_reference(suite):
         why[k] += 1
     assert not unexplained, unexplained[:5]
     assert set(why) == {"gather-data-rank0", "gather-elements-out-of-range-wraps", "gather-elements-negative-axis",
-                        "gather-elements-smaller-dims"}, why  # the list is not stale
+                        "gather-elements-smaller-dims", "scatter-reduction-value-unchecked",
+                        "scatter-elements-indices-rank"}, why  # the list is not stale
 
 
 # ============================================================================ coverage
@@ -382,3 +572,39 @@ def test_gather_nd_shapes_and_batch_dims(suite):
         assert any(c.tags["rank"] == 0 for c in mine)
         assert any((_index_array(c) < 0).any() for c in mine)
         assert any(_index_array(c).size == 0 for c in mine)
+
+
+def _targets(c):
+    """The data elements (ScatterElements) or index tuples (ScatterND) a case's indices hit."""
+    idx = np.asarray(_index_array(c)).astype(np.int64)
+    shape = c.inputs[0].shape
+    if c.op == "ScatterElements":
+        coords = _elements_coords(shape, idx, c.attributes.get("axis", 0))
+    else:
+        coords = _nd_coords(shape, idx)
+    return list(zip(*(x.ravel().tolist() for x in coords)))
+
+
+@pytest.mark.parametrize("op", ["ScatterElements", "ScatterND"])
+def test_scatter_duplicates_only_where_defined(op, suite):
+    """Duplicate targets with reduction none only where their updates are identical (class
+    dup-same); every reduction of 16 and 18 meets duplicates; every (type, reduction) pair the
+    text defines has a case."""
+    cases = _values(suite, op)
+    dup_reductions = set()
+    for c in cases:
+        t = _targets(c)
+        if len(set(t)) == len(t):
+            continue
+        red = c.attributes.get("reduction", "none")
+        dup_reductions.add((c.since_version, red))
+        if red == "none":
+            assert c.tags["numerics"] == "dup-same", c.id
+    assert {(16, r) for r in ("add", "mul")} | {(18, r) for r in ("add", "mul", "max", "min")} <= dup_reductions
+    assert (11, "none") in dup_reductions  # dup-same
+    for v, reds in ((16, ("none", "add", "mul")), (18, ("none", "add", "mul", "max", "min"))):
+        seen = {(c.tags["dtype"], c.attributes.get("reduction", "none")) for c in cases if c.since_version == v}
+        for t in [t[7:-1] for t in op_spec(op).versions[v].type_constraints["T"]]:
+            allowed = ("none",) if t in ("bool", "string") else \
+                ("none", "add", "mul") if t.startswith("complex") else reds
+            assert all((t, r) in seen for r in allowed if r in reds), (v, t)

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import values as V
 from .engine import register_entries
-from .entry import Entry, Err, Shape
+from .entry import REALS, Attrs, Entry, Err, Shape
 
 #: The integer element types of the schemas (for numerics_types restrictions).
 INT_TYPES = ("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64")
@@ -285,5 +285,410 @@ GATHER_ND = Entry(
 )
 
 
-ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND)
+# ============================================================================= Scatter values
+# ScatterElements and ScatterND share how their values are drawn.  The text defines the result
+# of duplicate targets only with a reduction (with "none" the winner depends on the unspecified
+# iteration order), and with a reduction the iteration order is still unspecified: a value case
+# must give the same result in every order at the precision of T.  So each numerics class draws
+# the indices and the values together (the classes replace the engine's defaults, and indices
+# are not a structural input):
+#
+# * reduction none: distinct targets (``dup-same``: duplicates whose updates are identical, the
+#   one way duplicates are defined without a reduction; with a reduction it is one more
+#   duplicates class);
+# * add / mul, classes normal / int / complex: duplicates, values whose every partial result is
+#   exact in T (multiples of 1/2 up to 4 for add, {0, +-1/2, +-1, +-2} for mul; small integers
+#   within the type for int), so every order gives the exact result; classes wide / special /
+#   int-extremes: distinct targets (one correctly rounded operation per element, IEEE's special
+#   values included);
+# * max / min: duplicates with any value but NaN and -0 (the text does not say which of
+#   max(NaN, x) or max(-0, +0) it means);
+# * bool and string: reduction none only (+ * max min are not defined on them), complex: not
+#   max / min (no order) -- the entry's numerics_rule.
+#: The classes a scatter type gets beyond the engine's defaults (numerics_types).
+_COMPLEX = ("complex64", "complex128")
+
+
+def _reduction(ctx) -> str:
+    return str(ctx.attrs.get("reduction", "none"))
+
+
+def _has_dups(cls: str, reduction: str) -> bool:
+    """Whether class ``cls`` with ``reduction`` draws duplicate targets."""
+    if cls == "dup-same":
+        return True
+    if reduction in ("add", "mul"):
+        return cls in ("normal", "int", "complex")
+    return reduction in ("max", "min")
+
+
+def _distinct(rng, n: int, s: int) -> np.ndarray:
+    """``n`` distinct targets in [0, s) (``n <= s``)."""
+    if n > s:
+        raise ValueError(f"{n} distinct targets do not fit an axis of size {s}")
+    return rng.permutation(s)[:n]
+
+
+def _with_dup(rng, n: int, s: int) -> np.ndarray:
+    """``n`` targets in [0, s) with at least one duplicate where ``n >= 2``."""
+    t = rng.integers(0, s, size=n)
+    if n >= 2:
+        t[int(rng.integers(1, n))] = t[0]
+    return t
+
+
+def _negate_some(rng, t: np.ndarray, s) -> np.ndarray:
+    """About half of the targets written in their negative form ``t - s``."""
+    neg = rng.random(size=t.shape) < 0.5
+    return np.where(neg, t - s, t)
+
+
+def _elements_targets(rng, data_shape, ind_shape, axis: int, dups: bool):
+    """ScatterElements indices (Python ints of ``ind_shape``) and, per update position, the
+    data element it targets."""
+    ax = _norm_axis(axis, len(data_shape))
+    s = data_shape[ax]
+    idx = np.zeros(ind_shape, dtype=np.int64)
+    other = [d for d in range(len(ind_shape)) if d != ax]
+    for line in np.ndindex(*[ind_shape[d] for d in other]):
+        sel = list(line)
+        sel.insert(ax, slice(None))
+        n = ind_shape[ax]
+        t = (_with_dup if dups else _distinct)(rng, n, s) if n else np.zeros(0, dtype=np.int64)
+        idx[tuple(sel)] = _negate_some(rng, np.asarray(t, dtype=np.int64), s)
+    targets = {}
+    for pos in np.ndindex(*ind_shape):
+        k = int(idx[pos])
+        targets[pos] = pos[:ax] + (k + s if k < 0 else k,) + pos[ax + 1:]
+    return _ints(idx), targets
+
+
+def _nd_targets_drawn(rng, data_shape, ind_shape, dups: bool):
+    """ScatterND indices (Python ints of ``ind_shape``, index tuples of length k) and, per
+    element of updates, the data element it targets."""
+    k = ind_shape[-1]
+    lead = ind_shape[:-1]
+    cells = int(np.prod(data_shape[:k], dtype=np.int64))
+    m = int(np.prod(lead, dtype=np.int64))
+    flat = (_with_dup if dups else _distinct)(rng, m, cells) if m else np.zeros(0, dtype=np.int64)
+    tup = np.stack(np.unravel_index(np.asarray(flat, dtype=np.int64), data_shape[:k]), axis=-1) if m else \
+        np.zeros((0, k), dtype=np.int64)
+    tup = _negate_some(rng, tup, np.asarray(data_shape[:k], dtype=np.int64))
+    idx = tup.reshape(ind_shape)
+    targets = {}
+    for pos, target in _nd_targets(data_shape, _ints(idx), 0):
+        for sub in np.ndindex(*data_shape[k:]):
+            targets[pos + sub] = target + sub
+    return _ints(idx), targets
+
+
+def _groups(targets: dict) -> dict:
+    """data element -> the update positions that target it."""
+    out: dict = {}
+    for pos, t in targets.items():
+        out.setdefault(t, []).append(pos)
+    return out
+
+
+def _dyadic(rng, shape, reduction: str) -> np.ndarray:
+    """Values whose sums (add) or products (mul) of up to 12 terms are exact in every
+    IEEE type: multiples of 1/2 in [-4, 4], or {0, +-1/2, +-1, +-2} (a few zeros signed)."""
+    if reduction == "add":
+        return rng.integers(-8, 9, size=shape) / 2.0
+    return rng.choice(np.array([0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 1.0, 0.0, -0.0]), size=shape)
+
+
+def _sprinkled(rng, x: np.ndarray, specials: list) -> np.ndarray:
+    """``x`` with about a third of its elements replaced by ``specials`` (each at least once
+    where the size allows)."""
+    x = np.array(x, dtype=object if x.dtype == object else x.dtype, copy=True)
+    flat = x.reshape(-1)
+    if flat.size == 0 or not specials:
+        return x
+    k = min(flat.size, max(len(specials), flat.size // 3))
+    for i, q in enumerate(rng.permutation(flat.size)[:k]):
+        flat[q] = specials[i % len(specials)] if i < len(specials) else specials[int(rng.integers(len(specials)))]
+    return x
+
+
+def _int_fit(data, upd, groups, t: str, reduction: str) -> None:
+    """Shrink integer updates (in place) until every partial result of every target is inside
+    the type whatever the order: sum of |terms| (add) or product of |terms| (mul) at most the
+    type's bound."""
+    info = V.iinfo(t)
+    bound = min(int(info.max), -int(info.min)) if int(info.min) < 0 else int(info.max)
+    for target, poss in groups.items():
+        d = int(data[target])
+        for pos in poss:
+            terms = [abs(d)] + [abs(int(upd[p])) for p in poss]
+            worst = sum(terms) if reduction == "add" else int(np.prod([max(a, 1) for a in terms], dtype=object))
+            if worst <= bound and (reduction == "add" or abs(d) <= bound):
+                break
+            upd[pos] = 0 if reduction == "add" else 1
+        if reduction == "mul" and abs(d) > bound:  # INT_MIN times -1 overflows: only 0 and 1 then
+            for pos in poss:
+                if int(upd[pos]) < 0:
+                    upd[pos] = 1
+
+
+def _scatter_class(cls: str, nd: bool):
+    """The numerics class ``cls`` of ScatterElements (``nd`` False) or ScatterND: indices,
+    data and updates drawn together (the section comment above)."""
+
+    def fn(rng, ctx, shapes):
+        t = ctx.types["data"]
+        red = _reduction(ctx)
+        dshape, ishape, ushape = shapes
+        dups = _has_dups(cls, red)
+        if nd:
+            idx, targets = _nd_targets_drawn(rng, dshape, ishape, dups)
+        else:
+            idx, targets = _elements_targets(rng, dshape, ishape, int(ctx.attrs["axis"]), dups)
+        groups = _groups(targets)
+        kind = V.kind(t)
+        if kind == V.FLOAT:
+            if red in ("add", "mul") and dups:
+                data, upd = _dyadic(rng, dshape, red), _dyadic(rng, ushape, red)
+            else:
+                mode = "wide" if cls == "wide" else "normal"
+                data = V.sample_float(rng, dshape, t, REALS, mode)
+                upd = V.sample_float(rng, ushape, t, REALS, mode)
+                if cls == "special":
+                    sp = V.float_specials(t)
+                    if red in ("max", "min"):
+                        sp = [v for v in sp if not np.isnan(v) and not (v == 0 and np.signbit(v))]
+                    data, upd = _sprinkled(rng, data, sp), _sprinkled(rng, upd, sp)
+            if red in ("max", "min"):  # no -0 (max(-0, +0) is not defined by the text)
+                data, upd = data + 0.0, upd + 0.0
+        elif kind == V.INT:
+            info = V.iinfo(t)
+            if cls == "int-extremes" or red in ("none", "max", "min"):
+                data = V.sample_int(rng, dshape, t)
+                upd = V.sample_int(rng, ushape, t)
+                if cls == "int-extremes":
+                    ext = [int(info.min), int(info.max), int(info.min) + 1, int(info.max) - 1, 0]
+                    data = _sprinkled(rng, data, ext)
+                    if red in ("none", "max", "min"):
+                        upd = _sprinkled(rng, upd, ext)
+                    else:
+                        upd = V.sample_int(rng, ushape, t, (-3, 3), extremes=False)
+            else:
+                lo = 0 if int(info.min) == 0 else -8
+                span = (lo, 8) if red == "add" else (max(lo, -2), 2)
+                data = V.sample_int(rng, dshape, t, span, extremes=False)
+                upd = V.sample_int(rng, ushape, t, span, extremes=False)
+            if red in ("add", "mul"):
+                _int_fit(data, upd, groups, t, red)
+        elif kind == V.COMPLEX:
+            if red in ("add", "mul"):
+                def gauss(shape):
+                    hi = 2 if red == "add" else 1
+                    return rng.integers(-hi, hi + 1, size=shape) + 1j * rng.integers(-hi, hi + 1, size=shape)
+                data, upd = gauss(dshape), gauss(ushape)
+            else:
+                data, upd = V.sample_complex(rng, dshape, t), V.sample_complex(rng, ushape, t)
+        elif kind == V.BOOL:
+            data, upd = V.sample_bool(rng, dshape), V.sample_bool(rng, ushape)
+        else:
+            data, upd = V.sample_string(rng, dshape), V.sample_string(rng, ushape)
+        if cls == "dup-same":  # duplicates of one target carry the same update
+            upd = np.array(upd, copy=True)
+            for poss in groups.values():
+                for p in poss[1:]:
+                    upd[p] = upd[poss[0]]
+        return [data, idx, upd]
+
+    fn.__name__ = f"scatter_{cls}"
+    return fn
+
+
+def _combine(reduction: str, a, b):
+    """``f(a, b)`` of the text for one element (Python ints, floats, complex, bools, strings)."""
+    if reduction == "none":
+        return b
+    if reduction == "add":
+        return a + b
+    if reduction == "mul":
+        return a * b
+    return max(a, b) if reduction == "max" else min(a, b)
+
+
+def _scatter(data, updates, targets, reduction: str):
+    out = np.array(data, copy=True)
+    for pos, target in targets:
+        out[target] = _combine(reduction, out[target], updates[pos])
+    return out
+
+
+def _scatter_numerics(nd: bool) -> dict:
+    names = ("normal", "wide", "special", "int", "int-extremes", "bool", "string", "complex", "dup-same")
+    return {n: _scatter_class(n, nd) for n in names}
+
+
+#: The types each scatter class applies to (the classes of the other kinds are never drawn);
+#: identical duplicate updates exercise how a kernel handles duplicates, not a type: float and
+#: float16 carry them.
+_SCATTER_TYPES = {"int": INT_TYPES, "int-extremes": INT_TYPES, "bool": ("bool",), "string": ("string",),
+                  "complex": _COMPLEX, "dup-same": ("float", "float16")}
+
+
+def _scatter_per_type(version, combo) -> int:
+    """Value cases per combination: from 16 (reductions) one per attribute state of the version
+    (absent, explicit none, add, mul; max and min from 18) with the classes cycling, on the
+    int64-indexed combination (int32 indices get one case per class); bool and string have
+    reduction none only (2), complex none / add / mul (4: both none states); before 16 one per
+    class."""
+    if version < 16 or combo.get("Tind", "int64") != "int64":
+        return 0
+    t = combo["T"]
+    return 2 if t in ("bool", "string") else 4 if t in _COMPLEX or version < 18 else 6
+
+
+def _scatter_rule(version, numerics, attrs, optional) -> bool:
+    """Reductions are defined on numbers: bool and string only with reduction none, complex
+    not with max / min."""
+    red = attrs.get("reduction", "none")
+    if numerics in ("bool", "string"):
+        return red == "none"
+    if numerics == "complex":
+        return red in ("none", "add", "mul")
+    return True
+
+
+def _scatter_attrs():
+    return (Attrs({"reduction": "add"}, since=16, tag="reduction=add"),
+            Attrs({"reduction": "mul"}, since=16, tag="reduction=mul"),
+            Attrs({"reduction": "max"}, since=18, tag="reduction=max"),
+            Attrs({"reduction": "min"}, since=18, tag="reduction=min"))
+
+
+# ============================================================================= ScatterElements
+def scatter_elements(ctx, data, indices, updates, axis=0, reduction="none"):
+    """ScatterElements (11, 13, 16, 18): a copy of ``data`` where, for every entry of
+    ``updates``, the element at the entry's own position with the ``axis`` coordinate
+    replaced by the entry of ``indices`` (negative counting from the back) becomes
+    ``f(element, update)``: the update (``none``), ``+``, ``*`` (16), ``max``, ``min`` (18).
+    Output of data's shape."""
+    ax = _norm_axis(axis, data.ndim)
+    s = data.shape[ax]
+    idx = np.asarray(indices, dtype=object)
+    targets = []
+    for pos in np.ndindex(*idx.shape):
+        k = int(idx[pos])
+        targets.append((pos, pos[:ax] + (k + s if k < 0 else k,) + pos[ax + 1:]))
+    return _scatter(data, updates, targets, reduction)
+
+
+def _scatter_elements_shapes() -> tuple[Shape, ...]:
+    def sh(name, data, ind, axis=None, **kw):
+        dims = {**_BIG, **kw.pop("dims", {})}
+        return Shape(name, {"data": data, "indices": ind, "updates": ind}, {} if axis is None else {"axis": axis},
+                     dims=dims, **kw)
+
+    return (
+        sh("r1/axis=0", "A", "a", 0),
+        sh("r1/axis=-1/full", "A", "A", -1),
+        sh("r2/axis=0", "AB", "aB", 0),
+        sh("r2/axis=1/smaller", "AB", "ab", 1),
+        sh("r2/axis=-1/full", "AB", "AB", -1),
+        sh("r2/axis=-2", "AB", "aB", -2),
+        sh("r2/axis=default", "AB", "aB"),
+        sh("r3/axis=1", "ABC", "aBc", 1),
+        sh("r3/axis=2", "ABC", "abC", 2),
+        sh("r3/axis=-3", "ABC", "abc", -3),
+        sh("r4/axis=3", "ABCD", "abcd", 3, dims={c: (2, 3) for c in "ABCD"} | {c: (1, 2) for c in "abcd"}),
+        sh("zero-size/indices", "AB", "0B", 0),
+        sh("zero-size/data", "A0", "a0", 0),
+    )
+
+
+def _scatter_errors(nd: bool) -> tuple[Err, ...]:
+    if nd:
+        base = {}
+        shapes, good = ((3, 2), (2, 1), (2, 2)), {"indices": [[0], [2]]}
+        bad_idx, neg_idx = {"indices": [[0], [3]]}, {"indices": [[-4], [1]]}
+    else:
+        base = {"axis": 0}
+        shapes, good = ((3, 2), (2, 2), (2, 2)), {"indices": [[0, 1], [2, 0]]}
+        bad_idx, neg_idx = {"indices": [[0, 1], [3, 0]]}, {"indices": [[0, -4], [2, 0]]}
+    out = [
+        Err("'It is an error if any of the index values are out of bounds': index 3 on an axis of size 3",
+            "index=s", base, shapes, values=bad_idx),
+        Err("an index -4 outside [-3, 2] is out of bounds", "index=-s-1", base, shapes, values=neg_idx),
+        Err("reduction max arrives at version 18 ('none (default), add, mul' at 16)", "reduction=max@16",
+            {**base, "reduction": "max"}, shapes, since=16, until=17, values=good),
+        Err("reduction must be one of none, add, mul, max, min", "reduction=sum", {**base, "reduction": "sum"},
+            shapes, since=16, values=good),
+    ]
+    if nd:
+        out += [
+            Err("indices.shape[-1] must be at most the rank of data", "k>r", {}, ((3, 2), (1, 3), (1,)),
+                values={"indices": [[0, 1, 0]]}),
+            Err("updates must have shape indices.shape[:-1] + data.shape[k:]", "updates-shape", {},
+                ((3, 2), (2, 1), (2, 3)), values=good),
+        ]
+    else:
+        out += _axis_errors((3, 2), ((2, 2), (2, 2)), values=good)
+        out += [
+            Err("updates must have the same shape as indices", "updates-shape", base, ((3, 2), (2, 2), (2, 1)),
+                values=good),
+            Err("indices must have the same rank as data", "indices-rank", base, ((3, 2), (2,), (2,)),
+                values={"indices": [0, 1]}),
+        ]
+    return tuple(out)
+
+
+SCATTER_ELEMENTS = Entry(
+    "ScatterElements", scatter_elements, family="shaped", shapes=_scatter_elements_shapes(), signed_zero=True,
+    attrs=_scatter_attrs(), float_numerics=_scatter_numerics(False), per_type=_scatter_per_type,
+    numerics_types=_SCATTER_TYPES, numerics_rule=_scatter_rule, errors=_scatter_errors(False),
+    notes={13: "bfloat16", 16: "reduction none / add / mul", 18: "reduction max / min"},
+)
+
+
+# ============================================================================= ScatterND
+def scatter_nd(ctx, data, indices, updates, reduction="none"):
+    """ScatterND (11, 13, 16, 18): a copy of ``data`` where every index tuple of ``indices``
+    (last dim k <= r, negative counting from the back) selects the slice
+    ``data[tuple]`` of shape ``data.shape[k:]``, combined element by element with
+    ``updates[position of the tuple]`` by ``f``: the update (``none``), ``+``, ``*`` (16),
+    ``max``, ``min`` (18).  Output of data's shape."""
+    idx = np.asarray(indices, dtype=object)
+    k = idx.shape[-1]
+    targets = []
+    for pos, target in _nd_targets(data.shape, idx, 0):
+        for sub in np.ndindex(*data.shape[k:]):
+            targets.append((pos + sub, target + sub))
+    return _scatter(data, updates, targets, reduction)
+
+
+def _scatter_nd_shapes() -> tuple[Shape, ...]:
+    def sh(name, data, ind, upd, **kw):
+        dims = {**_BIG, **kw.pop("dims", {})}
+        return Shape(name, {"data": data, "indices": ind, "updates": upd}, dims=dims, **kw)
+
+    return (
+        sh("r1/q1/k=1", "A", "1", ""),
+        sh("r1/q2/k=1", "A", "a1", "a"),
+        sh("r2/q2/k=1", "AB", "a1", "aB"),
+        sh("r2/q2/k=2", "AB", "a2", "a"),
+        sh("r2/q1/k=2", "AB", "2", ""),
+        sh("r3/q2/k=1", "ABC", "a1", "aBC"),
+        sh("r3/q3/k=2", "ABC", "ab2", "abC"),
+        sh("r3/q2/k=3", "ABC", "a3", "a"),
+        sh("r4/q2/k=2", "ABCD", "a2", "aCD", dims={c: (2, 3) for c in "ABCD"}),
+        sh("zero-size/indices", "AB", "01", "0B"),
+        sh("zero-size/data", "A0", "a1", "a0"),
+    )
+
+
+SCATTER_ND = Entry(
+    "ScatterND", scatter_nd, family="shaped", shapes=_scatter_nd_shapes(), signed_zero=True,
+    attrs=_scatter_attrs(), float_numerics=_scatter_numerics(True), per_type=_scatter_per_type,
+    numerics_types=_SCATTER_TYPES, numerics_rule=_scatter_rule, errors=_scatter_errors(True),
+    notes={13: "bfloat16", 16: "reduction none / add / mul", 18: "reduction max / min"},
+)
+
+
+ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND)
 register_entries(ENTRIES)
