@@ -16,8 +16,11 @@ Per operator:
 from __future__ import annotations
 
 import importlib
+import math
 from collections import Counter
+from fractions import Fraction
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -31,7 +34,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu")
+OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu", "Range")
 E = {e.op: e for e in creation.ENTRIES}
 
 
@@ -219,6 +222,17 @@ def _reference_disagreement(case, res) -> str | None:
       ``""``, the zero value of a string tensor (what a TensorProto default holds).
     * ``trilu-rank1-accepted``: a rank-1 input ("Input tensor of rank 2 or higher") is
       accepted (numpy broadcasts it); the suite is right.
+    * ``range-numpy-step``: double Range: onnx.reference's ``np.arange`` recomputes the step
+      from its first two values (``(start + delta) - start``, rounded) and fills
+      ``start + i * step'``: neither the text's ``start + i * delta`` nor the function body's
+      repeated addition; the suite is right.
+    * ``range-int64-count-in-double``: int64 Range whose ``limit - start`` exceeds 2^53:
+      ``np.arange`` computes the count in float64, which cannot tell a limit one past a
+      multiple of ``delta`` from the multiple itself (one element short); the text's formula
+      is exact (the suite, Python's ``range`` and onnxruntime agree).
+    * ``range-unchecked-inputs``: Range with a ``[1, 1]`` delta (the text: "Scalar") or a
+      double ``limit`` beside float ``start``/``delta`` (one type ``T``) is accepted
+      (``.item()`` and numpy promotion); the suite is right (onnxruntime rejects both).
     * ``mode-unchecked``: DepthToSpace with ``mode="RCD"``: the attribute defines DCR and
       CRD only; onnx.reference treats every other string as DCR and returns a result
       (the suite is right: onnxruntime rejects the model).  SpaceToDepth-28 raises
@@ -227,6 +241,15 @@ def _reference_disagreement(case, res) -> str | None:
     """
     if case.op in ("DepthToSpace", "SpaceToDepth") and case.tags.get("error") == "mode":
         return "mode-unchecked"
+    if case.op == "Range":
+        if case.expect_error and res.outcome == "fail" and case.tags["error"] in ("delta-shape", "limit-type"):
+            return "range-unchecked-inputs"
+        if res.outcome == "fail" and case.tags["dtype"] == "double" and _numpy_arange_differs(case):
+            return "range-numpy-step"
+        if res.outcome == "fail" and case.tags["dtype"] == "int64" and "shape" in (res.message or ""):
+            start, limit, delta = (int(v) for v in _range_inputs(case))
+            if len(np.arange(start, limit, delta)) != len(range(start, limit, delta)):
+                return "range-int64-count-in-double"
     if case.op == "Trilu":
         if case.tags.get("error") == "rank1" and res.outcome == "fail":
             return "trilu-rank1-accepted"
@@ -542,3 +565,183 @@ def test_trilu_coverage(value_cases):
     assert {c.tags["shape"] for c in cases} >= {"square", "wide", "tall", "batch", "batch2", "zero-size/rows"}
     assert {c.tags["params"] for c in cases} == {"default", "explicit-default", "lower"}
     assert all(c.outputs[0].tolerance.exact for c in cases)
+
+
+# ============================================================================ Range
+def _range_inputs(case):
+    vals = {}
+    for i in case.inputs:
+        vals[i.name] = (i.value if i.initializer else case.datasets[0].inputs[i.name]).reshape(()).item()
+    return vals["start"], vals["limit"], vals["delta"]
+
+
+def _numpy_arange_differs(case) -> bool:
+    """numpy's ``arange`` (what onnx.reference runs) on the case's inputs is outside the
+    case's tolerance: the step it recomputes from its first two values is not ``delta``."""
+    start, limit, delta = _range_inputs(case)
+    got = np.arange(start, limit, delta).astype(np.float64)
+    want = case.datasets[0].outputs["output"].astype(np.float64)
+    return got.shape == want.shape and bool(np.any(np.abs(got - want) > case.outputs[0].tolerance.atol))
+
+
+def test_range_oracle_examples_and_independent_counts():
+    ctx = Ctx("Range", 11, 11, {"start": "int32", "limit": "int32", "delta": "int32"})
+    o = E["Range"].oracle
+    assert list(o(ctx, *(np.array(v, dtype=object) for v in (3, 9, 3)))) == [3, 6]  # the text's example 1
+    assert list(o(ctx, *(np.array(v, dtype=object) for v in (10, 4, -2)))) == [10, 8, 6]  # example 2
+    # integers: Python's range has the same count rule, max(ceil((limit - start) / delta), 0)
+    rng = np.random.default_rng(3)
+    for _ in range(500):
+        a, b, d = (int(v) for v in rng.integers(-50, 51, 3))
+        if d:
+            assert list(o(ctx, *(np.array(v, dtype=object) for v in (a, b, d)))) == list(range(a, b, d))
+    big = (-(2 ** 63), 2 ** 63 - 1, 2 ** 62 + 1)  # beyond double and beyond int64 intermediates
+    assert list(o(ctx, *(np.array(v, dtype=object) for v in big))) == list(range(*big))
+    # floats: start + i*delta, exact in float64 for these float32 inputs; the count is the ceiling
+    fctx = Ctx("Range", 11, 11, {"start": "float", "limit": "float", "delta": "float"})
+    for _ in range(200):
+        a, d = float(np.float32(rng.uniform(-10, 10))), float(np.float32(rng.uniform(0.1, 3) * rng.choice([-1, 1])))
+        b = float(np.float32(a + (int(rng.integers(0, 30)) + 0.5) * d))
+        got = o(fctx, np.array(a), np.array(b), np.array(d))
+        n = math.ceil((Fraction(b) - Fraction(a)) / Fraction(d))
+        assert len(got) == max(n, 0)
+        assert np.array_equal(got, np.float64(a) + np.arange(len(got), dtype=np.float64) * np.float64(d))
+    assert creation.range_count(0.0, 0.0, 1.0) == 0 and creation.range_count(1.0, 0.0, 1.0) == 0
+
+
+def test_range_oracle_reproduces_onnx_node_tests():
+    tests = _node_tests("rangeop", "Range")
+    for t in tests:
+        types = {f: V.name_of(vi.type.tensor_type.elem_type) for f, vi in zip(("start", "limit", "delta"),
+                                                                              t.model.graph.input)}
+        ctx = Ctx("Range", 11, _opset(t.model), types)
+        for ins, outs in t.data_sets:
+            got = E["Range"].oracle(ctx, *(V.to_exact(np.asarray(x), types["start"]) for x in ins))
+            assert V.to_type(got, types["start"]).tolist() == np.asarray(outs[0]).tolist(), t.name
+    assert len(tests) >= 2
+
+
+def test_range_counts_are_unambiguous(value_cases):
+    """Every floating case sizes alike in exact arithmetic, in T, in the stash type and in
+    float64 (and float32 for the types it holds): the count is never a rounding question."""
+    cases = [c for c in _of(value_cases, "Range") if V.kind(c.tags["dtype"]) == V.FLOAT]
+    assert len(cases) >= 40
+    for c in cases:
+        t = c.tags["dtype"]
+        start, limit, delta = _range_inputs(c)
+        n = c.datasets[0].outputs["output"].shape[0]
+        assert n == creation.range_count(start, limit, delta)
+        for p in {t, "double"} | ({"float"} if t != "double" else set()):
+            P = V.np_dtype(p).type
+            assert max(math.ceil(float((P(limit) - P(start)) / P(delta))), 0) == n, (c.id, p)
+
+
+def _range_kernel(flaw=None, mode="one"):
+    """Range at the mandated precision: ``mode`` one (exact, rounded once), two (two roundings)
+    or repeated (the function body's additions); ``flaw`` injects one error."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        start, limit, delta = (inputs[k] for k in ("start", "limit", "delta"))
+        if any(np.ndim(v) for v in (start, limit, delta)):
+            raise ValueError("scalars only")
+        if not start.dtype == limit.dtype == delta.dtype:
+            raise ValueError("one type T")
+        dt = start.dtype
+        a, b, d = (v.item() for v in (start, limit, delta))
+        if dt.kind == "i":
+            a, b, d = int(a), int(b), int(d)
+            span = b - a
+            if flaw == "span-in-type":  # limit - start wraps around in T
+                bits = dt.itemsize * 8
+                span = (span + 2 ** (bits - 1)) % 2 ** bits - 2 ** (bits - 1)
+            if flaw == "count-through-double":
+                n = max(math.ceil(float(span) / float(d)), 0)
+            elif flaw == "count-truncated":  # integer division in T
+                n = max(int(span / d) if abs(span) < 2 ** 52 else span // d, 0)
+            else:
+                n = max(-(-span // d), 0)
+            if flaw == "count-floor-plus-one":
+                n = max(span // d + 1, 0)
+            if flaw == "limit-inclusive" and n >= 0 and a + n * d == b:
+                n += 1
+            vals = [a + i * d for i in range(n)]
+            return {outputs[0]: np.array(vals, dtype=np.int64).astype(dt)}
+        stash = V.name_of(int(attrs.get("stash_type", 1))) if opset >= 27 and dt in (np.float16, ml_dtypes.bfloat16) \
+            else None
+        if flaw == "stash-ignored":
+            stash = None
+        P = np.dtype(stash and V.np_dtype(stash) or dt).type
+        with np.errstate(all="ignore"):
+            q = (P(b) - P(a)) / P(d)
+        n = max(math.ceil(float(q)), 0)
+        if flaw == "count-floor-plus-one":
+            n = max(math.floor(float(q)) + 1, 0)
+        if flaw == "limit-inclusive" and n and float(P(a) + P(n) * P(d)) == float(P(b)):
+            n += 1
+        if flaw == "numpy-step":
+            y = np.arange(P(a), P(b), P(d), dtype=P)
+        elif mode == "repeated" or flaw == "stash-ignored":
+            y, x = np.empty(n, dtype=P), P(a)
+            for i in range(n):
+                y[i], x = x, P(x + P(d))
+        elif mode == "two":
+            y = (P(a) + (np.arange(n).astype(P) * P(d)).astype(P)).astype(P)
+        else:
+            y = np.array([float(Fraction(a) + i * Fraction(d)) for i in range(n)])
+        return {outputs[0]: np.asarray(y).astype(dt)}
+
+    return kernel
+
+
+@pytest.mark.parametrize("mode", ["one", "two", "repeated"])
+def test_range_legitimate_kernels_pass_everything(mode, suite):
+    cases = _of(suite, "Range")
+    res = _run(cases, {"Range": _range_kernel(mode=mode)})
+    assert not _not_passing(cases, res), _not_passing(cases, res)[:5]
+
+
+@pytest.mark.parametrize("flaw,where", [
+    ("count-floor-plus-one", lambda c: c.tags["numerics"] in ("integral", "int")),
+    ("limit-inclusive", lambda c: c.tags["numerics"] in ("integral", "int")),
+    ("count-truncated", lambda c: c.tags["numerics"] == "int"),
+    ("count-through-double", lambda c: c.tags["dtype"] == "int64" and c.tags["numerics"] == "int-span"),
+    ("span-in-type", lambda c: c.tags["numerics"] == "int-span"),
+    ("stash-ignored", lambda c: c.tags["dtype"] in ("float16", "bfloat16")),
+    ("numpy-step", lambda c: c.tags["dtype"] in ("float", "double")),
+])
+def test_range_wrong_kernel_is_caught(flaw, where, value_cases):
+    cases = [c for c in _of(value_cases, "Range") if where(c)]
+    assert cases
+    res = _run(cases, {"Range": _range_kernel(flaw)}, check=False)
+    assert _caught(cases, res) >= 1, flaw
+
+
+def test_range_agreement_with_onnx_reference(suite, reference_results):
+    pairs = [(c, r) for c, r in zip(suite, reference_results) if c.op == "Range"]
+    why, unexplained = _reference_findings(*zip(*pairs))
+    assert not unexplained, unexplained[:5]
+    assert {k for _, k, _ in why} == {"range-numpy-step", "range-unchecked-inputs", "range-int64-count-in-double"}, why
+    assert sum(r.outcome == "pass" for _, r in pairs) >= 0.9 * len(pairs)
+
+
+def test_range_coverage_and_tolerances(value_cases):
+    cases = _of(value_cases, "Range")
+    cov = compute_coverage(cases)["ops"]["Range"]["versions"]
+    assert all(v["gaps"] == 0 and v["covered"] for v in cov.values())
+    for t in ("float", "double", "int16", "int32", "int64", "float16", "bfloat16"):
+        tc = [c for c in cases if c.tags["dtype"] == t]
+        assert any(c.datasets[0].outputs["output"].size == 0 for c in tc), t  # empty ranges
+        assert any(_range_inputs(c)[2] < 0 for c in tc) and any(_range_inputs(c)[2] > 0 for c in tc), t
+    assert {c.tags["params"] for c in cases if c.since_version == 27} == {"default", "explicit-default", "stash=double"}
+    # integers exact; floats exact where every legitimate evaluation agrees, else the variants' spread,
+    # never more than a few ulps of the largest output (repeated addition over <= 250 steps)
+    for c in cases:
+        tol = c.outputs[0].tolerance
+        if V.kind(c.tags["dtype"]) == V.INT:
+            assert tol.exact
+        else:
+            y = c.datasets[0].outputs["output"].astype(np.float64)
+            assert tol.rtol == 0 and {v.split("-")[0] for v in tol.variants} == {"one", "two", "repeated"}
+            if y.size:
+                assert tol.atol <= 256 * float(np.spacing(np.max(np.abs(y)).astype(V.np_dtype(c.tags["dtype"])))) + 1e-300
+    assert any(c.outputs[0].tolerance.exact for c in cases if V.kind(c.tags["dtype"]) == V.FLOAT)

@@ -29,12 +29,31 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   multiplies by a 0/1 mask turns ``-x`` into ``-0.0`` and NaN/inf into NaN, which no reading
   of "set to zero" allows), ``0``, ``False``, ``0j`` and ``""`` for strings (the text says
   "zero"; the empty string is a string tensor's zero value).  Error cases: rank 0 and 1.
+* **Range** (11, 27): the count ``max(ceil((limit - start) / delta), 0)`` in exact arithmetic
+  and ``start + i * delta`` exactly (integers: Python ints, so a ``limit - start`` beyond the
+  type, or beyond float64 for int64, is exact).  Floating classes: ``normal``, ``integral``
+  (the limit an exact multiple away: excluded), ``empty`` (wrong side or equal), ``accumulate``
+  (100-250 steps of 0.1-like deltas), ``large-offset`` (start beyond the type's consecutive
+  integers), ``wide`` and ``special`` (subnormal and smallest-normal steps, zero starts and
+  limits); every floating case has a count that exact, T, stash-type, float32 and float64
+  evaluation agree on (the count is never a rounding question).  Integer classes: ``int``,
+  ``int-extremes`` (from an extreme inwards), ``int-span`` (``limit - start`` beyond the type,
+  the limit one past a multiple of delta), ``int-empty``.  Tolerance: exact for integers; for
+  floats the largest deviation from the correctly rounded value among the legitimate
+  evaluations at the mandated precision (:func:`range_variants`: the text's
+  ``start + i*delta`` with one or two roundings and the function body's repeated addition,
+  which the text's pseudocode and the schema's function body disagree on), no ulp added.
+  ``stash_type`` absent/1/11 at 27.  Error cases: non-scalar start/delta, mixed types.
 """
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 
+from ..tolerance import Tolerance
 from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
@@ -305,5 +324,217 @@ TRILU = Entry(
             Err("the input must be of rank 2 or higher: rank 0", "rank0", {"upper": 0}, ((),))))
 
 
-ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU)
+# ============================================================================ Range
+def range_count(start, limit, delta) -> int:
+    """``max(ceil((limit - start) / delta), 0)`` in exact rational arithmetic (the text's
+    formula; floats as their exact binary values, integers as Python ints).
+
+    Raises:
+        ZeroDivisionError: ``delta`` is zero (undefined: never generated).
+    """
+    q = (Fraction(limit) - Fraction(start)) / Fraction(delta)
+    return max(math.ceil(q), 0)
+
+
+def range_exact(start, limit, delta) -> list[Fraction]:
+    """``start + i * delta`` for ``i < range_count(...)``, exactly."""
+    s, d = Fraction(start), Fraction(delta)
+    return [s + i * d for i in range(range_count(start, limit, delta))]
+
+
+def _stash(ctx) -> str | None:
+    """The precision Range-27 computes a float16/bfloat16 range in (``stash_type``: float by
+    default, double for 11); None where T is the precision."""
+    if ctx.version >= 27 and ctx.types["start"] in ("float16", "bfloat16"):
+        return V.name_of(int(ctx.attrs.get("stash_type", 1)))
+    return None
+
+
+def _range_oracle(ctx, start, limit, delta, stash_type=1):
+    vals = range_exact(_scalar(start), _scalar(limit), _scalar(delta))
+    if V.kind(ctx.types["start"]) == V.INT:
+        out = np.empty(len(vals), dtype=object)
+        out[:] = [int(v) for v in vals]
+        return out
+    return np.array([float(v) for v in vals], dtype=np.float64)  # correctly rounded to double
+
+
+def _scalar(x):
+    v = np.asarray(x).reshape(()).item()
+    return v
+
+
+def range_variants(t: str, stash: str | None, start: float, limit: float, delta: float) -> dict[str, np.ndarray]:
+    """The legitimate evaluations of a floating Range (float64 arrays of values in ``t``), at
+    the precision ``P`` the spec mandates (``t``; Range-27's float16/bfloat16: the stash type),
+    then rounded to ``t``:
+
+    * ``one-rounding``: the text's ``start + (i * delta)`` rounded once (an FMA, or any wider
+      evaluation);
+    * ``two-roundings``: ``i * delta`` rounded to ``P``, then the sum;
+    * ``repeated-addition``: ``x_0 = start``, ``x_(i+1) = x_i + delta`` rounded to ``P`` at each
+      step: the function body's ``Loop`` (``current = Add(prev, delta)``; Range-27's context
+      function too, in float) and the "successive additions" Range-27's ``stash_type`` text
+      speaks of.  The text's pseudocode says ``start + (i * delta)``; the schema's own function
+      body says repeated addition: both are normative parts of the schema, so both are
+      legitimate, at ``P``.
+
+    Not legitimate: any of them below ``P`` (float16 arithmetic where the stash type is float),
+    a step recomputed from the first two values (numpy's ``arange``), a wrong count."""
+    p = stash or t
+    n = range_count(start, limit, delta)
+    i = np.arange(n, dtype=np.float64)
+    P = V.np_dtype(p).type
+    with np.errstate(all="ignore"):
+        two = (P(start) + (i.astype(P) * P(delta)).astype(P)).astype(P).astype(np.float64)
+        one = np.array([float(Fraction(start) + k * Fraction(delta)) for k in range(n)], dtype=np.float64)
+        rep, x = np.empty(n, dtype=np.float64), P(start)
+        for k in range(n):
+            rep[k] = float(x)
+            x = P(x + P(delta))
+    return {f"one-rounding-{p}": V.representable(V.representable(one, p), t),
+            f"two-roundings-{p}": V.representable(two, t),
+            f"repeated-addition-{p}": V.representable(rep, t)}
+
+
+def _range_tolerance(ctx, inputs, attrs, outputs):
+    t = ctx.types["start"]
+    if V.kind(t) != V.FLOAT:
+        return {"output": Tolerance(0.0, 0.0, exact=True)}
+    e = V.representable(np.asarray(outputs["output"], dtype=np.float64), t)
+    var = range_variants(t, _stash(ctx), *(_scalar(x) for x in inputs))
+    spread = max((float(np.max(np.abs(v - e))) if e.size else 0.0) for v in var.values())
+    return {"output": Tolerance(spread, 0.0, spread=spread, variants=tuple(var), exact=spread == 0.0)}
+
+
+#: Largest output the float classes make (bfloat16 holds the integers up to 256 exactly).
+_RANGE_MAX_N = 250
+
+
+def _range_counts_agree(t: str, stash: str | None, start: float, limit: float, delta: float) -> bool:
+    """The count is the same in exact arithmetic, in ``t`` (and the stash type), in float64
+    and, for the types float32 holds, in float32 (``(limit - start) / delta`` rounded at each
+    step, then ``ceil``), and every value is finite: a case any legitimate kernel sizes alike."""
+    n = range_count(start, limit, delta)
+    if n > _RANGE_MAX_N:
+        return False
+    for p in sorted({t, stash or t, "double"} | ({"float"} if t != "double" else set())):
+        P = V.np_dtype(p).type
+        with np.errstate(all="ignore"):
+            q = (P(limit) - P(start)) / P(delta)
+        if not np.isfinite(float(q)) or max(math.ceil(float(q)), 0) != n:
+            return False
+    vals = range_exact(start, limit, delta)
+    return all(math.isfinite(v) for v in V.representable(np.array([float(v) for v in vals] or [0.0]), t))
+
+
+def _range_float_class(kind: str):
+    """A floating numerics class of Range: draws until the count is unambiguous
+    (:func:`_range_counts_agree`)."""
+
+    def fn(rng, ctx, shapes):
+        t = ctx.types["start"]
+        fi = V.finfo(t)
+        stash = _stash(ctx)
+
+        def rt(x):
+            return float(V.representable(np.array(float(x)), t))
+
+        for _ in range(200):
+            sign = float(rng.choice([-1.0, 1.0]))
+            if kind == "integral":  # an exact multiple: the limit itself is excluded
+                start = float(rng.integers(-20, 21))
+                delta = sign * float(rng.choice([1.0, 2.0, 3.0, 0.5, 0.25, 4.0]))
+                limit = start + int(rng.integers(0, 31)) * delta
+            elif kind == "empty":  # the limit on the wrong side of start (or equal to it)
+                start, delta = rt(rng.uniform(-10, 10)), rt(sign * rng.uniform(0.1, 3))
+                limit = rt(start - sign * float(rng.choice([0.0, rng.uniform(0.01, 5)])))
+            elif kind == "accumulate":  # long ranges of a step no binary type holds
+                start = rt(rng.uniform(-5, 5))
+                delta = rt(sign * float(rng.choice([0.1, 0.3, 1 / 3, 0.7, 0.01])))
+                limit = rt(start + (int(rng.integers(100, _RANGE_MAX_N)) - 0.5) * delta)
+            elif kind == "large-offset":  # start beyond the type's integers: x + delta may equal x
+                start = rt(sign * 2.0 ** (fi.nmant + 1) * rng.uniform(1, 2))
+                delta = rt(float(rng.choice([1.0, 0.5, 2.0, 3.0])) * float(rng.choice([-1.0, 1.0])))
+                limit = rt(start + (int(rng.integers(5, 40)) - 0.5) * delta)
+            elif kind == "wide":  # magnitudes over the type's range, far from overflow
+                e_lo, e_hi = math.log2(float(fi.smallest_normal)) + 12, math.log2(float(fi.max)) - 8
+                start = rt(sign * 2.0 ** rng.uniform(e_lo, e_hi))
+                delta = rt(float(rng.choice([-1.0, 1.0])) * abs(start) * rng.uniform(0.05, 1.0))
+                limit = rt(start + (int(rng.integers(1, 21)) - rng.uniform(0.25, 0.75)) * delta)
+            elif kind == "special":  # subnormal and smallest-normal steps, zero starts and limits
+                unit = float(rng.choice([float(fi.smallest_subnormal), float(fi.smallest_normal)]))
+                start = float(rng.choice([0.0, unit * int(rng.integers(-3, 4))]))
+                delta = sign * unit * int(rng.integers(1, 4))
+                limit = start + int(rng.integers(0, 12)) * delta - (0.0 if rng.random() < 0.5 else delta / 2)
+                if rng.random() < 0.3:
+                    limit = 0.0
+            else:  # normal
+                start, delta = rt(rng.uniform(-10, 10)), rt(sign * rng.uniform(0.1, 3))
+                limit = rt(start + (int(rng.integers(1, 41)) - rng.uniform(0.25, 0.75)) * delta)
+            if delta == 0 or rt(limit) != limit or rt(start) != start or rt(delta) != delta:
+                continue
+            if _range_counts_agree(t, stash, start, limit, delta):
+                return [np.array(start), np.array(limit), np.array(delta)]
+        raise RuntimeError(f"Range: no {kind} case found for {t}")
+
+    return fn
+
+
+def _range_int_class(kind: str):
+    """An integer numerics class of Range (outputs always inside the type)."""
+
+    def fn(rng, ctx, shapes):
+        t = ctx.types["start"]
+        info = V.iinfo(t)
+        lo, hi = int(info.min), int(info.max)
+        for _ in range(200):
+            sign = int(rng.choice([-1, 1]))
+            if kind == "int-extremes":  # from an extreme inwards, span inside the type
+                start = hi - int(rng.integers(0, 3)) if sign < 0 else lo + int(rng.integers(0, 3))
+                delta = sign * int(rng.integers(1, hi // 64 + 2))
+                limit = start + sign * int(rng.integers(0, hi // 2))
+            elif kind == "int-span":
+                # limit - start beyond the type; the limit one past a multiple of delta (or on one),
+                # which float64 cannot tell apart for int64
+                k = int(rng.integers(3, 7))
+                step = (hi - lo) // k - int(rng.integers(0, 1000))
+                start = lo + int(rng.integers(0, 100)) if sign > 0 else hi - int(rng.integers(0, 100))
+                delta = sign * step
+                limit = start + (k - 1) * delta + sign * int(rng.integers(0, 2))
+            elif kind == "int-empty":
+                start = int(rng.integers(-100, 101))
+                delta = sign * int(rng.integers(1, 10))
+                limit = start - sign * int(rng.integers(0, 10))
+            else:  # int: the limit a few steps away, not a multiple of delta half the time
+                start = int(rng.integers(-100, 101))
+                delta = sign * int(rng.integers(1, 10))
+                limit = start + int(rng.integers(0, 31)) * delta - sign * int(rng.integers(0, abs(delta)))
+            if not (lo <= start <= hi and lo <= limit <= hi and lo <= delta <= hi) or delta == 0:
+                continue
+            vals = range_exact(start, limit, delta)
+            if len(vals) <= _RANGE_MAX_N and all(lo <= v <= hi for v in vals):
+                return [np.array(start, dtype=object), np.array(limit, dtype=object), np.array(delta, dtype=object)]
+        raise RuntimeError(f"Range: no {kind} case found for {t}")
+
+    return fn
+
+
+_RANGE_FLOAT = ("normal", "integral", "empty", "accumulate", "large-offset", "wide", "special")
+_RANGE_INT = ("int", "int-extremes", "int-span", "int-empty")
+
+RANGE = Entry(
+    "Range", _range_oracle, family="shaped", shapes=(Shape("scalars", {"start": "", "limit": "", "delta": ""}),),
+    float_numerics={k: _range_float_class(k) for k in _RANGE_FLOAT},
+    int_numerics={k: _range_int_class(k) for k in _RANGE_INT},
+    attrs=(Attrs({"stash_type": 11}, since=27, tag="stash=double"),),
+    tolerance=_range_tolerance, per_type=lambda v, combo: 14 if V.kind(combo["T"]) == V.FLOAT else 8,
+    errors=(Err("start, limit and delta are scalars: start has shape [2]", "start-shape", {}, ((2,), (), ())),
+            Err("start, limit and delta are scalars: delta has shape [1, 1]", "delta-shape", {}, ((), (), (1, 1))),
+            Err("start, limit and delta share the type T: limit is double", "limit-type", {}, ((), (), ()),
+                types={"limit": "double"})),
+    notes={27: "float16/bfloat16 with stash_type: computed in float (1, default) or double (11)"})
+
+
+ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU, RANGE)
 register_entries(ENTRIES)
