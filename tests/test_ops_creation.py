@@ -34,7 +34,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu", "Range")
+OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu", "Range", "EyeLike")
 E = {e.op: e for e in creation.ENTRIES}
 
 
@@ -233,6 +233,9 @@ def _reference_disagreement(case, res) -> str | None:
     * ``range-unchecked-inputs``: Range with a ``[1, 1]`` delta (the text: "Scalar") or a
       double ``limit`` beside float ``start``/``delta`` (one type ``T``) is accepted
       (``.item()`` and numpy promotion); the suite is right (onnxruntime rejects both).
+    * ``eyelike-unchecked``: EyeLike with a rank-1 input ("Only 2D tensors are supported") or
+      ``dtype`` STRING (not in T2) is accepted; the suite is right (onnx's checker rejects
+      the string output type, onnxruntime both).
     * ``mode-unchecked``: DepthToSpace with ``mode="RCD"``: the attribute defines DCR and
       CRD only; onnx.reference treats every other string as DCR and returns a result
       (the suite is right: onnxruntime rejects the model).  SpaceToDepth-28 raises
@@ -250,6 +253,8 @@ def _reference_disagreement(case, res) -> str | None:
             start, limit, delta = (int(v) for v in _range_inputs(case))
             if len(np.arange(start, limit, delta)) != len(range(start, limit, delta)):
                 return "range-int64-count-in-double"
+    if case.op == "EyeLike" and res.outcome == "fail" and case.tags.get("error") in ("rank1", "dtype-string"):
+        return "eyelike-unchecked"
     if case.op == "Trilu":
         if case.tags.get("error") == "rank1" and res.outcome == "fail":
             return "trilu-rank1-accepted"
@@ -745,3 +750,99 @@ def test_range_coverage_and_tolerances(value_cases):
             if y.size:
                 assert tol.atol <= 256 * float(np.spacing(np.max(np.abs(y)).astype(V.np_dtype(c.tags["dtype"])))) + 1e-300
     assert any(c.outputs[0].tolerance.exact for c in cases if V.kind(c.tags["dtype"]) == V.FLOAT)
+
+
+# ============================================================================ EyeLike
+def test_eyelike_oracle_matches_numpy_eye():
+    for n, m in ((3, 3), (2, 5), (5, 2), (1, 4), (4, 1), (0, 3), (3, 0), (1, 1)):
+        for k in range(-7, 8):
+            assert np.array_equal(creation.eye_like((n, m), k), np.eye(n, m, k)), (n, m, k)
+        for k in (2 ** 63 - 1, -(2 ** 63)):
+            assert not creation.eye_like((n, m), k).any()
+    with pytest.raises(ValueError):
+        creation.eye_like((3,), 0)
+
+
+def test_eyelike_oracle_reproduces_onnx_node_tests():
+    tests = _node_tests("eyelike", "EyeLike")
+    for t in tests:
+        node = t.model.graph.node[0]
+        out_t = V.name_of(t.model.graph.output[0].type.tensor_type.elem_type)
+        for ins, outs in t.data_sets:
+            got = E["EyeLike"].oracle(Ctx("EyeLike", 9, _opset(t.model), {"input": "float"}), np.asarray(ins[0]),
+                                      **_attrs(node))
+            assert V.to_type(got, out_t).tolist() == np.asarray(outs[0]).tolist(), t.name
+    assert len(tests) >= 3
+
+
+def _eyelike_kernel(flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["input"]
+        if x.ndim != 2:
+            raise ValueError("rank")
+        dtype = attrs.get("dtype")
+        if dtype is not None and dtype not in range(1, 17) or dtype == 8:
+            raise ValueError("dtype")
+        dt = V.np_dtype(V.name_of(dtype)) if dtype is not None and flaw != "dtype-ignored" else x.dtype
+        k = attrs.get("k", 0)
+        n, m = x.shape
+        if flaw == "k-ignored":
+            k = 0
+        elif flaw == "k-negated":
+            k = -k
+        elif flaw == "k-clamped":
+            k = min(max(k, -(n - 1)), m - 1)
+        k = min(max(k, -n), m)  # equivalent for every k, no overflow
+        return {outputs[0]: np.eye(n, m, k).astype(dt)}
+
+    return kernel
+
+
+def _eye_types(case):
+    """(T1, T2) of an EyeLike case: the input's and the output's element types."""
+    return case.tags["dtype"], V.name_of(case.outputs[0].elem_type)
+
+
+def test_eyelike_legitimate_kernel_passes_everything(suite):
+    cases = _of(suite, "EyeLike")
+    res = _run(cases, {"EyeLike": _eyelike_kernel()})
+    assert not _not_passing(cases, res), _not_passing(cases, res)[:5]
+
+
+@pytest.mark.parametrize("flaw,where", [
+    ("k-ignored", lambda c: c.attributes.get("k", 0) != 0),
+    ("k-negated", lambda c: c.attributes.get("k", 0) != 0),
+    ("k-clamped", lambda c: c.attributes.get("k", 0) != 0),
+    ("dtype-ignored", lambda c: _eye_types(c)[0] != _eye_types(c)[1]),
+])
+def test_eyelike_wrong_kernel_is_caught(flaw, where, value_cases):
+    cases = [c for c in _of(value_cases, "EyeLike") if where(c)]
+    assert cases
+    res = _run(cases, {"EyeLike": _eyelike_kernel(flaw)}, check=False)
+    assert _caught(cases, res) >= 1, flaw
+
+
+def test_eyelike_agreement_with_onnx_reference(suite, reference_results):
+    pairs = [(c, r) for c, r in zip(suite, reference_results) if c.op == "EyeLike"]
+    why, unexplained = _reference_findings(*zip(*pairs))
+    assert not unexplained, unexplained[:5]
+    assert {k for _, k, _ in why} == {"eyelike-unchecked"}, why
+    assert all(r.outcome == "pass" for c, r in pairs if c.expect_error is None)
+
+
+def test_eyelike_coverage(value_cases):
+    cases = _of(value_cases, "EyeLike")
+    cov = compute_coverage(cases)["ops"]["EyeLike"]["versions"]
+    assert all(v["gaps"] == 0 and v["covered"] for v in cov.values())
+    assert {(c.since_version, _eye_types(c)) for c in cases} == {
+        (int(v), (a, b)) for v, e in cov.items() for a in e["type_params"]["T1"] for b in e["type_params"]["T2"]}
+    for v in (9, 22):
+        vc = [c for c in cases if c.since_version == v]
+        same = [c for c in vc if _eye_types(c)[0] == _eye_types(c)[1]]
+        assert same and all(("dtype" in c.attributes) == (v == 22) for c in same)
+        assert all("dtype" in c.attributes for c in vc if c not in same)
+        ks = {c.attributes.get("k") for c in vc}
+        assert {None, 0, 1, -1, 100, -100, 2 ** 63 - 1, -(2 ** 63)} <= ks
+        # k beyond the matrix (no diagonal at all) on non-empty, non-square matrices
+        assert any(not c.datasets[0].outputs["output"].any() and c.tags["shape"] in ("wide", "tall") for c in vc)
+        assert {c.tags["shape"] for c in vc} >= {"square", "wide", "tall", "zero-size/rows", "zero-size/columns"}

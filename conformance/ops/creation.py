@@ -44,6 +44,12 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   ``start + i*delta`` with one or two roundings and the function body's repeated addition,
   which the text's pseudocode and the schema's function body disagree on), no ulp added.
   ``stash_type`` absent/1/11 at 27.  Error cases: non-scalar start/delta, mixed types.
+* **EyeLike** (9, 22): every (T1, T2) pair, ``dtype`` written where T2 differs from T1 and,
+  where they agree, omitted at 9 and written at 22 (``type_attrs``); square, wide, tall,
+  one-row, one-column, 1x1 and zero-size inputs; ``k`` absent, 0, +-1, +-2, +-3, +-6 (the
+  last diagonals of the widest matrices and beyond), +-100 and the int64 extremes.  The input
+  values are irrelevant (floating ``normal`` only; the integer defaults).  Error cases: rank
+  1 and 3, ``dtype`` STRING and UNDEFINED.
 """
 
 from __future__ import annotations
@@ -536,5 +542,63 @@ RANGE = Entry(
     notes={27: "float16/bfloat16 with stash_type: computed in float (1, default) or double (11)"})
 
 
-ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU, RANGE)
+# ============================================================================ EyeLike
+def eye_like(shape: tuple[int, int], k: int = 0) -> np.ndarray:
+    """EyeLike's values for a ``[N, M]`` input: 1 at ``[i, i + k]``, 0 elsewhere (float64;
+    ``k`` an exact Python int, so no overflow at the int64 extremes).
+
+    Raises:
+        ValueError: ``shape`` is not 2-D ("Only 2D tensors are supported").
+    """
+    if len(shape) != 2:
+        raise ValueError(f"EyeLike needs a 2-D input, got rank {len(shape)}")
+    n, m = shape
+    out = np.zeros((n, m), dtype=np.float64)
+    for i in range(n):
+        if 0 <= i + int(k) < m:
+            out[i, i + int(k)] = 1.0
+    return out
+
+
+def _eye_oracle(ctx, x, dtype=None, k=0):
+    return eye_like(np.shape(x), k)
+
+
+def _eye_type_attrs(version, combo):
+    """dtype written where T2 differs from T1 (the only way to get it); where they agree,
+    omitted at 9 and written at 22, so both states meet every type."""
+    if combo["T1"] != combo["T2"] or version >= 22:
+        return {"dtype": V.elem(combo["T2"])}
+    return {}
+
+
+_EYE_SHAPES = (
+    Shape("square", {"input": "NN"}, dims={"N": (2, 5)}),
+    Shape("wide", {"input": "NM"}, dims={"N": (2, 3), "M": (4, 6)}),
+    Shape("tall", {"input": "MN"}, dims={"N": (2, 3), "M": (4, 6)}),
+    Shape("row", {"input": "1M"}, dims={"M": (1, 5)}),
+    Shape("column", {"input": "N1"}, dims={"N": (2, 5)}),
+    Shape("zero-size/rows", {"input": "0M"}),
+    Shape("zero-size/columns", {"input": "N0"}),
+    Shape("one", {"input": "11"}),
+)
+
+#: k beyond absent and the explicit 0: the first diagonals on both sides, the last that touch a
+#: 2-6 wide matrix and the first beyond it, far beyond, the int64 extremes (no diagonal).
+_EYE_ATTRS = tuple(Attrs({"k": k}, tag=f"k={k}") for k in (1, -1, 2, -2, 3, -3, 6, -6, 100, -100))
+_EYE_ATTRS += (Attrs({"k": 2 ** 63 - 1}, tag="k=int64-max"), Attrs({"k": -(2 ** 63)}, tag="k=int64-min"))
+
+EYE_LIKE = Entry(
+    "EyeLike", _eye_oracle, family="shaped", shapes=_EYE_SHAPES, attrs=_EYE_ATTRS, type_attrs=_eye_type_attrs,
+    numerics_types=_SHAPE_NUMERICS | {"special": ()}, signed_zero=True,
+    errors=(Err("Only 2D tensors are supported: rank 1", "rank1", {}, ((4,),)),
+            Err("Only 2D tensors are supported: rank 3", "rank3", {}, ((2, 3, 3),)),
+            Err("dtype must be valid as an output type: STRING is not in T2", "dtype-string",
+                {"dtype": V.elem("string")}, ((3, 3),), out_types={"output": "string"}),
+            Err("dtype must be one of the DataType enum values: 0 (UNDEFINED) is not", "dtype-undefined",
+                {"dtype": 0}, ((3, 3),))),
+    notes={22: "bfloat16 in T1 and T2"})
+
+
+ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU, RANGE, EYE_LIKE)
 register_entries(ENTRIES)
