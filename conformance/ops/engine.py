@@ -270,6 +270,18 @@ def _ruled(entry: Entry, v: int, nums: list[str], num: str, states: list, opts: 
     return num, tag, attrs, opts[(j // 2) % len(opts)]
 
 
+def _opts_for(entry: Entry, opts: list[tuple[str, ...]], shape: str) -> list[tuple[str, ...]]:
+    """The optional-input patterns a case with shape pattern ``shape`` may have: those its
+    :attr:`Shape.optional` lists (family ``shaped``), else all of ``opts`` (a restriction
+    admitting none of them is ignored)."""
+    if entry.family != "shaped":
+        return opts
+    allowed = _shape_of(entry, shape).optional
+    if allowed is None:
+        return opts
+    return [o for o in opts if o in allowed] or opts
+
+
 def optional_states(vs: VersionSpec) -> list[tuple[str, ...]]:
     """Present/absent patterns of the optional inputs (every subset), fewest first."""
     opt = [f.name for f in vs.inputs if f.option == "optional"]
@@ -389,9 +401,10 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
             for r in range(max(len(nums), _per_type(entry, v, combo))):
                 num = nums[r % len(nums)]
                 tag, attrs = states[j % len(states)]
-                opt = opts[(j // 2) % len(opts)]
                 # a sweep (per_type) visits every pattern within each combination
                 shape = cyc[(r + ci) % len(cyc)] if entry.per_type else cyc[(j * 3 + ci) % len(cyc)]
+                popts = _opts_for(entry, opts, shape)
+                opt = popts[(j // 2) % len(popts)]
                 arity = arities[j % len(arities)]
                 opset = ops_[j % len(ops_)] if len(ops_) < 3 or j % 7 == 3 else ops_[j % 2]
                 params = ("inputs", "initializers")[(j // 3) % 2] if n_inputs > 1 or arity > 1 else "inputs"
@@ -399,7 +412,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                     own = _own_numerics(entry, shape, first)
                     num = num if not own or num in own else own[(r + ci) % len(own)]
                 if entry.numerics_rule is not None:
-                    num, tag, attrs, opt = _ruled(entry, v, nums, num, states, opts, j, shape)
+                    num, tag, attrs, opt = _ruled(entry, v, nums, num, states, popts, j, shape)
                 extra = (("round", r // len(nums)),) if r >= len(nums) else ()
                 out.append(point(opset, combo, num, shape, tag, attrs, opt, params, arity, extra, k=j // 5))
                 j += 1
@@ -409,14 +422,19 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
         dtag, dattrs = states[0]
         for tag, attrs in states:
             if tag + repr(attrs) not in seen["state"]:
-                out.append(point(fill, combo, base, shapes[0], tag, attrs, opts[-1], "inputs", arities[-1]))
+                out.append(point(fill, combo, base, shapes[0], tag, attrs, _opts_for(entry, opts, shapes[0])[-1],
+                                 "inputs", arities[-1]))
         for opt in opts:
             if opt not in seen["opt"]:
-                out.append(point(fill, combo, base, shapes[0], dtag, dattrs, opt,
-                                 "initializers" if n_inputs > 1 else "inputs", 1))
+                # the first pattern admitting these optional inputs (Shape.optional)
+                sh0 = next((sh for sh in shapes if opt in _opts_for(entry, opts, sh)), None)
+                if sh0 is not None:
+                    out.append(point(fill, combo, base, sh0, dtag, dattrs, opt,
+                                     "initializers" if n_inputs > 1 else "inputs", 1))
         for shape in shapes:
             if shape not in seen["shape"]:
-                out.append(point(fill, combo, base, shape, dtag, dattrs, opts[-1], "inputs", arities[-1]))
+                out.append(point(fill, combo, base, shape, dtag, dattrs, _opts_for(entry, opts, shape)[-1], "inputs",
+                                 arities[-1]))
         for arity in arities:
             if arity not in seen["arity"]:
                 out.append(point(fill, combo, base, shapes[0], dtag, dattrs, (), "inputs", arity))
@@ -429,7 +447,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                         if _admits(entry, vs, a, o, sh if entry.family == "shaped" else None)), None)
             if st_ is not None:
                 out.append(Point(v, fill, tuple(combo.items()), base, st_[2], st_[0], tuple(st_[1].items()),
-                                 opts[-1], "inputs", arities[-1], (), o))
+                                 _opts_for(entry, opts, st_[2])[-1], "inputs", arities[-1], (), o))
                 seen["out"].add(o)
         if entry.outputs_per_type:
             _fill_outputs_per_type(entry, vs, out, combos, lead, states, shapes, outs, ops_, opts[-1], arities[-1])
@@ -439,8 +457,8 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
             for combo in combos:
                 first = _type_name(lead, combo)
                 num = "special" if V.kind(first) == V.FLOAT else numerics_for(entry, first)[0]
-                out.append(point(b, combo, num, shapes[0], dtag, dattrs, opts[-1], "inputs", arities[-1],
-                                 (("body_opset", b),)))
+                out.append(point(b, combo, num, shapes[0], dtag, dattrs, _opts_for(entry, opts, shapes[0])[-1], "inputs",
+                                 arities[-1], (("body_opset", b),)))
     return out
 
 
@@ -1194,6 +1212,7 @@ def strategy(entry: Entry):
             tag, attrs = "drawn", {**attrs, **drawn}
         if entry.numerics_rule is not None:
             opts = [o for o in opts if _num_admits(entry, v, num, attrs, o, shape)] or opts
+        opts = _opts_for(entry, opts, shape)
         opt = draw(st.sampled_from(opts))
         opset = draw(st.integers(v, _last_opset(spec, v)))
         arity = draw(st.sampled_from(ARITIES)) if entry.family == "variadic" else 1

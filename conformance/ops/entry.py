@@ -203,6 +203,11 @@ class Shape:
         variadic_outputs: the number of occurrences of the version's variadic output (Split's
             ``outputs``), named ``<formal>_<i>``; the oracle returns them in the formal's place
             and ``Ctx.outputs`` lists their names.  0 (default): the formal once, by its name.
+        optional: the sets of optional inputs (formal names, schema order) a case with this
+            pattern may have present (default: every set; Squeeze-13's ``axes=[0]`` pattern
+            needs its ``axes`` input, a pattern without a size-1 dimension needs it absent);
+            the cycle picks among them, the fill cases and explore draws honour them.  The
+            ``outputs_per_type`` fill does not read it.
 
     A variadic input (Concat's ``inputs``) gets one occurrence per template named
     ``<formal>_<i>`` (``inputs_0``, ``inputs_1``...; ``Ctx.shapes`` has each by that name), in
@@ -220,6 +225,7 @@ class Shape:
     values: Mapping[str, Any] = field(default_factory=dict)
     cycle: bool = True
     variadic_outputs: int = 0
+    optional: tuple[tuple[str, ...], ...] | None = None
 
     def applies(self, version: int) -> bool:
         """Whether the pattern applies to ``version``."""
