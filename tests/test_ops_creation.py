@@ -34,7 +34,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu", "Range", "EyeLike")
+OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu", "Range", "EyeLike", "ReverseSequence")
 E = {e.op: e for e in creation.ENTRIES}
 
 
@@ -236,6 +236,9 @@ def _reference_disagreement(case, res) -> str | None:
     * ``eyelike-unchecked``: EyeLike with a rank-1 input ("Only 2D tensors are supported") or
       ``dtype`` STRING (not in T2) is accepted; the suite is right (onnx's checker rejects
       the string output type, onnxruntime both).
+    * ``revseq-unchecked``: ReverseSequence with ``batch_axis`` 2, both axes 0, or int32
+      ``sequence_lens`` (the schema: int64) is accepted (numpy indexes whatever it is given);
+      the suite is right (onnxruntime rejects all three).
     * ``mode-unchecked``: DepthToSpace with ``mode="RCD"``: the attribute defines DCR and
       CRD only; onnx.reference treats every other string as DCR and returns a result
       (the suite is right: onnxruntime rejects the model).  SpaceToDepth-28 raises
@@ -255,6 +258,9 @@ def _reference_disagreement(case, res) -> str | None:
                 return "range-int64-count-in-double"
     if case.op == "EyeLike" and res.outcome == "fail" and case.tags.get("error") in ("rank1", "dtype-string"):
         return "eyelike-unchecked"
+    if case.op == "ReverseSequence" and res.outcome == "fail" and \
+            case.tags.get("error") in ("batch-axis", "same-axes", "lens-type"):
+        return "revseq-unchecked"
     if case.op == "Trilu":
         if case.tags.get("error") == "rank1" and res.outcome == "fail":
             return "trilu-rank1-accepted"
@@ -846,3 +852,105 @@ def test_eyelike_coverage(value_cases):
         # k beyond the matrix (no diagonal at all) on non-empty, non-square matrices
         assert any(not c.datasets[0].outputs["output"].any() and c.tags["shape"] in ("wide", "tall") for c in vc)
         assert {c.tags["shape"] for c in vc} >= {"square", "wide", "tall", "zero-size/rows", "zero-size/columns"}
+
+
+# ============================================================================ ReverseSequence
+def _revseq_loops(x, lens, batch_axis, time_axis):
+    y = np.empty_like(x)
+    for idx in np.ndindex(*x.shape):
+        b, t = idx[batch_axis], idx[time_axis]
+        n = int(lens[b])
+        src = list(idx)
+        src[time_axis] = n - 1 - t if t < n else t
+        y[idx] = x[tuple(src)]
+    return y
+
+
+def test_revseq_oracle_matches_loops_and_examples():
+    rng = np.random.default_rng(11)
+    for shape, (ba, ta) in (((5, 3), (1, 0)), ((3, 5), (0, 1)), ((4, 2, 3), (1, 0)), ((2, 4, 2, 2), (0, 1))):
+        x = rng.normal(size=shape)
+        for _ in range(5):
+            lens = rng.integers(0, shape[ta] + 1, size=shape[ba])
+            assert np.array_equal(creation.reverse_sequence(x, lens, ba, ta), _revseq_loops(x, lens, ba, ta))
+    tests = _node_tests("reversesequence", "ReverseSequence")
+    for t in tests:
+        for ins, outs in t.data_sets:
+            got = E["ReverseSequence"].oracle(Ctx("ReverseSequence", 10, 10, {"input": "float"}), np.asarray(ins[0]),
+                                              np.asarray(ins[1]), **_attrs(t.model.graph.node[0]))
+            assert np.array_equal(got, np.asarray(outs[0])), t.name
+    assert len(tests) >= 2
+    for bad in (((4,), [1], 1, 0), ((3, 2), [1, 1], 0, 0), ((3, 2), [1, 1, 1], 1, 0), ((3, 2), [4, 1], 1, 0)):
+        with pytest.raises(ValueError):
+            creation.reverse_sequence(np.zeros(bad[0]), *bad[1:])
+
+
+def _revseq_kernel(flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        x, lens = inputs["input"], inputs["sequence_lens"]
+        ba, ta = attrs.get("batch_axis", 1), attrs.get("time_axis", 0)
+        if x.ndim < 2 or {ba, ta} != {0, 1} or lens.dtype != np.int64 or lens.shape != (x.shape[ba],):
+            raise ValueError("invalid")
+        if flaw == "axes-ignored":
+            ba, ta = 1, 0
+        y = x.copy()
+        xt = np.moveaxis(x, (ba, ta), (0, 1))
+        yt = np.moveaxis(y, (ba, ta), (0, 1))  # a view: writes go to y
+        for b in range(min(xt.shape[0], len(lens))):
+            n = int(lens[b])
+            if flaw == "lens-ignored":
+                n = xt.shape[1]
+            elif flaw == "lens-off-by-one":
+                n = max(n - 1, 0)
+            if flaw == "tail-reversed":
+                yt[b, n:] = xt[b, n:][::-1]
+            else:
+                yt[b, :n] = xt[b, :n][::-1]
+        return {outputs[0]: y}
+
+    return kernel
+
+
+def test_revseq_legitimate_kernel_passes_everything(suite):
+    cases = _of(suite, "ReverseSequence")
+    res = _run(cases, {"ReverseSequence": _revseq_kernel()})
+    assert not _not_passing(cases, res), _not_passing(cases, res)[:5]
+
+
+@pytest.mark.parametrize("flaw,where", [
+    ("lens-ignored", lambda c: True),
+    ("lens-off-by-one", lambda c: True),
+    ("tail-reversed", lambda c: True),
+    ("axes-ignored", lambda c: c.attributes.get("batch_axis") == 0),
+])
+def test_revseq_wrong_kernel_is_caught(flaw, where, value_cases):
+    cases = [c for c in _of(value_cases, "ReverseSequence") if where(c)]
+    assert cases
+    res = _run(cases, {"ReverseSequence": _revseq_kernel(flaw)}, check=False)
+    assert _caught(cases, res) >= 1, flaw
+
+
+def test_revseq_agreement_with_onnx_reference(suite, reference_results):
+    pairs = [(c, r) for c, r in zip(suite, reference_results) if c.op == "ReverseSequence"]
+    why, unexplained = _reference_findings(*zip(*pairs))
+    assert not unexplained, unexplained[:5]
+    assert {k for _, k, _ in why} == {"revseq-unchecked"}, why
+    assert all(r.outcome == "pass" for c, r in pairs if c.expect_error is None)
+
+
+def test_revseq_coverage(value_cases):
+    cases = _of(value_cases, "ReverseSequence")
+    cov = compute_coverage(cases)["ops"]["ReverseSequence"]["versions"]
+    assert all(v["gaps"] == 0 and v["covered"] for v in cov.values())
+    for v in (10, 28):
+        vc = [c for c in cases if c.since_version == v]
+        layouts = {(c.attributes.get("batch_axis", 1), c.attributes.get("time_axis", 0)) for c in vc}
+        assert layouts == {(1, 0), (0, 1)}
+        lens = [int(x) for c in vc if "sequence_lens" in c.datasets[0].inputs for x in c.datasets[0].inputs["sequence_lens"]]
+        assert 0 in lens and 1 in lens
+        # a full-length reversal and one shorter than the time axis in the same batch
+        full = [c for c in vc if "sequence_lens" in c.datasets[0].inputs and c.inputs[0].shape and 0 not in c.inputs[0].shape
+                and max(c.datasets[0].inputs["sequence_lens"]) == c.inputs[0].shape[c.attributes.get("time_axis", 0)]
+                and min(c.datasets[0].inputs["sequence_lens"]) < c.inputs[0].shape[c.attributes.get("time_axis", 0)]]
+        assert full
+        assert {c.tags["shape"] for c in vc} >= {"zero-size/batch", "zero-size/time", "time-major/r4/explicit"}

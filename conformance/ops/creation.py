@@ -50,6 +50,11 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   last diagonals of the widest matrices and beyond), +-100 and the int64 extremes.  The input
   values are irrelevant (floating ``normal`` only; the integer defaults).  Error cases: rank
   1 and 3, ``dtype`` STRING and UNDEFINED.
+* **ReverseSequence** (10, 28): time-major (attributes absent or explicit) and batch-major
+  (``batch_axis=0, time_axis=1``) layouts of rank 2-4 tied to the attributes by the shape
+  table, zero-size batch / time / inner dims; ``sequence_lens`` structural, in ``[0, T]`` with
+  the full length, 1 and 0 among them.  Error cases: rank 1, ``batch_axis`` 2, both axes 0,
+  ``sequence_lens`` of the wrong length or int32.
 """
 
 from __future__ import annotations
@@ -600,5 +605,78 @@ EYE_LIKE = Entry(
     notes={22: "bfloat16 in T1 and T2"})
 
 
-ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU, RANGE, EYE_LIKE)
+# ============================================================================ ReverseSequence
+def reverse_sequence(x: np.ndarray, lens, batch_axis: int = 1, time_axis: int = 0) -> np.ndarray:
+    """ReverseSequence: for each batch slice ``i``, the first ``lens[i]`` elements along
+    ``time_axis`` reversed, the rest copied.
+
+    Raises:
+        ValueError: rank below 2, axes not {0, 1} distinct, ``lens`` not of length
+            ``x.shape[batch_axis]`` or a length outside ``[0, x.shape[time_axis]]``.
+    """
+    if x.ndim < 2 or {batch_axis, time_axis} != {0, 1}:
+        raise ValueError(f"rank {x.ndim}, batch_axis {batch_axis}, time_axis {time_axis}")
+    lens = [int(v) for v in np.asarray(lens).ravel()]
+    if len(lens) != x.shape[batch_axis] or any(not 0 <= n <= x.shape[time_axis] for n in lens):
+        raise ValueError(f"sequence_lens {lens} for shape {x.shape}")
+    out = x.copy()
+    for b, n in enumerate(lens):
+        src = [slice(None)] * x.ndim
+        src[batch_axis] = b
+        src[time_axis] = slice(n - 1, None, -1) if n else slice(0, 0)
+        dst = list(src)
+        dst[time_axis] = slice(0, n)
+        out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+def _revseq_oracle(ctx, x, sequence_lens, batch_axis=1, time_axis=0):
+    return reverse_sequence(x, sequence_lens, batch_axis, time_axis)
+
+
+def _revseq_lens(rng, ctx):
+    """One length per batch element in ``[0, T]``: the full length, 1 and 0 among them where the
+    batch is large enough, the rest drawn."""
+    shape = ctx.shapes["input"]
+    b, t = shape[ctx.attrs.get("batch_axis", 1)], shape[ctx.attrs.get("time_axis", 0)]
+    lens = [int(v) for v in rng.integers(0, t + 1, size=b)]
+    for i, v in enumerate((t, 1, 0)[:b]):
+        lens[i] = min(v, t)
+    perm = rng.permutation(b) if b else []
+    out = np.empty(b, dtype=object)
+    out[:] = [lens[i] for i in perm]
+    return out
+
+
+_BATCH_MAJOR = {"batch_axis": 0, "time_axis": 1}
+_REVSEQ_SHAPES = (
+    Shape("time-major/r2", {"input": "TB", "sequence_lens": "B"}, dims={"T": (1, 6), "B": (1, 4)}),
+    Shape("time-major/r3", {"input": "TBK", "sequence_lens": "B"}, dims={"T": (2, 6), "B": (2, 4)}),
+    Shape("time-major/r4/explicit", {"input": "TBKM", "sequence_lens": "B"}, {"batch_axis": 1, "time_axis": 0},
+          dims={"T": (2, 5), "B": (2, 3), "K": (1, 2), "M": (1, 3)}),
+    Shape("batch-major/r2", {"input": "BT", "sequence_lens": "B"}, _BATCH_MAJOR, dims={"T": (1, 6), "B": (1, 4)}),
+    Shape("batch-major/r3", {"input": "BTK", "sequence_lens": "B"}, _BATCH_MAJOR, dims={"T": (2, 6), "B": (2, 4)}),
+    Shape("batch-major/r4", {"input": "BTKM", "sequence_lens": "B"}, _BATCH_MAJOR,
+          dims={"T": (2, 5), "B": (2, 3), "K": (1, 2), "M": (1, 3)}),
+    Shape("zero-size/batch", {"input": "T0K", "sequence_lens": "0"}),
+    Shape("zero-size/time", {"input": "B0K", "sequence_lens": "B"}, _BATCH_MAJOR),
+    Shape("zero-size/inner", {"input": "TB0", "sequence_lens": "B"}),
+)
+
+REVERSE_SEQUENCE = Entry(
+    "ReverseSequence", _revseq_oracle, family="shaped", shapes=_REVSEQ_SHAPES,
+    structural={"sequence_lens": _revseq_lens}, signed_zero=True, per_type=6,
+    errors=(Err("the input must be of rank r >= 2: rank 1", "rank1", {}, ((4,), (1,)), values={"sequence_lens": 2}),
+            Err("batch_axis 'Must be one of 1 (default), or 0': 2", "batch-axis", {"batch_axis": 2},
+                ((3, 2, 2), (2,)), values={"sequence_lens": 1}),
+            Err("time_axis and batch_axis are both 0", "same-axes", {"batch_axis": 0, "time_axis": 0},
+                ((3, 2), (3,)), values={"sequence_lens": 1}),
+            Err("sequence_lens has shape [batch_size]: 3 lengths for a batch of 2", "lens-shape", {},
+                ((3, 2), (3,)), values={"sequence_lens": 1}),
+            Err("sequence_lens is int64: int32 given", "lens-type", {}, ((3, 2), (2,)),
+                types={"sequence_lens": "int32"}, values={"sequence_lens": 1})),
+    notes={28: "bfloat16"})
+
+
+ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU, RANGE, EYE_LIKE, REVERSE_SEQUENCE)
 register_entries(ENTRIES)
