@@ -56,7 +56,15 @@ oracle refuses it, so a generator bug cannot slip through as a repaired case).
 
 **NaN.**  ReduceSum: IEEE addition (NaN in, NaN out; ``+inf`` and ``-inf`` together give
 NaN); the sign of a zero sum is not checked (the text does not make the reduction an IEEE
-addition chain; ``-0 + -0`` and ``+0`` differ only in it).
+addition chain; ``-0 + -0`` and ``+0`` differ only in it).  ReduceMax / ReduceMin: "Computes
+the max of the input tensor's elements" and nothing about NaN; the decision is the one
+recorded for the variadic Max/Min (conformance/ops/variadic.py): **NaN propagates** (IEEE
+754-2019 ``maximum``, the array API standard's ``max``, numpy's ``max`` and onnx.reference),
+so a kernel that drops NaN (``fmax``, ``maximumNumber``) fails the ``special`` cases, whose
+rows each hold one kind of special value (a NaN among numbers, infinities, signed zeros,
+subnormals, the extremes).  The sign of a zero maximum is not checked (``max(-0, +0)``: the
+text does not order the zeros).  Max/Min are exact (the result is one of the inputs; bool
+from 20 compares ``False < True``).
 """
 
 from __future__ import annotations
@@ -226,6 +234,55 @@ def reduce_sum(ctx, data, *axes_in, **attrs) -> np.ndarray:
     Raises:
         ValueError: an axis out of range, or an integer sum outside the type."""
     return _reduce_oracle(_sum_row)(ctx, data, *axes_in, **attrs)
+
+
+def _extreme_row(fn: str, t: str):
+    """Row function of ReduceMax (``fn="max"``) or ReduceMin: NaN propagates; the empty set
+    gives the text's identity (-inf / +inf for floats, the type's minimum / maximum for
+    integers, False / True for bool)."""
+    k = V.kind(t)
+    if k == V.FLOAT:
+        empty = -math.inf if fn == "max" else math.inf
+    elif k == V.INT:
+        lo, hi = _int_bounds(t)
+        empty = lo if fn == "max" else hi
+    else:
+        empty = fn != "max"
+    pick = max if fn == "max" else min
+
+    def row(r):
+        if r.size == 0:
+            return empty
+        if k == V.BOOL:
+            return bool(r.any()) if fn == "max" else bool(r.all())
+        if k == V.FLOAT:
+            f = r.astype(np.float64)
+            return math.nan if np.isnan(f).any() else float(f.max() if fn == "max" else f.min())
+        return pick(int(v) for v in r)
+
+    return row
+
+
+def _extreme(fn: str):
+    def oracle(ctx, data, *axes_in, **attrs):
+        x = np.asarray(data)
+        red = reduced_axes(attrs, axes_in[0] if axes_in else None, x.ndim)
+        return reduce_rows(x, red, attrs.get("keepdims", 1), _extreme_row(fn, ctx.types["data"]), _out_dtype(x))
+
+    oracle.__name__ = oracle.__qualname__ = f"reduce_{fn}"
+    oracle.__doc__ = (f"Reduce{fn.capitalize()}: the {fn}imum of every reduced set (NaN propagates; the empty set "
+                      "gives the identity the text states).  ``axes_in`` as :func:`reduce_sum`.")
+    return oracle
+
+
+reduce_max = _extreme("max")
+reduce_min = _extreme("min")
+
+
+def exact_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """Exact comparison of every output (the result is one of the inputs, an index, or an
+    integer); the sign of zero is not checked."""
+    return {name: Tolerance(0.0, 0.0, exact=True) for name in ctx.outputs}
 
 
 # ============================================================================ tolerances
@@ -398,6 +455,42 @@ def _sum_special(rng, ctx, m, n):
     return V.representable(rows, t)
 
 
+def _extreme_special(rng, ctx, m, n):
+    """ReduceMax/Min: one kind of row each (cycling from a random start): a NaN among
+    numbers; NaN among infinities; ``+inf``; ``-inf``; every element ``-inf`` (or ``+inf``);
+    signed zeros only; subnormals and zeros; ``+-fmax`` with the smallest normal; finite."""
+    t = _t(ctx)
+    fi = V.finfo(t)
+    sub, tiny, fmax = float(fi.smallest_subnormal), float(fi.smallest_normal), float(fi.max)
+    rows = V.representable(rng.uniform(-2.0, 2.0, size=(m, n)), t)
+    kinds = ("nan", "nan-inf", "pinf", "ninf", "all-ninf", "all-pinf", "zeros", "subnormal", "extremes", "finite")
+    start = int(rng.integers(len(kinds)))
+    for i in range(m):
+        kind = kinds[(start + i) % len(kinds)]
+        r = rows[i]
+        if n == 0:
+            continue
+        pos = rng.permutation(n)
+        if kind == "nan":
+            r[pos[0]] = math.nan
+        elif kind == "nan-inf":
+            r[:] = rng.choice([math.inf, -math.inf], size=n)
+            r[pos[0]] = math.nan
+        elif kind == "pinf":
+            r[pos[0]] = math.inf
+        elif kind == "ninf":
+            r[pos[0]] = -math.inf
+        elif kind in ("all-ninf", "all-pinf"):
+            r[:] = -math.inf if kind == "all-ninf" else math.inf
+        elif kind == "zeros":
+            r[:] = rng.choice([0.0, -0.0], size=n)
+        elif kind == "subnormal":
+            r[:] = sub * rng.integers(-3, 4, size=n)
+        elif kind == "extremes":
+            r[:] = rng.choice([fmax, -fmax, tiny, -tiny], size=n)
+    return V.representable(rows, t)
+
+
 # ---------------------------------------------------------------------------- integer classes
 
 
@@ -503,28 +596,29 @@ def reduce_shapes(op: str, empty_since: tuple[tuple[int, int], ...], long: bool 
                 out.append(Shape(name + "/input", {"data": tmpl, "axes": str(len(val))}, dict(attrs or {}),
                                  i_lo, i_hi, d, numerics, values={"axes": val}))
 
+    # the patterns whose semantics the texts single out come first: the combinations that
+    # get fewer cases than there are patterns (integer types) see a window of the list
+    add("zero-size/empty-set", "S0K", [1], empty=True)
+    add("r3/axes=-1,0", "SMK", [-1, 0], neg=True)
+    add("r3/axes=[]/noop", "SMK", [], attrs={"noop_with_empty_axes": 1})  # input versions only
+    add("r3/axes=0,2", "SMK", [0, 2])
+    add("zero-size/all", "0K", None, empty=True)
+    add("r2/axes=[]/noop=0", "SM", [], attrs={"noop_with_empty_axes": 0})
     add("r0", "", None)
+    add("r3/axes=1/noop", "SMK", [1], attrs={"noop_with_empty_axes": 1})
+    add("r2/axes=-2", "SM", [-2], neg=True)
+    add("zero-size/kept", "S0K", [0, 2])
     add("r1/axes=0", "S", [0])
     add("r1/axes=-1", "S", [-1], neg=True)
     add("r2/all", "SM", None)
     add("r2/axes=1", "SM", [1])
-    add("r2/axes=-2", "SM", [-2], neg=True)
-    add("r3/axes=0,2", "SMK", [0, 2])
     add("r3/axes=2,0", "SMK", [2, 0])
-    add("r3/axes=-1,0", "SMK", [-1, 0], neg=True)
     add("r3/axes=1", "SMK", [1])
     add("r3/axes=0,1,2", "SMK", [0, 1, 2])
     add("r3/all", "SMK", None)
     add("r4/axes=1,3", "SMKN", [1, 3])
     add("r4/axes=-3", "SMKN", [-3], neg=True)
     add("size1/axes=1", "S1K", [1])
-    add("zero-size/kept", "S0K", [0, 2])
-    add("zero-size/empty-set", "S0K", [1], empty=True)
-    add("zero-size/all", "0K", None, empty=True)
-    # input versions only: noop_with_empty_axes with empty and non-empty axes
-    add("r3/axes=[]/noop", "SMK", [], attrs={"noop_with_empty_axes": 1})
-    add("r2/axes=[]/noop=0", "SM", [], attrs={"noop_with_empty_axes": 0})
-    add("r3/axes=1/noop", "SMK", [1], attrs={"noop_with_empty_axes": 1})
     add("r0/noop", "", [], attrs={"noop_with_empty_axes": 1})
     if long:
         add("long/2x4096/axes=1", "2L", [1], dims_={"L": (4096, 4096)}, numerics=long_numerics)
@@ -557,22 +651,25 @@ def reduce_errors(op: str) -> tuple[Err, ...]:
     return tuple(out)
 
 
-_AXES_NOTES = {11: "negative axes ([-r, r-1]); the text drops the empty-set sentence (no empty reduction "
-                   "is generated at 11)"}
+_AXES_NOTES = {11: "negative axes ([-r, r-1])"}
 
 
 # ============================================================================ entries
 
 
-def sweep(shapes: tuple[Shape, ...], ints: int = 6) -> Callable[[int, dict], int]:
+def sweep(shapes: tuple[Shape, ...], ints: int = 6, floats: int | None = None) -> Callable[[int, dict], int]:
     """``per_type``: every pattern of the version once per floating type (the patterns cycle
-    within each combination), ``ints`` cases per integer or bool combination."""
+    within each combination; at most ``floats`` cases where given: the patterns then rotate
+    over the combinations) and for bool, ``ints`` cases per integer combination."""
 
     def per_type(version: int, combo) -> int:
         t = next(iter(combo.values()))
+        n = sum(1 for sh in shapes if sh.applies(version))
+        if V.kind(t) == V.BOOL:  # one combination: every pattern
+            return n
         if V.kind(t) != V.FLOAT:
             return ints
-        return sum(1 for sh in shapes if sh.applies(version))
+        return n if floats is None else min(n, floats)
 
     return per_type
 
@@ -586,8 +683,21 @@ def _sum_entry() -> Entry:
                  float_numerics={"wide": _elementwise(_wide), "special": _rowwise(_sum_special),
                                  "cancel": _rowwise(_cancel), "ones": _rowwise(_ones)},
                  int_numerics={"int": _elementwise(_sum_ints), "int-extremes": _rowwise(_sum_int_extremes)},
-                 notes={**_AXES_NOTES, inp: "axes as an optional input; noop_with_empty_axes"})
+                 notes={**_AXES_NOTES, 11: "negative axes; the text drops the empty-set sentence (none generated)",
+                        inp: "axes as an optional input; noop_with_empty_axes"})
 
 
-ENTRIES = (_sum_entry(),)
+def _extreme_entry(op: str, fn) -> Entry:
+    inp = axes_input_since(op)
+    # the empty-set sentence is in the text of 1, 11, 13 and later (not 12)
+    shapes = reduce_shapes(op, ((1, 11), (13, 10**6)), long=False)
+    return Entry(op, fn, family="shaped", shapes=shapes, attrs=reduce_attrs(op), tolerance=exact_tolerance,
+                 per_type=sweep(shapes, ints=4, floats=10), errors=reduce_errors(op),
+                 float_numerics={"special": _rowwise(_extreme_special)},
+                 notes={**_AXES_NOTES, 12: "int8, uint8; the text drops the empty-set sentence (none generated)",
+                        13: "bfloat16; the empty-set sentence again", inp: "axes as an optional input; "
+                        "noop_with_empty_axes", 20: "bool (False < True)"})
+
+
+ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry("ReduceMin", reduce_min))
 register_entries(ENTRIES)
