@@ -31,7 +31,7 @@ from conformance.reference import linalg as ref
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["MatMul"]
+OPS = ["MatMul", "Gemm"]
 E = {e.op: e for e in linalg.ENTRIES}
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -109,6 +109,47 @@ def test_matmul_oracle_reproduces_the_node_tests():
             k = ins[0].shape[-1]
             b = ref.gamma(k, ref.U32) * ref.abs_matmul(ins[0], ins[1]) + 2 ** -24 * np.abs(got)
             assert np.all(np.abs(got - want) <= b), t.name
+
+
+@pytest.mark.parametrize("ta,tb,cshape", [(0, 0, (3, 2)), (1, 0, (2,)), (0, 1, (3, 1)), (1, 1, ()), (0, 0, (1, 1)),
+                                          (1, 0, None)])
+@pytest.mark.parametrize("alpha,beta", [(1.0, 1.0), (0.5, -1.5), (0.0, 2.0), (-1.0, 0.0)])
+def test_gemm_oracle_is_the_formula(ta, tb, cshape, alpha, beta):
+    rng = np.random.default_rng(3)
+    m, k, n = 3, 4, 2
+    a = V.representable(rng.normal(size=(k, m) if ta else (m, k)), "float")
+    b = V.representable(rng.normal(size=(n, k) if tb else (k, n)), "float")
+    c = None if cshape is None else V.representable(rng.normal(size=cshape), "float")
+    got = E["Gemm"].oracle(None, a, b, c, alpha=alpha, beta=beta, transA=ta, transB=tb)
+    ap, bp = (a.T if ta else a), (b.T if tb else b)
+    cc = np.zeros((m, n)) if c is None else np.broadcast_to(c, (m, n))
+    for i in range(m):
+        for j in range(n):
+            want = Fraction(alpha) * sum(Fraction(ap[i, q]) * Fraction(bp[q, j]) for q in range(k)) + \
+                Fraction(beta) * Fraction(cc[i, j])
+            assert got[i, j] == float(want)
+    # integers: exact, integral alpha and beta
+    ia = _obj([int(v) for v in rng.integers(-2**40, 2**40, size=a.size)], a.shape)
+    ib = _obj([int(v) for v in rng.integers(-2**20, 2**20, size=b.size)], b.shape)
+    gi = E["Gemm"].oracle(None, ia, ib, None, alpha=3.0, beta=0.0, transA=ta, transB=tb)
+    assert gi.tolist() == (np.matmul(ia.T if ta else ia, ib.T if tb else ib) * 3).tolist()
+
+
+def test_gemm_oracle_reproduces_the_node_tests():
+    import onnx.backend.test.case.node as N
+
+    importlib.import_module("onnx.backend.test.case.node.gemm")
+    tests = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == "Gemm"]
+    assert len(tests) >= 10
+    for t in tests:
+        node = t.model.graph.node[0]
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        for ins, outs in t.data_sets:
+            x = [v.astype(np.float64) for v in ins] + [None] * (3 - len(ins))
+            got = E["Gemm"].oracle(None, *x, **{"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0, **attrs})
+            want = np.asarray(outs[0]).astype(np.float64)
+            assert got.shape == want.shape, t.name
+            assert np.allclose(got, want, rtol=1e-5, atol=1e-5), t.name
 
 
 def test_numpy_float16_matmul_accumulates_in_float32():
@@ -229,6 +270,68 @@ def matmul_kernel(mode="float32", order="forward", flaw=None):
     return kernel
 
 
+def _outer(dt, y_acc, c, alpha, beta, acc, mode):
+    """``alpha * AB + beta * C`` from the accumulated ``AB``: in the accumulation precision and
+    rounded once (``fused``), or as MatMul, Mul and Add nodes in T would (``composed``)."""
+    if mode == "composed":
+        ab = y_acc.astype(dt)
+        y = (ab.astype(np.float64) * alpha).astype(dt)
+        if c is not None:
+            y = (y.astype(np.float64) + (c.astype(np.float64) * beta).astype(dt).astype(np.float64)).astype(dt)
+        return y
+    y = (y_acc.astype(acc) * np.asarray(alpha, dtype=acc)).astype(acc)
+    if c is not None:
+        y = (y + (c.astype(acc) * np.asarray(beta, dtype=acc)).astype(acc)).astype(acc)
+    return y.astype(dt)
+
+
+def gemm_kernel(mode="float32", order="forward", outer="fused", flaw=None):
+    """A numpy Gemm: A' B' accumulated as :func:`matmul_kernel` does, then ``alpha * AB +
+    beta * C`` (:func:`_outer`); integers exactly; ``flaw`` injects one error."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        a, b, c = inputs["A"], inputs["B"], inputs.get("C")
+        alpha, beta = float(attrs.get("alpha", 1.0)), float(attrs.get("beta", 1.0))
+        if flaw == "ignore-beta":
+            beta = 1.0
+        ta, tb = attrs.get("transA", 0), attrs.get("transB", 0) and flaw != "ignore-transB"
+        if a.ndim != 2 or b.ndim != 2:
+            raise ValueError("Gemm: 2-D A and B")
+        a2, b2 = (a.T if ta else a), (b.T if tb else b)
+        if a2.shape[1] != b2.shape[0]:
+            raise ValueError("Gemm: K")
+        m, n = a2.shape[0], b2.shape[1]
+        dt = a.dtype
+        if c is not None and opset < 7 and tuple(c.shape) != (m, n):  # legacy: broadcast=1, C a suffix of (M, N)
+            if not attrs.get("broadcast") or tuple(c.shape) not in ((), (n,)):
+                raise ValueError("Gemm-1/6: C must be (M, N) without broadcast=1")
+        if c is not None:
+            c = np.resize(c, (m, n)) if flaw == "C-not-broadcast" else np.broadcast_to(c, (m, n))
+        if not _is_float(dt):
+            if flaw == "int-through-double":
+                y = np.matmul(a2.astype(np.float64), b2.astype(np.float64)) * alpha
+                y = y + (0 if c is None else c.astype(np.float64) * beta)
+                return {outputs[0]: y.astype(dt)}
+            ab = np.matmul(a2.astype(object), b2.astype(object))
+            y = ab * int(alpha) + (0 if c is None else c.astype(object) * int(beta))
+            return {outputs[0]: np.asarray(y, dtype=object).astype(dt)}
+        acc = _acc_dtype(dt, flaw or mode)
+        if outer == "alpha-folded":  # alpha into A (rounded to T), then the plain product plus beta C
+            a2 = (a2.astype(np.float64) * alpha).astype(dt)
+            alpha = 1.0
+        if order == "blas":
+            y_acc = np.matmul(a2.astype(acc), b2.astype(acc))
+        else:
+            terms = a2.astype(np.float64)[:, :, None] * b2.astype(np.float64)[None, :, :]
+            if flaw == "f16-accumulate":
+                terms = terms.astype(np.float16).astype(np.float64)
+            y_acc = _reduce(terms, acc, order)
+        with np.errstate(all="ignore"):
+            return {outputs[0]: _outer(dt, y_acc, c, alpha, beta, acc, "composed" if outer == "composed" else "fused")}
+
+    return kernel
+
+
 def _backend(kernels, name, check=True):
     return KernelBackend(kernels, name=name, check=check)
 
@@ -245,11 +348,23 @@ def test_legitimate_matmul_kernels_pass_everything(mode, order, value_cases):
     assert not bad, bad[:5]
 
 
+GEMM_LEGIT = LEGIT + [("float32", "forward", "composed"), ("float32", "pairwise", "alpha-folded"),
+                      ("float32", "blas", "composed")]
+
+
+@pytest.mark.parametrize("mode,order,outer", [x if len(x) == 3 else x + ("fused",) for x in GEMM_LEGIT])
+def test_legitimate_gemm_kernels_pass_everything(mode, order, outer, value_cases):
+    cases = [c for c in value_cases if c.op == "Gemm"]
+    results = run_cases(cases, _backend({"Gemm": gemm_kernel(mode, order, outer)}, f"{mode}-{order}-{outer}"))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
 def test_error_cases_are_rejected_by_the_checker(suite):
     cases = [c for c in suite if c.expect_error and c.op in OPS]
     assert {c.tags["error"] for c in cases if c.op == "MatMul"} == {"inner-mismatch", "1d-mismatch", "batch-mismatch",
                                                                     "scalar"}
-    results = run_cases(cases, _backend({op: matmul_kernel() for op in OPS}, "legit"))
+    results = run_cases(cases, _backend({"MatMul": matmul_kernel(), "Gemm": gemm_kernel()}, "legit"))
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
                                                         if r.outcome != "pass"]
 
@@ -260,6 +375,28 @@ WRONG_MATMUL = {
     "no-1d-promotion": (lambda c: c.tags["shape"].startswith(("1d", "long-K/1d")), 3),
     "int-through-double": (lambda c: c.tags["dtype"] in ("int64", "uint64"), 2),
 }
+
+
+WRONG_GEMM = {
+    "ignore-transB": (lambda c: c.attributes.get("transB") == 1, 1),
+    "ignore-beta": (lambda c: c.attributes.get("beta", 1.0) != 1.0, 3),
+    "C-not-broadcast": (lambda c: c.tags["shape"].endswith("C=column"), 1),
+    "f16-accumulate": (lambda c: c.tags["dtype"] == "float16", 2),
+    "int-through-double": (lambda c: c.tags["dtype"] in ("int64", "uint64"), 2),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_GEMM))
+def test_wrong_gemm_kernels_are_caught(flaw, value_cases):
+    keep, least = WRONG_GEMM[flaw]
+    cases = [c for c in value_cases if c.op == "Gemm" and keep(c)]
+    assert cases
+    results = run_cases(cases, _backend({"Gemm": gemm_kernel(flaw=flaw)}, flaw, check=False))
+    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
+    assert len(fails) >= least, Counter(r.outcome for r in results)
+    if flaw == "f16-accumulate":
+        longk = [c for c in cases if "long-K" in c.tags["shape"] and c.tags["numerics"] == "positive"]
+        assert longk and all(c in fails for c in longk)
 
 
 @pytest.mark.parametrize("flaw", sorted(WRONG_MATMUL))
@@ -282,9 +419,29 @@ def _reference_disagreement(case, res) -> str | None:
 
     * ``matmul-scalar``: onnx.reference's MatMul multiplies a rank-0 operand (``np.dot``)
       where numpy.matmul, the text's model, raises; onnx's own checker rejects the model.
+    * ``gemm-1-missing``: onnx.reference has no Gemm-1 (``unsupported``).
+    * ``gemm6-beta-ignored``: Gemm-6 with ``broadcast=0`` computes ``alpha A'B'`` and adds C
+      *unscaled* (``res + c``: beta is dropped), and returns float32 for float16 inputs (the
+      sum is not cast back): wrong values for every beta != 1, a wrong dtype for float16.
+    * ``gemm-int-through-double``: integer Gemm computes ``np.dot(a, b) * alpha`` with a
+      float alpha, i.e. in float64: int64/uint64 results beyond 2^53 lose their low bits.
+    * ``gemm-no-validation``: Gemm accepts a 3-D A (``np.dot`` contracts it) and a legacy C
+      of the wrong shape without ``broadcast=1``; onnx's checker or the text rejects them.
     """
-    if case.op == "MatMul" and case.expect_error and case.tags.get("error") == "scalar":
+    err = case.tags.get("error")
+    if case.op == "MatMul" and case.expect_error and err == "scalar":
         return "matmul-scalar"
+    if case.op != "Gemm":
+        return None
+    if case.since_version == 1 and res.outcome == "unsupported":
+        return "gemm-1-missing"
+    if case.expect_error:
+        return "gemm-no-validation" if err in ("A-rank3", "legacy-C-not-broadcast", "legacy-shape") else None
+    if case.since_version == 6 and not case.attributes.get("broadcast") and (
+            case.attributes.get("beta", 1.0) != 1.0 or case.tags["dtype"] == "float16"):
+        return "gemm6-beta-ignored"
+    if case.tags["dtype"] in ("int64", "uint64"):
+        return "gemm-int-through-double"
     return None
 
 
@@ -299,7 +456,8 @@ def test_agreement_with_onnx_reference(suite):
             unexplained.append((c.id, r.outcome, r.message[:200]))
         why[k] += 1
     assert not unexplained, unexplained[:5]
-    assert set(why) == {"matmul-scalar"}, why
+    assert set(why) == {"matmul-scalar", "gemm-1-missing", "gemm6-beta-ignored", "gemm-int-through-double",
+                        "gemm-no-validation"}, why
 
 
 # ============================================================================ coverage
@@ -313,6 +471,32 @@ def test_coverage_every_combination_of_every_version(suite):
             assert not e["missing"], (op, v, e["missing"][:3])
     counts = Counter(c.op for c in suite)
     assert all(30 <= n <= 400 for n in counts.values()), counts
+
+
+def test_gemm_trap_patterns(value_cases):
+    gm = [c for c in value_cases if c.op == "Gemm"]
+    for v in (7, 9, 11, 13):  # every C kind, every (transA, transB), C absent from 11
+        mine = [c for c in gm if c.since_version == v]
+        kinds = {c.tags["shape"].split("/C=")[-1] for c in mine if "/C=" in c.tags["shape"]
+                 and c.tags.get("optional_inputs") != "none"}
+        assert kinds >= {"MN", "row", "row-2d", "column", "scalar", "one", "1x1"}, (v, kinds)
+        tr = {(c.attributes.get("transA", 0), c.attributes.get("transB", 0)) for c in mine}
+        assert tr == {(0, 0), (0, 1), (1, 0), (1, 1)}
+        if v >= 11:
+            assert any(c.tags.get("optional_inputs") == "none" for c in mine)
+        params = {c.tags["params"] for c in mine}
+        assert params >= {"default", "explicit-default", "scaled", "integral", "beta=0", "alpha=0", "negative"}, params
+    legacy = {(c.since_version, c.tags["shape"]) for c in gm if c.since_version < 7}
+    assert {(v, "legacy/nn/C=row") for v in (1, 6)} <= legacy and {(v, "legacy/tn/C=scalar") for v in (1, 6)} <= legacy
+    for c in gm:  # integer cases only with non-negative integral alpha/beta; special never with alpha 0
+        a, b = c.attributes.get("alpha", 1.0), c.attributes.get("beta", 1.0)
+        if V.kind(c.tags["dtype"]) == V.INT:
+            assert a in (0.0, 1.0, 2.0, 3.0) and b in (0.0, 1.0, 2.0, 3.0), c.id
+        if c.tags["numerics"] == "special":
+            assert a != 0.0, c.id
+    longk = {(c.since_version, c.tags["dtype"]) for c in gm if "long-K" in c.tags["shape"]
+             and c.tags["numerics"] == "positive"}
+    assert longk >= {(v, "float16") for v in (1, 6, 7, 9, 11, 13)} | {(13, "bfloat16")}, longk
 
 
 def test_matmul_trap_patterns(value_cases):

@@ -33,6 +33,20 @@ stagnation case of low-precision accumulation, on the long patterns), integer ``
 (magnitudes up to ``sqrt(max / K)``) and ``int-extremes`` (A holds the type's extremes, B
 is one-hot per column: the output is A's extremes, exactly, which a kernel converting 64-bit
 integers to double loses).
+
+**Gemm.**  ``Y = alpha A' B' + beta C``.  Shape table :func:`_gemm_shapes`: every
+(transA, transB) with a full C; from 7 every unidirectional broadcast of C to ``[M, N]``
+(scalar, ``[1]``, ``[N]``, ``[1, N]``, ``[M, 1]``, ``[1, 1]``); in 1 and 6 ``broadcast=1``
+with C a suffix of ``[M, N]`` (scalar, ``[N]``, ``[M, N]``); K = 0 (``Y = beta C``),
+M = 0, ``1 x 1``, long K.  C absent from 11 (the engine's optional-input states).
+Attribute states (:data:`GEMM_ATTRS`): ``alpha``/``beta`` scaled, integral, ``beta = 0``,
+``alpha = 0``, negative, beyond absent and explicit defaults; integer types only with
+non-negative integral alpha and beta (the text does not say how ``0.5 * A B`` becomes an
+integer), the ``special`` class never with ``alpha = 0`` (BLAS skips the product, IEEE
+gives ``0 * inf = NaN``).  Tolerance :func:`gemm_tolerance`: the K-term accumulation as for
+MatMul, and for the 16-bit types the formula's outer operations may round to T.  Error
+cases: a 3-D A, mismatched K (also one that only ``transA`` makes wrong), a C that does not
+broadcast unidirectionally, a legacy C of the wrong shape without ``broadcast=1``.
 """
 
 from __future__ import annotations
@@ -45,7 +59,7 @@ from ..reference import linalg as ref
 from ..tolerance import Tolerance
 from . import values as V
 from .engine import register_entries
-from .entry import Entry, Err, Shape
+from .entry import Attrs, Entry, Err, Shape
 
 # ----------------------------------------------------------------------------- shared helpers
 
@@ -272,7 +286,6 @@ def matmul_tolerance(ctx, inputs, attrs, outputs):
 
 
 def _matmul_shapes() -> tuple[Shape, ...]:
-    long = ("normal", "positive")
     return (
         Shape("2d", {"A": "MK", "B": "KN"}),
         Shape("2d/K=5-16", {"A": "MK", "B": "KN"}, dims={"K": (5, 16)}),
@@ -290,8 +303,8 @@ def _matmul_shapes() -> tuple[Shape, ...]:
         Shape("zero-K", {"A": "M0", "B": "0N"}),
         Shape("zero-M", {"A": "0K", "B": "KN"}),
         Shape("zero-batch", {"A": "0MK", "B": "KN"}),
-        Shape("long-K", {"A": "2L", "B": "L3"}, dims={"L": (1024, 4096)}, numerics=long),
-        Shape("long-K/1d-A", {"A": "L", "B": "L2"}, dims={"L": (1024, 4096)}, numerics=long),
+        Shape("long-K", {"A": "2L", "B": "L3"}, dims={"L": (1024, 4096)}, numerics=("positive",)),
+        Shape("long-K/1d-A", {"A": "L", "B": "L2"}, dims={"L": (1024, 4096)}, numerics=("normal",)),
     )
 
 
@@ -314,5 +327,120 @@ MATMUL = Entry(
     notes={9: "integer types (uint32, uint64, int32, int64)", 13: "bfloat16"},
 )
 
-ENTRIES = (MATMUL,)
+
+# ----------------------------------------------------------------------------- Gemm
+def gemm_oracle(ctx, a, b, c=None, alpha=1.0, beta=1.0, transA=0, transB=0, **attrs):
+    """``alpha * A' B' + beta * C`` exactly (:func:`conformance.reference.linalg.gemm`; C
+    absent from 11: zero)."""
+    return ref.gemm(a, b, c, alpha, beta, transA, transB)
+
+
+def gemm_tolerance(ctx, inputs, attrs, outputs):
+    """``E = gamma_{K+2}(u) (|alpha| |A'||B'| + |beta| |C|)_ij + (K+2)(1+|alpha|) s``: every
+    term passes through at most K+2 roundings in the accumulation precision ``u`` (the product,
+    the K-1 additions, alpha's and beta's products and the last addition, in either grouping:
+    ``alpha`` applied to the sum or folded into A).  For the 16-bit types the formula's outer
+    operations -- ``A'B'``, ``alpha * (.)``, ``beta * C`` -- may also each be rounded to T, as a
+    MatMul, Mul and Add in T compute them (onnx.reference does; the K-term dot product itself
+    stays in at least float32: module docstring): ``+ gamma_3(u_T) (|alpha| (|A'B'| + E) +
+    |beta| |C|)``, relative to the *values* rounded, not to the sum of absolute terms.  For
+    float and double ``u_T = u`` and the first term already covers them."""
+    t = ctx.out_types["Y"]
+    if V.kind(t) != V.FLOAT:
+        return {"Y": Tolerance(0.0, 0.0, exact=True)}
+    a, b, c = inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None
+    alpha, beta, ta, tb = attrs.get("alpha", 1.0), attrs.get("beta", 1.0), attrs.get("transA", 0), attrs.get("transB", 0)
+    u, s = ref.ACC[t]
+    u_t = float(V.finfo(t).eps) / 2
+    k = np.shape(a)[0 if ta else 1]
+    bound = ref.gamma(k + 2, u) * ref.gemm_abs(a, b, c, alpha, beta, ta, tb) + (k + 2) * (1 + abs(alpha)) * s
+    if u_t > u:
+        ab = np.abs(ref.gemm(a, b, None, 1.0, 0.0, ta, tb))
+        cc = 0.0 if c is None else abs(beta) * np.abs(np.broadcast_to(np.asarray(c, dtype=np.float64), ab.shape))
+        with np.errstate(invalid="ignore"):
+            bound = bound + ref.gamma(3, u_t) * (abs(alpha) * (ab + bound) + cc)
+    return {"Y": bound_tolerance(t, bound, outputs["Y"])}
+
+
+def _gemm_shapes() -> tuple[Shape, ...]:
+    tr = {"nn": {}, "tn": {"transA": 1}, "nt": {"transB": 1}, "tt": {"transA": 1, "transB": 1}}
+    ab = {"nn": ("MK", "KN"), "tn": ("KM", "KN"), "nt": ("MK", "NK"), "tt": ("KM", "NK")}
+    out = [Shape(f"{k}/C=MN", {"A": ab[k][0], "B": ab[k][1], "C": "MN"}, tr[k]) for k in tr]
+    # unidirectional broadcasting of C (7+): scalar, [1], [N], [1, N], [M, 1], [1, 1]
+    for k, c in (("nn", "N"), ("nt", "1N"), ("tn", "M1"), ("tt", ""), ("nn", "1"), ("nt", "11"), ("tt", "M1"),
+                 ("tn", "N")):
+        name = {"": "scalar", "1": "one", "N": "row", "1N": "row-2d", "M1": "column", "11": "1x1"}[c]
+        out.append(Shape(f"{k}/C={name}", {"A": ab[k][0], "B": ab[k][1], "C": c}, tr[k], since=7))
+    # legacy broadcast=1 (1, 6): C a suffix of [M, N]
+    for k, c in (("nn", "N"), ("tn", ""), ("nt", "MN"), ("tt", "N")):
+        name = {"": "scalar", "N": "row", "MN": "MN"}[c]
+        out.append(Shape(f"legacy/{k}/C={name}", {"A": ab[k][0], "B": ab[k][1], "C": c}, {**tr[k], "broadcast": 1},
+                         until=6))
+    out += [
+        Shape("nn/zero-K", {"A": "M0", "B": "0N", "C": "MN"}),
+        Shape("tn/zero-K", {"A": "0M", "B": "0N", "C": "N"}, {"transA": 1}, since=7),
+        Shape("nn/zero-M", {"A": "0K", "B": "KN", "C": "1N"}, since=7),
+        Shape("nt/size1", {"A": "1K", "B": "1K", "C": "11"}, {"transB": 1}),
+        Shape("nn/long-K", {"A": "2L", "B": "L3", "C": "23"}, dims={"L": (1024, 4096)}, numerics=("positive",)),
+        Shape("tt/long-K", {"A": "L2", "B": "3L", "C": "3"}, {"transA": 1, "transB": 1}, since=7,
+              dims={"L": (1024, 4096)}, numerics=("normal",)),
+    ]
+    return tuple(out)
+
+
+#: Attribute states beyond absent and the explicit defaults (values exact in every float type).
+GEMM_ATTRS = (
+    Attrs({"alpha": 0.5, "beta": -1.5}, tag="scaled"),
+    Attrs({"alpha": 2.0, "beta": 3.0}, tag="integral"),
+    Attrs({"beta": 0.0}, tag="beta=0"),
+    Attrs({"alpha": 0.0, "beta": 2.0}, tag="alpha=0"),
+    Attrs({"alpha": -1.0, "beta": -0.25}, tag="negative"),
+)
+
+
+def gemm_numerics_rule(version, numerics, attrs, optional) -> bool:
+    """Integer classes only with alpha and beta in {0, 1, 2, 3} (an integral, non-negative
+    result: the text does not say how a fractional ``alpha * A B`` becomes an integer, and
+    unsigned results must stay >= 0); ``special`` not with alpha = 0 (``0 * inf``: BLAS
+    skips the product when alpha is 0, IEEE gives NaN, and the text does not choose)."""
+    alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)
+    if numerics in ("int", "int-extremes"):
+        return alpha in (0.0, 1.0, 2.0, 3.0) and beta in (0.0, 1.0, 2.0, 3.0)
+    if numerics == "special":
+        return alpha != 0.0
+    return True
+
+
+def _gemm_per_type(version, combo) -> int:
+    """Value cases per type: every shape pattern for the 16-bit types (the long-K patterns
+    where their accumulation precision matters), fewer for the others."""
+    t = combo["T"]
+    return 18 if t in ("float16", "bfloat16") else (8 if V.kind(t) == V.FLOAT else 6)
+
+
+_GEMM_ERRORS = (
+    Err("A must be 2-D ('input tensor A has dimension (M X K)')", "A-rank3", shapes=((2, 3, 4), (4, 2), (2,)),
+        since=7),
+    Err("the inner dimensions differ (A [M, K], B [K, N])", "inner-mismatch", shapes=((2, 3), (4, 2), (2, 2))),
+    Err("with transA=1 A [K, M] = [2, 3] is [3, 2] transposed: K = 2 does not match B's 3 (valid only if transA "
+        "were ignored)", "transA-ignored", {"transA": 1}, shapes=((2, 3), (3, 4), (4,)), since=7),
+    Err("C [3] is not unidirectionally broadcastable to (M, N) = (2, 4)", "C-not-broadcastable",
+        shapes=((2, 3), (3, 4), (3,)), since=7),
+    Err("C [2, 1, 4] has more dimensions than (M, N) (unidirectional broadcasting)", "C-rank3",
+        shapes=((2, 3), (3, 4), (2, 1, 4)), since=7),
+    Err("without broadcast=1, C must have Y's shape (M, N) ('If attribute broadcast is non-zero, input tensor C "
+        "will be broadcasted')", "legacy-C-not-broadcast", shapes=((2, 3), (3, 4), (4,)), until=6),
+)
+
+GEMM = Entry(
+    "Gemm", gemm_oracle, family="shaped", shapes=_gemm_shapes(), tolerance=gemm_tolerance, attrs=GEMM_ATTRS,
+    float_numerics={"wide": wide("Gemm"), "special": special("Gemm"), "positive": positive},
+    int_numerics={"int": int_class("Gemm"), "int-extremes": int_extremes("Gemm")},
+    numerics_rule=gemm_numerics_rule, errors=_GEMM_ERRORS,
+    per_type=_gemm_per_type,
+    notes={7: "C broadcasts unidirectionally (the broadcast attribute is gone)", 9: "integer types",
+           11: "C optional (absent: as if 0)", 13: "bfloat16"},
+)
+
+ENTRIES = (MATMUL, GEMM)
 register_entries(ENTRIES)
