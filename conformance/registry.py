@@ -22,7 +22,6 @@ from .case import Case
 
 #: Generator modules imported on first use.
 FAMILIES = (
-    "conformance.generators.batch_normalization",
     "conformance.ops.unary",
     "conformance.ops.binary",
     "conformance.ops.logical",
