@@ -23,6 +23,8 @@ The operators, one section each below, document their own decisions.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from . import values as V
@@ -690,5 +692,174 @@ SCATTER_ND = Entry(
 )
 
 
-ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND)
+# ============================================================================= OneHot
+def one_hot(ctx, indices, depth, values, axis=-1):
+    """OneHot (9, 11, 28): an output of rank q + 1 with a new dimension of size ``depth`` at
+    ``axis`` ([-q-1, q]), ``values[1]`` (on) where the new coordinate equals the index and
+    ``values[0]`` (off) elsewhere.  Floating indices and depth are cast to int64 (truncation;
+    the cases hold integral values); an index outside the range -- ``[0, depth)`` at 9,
+    ``[-depth, depth-1]`` from 11, negative ones counting from the back -- gives an all-off
+    row (the text)."""
+    d = int(np.trunc(np.asarray(depth, dtype=object).ravel()[0]))
+    idx = np.asarray(indices, dtype=object)
+    idx = np.vectorize(lambda v: int(np.trunc(v)), otypes=[object])(idx) if idx.size else idx
+    r = idx.ndim
+    ax = axis + r + 1 if axis < 0 else axis
+    lo = -d if ctx.version >= 11 else 0
+    out = np.empty(idx.shape[:ax] + (d,) + idx.shape[ax:], dtype=np.asarray(values).dtype)
+    out[...] = values[0]
+    for pos in np.ndindex(*idx.shape):
+        k = int(idx[pos])
+        if lo <= k < d:
+            out[pos[:ax] + (k + d if k < 0 else k,) + pos[ax:]] = values[1]
+    return out
+
+
+def _one_hot_class(cls: str):
+    """Class ``cls`` of OneHot: depth in [1, 5] (integral, any T2), indices in range with the
+    boundaries (negative ones from 11 where T1 is signed), ``out-of-range`` indices beyond
+    both ends (all-off rows), ``int-extremes`` the extremes of T1 (out of range: all-off, also
+    uint64's largest, which a cast to int64 would turn into -1; the negative one from 11: the
+    indices text of 9 says "The values must be non-negative integers"), ``special`` floating indices
+    -0.0 (index 0) and +-2^40 (beyond every depth, inside int64); off/on values of T3 drawn
+    for the class (its special values or extremes in ``special``/``wide``/``int-extremes``,
+    off = True for bool)."""
+
+    def fn(rng, ctx, shapes):
+        ishape, dshape, vshape = shapes
+        t1, t2, t3 = ctx.types["indices"], ctx.types["depth"], ctx.types["values"]
+        d = int(rng.integers(1, 6))
+        signed = V.kind(t1) == V.FLOAT or int(V.iinfo(t1).min) < 0
+        neg = ctx.version >= 11 and signed
+        idx = np.asarray(index_values(rng, ishape, d, neg), dtype=object)
+        flat = idx.reshape(-1)
+        hi1 = float(V.finfo(t1).max) if V.kind(t1) == V.FLOAT else int(V.iinfo(t1).max)
+        if cls == "out-of-range" and flat.size:
+            beyond = [d, d + 1, int(min(hi1, d + 7)), int(min(hi1, 100))]
+            if neg:
+                beyond += [-d - 1, -d - 3]
+            for i, q in enumerate(rng.permutation(flat.size)[:max(len(beyond), flat.size // 2)]):
+                flat[q] = beyond[i % len(beyond)]
+        if cls == "int-extremes" and flat.size:
+            info = V.iinfo(t1)
+            # version 9: "The values must be non-negative integers"
+            ext = [int(info.max), int(info.min)] if int(info.min) < 0 and ctx.version >= 11 else [int(info.max)]
+            for i, q in enumerate(rng.permutation(flat.size)[:len(ext)]):
+                flat[q] = ext[i]
+        if V.kind(t1) == V.FLOAT:
+            idx = idx.astype(np.float64)
+            if cls == "special" and idx.size:
+                sp = [-0.0, 2.0 ** 40] + ([-(2.0 ** 40)] if neg else [])
+                if t1 == "float16":
+                    sp = [-0.0, 65504.0] + ([-65504.0] if neg else [])
+                f = idx.reshape(-1)
+                for i, q in enumerate(rng.permutation(f.size)[:len(sp)]):
+                    f[q] = sp[i]
+        depth = np.full(dshape, float(d) if V.kind(t2) == V.FLOAT else d, dtype=np.float64 if V.kind(t2) == V.FLOAT
+                        else object)
+        k3 = V.kind(t3)
+        if k3 == V.FLOAT:
+            if cls in ("special", "int-extremes", "wide") and t3 in V.IEEE:
+                sp = V.float_specials(t3)
+                vals = np.array([sp[int(rng.integers(len(sp)))] for _ in range(2)])
+            else:
+                vals = V.sample_float(rng, vshape, t3, REALS, "normal")
+        elif k3 == V.INT:
+            info = V.iinfo(t3)
+            vals = _ints([int(info.min), int(info.max)]) if cls in ("special", "int-extremes", "wide") else \
+                V.sample_int(rng, vshape, t3, extremes=False)
+        elif k3 == V.BOOL:
+            vals = np.array([True, False]) if cls != "normal" and cls != "int" else np.array([False, True])
+        elif k3 == V.STRING:
+            vals = V.sample_string(rng, vshape)
+        else:
+            vals = V.sample_complex(rng, vshape, t3)
+        return [idx, depth, np.asarray(vals).reshape(vshape)]
+
+    fn.__name__ = f"one_hot_{cls}"
+    return fn
+
+
+#: onnxruntime 1.32's registered OneHot kernels as (T1, T2, T3) (onehot.cc: REG_ONE_HOT_OP(in,
+#: out, depth)): always among the generated combinations.
+ORT_ONE_HOT = (("int64", "int64", "int64"), ("float", "int64", "int64"), ("int64", "int64", "string"),
+               ("float", "int64", "string"), ("int64", "int64", "float"), ("int32", "int32", "float"),
+               ("int32", "float", "float"), ("float", "float", "float"), ("int64", "float", "int32"),
+               ("int64", "float", "float"), ("int64", "int32", "float"))
+
+
+@lru_cache(maxsize=None)
+def _one_hot_kept(version: int) -> frozenset:
+    """The (T1, T2, T3) combinations OneHot-``version``'s cases build: every T3 with T1 and T2
+    cycling through their types (each type of each parameter at least once) and
+    :data:`ORT_ONE_HOT`."""
+    from ..opspec import op_spec
+
+    tc = op_spec("OneHot").versions[version].type_constraints
+    t1, t2, t3 = ([t[7:-1] for t in tc[p]] for p in ("T1", "T2", "T3"))
+    kept = {(t1[i % len(t1)], t2[(4 * i + 3) % len(t2)], t) for i, t in enumerate(t3)}
+    return frozenset(kept | set(ORT_ONE_HOT))
+
+
+def _one_hot_filter(version, combo):
+    if (combo["T1"], combo["T2"], combo["T3"]) in _one_hot_kept(version):
+        return None
+    return ("T1 (indices), T2 (depth) and T3 (values) are independent in the text (indices and depth are read as "
+            "integers, cast to int64 when floating; values are only copied): the suite builds a covering set -- "
+            "every type of each parameter, with onnxruntime's registered triples -- not the product of "
+            f"{len(_one_hot_kept(version))} of the combinations")
+
+
+def _one_hot_shapes() -> tuple[Shape, ...]:
+    def sh(name, ind, axis=None, depth="", **kw):
+        return Shape(name, {"indices": ind, "depth": depth, "values": "2"}, {} if axis is None else {"axis": axis},
+                     **kw)
+
+    return (
+        sh("q0/axis=default", ""),
+        sh("q0/axis=0", "", 0),
+        sh("q1/axis=default", "N", dims={"N": (3, 8)}),
+        sh("q1/axis=0", "N", 0),
+        sh("q1/axis=-2", "N", -2, since=11),
+        sh("q2/axis=1", "NM", 1),
+        sh("q2/axis=2", "NM", 2),
+        sh("q2/axis=-1", "NM", -1),
+        sh("q2/axis=-3", "NM", -3, since=11),
+        sh("q3/axis=-2", "NMK", -2, since=11, dims={c: (1, 3) for c in "NMK"}),
+        sh("q1/depth-rank1", "N", -1, depth="1"),
+        sh("zero-size", "N0", 1),
+    )
+
+
+#: Case.contested of OneHot with rank-0 indices.
+ONE_HOT_SCALAR_CONTESTED = ("the text sets no minimum rank for indices (rank(output) = rank(indices) + 1), but "
+                            "OneHot's shape inference in onnx fails with 'Indices tensor must have rank >= 1', so "
+                            "onnx's checker rejects the model")
+
+
+def _one_hot_contested(ctx, attrs):
+    return ONE_HOT_SCALAR_CONTESTED if ctx.shapes.get("indices") == () else None
+
+
+ONE_HOT = Entry(
+    "OneHot", one_hot, family="shaped", shapes=_one_hot_shapes(), signed_zero=True, type_filter=_one_hot_filter,
+    contested=_one_hot_contested,
+    float_numerics={n: _one_hot_class(n) for n in ("normal", "wide", "special", "out-of-range", "int", "int-extremes")},
+    numerics_types={"int": INT_TYPES, "int-extremes": INT_TYPES},
+    int_numerics={"out-of-range": _one_hot_class("out-of-range")},
+    notes={11: "negative indices in [-depth, depth-1]; negative axis in [-r-1, r]", 28: "bfloat16 values"},
+    errors=(
+        Err("axis 2 outside the accepted range [-2, 1] for indices of rank 1", "axis=2", {"axis": 2},
+            ((3,), (), (2,)), values={"indices": [0, 1, 2], "depth": 3}),
+        Err("axis -3 outside the accepted range [-2, 1] for indices of rank 1", "axis=-3", {"axis": -3},
+            ((3,), (), (2,)), since=11, values={"indices": [0, 1, 2], "depth": 3}),
+        Err("values must be a rank-1 tensor of exactly two elements [off_value, on_value]", "values-3",
+            {}, ((3,), (), (3,)), values={"indices": [0, 1, 2], "depth": 3}),
+        Err("depth must be a scalar or a rank-1 tensor of exactly one element", "depth-2", {},
+            ((3,), (2,), (2,)), values={"indices": [0, 1, 2], "depth": [3, 3]}),
+    ),
+)
+
+
+ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND, ONE_HOT)
 register_entries(ENTRIES)
