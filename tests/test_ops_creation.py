@@ -34,7 +34,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu", "Range", "EyeLike", "ReverseSequence")
+OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu", "Range", "EyeLike", "ReverseSequence", "CenterCropPad")
 E = {e.op: e for e in creation.ENTRIES}
 
 
@@ -239,6 +239,10 @@ def _reference_disagreement(case, res) -> str | None:
     * ``revseq-unchecked``: ReverseSequence with ``batch_axis`` 2, both axes 0, or int32
       ``sequence_lens`` (the schema: int64) is accepted (numpy indexes whatever it is given);
       the suite is right (onnxruntime rejects all three).
+    * ``ccp-unchecked``: CenterCropPad with fewer ``shape`` entries than axes is accepted
+      (onnx.reference zips them); the suite is right.
+    * ``ccp-string-zero``: CenterCropPad on strings pads with the integer ``0`` (numpy's
+      ``np.pad`` default on an object array), not a string; the suite pads with ``""``.
     * ``mode-unchecked``: DepthToSpace with ``mode="RCD"``: the attribute defines DCR and
       CRD only; onnx.reference treats every other string as DCR and returns a result
       (the suite is right: onnxruntime rejects the model).  SpaceToDepth-28 raises
@@ -261,6 +265,11 @@ def _reference_disagreement(case, res) -> str | None:
     if case.op == "ReverseSequence" and res.outcome == "fail" and \
             case.tags.get("error") in ("batch-axis", "same-axes", "lens-type"):
         return "revseq-unchecked"
+    if case.op == "CenterCropPad" and res.outcome == "fail":
+        if case.tags.get("error") in ("shape-length", "axes-length"):
+            return "ccp-unchecked"
+        if case.tags["dtype"] == "string":
+            return "ccp-string-zero"
     if case.op == "Trilu":
         if case.tags.get("error") == "rank1" and res.outcome == "fail":
             return "trilu-rank1-accepted"
@@ -954,3 +963,109 @@ def test_revseq_coverage(value_cases):
                 and min(c.datasets[0].inputs["sequence_lens"]) < c.inputs[0].shape[c.attributes.get("time_axis", 0)]]
         assert full
         assert {c.tags["shape"] for c in vc} >= {"zero-size/batch", "zero-size/time", "time-major/r4/explicit"}
+
+
+# ============================================================================ CenterCropPad
+def _ccp_kernel(flaw=None):
+    """CenterCropPad by padding then slicing (the function body's plan, in numpy)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x, shape = inputs["input_data"], [int(v) for v in inputs["shape"]]
+        r = x.ndim
+        axes = attrs.get("axes", list(range(r)))
+        if flaw == "axes-ignored":
+            axes = list(range(len(shape)))
+        if len(axes) != len(shape) or any(not -r <= a < r for a in axes):
+            raise ValueError("shape/axes")
+        axes = [a % r for a in axes] if flaw != "negative-axes-as-first" else [max(a, 0) for a in axes]
+        pads = [(0, 0)] * r
+        for a, t in zip(axes, shape):
+            d = max(t - x.shape[a], 0)
+            left = d // 2 if flaw != "pad-odd-left" else d - d // 2
+            pads[a] = (left, d - left)
+        zero = "" if x.dtype == object else np.zeros((), x.dtype)
+        y = np.pad(x, pads, mode="edge" if flaw == "edge-padding" and x.size else "constant", **(
+            {"constant_values": zero} if flaw != "edge-padding" or not x.size else {}))
+        idx = [slice(None)] * r
+        for a, t in zip(axes, shape):
+            d = y.shape[a] - t
+            lo = d // 2 if flaw != "crop-rounded-up" else d - d // 2
+            idx[a] = slice(lo, lo + t)
+        return {outputs[0]: np.ascontiguousarray(y[tuple(idx)])}
+
+    return kernel
+
+
+def test_ccp_oracle_worked_cases_and_node_tests():
+    x = np.arange(5.0)
+    assert creation.center_crop_pad(x, [2]).tolist() == [1.0, 2.0]  # (5 - 2) / 2 = 1.5: start rounded down
+    assert creation.center_crop_pad(x, [4]).tolist() == [0.0, 1.0, 2.0, 3.0]  # half a pixel to the left
+    assert creation.center_crop_pad(np.array([1.0, 2.0]), [5]).tolist() == [0, 1, 2, 0, 0]  # odd pixel right
+    assert creation.center_crop_pad(np.array([1.0, 2.0]), [0]).shape == (0,)
+    y = creation.center_crop_pad(np.ones((4, 2, 3)), [2, 5], axes=[-3, 2])
+    assert y.shape == (2, 2, 5) and y[:, :, 0].sum() == 0 and y[:, :, 4].sum() == 0 and y[:, :, 1:4].all()
+    rng = np.random.default_rng(5)
+    for _ in range(50):  # against the kernel written here (pad, then slice)
+        x = rng.normal(size=tuple(rng.integers(0, 5, 3)))
+        shape = [int(v) for v in rng.integers(0, 7, 3)]
+        want = _ccp_kernel()({"input_data": x, "shape": np.array(shape)}, {}, ["y"], 18)["y"]
+        assert np.array_equal(creation.center_crop_pad(x, shape), want)
+    tests = _node_tests("center_crop_pad", "CenterCropPad")
+    for t in tests:
+        types = {"input_data": V.name_of(t.model.graph.input[0].type.tensor_type.elem_type), "shape": "int64"}
+        for ins, outs in t.data_sets:
+            got = E["CenterCropPad"].oracle(Ctx("CenterCropPad", 18, 18, types), np.asarray(ins[0]), np.asarray(ins[1]),
+                                            **_attrs(t.model.graph.node[0]))
+            assert np.array_equal(got, np.asarray(outs[0])), t.name
+    assert len(tests) >= 5
+    for bad in (([2, 2], None), ([2], [0, 1]), ([2], [3]), ([-1, 2, 2], None), ([2, 2], [0, -3])):
+        with pytest.raises(ValueError):
+            creation.center_crop_pad(np.zeros((2, 3, 4)), *bad)
+
+
+def test_ccp_legitimate_kernel_passes_everything(suite):
+    cases = _of(suite, "CenterCropPad")
+    res = _run(cases, {"CenterCropPad": _ccp_kernel()})
+    assert not _not_passing(cases, res), _not_passing(cases, res)[:5]
+
+
+def _ccp_odd(c, kind):
+    """Whether a CenterCropPad case crops (``crop``) or pads (``pad``) some axis by an odd amount."""
+    x = c.inputs[0].shape
+    y = c.datasets[0].outputs["output_data"].shape
+    return any((n - t) % 2 and ((n > t) == (kind == "crop")) for n, t in zip(x, y))
+
+
+@pytest.mark.parametrize("flaw,where", [
+    ("crop-rounded-up", lambda c: _ccp_odd(c, "crop")),
+    ("pad-odd-left", lambda c: _ccp_odd(c, "pad")),
+    ("axes-ignored", lambda c: "axes" in c.attributes and c.attributes["axes"] != list(range(len(c.attributes["axes"])))),
+    ("negative-axes-as-first", lambda c: any(a < 0 for a in c.attributes.get("axes", []))),
+    ("edge-padding", lambda c: any(t > n for n, t in zip(c.inputs[0].shape, c.datasets[0].outputs["output_data"].shape))),
+])
+def test_ccp_wrong_kernel_is_caught(flaw, where, value_cases):
+    cases = [c for c in _of(value_cases, "CenterCropPad") if where(c)]
+    assert cases
+    res = _run(cases, {"CenterCropPad": _ccp_kernel(flaw)}, check=False)
+    assert _caught(cases, res) >= 1, flaw
+
+
+def test_ccp_agreement_with_onnx_reference(suite, reference_results):
+    pairs = [(c, r) for c, r in zip(suite, reference_results) if c.op == "CenterCropPad"]
+    why, unexplained = _reference_findings(*zip(*pairs))
+    assert not unexplained, unexplained[:5]
+    assert {k for _, k, _ in why} == {"ccp-unchecked", "ccp-string-zero"}, why
+
+
+def test_ccp_coverage_and_contested(value_cases):
+    cases = _of(value_cases, "CenterCropPad")
+    cov = compute_coverage(cases)["ops"]["CenterCropPad"]["versions"]
+    assert all(v["gaps"] == 0 and v["covered"] for v in cov.values())
+    assert all((c.contested == creation.CCP_INT32_CONTESTED) == (c.inputs[1].elem_type == onnx.TensorProto.INT32)
+               for c in cases)
+    assert any(_ccp_odd(c, "crop") for c in cases) and any(_ccp_odd(c, "pad") for c in cases)
+    # cases that crop one axis and pad another
+    both = [c for c in cases if any(n > t for n, t in zip(c.inputs[0].shape, c.datasets[0].outputs["output_data"].shape))
+            and any(n < t for n, t in zip(c.inputs[0].shape, c.datasets[0].outputs["output_data"].shape))]
+    assert both
+    assert {str(c.attributes.get("axes")) for c in cases} >= {"None", "[-1]", "[0, 2]", "[-2, -1]", "[1, 0]"}

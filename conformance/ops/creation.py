@@ -55,6 +55,14 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   table, zero-size batch / time / inner dims; ``sequence_lens`` structural, in ``[0, T]`` with
   the full length, 1 and 0 among them.  Error cases: rank 1, ``batch_axis`` 2, both axes 0,
   ``sequence_lens`` of the wrong length or int32.
+* **CenterCropPad** (18): every axis (axes absent, rank 1-3), one axis (negative, middle),
+  two axes (sorted, unsorted, the trailing H/W of an image batch), a zero-size input; the
+  target ``shape`` structural: per listed axis a crop or pad by an odd or even amount (the
+  first two listed axes one of each), the same size or 0.  Crops start at
+  ``floor((n - t) / 2)``, pads put ``floor((t - n) / 2)`` on the left; the padding value is
+  the type's zero (``""`` for strings).  Every ``Tind = int32`` model is contested: the
+  context-dependent function body's ``Max(Shape(x), shape)`` is ill-typed for it.  Error
+  cases: ``shape`` shorter than the rank or than ``axes``, an axis out of range.
 """
 
 from __future__ import annotations
@@ -678,5 +686,104 @@ REVERSE_SEQUENCE = Entry(
     notes={28: "bfloat16"})
 
 
-ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU, RANGE, EYE_LIKE, REVERSE_SEQUENCE)
+# ============================================================================ CenterCropPad
+def center_crop_pad(x: np.ndarray, shape, axes=None, zero=None) -> np.ndarray:
+    """CenterCropPad: each listed axis cropped to a centred window (start rounded down) or
+    padded with ``zero`` equally on both sides (the odd pixel on the right); other axes kept.
+    ``zero`` defaults to the dtype's zero (object arrays need it given: ``0`` or ``""``).
+
+    Raises:
+        ValueError: ``shape`` and ``axes`` (default: every axis) differ in length, an axis is
+            outside ``[-r, r-1]`` or repeated, or a target is negative.
+    """
+    r = x.ndim
+    axes = list(range(r)) if axes is None else [int(a) for a in axes]
+    shape = [int(v) for v in np.asarray(shape).ravel()]
+    if len(shape) != len(axes) or any(not -r <= a < r for a in axes) or len({a % r for a in axes}) != len(axes) \
+            or any(v < 0 for v in shape):
+        raise ValueError(f"shape {shape}, axes {axes} for rank {r}")
+    out_shape = list(x.shape)
+    src, dst = [slice(None)] * r, [slice(None)] * r
+    for a, t in zip(axes, shape):
+        a %= r
+        n = x.shape[a]
+        out_shape[a] = t
+        if n >= t:  # crop: the window starts at floor((n - t) / 2)
+            lo = (n - t) // 2
+            src[a] = slice(lo, lo + t)
+        else:  # pad: floor((t - n) / 2) on the left, the rest (one more when odd) on the right
+            lo = (t - n) // 2
+            dst[a] = slice(lo, lo + n)
+    out = np.empty(out_shape, dtype=x.dtype)
+    out[...] = np.zeros((), dtype=x.dtype) if zero is None else zero
+    out[tuple(dst)] = x[tuple(src)]
+    return out
+
+
+def _ccp_oracle(ctx, x, shape, axes=None):
+    zero = {V.STRING: "", V.INT: 0}.get(V.kind(ctx.types["input_data"]))
+    return center_crop_pad(x, shape, axes, zero)
+
+
+def _ccp_shape(rng, ctx):
+    """The target of each listed axis: a crop or a pad by an odd or even amount, the same size,
+    or 0; the first two listed axes get one crop and one pad where there are two."""
+    dims = ctx.shapes["input_data"]
+    r = len(dims)
+    axes = ctx.attrs.get("axes")
+    axes = list(range(r)) if axes is None else [a % r for a in axes]
+    out = []
+    for j, a in enumerate(axes):
+        n = dims[a]
+        kind = ("crop", "pad")[j] if j < 2 and len(axes) > 1 else str(rng.choice(["crop", "pad", "same", "zero"]))
+        if kind == "crop" and n > 0:
+            t = int(rng.integers(0, n))
+        elif kind == "pad":
+            t = n + int(rng.integers(1, 4))
+        elif kind == "zero":
+            t = 0
+        else:
+            t = n
+        out.append(t)
+    v = np.empty(len(out), dtype=object)
+    v[:] = out
+    return v
+
+
+_CCP_SHAPES = (
+    Shape("r1/all", {"input_data": "N", "shape": "1"}, dims={"N": (1, 7)}),
+    Shape("r2/all", {"input_data": "NM", "shape": "2"}, dims={"N": (1, 6), "M": (1, 6)}),
+    Shape("r3/all", {"input_data": "NMK", "shape": "3"}, dims={c: (1, 5) for c in "NMK"}),
+    Shape("r3/axes=[-1]", {"input_data": "NMK", "shape": "1"}, {"axes": [-1]}, dims={"K": (1, 7)}),
+    Shape("r3/axes=[0,2]", {"input_data": "NMK", "shape": "2"}, {"axes": [0, 2]}, dims={c: (1, 5) for c in "NMK"}),
+    Shape("r4/axes=[-2,-1]", {"input_data": "BCHW", "shape": "2"}, {"axes": [-2, -1]},
+          dims={"B": (1, 2), "C": (1, 3), "H": (2, 7), "W": (2, 7)}),
+    Shape("r2/axes=[1,0]", {"input_data": "NM", "shape": "2"}, {"axes": [1, 0]}, dims={"N": (1, 6), "M": (1, 6)}),
+    Shape("r3/axes=[1]", {"input_data": "NMK", "shape": "1"}, {"axes": [1]}, dims={"M": (1, 7)}),
+    Shape("zero-size/input", {"input_data": "N0", "shape": "2"}, dims={"N": (1, 4)}),
+)
+
+#: Case.contested of the CenterCropPad models whose shape input is int32.
+CCP_INT32_CONTESTED = ("Tind = int32: the schema admits it, but CenterCropPad-18's function body computes "
+                       "Max(Shape(input_data) (int64), shape (int32)), which is ill-typed: a runtime that expands "
+                       "the body rejects the model")
+
+
+def _ccp_contested(ctx, attrs):
+    return CCP_INT32_CONTESTED if ctx.types.get("shape") == "int32" else None
+
+
+CENTER_CROP_PAD = Entry(
+    "CenterCropPad", _ccp_oracle, family="shaped", shapes=_CCP_SHAPES, structural={"shape": _ccp_shape},
+    signed_zero=True, per_type=5, contested=_ccp_contested,
+    errors=(Err("shape has one entry per axis (every axis when axes is omitted): 2 for rank 3", "shape-length",
+                {}, ((2, 3, 4), (2,)), values={"shape": 2}),
+            Err("shape has one entry per listed axis: 1 for axes [0, 1]", "axes-length", {"axes": [0, 1]},
+                ((2, 3, 4), (1,)), values={"shape": 2}),
+            Err("axes 'Accepted range is [-r, r-1]': 3 for rank 3", "axes-range", {"axes": [3]},
+                ((2, 3, 4), (1,)), values={"shape": 2})))
+
+
+ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU, RANGE, EYE_LIKE, REVERSE_SEQUENCE,
+                  CENTER_CROP_PAD)
 register_entries(ENTRIES)
