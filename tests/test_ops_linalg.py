@@ -31,7 +31,7 @@ from conformance.reference import linalg as ref
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["MatMul", "Gemm"]
+OPS = ["MatMul", "Gemm", "MatMulInteger"]
 E = {e.op: e for e in linalg.ENTRIES}
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -150,6 +150,46 @@ def test_gemm_oracle_reproduces_the_node_tests():
             want = np.asarray(outs[0]).astype(np.float64)
             assert got.shape == want.shape, t.name
             assert np.allclose(got, want, rtol=1e-5, atol=1e-5), t.name
+
+
+def test_matmul_integer_oracle_is_the_formula():
+    """(A - a_zp) @ (B - b_zp) written out with Python ints: a per-row a_zero_point of a 2-D A
+    is ``[M]`` (one per row, not broadcast along K), batched ones ``[..., M, 1]``; per-column
+    b_zero_point ``[N]`` / ``[..., 1, N]``."""
+    rng = np.random.default_rng(4)
+    m, k, n = 3, 3, 2  # M == K: a naive numpy broadcast of an [M] zero point would go along K
+    a = _obj([int(v) for v in rng.integers(0, 256, m * k)], (m, k))
+    b = _obj([int(v) for v in rng.integers(-128, 128, k * n)], (k, n))
+    za = _obj([int(v) for v in rng.integers(0, 256, m)])
+    zb = _obj([int(v) for v in rng.integers(-128, 128, n)])
+    got = E["MatMulInteger"].oracle(None, a, b, za, zb)
+    want = [[sum((a[i, q] - za[i]) * (b[q, j] - zb[j]) for q in range(k)) for j in range(n)] for i in range(m)]
+    assert got.tolist() == want
+    assert got.tolist() != np.matmul(a - za, b - zb).tolist()  # the naive broadcast differs
+    # batched per-row / per-column, 1-D operands, absent zero points
+    ab = _obj([int(v) for v in rng.integers(0, 256, 2 * m * k)], (2, m, k))
+    zab = _obj([int(v) for v in rng.integers(0, 256, 2 * m)], (2, m, 1))
+    zbb = _obj([int(v) for v in rng.integers(-128, 128, 2 * n)], (2, 1, n))
+    got = E["MatMulInteger"].oracle(None, ab, b, zab, zbb)
+    for t in range(2):
+        want = [[sum((ab[t, i, q] - zab[t, i, 0]) * (b[q, j] - zbb[t, 0, j]) for q in range(k)) for j in range(n)]
+                for i in range(m)]
+        assert got[t].tolist() == want
+    v = _obj([1, 2, 3])
+    assert E["MatMulInteger"].oracle(None, v, b, None, zb).tolist() == \
+        [sum((v[q]) * (b[q, j] - zb[j]) for q in range(k)) for j in range(n)]
+    assert E["MatMulInteger"].oracle(None, a, v, za, None).tolist() == \
+        [sum((a[i, q] - za[i]) * v[q] for q in range(k)) for i in range(m)]
+    # the node test
+    import onnx.backend.test.case.node as N
+
+    importlib.import_module("onnx.backend.test.case.node.matmulinteger")
+    tests = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == "MatMulInteger"]
+    assert tests
+    for t in tests:
+        for ins, outs in t.data_sets:
+            ex = [V.to_exact(x, V.name_of(onnx.helper.np_dtype_to_tensor_dtype(x.dtype))) for x in ins]
+            assert E["MatMulInteger"].oracle(None, *ex).tolist() == outs[0].tolist(), t.name
 
 
 def test_numpy_float16_matmul_accumulates_in_float32():
@@ -332,6 +372,27 @@ def gemm_kernel(mode="float32", order="forward", outer="fused", flaw=None):
     return kernel
 
 
+def matmul_integer_kernel(flaw=None):
+    """A numpy MatMulInteger in int32 (legitimate: no overflow is generated); ``flaw`` injects
+    one error."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        a, b = inputs["A"].astype(np.int32), inputs["B"].astype(np.int32)
+        za, zb = inputs.get("a_zero_point"), inputs.get("b_zero_point")
+        if za is not None and flaw != "ignore-a-zero-point":
+            za = za.astype(np.int32)
+            if za.ndim == 1 and za.size > 1 and a.ndim >= 2 and flaw != "zero-point-along-K":
+                za = za.reshape(-1, 1)
+            a = a - za
+        if zb is not None and flaw != "ignore-b-zero-point":
+            b = b - zb.astype(np.int32)
+        acc = np.int16 if flaw == "int16-accumulate" else np.int32
+        y = np.matmul(a.astype(acc), b.astype(acc))
+        return {outputs[0]: y.astype(np.int32)}
+
+    return kernel
+
+
 def _backend(kernels, name, check=True):
     return KernelBackend(kernels, name=name, check=check)
 
@@ -364,7 +425,8 @@ def test_error_cases_are_rejected_by_the_checker(suite):
     cases = [c for c in suite if c.expect_error and c.op in OPS]
     assert {c.tags["error"] for c in cases if c.op == "MatMul"} == {"inner-mismatch", "1d-mismatch", "batch-mismatch",
                                                                     "scalar"}
-    results = run_cases(cases, _backend({"MatMul": matmul_kernel(), "Gemm": gemm_kernel()}, "legit"))
+    results = run_cases(cases, _backend({"MatMul": matmul_kernel(), "Gemm": gemm_kernel(),
+                                         "MatMulInteger": matmul_integer_kernel()}, "legit"))
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
                                                         if r.outcome != "pass"]
 
@@ -399,6 +461,32 @@ def test_wrong_gemm_kernels_are_caught(flaw, value_cases):
         assert longk and all(c in fails for c in longk)
 
 
+def test_legitimate_matmul_integer_kernel_passes_everything(value_cases):
+    cases = [c for c in value_cases if c.op == "MatMulInteger"]
+    results = run_cases(cases, _backend({"MatMulInteger": matmul_integer_kernel()}, "int32"))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG_MMI = {
+    "ignore-b-zero-point": lambda c: "b_zero_point" in c.tags["optional_inputs"],
+    "ignore-a-zero-point": lambda c: "a_zero_point" in c.tags["optional_inputs"],
+    "zero-point-along-K": lambda c: "a_zero_point" in c.tags["optional_inputs"] and "per-row" in c.tags["shape"],
+    "int16-accumulate": lambda c: True,
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_MMI))
+def test_wrong_matmul_integer_kernels_are_caught(flaw, value_cases):
+    cases = [c for c in value_cases if c.op == "MatMulInteger" and WRONG_MMI[flaw](c)]
+    assert cases
+    results = run_cases(cases, _backend({"MatMulInteger": matmul_integer_kernel(flaw)}, flaw, check=False))
+    n = Counter(r.outcome for r in results)
+    assert n["fail"] >= 2, n
+    if flaw == "zero-point-along-K":  # a wrong value (not only a broadcast error) where M == K
+        assert any(r.outcome == "fail" and c.tags["shape"].startswith("M=K") for c, r in zip(cases, results))
+
+
 @pytest.mark.parametrize("flaw", sorted(WRONG_MATMUL))
 def test_wrong_matmul_kernels_are_caught(flaw, value_cases):
     keep, least = WRONG_MATMUL[flaw]
@@ -420,6 +508,11 @@ def _reference_disagreement(case, res) -> str | None:
     * ``matmul-scalar``: onnx.reference's MatMul multiplies a rank-0 operand (``np.dot``)
       where numpy.matmul, the text's model, raises; onnx's own checker rejects the model.
     * ``gemm-1-missing``: onnx.reference has no Gemm-1 (``unsupported``).
+    * ``mmi-per-row-zero-point``: MatMulInteger subtracts an ``[M]`` a_zero_point of a 2-D A
+      with numpy broadcasting, i.e. along K (one per *column* of A): a broadcast error when
+      M != K, wrong values when M == K.  The text: "If the input is 2D of shape [M, K] then
+      zero point tensor may be an M element vector [zp_1, zp_2, ..., zp_M]" (per row).
+    * ``mmi-no-type-check``: a zero point of another type than its matrix is accepted.
     * ``gemm6-beta-ignored``: Gemm-6 with ``broadcast=0`` computes ``alpha A'B'`` and adds C
       *unscaled* (``res + c``: beta is dropped), and returns float32 for float16 inputs (the
       sum is not cast back): wrong values for every beta != 1, a wrong dtype for float16.
@@ -431,6 +524,13 @@ def _reference_disagreement(case, res) -> str | None:
     err = case.tags.get("error")
     if case.op == "MatMul" and case.expect_error and err == "scalar":
         return "matmul-scalar"
+    if case.op == "MatMulInteger":
+        if case.expect_error:
+            return "mmi-no-type-check" if err in ("a-zero-point-type", "b-zero-point-type") else None
+        if "a_zero_point" in case.tags["optional_inputs"] and _feeds(case)["a_zero_point"].size > 1 and \
+                _feeds(case)["a_zero_point"].ndim == 1:
+            return "mmi-per-row-zero-point"
+        return None
     if case.op != "Gemm":
         return None
     if case.since_version == 1 and res.outcome == "unsupported":
@@ -457,7 +557,7 @@ def test_agreement_with_onnx_reference(suite):
         why[k] += 1
     assert not unexplained, unexplained[:5]
     assert set(why) == {"matmul-scalar", "gemm-1-missing", "gemm6-beta-ignored", "gemm-int-through-double",
-                        "gemm-no-validation"}, why
+                        "gemm-no-validation", "mmi-per-row-zero-point", "mmi-no-type-check"}, why
 
 
 # ============================================================================ coverage
@@ -497,6 +597,21 @@ def test_gemm_trap_patterns(value_cases):
     longk = {(c.since_version, c.tags["dtype"]) for c in gm if "long-K" in c.tags["shape"]
              and c.tags["numerics"] == "positive"}
     assert longk >= {(v, "float16") for v in (1, 6, 7, 9, 11, 13)} | {(13, "bfloat16")}, longk
+
+
+def test_matmul_integer_coverage(value_cases):
+    mmi = [c for c in value_cases if c.op == "MatMulInteger"]
+    for combo in {c.tags["types"] for c in mmi}:  # every zero-point state per type combination
+        mine = [c for c in mmi if c.tags["types"] == combo]
+        assert {c.tags["optional_inputs"] for c in mine} == {"none", "a_zero_point", "b_zero_point",
+                                                            "a_zero_point,b_zero_point"}
+        per_row = [c for c in mine if "a_zero_point" in c.tags["optional_inputs"] and
+                   _feeds(c)["a_zero_point"].ndim >= 1 and _feeds(c)["a_zero_point"].size > 1]
+        per_col = [c for c in mine if "b_zero_point" in c.tags["optional_inputs"] and
+                   _feeds(c)["b_zero_point"].size > 1]
+        assert per_row and per_col, combo
+    longk = [c for c in mmi if c.tags["shape"] == "long-K"]
+    assert longk and all(_feeds(c)["A"].shape[-1] >= 1024 for c in longk)
 
 
 def test_matmul_trap_patterns(value_cases):

@@ -47,6 +47,16 @@ gives ``0 * inf = NaN``).  Tolerance :func:`gemm_tolerance`: the K-term accumula
 MatMul, and for the 16-bit types the formula's outer operations may round to T.  Error
 cases: a 3-D A, mismatched K (also one that only ``transA`` makes wrong), a C that does not
 broadcast unidirectionally, a legacy C of the wrong shape without ``broadcast=1``.
+
+**MatMulInteger.**  ``(A - a_zero_point) @ (B - b_zero_point)`` in exact integers (int32
+output; products of at most 255 x 255 and K <= 4096 never overflow).  Zero points (the
+engine's optional-input states: none, either, both, per type combination) as the text
+allows them (:func:`_mmi_shapes`): scalar, ``[1]``, per row of A (``[M]`` for a 2-D A --
+one per *row*, which numpy broadcasting of ``A - zp`` would apply along K instead: the
+``M=K`` pattern makes that a wrong value, not only a shape error -- and ``[..., M, 1]``
+batched), per column of B (``[N]``, ``[..., 1, N]``); 1-D operands; K = 0; long K.
+Default integer numerics (``int``: the whole range with its extremes; ``int-extremes``).
+Error cases: mismatched K, a zero point of another type than its matrix.
 """
 
 from __future__ import annotations
@@ -442,5 +452,51 @@ GEMM = Entry(
            11: "C optional (absent: as if 0)", 13: "bfloat16"},
 )
 
-ENTRIES = (MATMUL, GEMM)
+
+# ----------------------------------------------------------------------------- MatMulInteger
+def matmul_integer_oracle(ctx, a, b, a_zero_point=None, b_zero_point=None, **attrs):
+    """``(A - a_zero_point) @ (B - b_zero_point)`` in exact integers
+    (:func:`conformance.reference.linalg.matmul_integer`: an ``[M]`` a_zero_point is one per
+    row of a 2-D A)."""
+    return ref.matmul_integer(a, b, a_zero_point, b_zero_point)
+
+
+def _mmi_shapes() -> tuple[Shape, ...]:
+    zp = ("a_zero_point", "b_zero_point")
+
+    def sh(name, a, b, za, zb, **kw):
+        return Shape(name, {"A": a, "B": b, zp[0]: za, zp[1]: zb}, **kw)
+
+    return (
+        sh("2d/zp=scalar", "MK", "KN", "", ""),
+        sh("2d/zp=[1]", "MK", "KN", "1", "1"),
+        sh("2d/zp=per-row,per-column", "MK", "KN", "M", "N"),
+        sh("2d/zp=scalar,per-column", "MK", "KN", "", "N"),
+        sh("batch/zp=per-row,per-column", "SMK", "SKN", "SM1", "S1N"),
+        sh("batch-A/zp=scalar", "SMK", "KN", "", ""),
+        sh("rank4-x-rank2/zp=per-row,scalar", "S2MK", "KN", "S2M1", ""),
+        sh("1d-A/zp=scalar,per-column", "K", "KN", "", "N"),
+        sh("1d-B/zp=per-row,scalar", "MK", "K", "M", ""),
+        sh("M=K/zp=per-row,per-column", "MM", "MN", "M", "N"),
+        sh("zero-K", "M0", "0N", "M", "N"),
+        sh("long-K", "2L", "L3", "", "3", dims={"L": (1024, 4096)}),
+    )
+
+
+_MMI_ERRORS = (
+    Err("the inner dimensions differ (numpy.matmul: A [..., M, K] x B [..., K, N])", "inner-mismatch",
+        shapes=((2, 3), (4, 2))),
+    Err("a_zero_point has A's type T1 (here int8 with a uint8 A)", "a-zero-point-type",
+        types={"A": "uint8", "a_zero_point": "int8"}, shapes=((2, 3), (3, 2), ()), type_name="uint8"),
+    Err("b_zero_point has B's type T2 (here uint8 with an int8 B)", "b-zero-point-type",
+        types={"B": "int8", "b_zero_point": "uint8"}, shapes=((2, 3), (3, 2), (), ()), type_name="uint8"),
+)
+
+MATMUL_INTEGER = Entry(
+    "MatMulInteger", matmul_integer_oracle, family="shaped", shapes=_mmi_shapes(), per_type=24,
+    errors=_MMI_ERRORS,
+    notes={10: "zero points: a scalar, per row of A ([M] for a 2-D A, [..., M, 1]), per column of B"},
+)
+
+ENTRIES = (MATMUL, GEMM, MATMUL_INTEGER)
 register_entries(ENTRIES)
