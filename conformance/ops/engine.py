@@ -366,7 +366,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
         shapes = shape_patterns(entry, vs)
         if not combos or not shapes:
             continue
-        ops_ = _schedule(spec, v)
+        ops_ = schedule.opsets(spec, v)
         states = attr_states(entry, vs)
         opts = optional_states(vs)
         outs = output_states(entry, vs)
@@ -537,19 +537,6 @@ def _per_type(entry: Entry, version: int, combo: dict[str, str]) -> int:
     """Value cases per type combination: the entry's ``per_type`` (a number, or a function of
     the version and the combination)."""
     return int(entry.per_type(version, combo)) if callable(entry.per_type) else entry.per_type
-
-
-def _schedule(spec: OpSpec, v: int) -> list[int]:
-    """The opsets version ``v``'s cases import (:func:`conformance.ops.schedule.opsets`); an
-    operator of another domain than ai.onnx (com.microsoft) imports its own domain's opset,
-    which the ai.onnx schedule does not bound: its since_version only (onnxruntime refuses a
-    com.microsoft opset beyond the newest it registers)."""
-    return schedule.opsets(spec, v) if not spec.domain else [v]
-
-
-def _last_opset(spec: OpSpec, v: int) -> int:
-    """:func:`conformance.ops.schedule.last_opset`, or ``v`` outside ai.onnx (:func:`_schedule`)."""
-    return schedule.last_opset(spec, v) if not spec.domain else v
 
 
 def _default_state(states):
@@ -1062,8 +1049,8 @@ def error_cases(entry: Entry, spec: OpSpec | None = None) -> list[Case]:
         combos, _ = _combos(entry, vs)
         if not combos:
             continue
-        ops_ = _schedule(spec, v)
-        opset = min(_last_opset(spec, v), schedule.RUNTIME_OPSET) if v <= schedule.RUNTIME_OPSET else ops_[0]
+        ops_ = schedule.opsets(spec, v)
+        opset = min(schedule.last_opset(spec, v), schedule.RUNTIME_OPSET) if v <= schedule.RUNTIME_OPSET else ops_[0]
         lead = _lead_formal(entry, vs).type_str
         combo = next((c for c in combos if c.get(lead, "") == "float"), combos[0])
         required = {k: e.values[k] for e in entry.attrs for k in e.values if vs.attributes.get(k) and
@@ -1214,7 +1201,7 @@ def strategy(entry: Entry):
             opts = [o for o in opts if _num_admits(entry, v, num, attrs, o, shape)] or opts
         opts = _opts_for(entry, opts, shape)
         opt = draw(st.sampled_from(opts))
-        opset = draw(st.integers(v, _last_opset(spec, v)))
+        opset = draw(st.integers(v, schedule.last_opset(spec, v)))
         arity = draw(st.sampled_from(ARITIES)) if entry.family == "variadic" else 1
         params = draw(st.sampled_from(("inputs", "initializers")))
         outs = [o for o in output_states(entry, vs)

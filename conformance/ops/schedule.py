@@ -42,7 +42,17 @@ def last_opset(spec: OpSpec, since: int) -> int:
     if since not in spec.versions:
         raise KeyError(f"{spec.op} has no version {since}; versions: {spec.since_versions}")
     later = [v for v in spec.since_versions if v > since]
-    return later[0] - 1 if later else LATEST_OPSET
+    if later:
+        return later[0] - 1
+    return LATEST_OPSET if _onnx_domain(spec) else since
+
+
+def _onnx_domain(spec: OpSpec) -> bool:
+    """ai.onnx: the domain whose opsets :data:`LATEST_OPSET` and :data:`RUNTIME_OPSET` count.
+    Another domain's (com.microsoft) newest version is imported at its since_version only: a
+    runtime refuses an opset of that domain beyond the newest it registers (onnxruntime 1.32
+    refuses com.microsoft opset 26 and 28)."""
+    return spec.domain in ("", "ai.onnx")
 
 
 def opsets(spec: OpSpec, since: int) -> list[int]:
@@ -50,8 +60,13 @@ def opsets(spec: OpSpec, since: int) -> list[int]:
     ``since``; the version's last opset capped at :data:`RUNTIME_OPSET` (when later than
     ``since``); and :data:`LATEST_OPSET` for the newest version (when beyond the runtime cap).
 
-    Example: Acos-7 -> [7, 21]; Acos-22 -> [22, 26, 28]; Mod-28 -> [28].
+    Outside ai.onnx: ``since`` only (:func:`last_opset`).
+
+    Example: Acos-7 -> [7, 21]; Acos-22 -> [22, 26, 28]; Mod-28 -> [28];
+    com.microsoft SkipLayerNormalization-1 -> [1].
     """
+    if not _onnx_domain(spec):
+        return [since]
     last = last_opset(spec, since)
     out = [since]
     mid = min(last, RUNTIME_OPSET)
