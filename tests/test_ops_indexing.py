@@ -29,7 +29,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "OneHot")
+OPS = ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "OneHot", "NonZero")
 E = {e.op: e for e in ix.ENTRIES}
 
 
@@ -363,6 +363,29 @@ def test_one_hot_oracle_matches_identity_rows(version):
             assert np.array_equal(got, want)
 
 
+# ============================================================================ NonZero: oracle
+def test_non_zero_oracle_follows_the_text():
+    f = E["NonZero"].oracle
+    x = np.array([[1.0, 0.0], [np.nan, -0.0], [5e-324, 2.0]])
+    assert f(_ctx("NonZero", 13), x).tolist() == [[0, 1, 2, 2], [0, 0, 0, 1]]
+    # a scalar gives shape (0, N), not numpy's (1, N)
+    assert f(_ctx("NonZero", 13), np.array(3.0)).shape == (0, 1)
+    assert f(_ctx("NonZero", 13), np.array(-0.0)).shape == (0, 0)
+    assert f(_ctx("NonZero", 13), np.zeros((2, 0, 3))).shape == (3, 0)
+    strings = np.array(["", "a", "", " "], dtype=object)
+    assert f(_ctx("NonZero", 13), strings).tolist() == [[1, 3]]
+    assert f(_ctx("NonZero", 13), np.array([0j, 1j, 0j, 2 + 0j])).tolist() == [[1, 3]]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_non_zero_oracle_matches_numpy_beyond_rank_0(seed):
+    rng = np.random.default_rng(seed)
+    for r in range(1, 5):
+        x = rng.integers(-1, 2, size=tuple(int(d) for d in rng.integers(0, 4, size=r)))
+        assert np.array_equal(E["NonZero"].oracle(_ctx("NonZero", 9), _obj(x)).astype(np.int64),
+                              np.array(np.nonzero(x)).reshape(r, -1))
+
+
 # ============================================================================ kernels
 def _axis(attrs, rank, default=0, lo=None, hi=None):
     """The ``axis`` attribute, checked against [-r, r-1] (or [lo, hi])."""
@@ -472,8 +495,36 @@ def k_one_hot(ins, attrs, outs, opset, flaw=None):
     return {outs[0]: np.where(mask, values[1], values[0]).astype(values.dtype)}
 
 
+def k_non_zero(ins, attrs, outs, opset, flaw=None):
+    x = ins["X"]
+    order = "F" if flaw == "column-major" else "C"
+
+    def nonzero(v):
+        if isinstance(v, str):
+            return v != ""
+        if flaw == "nan-is-zero" and v != v:
+            return False
+        if flaw == "negative-zero-nonzero" and isinstance(v, float) and v == 0:
+            return bool(np.signbit(v))
+        return bool(v != 0)
+
+    positions = []
+    shape = x.shape
+    cells = list(np.ndindex(*shape[::-1])) if order == "F" else list(np.ndindex(*shape))
+    for cell in cells:
+        pos = cell[::-1] if order == "F" else cell
+        v = x[pos]
+        if nonzero(v.item() if hasattr(v, "item") else v):
+            positions.append(pos)
+    rows = 1 if (flaw == "scalar-like-numpy" and x.ndim == 0) else x.ndim
+    out = np.zeros((rows, len(positions)), dtype=np.int64)
+    for j, pos in enumerate(positions):
+        out[:len(pos), j] = pos
+    return {outs[0]: out}
+
+
 KERNELS = {"Gather": k_gather, "GatherElements": k_gather_elements, "GatherND": k_gather_nd,
-           "ScatterElements": k_scatter_elements, "ScatterND": k_scatter_nd, "OneHot": k_one_hot}
+           "ScatterElements": k_scatter_elements, "ScatterND": k_scatter_nd, "OneHot": k_one_hot, "NonZero": k_non_zero}
 
 
 def _backend(flaw=None, op=None):
@@ -521,6 +572,10 @@ WRONG = {
     "out-of-range-not-all-off": ("OneHot", lambda c: c.tags["numerics"] == "out-of-range" and not c.contested),
     "negative-not-wrapped/OneHot": ("OneHot", lambda c: (_index_array(c) < 0).any() and not c.contested),
     "values-arithmetic": ("OneHot", lambda c: c.tags["numerics"] in ("special", "wide") and not c.contested),
+    "column-major": ("NonZero", lambda c: c.tags["shape"] in ("rank2", "rank3", "rank4")),
+    "scalar-like-numpy": ("NonZero", lambda c: c.tags["shape"] == "rank0"),
+    "nan-is-zero": ("NonZero", lambda c: c.tags["numerics"] == "special"),
+    "negative-zero-nonzero": ("NonZero", lambda c: c.tags["numerics"] in ("normal", "all-zero", "special")),
 }
 
 
@@ -740,3 +795,18 @@ def test_one_hot_covering_types_and_index_classes(suite):
         d = float(np.asarray(_input(c, "depth")).ravel()[0])
         i = np.asarray(_index_array(c)).astype(np.float64)
         assert ((i >= d) | (i < -d)).any(), c.id
+
+
+def test_non_zero_zeros_and_shapes(suite):
+    """Both versions: every rank 0-4 and zero-size, all-zero inputs, -0.0 and NaN among float
+    inputs, empty strings."""
+    cases = _values(suite, "NonZero")
+    for v in (9, 13):
+        mine = [c for c in cases if c.since_version == v]
+        assert {c.tags["shape"] for c in mine} == {"rank0", "rank1", "rank2", "rank3", "rank4", "zero-size",
+                                                 "zero-size/rank1"}
+        assert any(c.tags["numerics"] == "all-zero" and _input(c, "X").size for c in mine)
+        floats = [_input(c, "X").astype(np.float64) for c in mine if c.tags["dtype"] in ("float", "double", "float16")]
+        assert any(((x == 0) & np.signbit(x)).any() for x in floats)
+        assert any(np.isnan(x).any() for x in floats)
+        assert any((_input(c, "X") == "").any() for c in mine if c.tags["dtype"] == "string")

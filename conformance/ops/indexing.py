@@ -861,5 +861,94 @@ ONE_HOT = Entry(
 )
 
 
-ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND, ONE_HOT)
+# ============================================================================= NonZero
+def non_zero(ctx, x):
+    """NonZero (9, 13): the indices of the non-zero elements in row-major order, one row per
+    dimension, shape (r, n) -- (0, n) for a scalar (the text, unlike numpy).  Non-zero as
+    numpy.nonzero, which the text refers to: NaN and subnormals are non-zero, +-0 are zero, an
+    empty string is zero, a complex number is zero when both parts are."""
+    x = np.asarray(x)
+    flat = x.reshape(-1)
+    nz = np.array([bool(v != 0) if not isinstance(v, str) else v != "" for v in flat.tolist()], dtype=bool) \
+        if flat.size else np.zeros(0, dtype=bool)
+    if x.ndim == 0:
+        return _ints(np.zeros((0, int(nz.sum())), dtype=np.int64))
+    pos = np.nonzero(nz.reshape(x.shape))
+    return _ints(np.array(pos, dtype=np.int64).reshape(x.ndim, -1))
+
+
+def _sparse(rng, ctx, shapes, fraction=0.5):
+    """The input drawn for its kind with about ``fraction`` of its elements zero (+0 and -0
+    for floats, "" for strings, 0j and numbers with one zero part for complex)."""
+    t = ctx.types["X"]
+    shape = shapes[0]
+    k = V.kind(t)
+    if k == V.FLOAT:
+        x = V.sample_float(rng, shape, t, REALS, "normal")
+        zeros = [0.0, -0.0]
+    elif k == V.INT:
+        x = V.sample_int(rng, shape, t)
+        zeros = [0]
+    elif k == V.STRING:
+        x = V.sample_string(rng, shape)
+        zeros = [""]
+    else:
+        x = V.sample_complex(rng, shape, t)
+        x = x.reshape(-1)
+        if x.size >= 2:  # one part zero, the other not: non-zero
+            x[0], x[1] = 1j * abs(x[0].imag) + 1j, x[1].real + 0j
+        x = x.reshape(shape)
+        zeros = [0j]
+    x = np.array(x, copy=True)
+    flat = x.reshape(-1)
+    for q in np.flatnonzero(rng.random(size=flat.size) < fraction):
+        flat[q] = zeros[int(rng.integers(len(zeros)))]
+    return [x]
+
+
+def _all_zero(rng, ctx, shapes):
+    return _sparse(rng, ctx, shapes, fraction=1.0)
+
+
+def _special_sparse(rng, ctx, shapes):
+    """A sparse input with NaN, +-inf, +-0 and the smallest subnormal at random positions (NaN
+    and subnormals are non-zero, -0.0 is zero)."""
+    x = _sparse(rng, ctx, shapes)[0]
+    fi = V.finfo(ctx.types["X"])
+    sp = [np.nan, -0.0, float(fi.smallest_subnormal), np.inf, -np.inf, 0.0, -float(fi.smallest_subnormal)]
+    flat = x.reshape(-1)
+    for i, q in enumerate(rng.permutation(flat.size)[:len(sp)]):
+        flat[q] = sp[i]
+    return [x]
+
+
+def _non_zero_shapes() -> tuple[Shape, ...]:
+    def sh(name, x, **kw):
+        return Shape(name, {"X": x}, **kw)
+
+    return (
+        sh("rank0", ""),
+        sh("rank1", "N", dims={"N": (1, 12)}),
+        sh("rank2", "NM"),
+        sh("rank3", "NMK"),
+        sh("rank4", "NMKL", dims={c: (1, 3) for c in "NMKL"}),
+        sh("zero-size", "N0", numerics=_EMPTY_CLASSES),
+        sh("zero-size/rank1", "0", numerics=_EMPTY_CLASSES),
+    )
+
+
+#: The classes an empty input is worth (one per kind: the values do not matter).
+_EMPTY_CLASSES = ("normal", "int", "bool", "string", "complex")
+
+
+NON_ZERO = Entry(
+    "NonZero", non_zero, family="shaped", shapes=_non_zero_shapes(), per_type=3,
+    float_numerics={"normal": _sparse, "special": _special_sparse, "all-zero": _all_zero, "complex": _sparse},
+    int_numerics={"int": _sparse, "all-zero": _all_zero}, string_numerics={"string": _sparse, "all-zero": _all_zero},
+    numerics_types={"complex": _COMPLEX},
+    notes={13: "bfloat16"},
+)
+
+
+ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND, ONE_HOT, NON_ZERO)
 register_entries(ENTRIES)
