@@ -34,7 +34,8 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu", "Range", "EyeLike", "ReverseSequence", "CenterCropPad")
+OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu", "Range", "EyeLike", "ReverseSequence", "CenterCropPad",
+       "ConstantOfShape")
 E = {e.op: e for e in creation.ENTRIES}
 
 
@@ -243,6 +244,8 @@ def _reference_disagreement(case, res) -> str | None:
       (onnx.reference zips them); the suite is right.
     * ``ccp-string-zero``: CenterCropPad on strings pads with the integer ``0`` (numpy's
       ``np.pad`` default on an object array), not a string; the suite pads with ``""``.
+    * ``cos-string-value``: ConstantOfShape with a string ``value`` (STRING is not in T2) is
+      accepted and fills strings; the suite is right (onnx's checker rejects it).
     * ``mode-unchecked``: DepthToSpace with ``mode="RCD"``: the attribute defines DCR and
       CRD only; onnx.reference treats every other string as DCR and returns a result
       (the suite is right: onnxruntime rejects the model).  SpaceToDepth-28 raises
@@ -270,6 +273,8 @@ def _reference_disagreement(case, res) -> str | None:
             return "ccp-unchecked"
         if case.tags["dtype"] == "string":
             return "ccp-string-zero"
+    if case.op == "ConstantOfShape" and res.outcome == "fail" and case.tags.get("error") == "value-string":
+        return "cos-string-value"
     if case.op == "Trilu":
         if case.tags.get("error") == "rank1" and res.outcome == "fail":
             return "trilu-rank1-accepted"
@@ -1069,3 +1074,101 @@ def test_ccp_coverage_and_contested(value_cases):
             and any(n < t for n, t in zip(c.inputs[0].shape, c.datasets[0].outputs["output_data"].shape))]
     assert both
     assert {str(c.attributes.get("axes")) for c in cases} >= {"None", "[-1]", "[0, 2]", "[-2, -1]", "[1, 0]"}
+
+
+# ============================================================================ ConstantOfShape
+def _cos_value(case):
+    """(numpy scalar, type name) of a ConstantOfShape case's value attribute (float32 zero when absent)."""
+    tp = case.attributes.get("value")
+    if tp is None:
+        return np.float32(0.0), "float"
+    a = onnx.numpy_helper.to_array(tp)
+    return a.reshape(-1)[0], V.name_of(tp.data_type)
+
+
+def _bits_equal(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def test_cos_outputs_are_the_attribute_value_everywhere(value_cases):
+    """Each expected output is the value attribute (decoded by onnx itself), bit for bit, at
+    every position of the shape the input lists (a rank-0 output for an empty shape)."""
+    cases = _of(value_cases, "ConstantOfShape")
+    for c in cases:
+        v, t = _cos_value(c)
+        shape = [int(d) for d in (c.inputs[0].value if c.inputs[0].initializer else c.datasets[0].inputs["input"])]
+        assert _bits_equal(c.datasets[0].outputs["output"], np.full(shape, v, dtype=v.dtype)), c.id
+    tests = _node_tests("constantofshape", "ConstantOfShape")
+    for t in tests:
+        attrs = _attrs(t.model.graph.node[0])
+        for ins, outs in t.data_sets:
+            got = E["ConstantOfShape"].oracle(Ctx("ConstantOfShape", 9, 9, {"input": "int64"}), np.asarray(ins[0]),
+                                              **attrs)
+            out_t = V.name_of(t.model.graph.output[0].type.tensor_type.elem_type)
+            assert _bits_equal(V.to_type(got, out_t), np.asarray(outs[0])), t.name
+    assert len(tests) >= 3
+
+
+def _cos_kernel(flaw=None):
+    def kernel(inputs, attrs, outputs, opset):
+        shape = inputs["input"]
+        if shape.ndim != 1 or (shape < 0).any():
+            raise ValueError("shape")
+        tp = attrs.get("value")
+        if tp is not None and (len(tp.dims) != 1 or tp.dims[0] != 1 and flaw != "value-size-unchecked"
+                               or tp.data_type == onnx.TensorProto.STRING):
+            raise ValueError("value")
+        v = np.float32(0) if tp is None or flaw == "value-ignored" else onnx.numpy_helper.to_array(tp).reshape(-1)[0]
+        if flaw == "through-float32" and v.dtype.kind in "fiu" and v.dtype.itemsize >= 4:
+            v = v.astype(np.float32).astype(v.dtype)
+        if flaw == "zero-canonicalized" and v.dtype.kind == "f":
+            v = (v + v.dtype.type(0)).astype(v.dtype)
+        dims = [int(d) for d in shape]
+        if flaw == "empty-shape-as-1d" and not dims:
+            dims = [1]
+        return {outputs[0]: np.full(dims, v, dtype=v.dtype)}
+
+    return kernel
+
+
+def test_cos_legitimate_kernel_passes_everything(suite):
+    cases = _of(suite, "ConstantOfShape")
+    res = _run(cases, {"ConstantOfShape": _cos_kernel()})
+    assert not _not_passing(cases, res), _not_passing(cases, res)[:5]
+
+
+@pytest.mark.parametrize("flaw,where", [
+    ("value-ignored", lambda c: "value" in c.attributes),
+    ("through-float32", lambda c: _cos_value(c)[1] in ("int64", "double", "int32", "uint64")),
+    ("zero-canonicalized", lambda c: "value" in c.attributes and _cos_value(c)[1] in ("float", "double", "float16")),
+    ("empty-shape-as-1d", lambda c: c.tags["shape"] == "rank0"),
+])
+def test_cos_wrong_kernel_is_caught(flaw, where, value_cases):
+    cases = [c for c in _of(value_cases, "ConstantOfShape") if where(c)]
+    assert cases
+    res = _run(cases, {"ConstantOfShape": _cos_kernel(flaw)}, check=False)
+    assert _caught(cases, res) >= 1, flaw
+
+
+def test_cos_agreement_with_onnx_reference(suite, reference_results):
+    pairs = [(c, r) for c, r in zip(suite, reference_results) if c.op == "ConstantOfShape"]
+    why, unexplained = _reference_findings(*zip(*pairs))
+    assert not unexplained, unexplained[:5]
+    assert {k for _, k, _ in why} == {"cos-string-value"}, why
+    assert all(r.outcome == "pass" for c, r in pairs if c.expect_error is None)
+
+
+def test_cos_coverage(value_cases):
+    cases = _of(value_cases, "ConstantOfShape")
+    cov = compute_coverage(cases)["ops"]["ConstantOfShape"]["versions"]
+    assert all(v["gaps"] == 0 and v["covered"] for v in cov.values())
+    for v in {c.since_version for c in cases}:
+        vc = [c for c in cases if c.since_version == v]
+        assert {c.tags["shape"] for c in vc} >= {"rank0", "zero-size", "zero-size/rank1", "rank5"}
+        assert any(c.datasets[0].outputs["output"].ndim == 0 for c in vc)
+    values = {c.tags.get("attr_value", "absent") for c in cases}
+    assert {"absent", "float:-0.0", "float:nan", "float:inf", "float:0.0", "int64:-9223372036854775808",
+            "int64:9223372036854775807", "uint64:18446744073709551615", "bool:True", "bool:False"} <= values
+    # every output type of every version has a value of its own type
+    assert all(_cos_value(c)[1] == V.name_of(c.outputs[0].elem_type) for c in cases)

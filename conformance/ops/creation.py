@@ -63,6 +63,14 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   the type's zero (``""`` for strings).  Every ``Tind = int32`` model is contested: the
   context-dependent function body's ``Max(Shape(x), shape)`` is ill-typed for it.  Error
   cases: ``shape`` shorter than the rank or than ``axes``, an axis out of range.
+* **ConstantOfShape** (9, 20, 21, 23, 24, 25): every output type T2 of every version, the
+  ``value`` attribute a one-element tensor of that type written by ``type_attrs`` (the k-th
+  version that allows a type takes its k-th value: signed zero, NaN, infinities, the largest
+  finite, the smallest subnormal, the integer extremes, then ordinary values; float's first is
+  the attribute left out, float32 zero); the shape input structural (dims in [1, 4]) with
+  ranks 0 (an empty shape: a scalar output) to 5 and zero-size outputs; tag ``attr_value``
+  names the value.  Error cases: a negative dim, a rank-2 shape input, a two-element or string
+  ``value``.
 """
 
 from __future__ import annotations
@@ -71,7 +79,10 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import onnx
+from onnx import numpy_helper
 
+from ..opspec import op_spec
 from ..tolerance import Tolerance
 from . import values as V
 from .engine import register_entries
@@ -784,6 +795,112 @@ CENTER_CROP_PAD = Entry(
                 ((2, 3, 4), (1,)), values={"shape": 2})))
 
 
+# ============================================================================ ConstantOfShape
+#: The value attribute left out (ConstantOfShape: float32 zero).
+ABSENT = None
+
+
+def value_tensor(t: str, v) -> onnx.TensorProto:
+    """A one-element tensor of type ``t`` holding the exact value ``v`` (float, int or bool)."""
+    exact = np.array([v], dtype=object if V.kind(t) == V.INT else (np.bool_ if t == "bool" else np.float64))
+    return numpy_helper.from_array(V.to_type(exact, t), "value")
+
+
+def tensor_value(tp: onnx.TensorProto):
+    """The exact value(s) of a TensorProto attribute, as the oracles take them (float64, Python
+    ints, bools, strings), and its spec type name."""
+    t = V.name_of(tp.data_type)
+    return V.to_exact(numpy_helper.to_array(tp), t), t
+
+
+def cos_values(t: str) -> list:
+    """The ``value`` attribute's values for output type ``t`` (the k-th version that has the type
+    takes the k-th, cyclically): special values first (signed zero, NaN, infinities, the largest
+    finite and the smallest subnormal, the integer extremes), then ordinary ones; float's first is
+    the attribute left out (float32 zero) and its last an explicit zero."""
+    k = V.kind(t)
+    if k == V.BOOL:
+        return [True, False]
+    if k == V.INT:
+        info = V.iinfo(t)
+        return [int(info.min), int(info.max), 1, 0, -1 if info.min < 0 else int(info.max) - 1, min(2, int(info.max))]
+    if t == "float":
+        return [ABSENT, -0.0, math.nan, math.inf, float(V.finfo(t).smallest_subnormal), 0.0]
+    specials = V.float_specials(t)
+    fi = V.finfo(t)
+    picks = [-0.0, math.nan, math.inf, -float(fi.max), float(fi.smallest_subnormal), 1.5]
+    ok = [v for v in picks if any((math.isnan(v) and math.isnan(x)) or (v == x and math.copysign(1, v) == math.copysign(1, x))
+                                  for x in specials)]
+    return ok + [x for x in specials if x not in ok and not math.isnan(x)][:6 - len(ok)]
+
+
+def _cos_type_attrs(version, combo):
+    """``value`` of output type T2: the k-th of :func:`cos_values` at the k-th version whose T2
+    allows the type (so the special values come first at every type)."""
+    t = combo["T2"]
+    spec = op_spec("ConstantOfShape")
+    having = [v for v in spec.since_versions if f"tensor({t})" in spec.versions[v].type_constraints["T2"]]
+    vals = cos_values(t)
+    v = vals[having.index(version) % len(vals)]
+    return {} if v is ABSENT else {"value": value_tensor(t, v)}
+
+
+def _cos_oracle(ctx, shape, value=None):
+    dims = [int(d) for d in np.asarray(shape).ravel()]
+    if value is None:
+        return np.zeros(dims, dtype=np.float64)
+    v, t = tensor_value(value)
+    out = np.empty(dims, dtype=v.dtype)
+    out[...] = v.reshape(-1)[0]
+    return out
+
+
+def _cos_tags(ctx):
+    value = ctx.attrs.get("value")
+    if value is None:
+        return {}
+    v, t = tensor_value(value)
+    x = v.reshape(-1)[0]
+    x = float(x) if V.kind(t) == V.FLOAT else (bool(x) if t == "bool" else int(x))
+    return {"attr_value": f"{t}:{x!r}"}
+
+
+def _cos_shape(rng, ctx):
+    """Output dims drawn in [1, 4], one per element of the (1-D) input."""
+    out = np.empty(ctx.shapes["input"], dtype=object)
+    out[:] = [int(d) for d in rng.integers(1, 5, size=ctx.shapes["input"])]
+    return out
+
+
+_COS_SHAPES = (
+    Shape("rank0", {"input": "0"}),  # an empty shape: a scalar output
+    Shape("rank1", {"input": "1"}),
+    Shape("rank2", {"input": "2"}),
+    Shape("rank3", {"input": "3"}),
+    Shape("rank4", {"input": "4"}),
+    Shape("rank5", {"input": "5"}),
+    Shape("zero-size", {"input": "3"}, values={"input": [2, 0, 3]}),
+    Shape("zero-size/rank1", {"input": "1"}, values={"input": [0]}),
+)
+
+_F1 = numpy_helper.from_array(np.array([1.0], dtype=np.float32), "value")
+
+CONSTANT_OF_SHAPE = Entry(
+    "ConstantOfShape", _cos_oracle, family="shaped", shapes=_COS_SHAPES, structural={"input": _cos_shape},
+    type_attrs=_cos_type_attrs, tags=_cos_tags, signed_zero=True,
+    errors=(Err("'All values must be >= 0': [2, -1]", "negative", {"value": _F1}, ((2,),),
+                values={"input": [2, -1]}, out_types={"output": "float"}),
+            Err("the input is a 1D tensor: rank 2", "rank2", {"value": _F1}, ((1, 2),), values={"input": 2},
+                out_types={"output": "float"}),
+            Err("value 'Should be a one-element tensor': 2 elements", "value-size",
+                {"value": numpy_helper.from_array(np.array([1.0, 2.0], dtype=np.float32), "value")}, ((2,),),
+                values={"input": 2}, out_types={"output": "float"}),
+            Err("value of type string: not in T2", "value-string",
+                {"value": numpy_helper.from_array(np.array(["a"], dtype=object), "value")}, ((2,),),
+                values={"input": 2}, out_types={"output": "string"})),
+    notes={20: "bfloat16, float8 types", 21: "int4/uint4", 23: "float4e2m1", 24: "float8e8m0", 25: "int2/uint2"})
+
+
 ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU, RANGE, EYE_LIKE, REVERSE_SEQUENCE,
-                  CENTER_CROP_PAD)
+                  CENTER_CROP_PAD, CONSTANT_OF_SHAPE)
 register_entries(ENTRIES)
