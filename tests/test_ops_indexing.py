@@ -29,7 +29,7 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "OneHot", "NonZero")
+OPS = ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "OneHot", "NonZero", "Compress")
 E = {e.op: e for e in ix.ENTRIES}
 
 
@@ -386,6 +386,42 @@ def test_non_zero_oracle_matches_numpy_beyond_rank_0(seed):
                               np.array(np.nonzero(x)).reshape(r, -1))
 
 
+# ============================================================================ Compress: oracle
+def test_compress_oracle_reproduces_the_node_examples():
+    """onnx's node tests for Compress (compress_0, _1, _default_axis, _negative_axis)."""
+    f = E["Compress"].oracle
+    x = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    ctx = _ctx("Compress", 11)
+    assert f(ctx, x, np.array([False, True, True]), axis=0).tolist() == [[3, 4], [5, 6]]
+    assert f(ctx, x, np.array([False, True]), axis=1).tolist() == [[2], [4], [6]]
+    assert f(ctx, x, np.array([False, True, False, False, True])).tolist() == [2, 5]
+    assert f(ctx, x, np.array([False, True]), axis=-1).tolist() == [[2], [4], [6]]
+    # a condition shorter than the axis discards the slices beyond it
+    assert f(ctx, x, np.array([True]), axis=0).tolist() == [[1, 2]]
+    assert f(ctx, x, np.array([False, False]), axis=0).shape == (0, 2)
+
+
+def _compress_loop(x, cond, axis):
+    if axis is None:
+        flat = x.reshape(-1)
+        return np.array([flat[i] for i in range(min(len(cond), flat.size)) if cond[i]], dtype=x.dtype)
+    axis %= x.ndim
+    keep = [i for i in range(min(len(cond), x.shape[axis])) if cond[i]]
+    return np.take(x, np.array(keep, dtype=np.int64), axis=axis)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_compress_oracle_matches_a_loop(seed):
+    rng = np.random.default_rng(seed)
+    for r in range(1, 4):
+        x = rng.normal(size=tuple(int(d) for d in rng.integers(1, 4, size=r)))
+        for axis in [None] + list(range(-r, r)):
+            n = x.size if axis is None else x.shape[axis]
+            cond = rng.random(size=int(rng.integers(0, n + 1))) < 0.5
+            got = E["Compress"].oracle(_ctx("Compress", 11), x, cond, axis=axis)
+            assert np.array_equal(got, _compress_loop(x, cond, axis))
+
+
 # ============================================================================ kernels
 def _axis(attrs, rank, default=0, lo=None, hi=None):
     """The ``axis`` attribute, checked against [-r, r-1] (or [lo, hi])."""
@@ -523,8 +559,25 @@ def k_non_zero(ins, attrs, outs, opset, flaw=None):
     return {outs[0]: out}
 
 
+def k_compress(ins, attrs, outs, opset, flaw=None):
+    x, cond = ins["input"], ins["condition"]
+    if cond.ndim != 1 or x.ndim < 1:
+        raise ValueError("condition must be of rank 1 and input of rank >= 1")
+    axis = _axis(attrs, x.ndim) if "axis" in attrs else None
+    if flaw == "flatten-always":
+        axis = None
+    if flaw == "wrong-axis" and axis is not None:
+        axis = 0
+    n = x.size if axis is None else x.shape[axis]
+    if len(cond) > n:
+        raise ValueError("condition longer than the axis")
+    if flaw == "short-condition-keeps-rest":
+        cond = np.concatenate([cond, np.ones(n - len(cond), dtype=bool)])
+    return {outs[0]: _compress_loop(x, cond, axis)}
+
+
 KERNELS = {"Gather": k_gather, "GatherElements": k_gather_elements, "GatherND": k_gather_nd,
-           "ScatterElements": k_scatter_elements, "ScatterND": k_scatter_nd, "OneHot": k_one_hot, "NonZero": k_non_zero}
+           "ScatterElements": k_scatter_elements, "ScatterND": k_scatter_nd, "OneHot": k_one_hot, "NonZero": k_non_zero, "Compress": k_compress}
 
 
 def _backend(flaw=None, op=None):
@@ -576,6 +629,9 @@ WRONG = {
     "scalar-like-numpy": ("NonZero", lambda c: c.tags["shape"] == "rank0"),
     "nan-is-zero": ("NonZero", lambda c: c.tags["numerics"] == "special"),
     "negative-zero-nonzero": ("NonZero", lambda c: c.tags["numerics"] in ("normal", "all-zero", "special")),
+    "flatten-always": ("Compress", lambda c: "axis" in c.attributes),
+    "short-condition-keeps-rest": ("Compress", lambda c: "shorter" in c.tags["shape"]),
+    "wrong-axis/Compress": ("Compress", lambda c: c.attributes.get("axis", 0) not in (0, -len(c.inputs[0].shape))),
 }
 
 
@@ -623,9 +679,13 @@ def _reference_disagreement(case, res) -> str | None:
       everywhere, ``on - off`` rounds (off=-0.198322594, on=x: the on positions come out an
       ulp off) and -0.0 becomes +0.0 (onnxruntime copies the values: the cases are right).
     * contested models (rank-0 indices, which onnx's shape inference rejects) refused: fine.
+    * Compress ``input-rank0``: a scalar input runs (flattened); the text: "Tensor of rank
+      r >= 1" (onnxruntime rejects it from 11, accepts it at 9).
     """
     if case.expect_error and case.tags.get("error") == "data-rank0" and case.op == "Gather":
         return "gather-data-rank0"
+    if case.op == "Compress" and case.expect_error and case.tags.get("error") == "input-rank0":
+        return "compress-input-rank0"
     if case.op == "OneHot":
         if case.expect_error and case.tags.get("error", "").startswith("axis="):
             return "one-hot-axis-unchecked"
@@ -669,7 +729,7 @@ def test_agreement_with_onnx_reference(suite):
     assert set(why) == {"gather-data-rank0", "gather-elements-out-of-range-wraps", "gather-elements-negative-axis",
                         "gather-elements-smaller-dims", "scatter-reduction-value-unchecked",
                         "scatter-elements-indices-rank", "one-hot-axis-unchecked", "one-hot-depth-rank1",
-                        "one-hot-values-arithmetic", "contested"}, why  # the list is not stale
+                        "one-hot-values-arithmetic", "contested", "compress-input-rank0"}, why  # not stale
 
 
 # ============================================================================ coverage
@@ -810,3 +870,21 @@ def test_non_zero_zeros_and_shapes(suite):
         assert any(((x == 0) & np.signbit(x)).any() for x in floats)
         assert any(np.isnan(x).any() for x in floats)
         assert any((_input(c, "X") == "").any() for c in mine if c.tags["dtype"] == "string")
+
+
+def test_compress_axes_and_conditions(suite):
+    """Every version: the axis left out (flattened), conditions shorter than the axis and of
+    full length, all false, empty, zero-size inputs; negative axes only from 11."""
+    cases = _values(suite, "Compress")
+    for v in (9, 11, 28):
+        mine = [c for c in cases if c.since_version == v]
+        assert any("axis" not in c.attributes for c in mine)
+        neg = any(c.attributes.get("axis", 0) < 0 for c in mine)
+        assert neg == (v >= 11)
+        shorter = [c for c in mine if "shorter" in c.tags["shape"]]
+        assert shorter and all(
+            _input(c, "condition").size < (c.inputs[0].shape[c.attributes["axis"]] if "axis" in c.attributes
+                                           else int(np.prod(c.inputs[0].shape))) for c in shorter)
+        assert any(_input(c, "condition").size and not _input(c, "condition").any() for c in mine)
+        assert any(_input(c, "condition").size == 0 for c in mine)
+        assert any(0 in c.inputs[0].shape for c in mine)

@@ -950,5 +950,67 @@ NON_ZERO = Entry(
 )
 
 
-ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND, ONE_HOT, NON_ZERO)
+# ============================================================================= Compress
+def compress(ctx, input, condition, axis=None):
+    """Compress (9, 11, 28): the slices along ``axis`` (the elements of the flattened input
+    when ``axis`` is absent) whose condition entry is true; a condition shorter than the axis
+    discards the slices beyond it (the text; numpy.compress).  Output of rank r (axis given)
+    or 1."""
+    cond = np.asarray(condition, dtype=bool).reshape(-1)
+    if axis is None:
+        return np.compress(cond, np.asarray(input).reshape(-1))
+    return np.compress(cond, input, axis=_norm_axis(axis, np.ndim(input)))
+
+
+def _compress_condition(rng, ctx):
+    """Random booleans with at least one true and one false entry where the length allows."""
+    (n,) = ctx.shapes["condition"]
+    c = rng.random(size=n) < 0.5
+    if n >= 2:
+        first, second = rng.permutation(n)[:2]
+        c[first], c[second] = True, False
+    return c
+
+
+def _compress_shapes() -> tuple[Shape, ...]:
+    def sh(name, x, cond, axis=None, **kw):
+        dims = {**{c: (3, 4) for c in "ABC"}, "n": (1, 2), **kw.pop("dims", {})}
+        return Shape(name, {"input": x, "condition": cond}, {} if axis is None else {"axis": axis}, dims=dims, **kw)
+
+    return (
+        sh("flat/r1/full", "A", "A"),
+        sh("flat/r1/shorter", "A", "n"),
+        sh("flat/r2/full", "23", "6"),
+        sh("flat/r2/shorter", "AB", "n", dims={"n": (2, 5)}),
+        sh("flat/r3/shorter", "ABC", "n", dims={"n": (5, 9)}),
+        sh("axis=0/r1", "A", "A", 0),
+        sh("axis=0/r2", "AB", "A", 0),
+        sh("axis=1/r2/shorter", "AB", "n", 1),
+        sh("axis=-1/r2", "AB", "B", -1, since=11),
+        sh("axis=-2/r2/shorter", "AB", "n", -2, since=11),
+        sh("axis=1/r3", "ABC", "B", 1),
+        sh("axis=2/r3/shorter", "ABC", "n", 2),
+        sh("axis=-3/r3", "ABC", "A", -3, since=11),
+        sh("axis=1/r4", "2ABC", "A", 1, dims={c: (2, 3) for c in "ABC"}),
+        sh("all-false/axis=0", "3B", "3", 0, values={"condition": [False, False, False]}),
+        sh("all-true/flat", "A2", "4", values={"condition": [True, True, True, True]}),
+        sh("zero-size/condition", "AB", "0", 1),
+        sh("zero-size/condition/flat", "AB", "0"),
+        sh("zero-size/input", "A0", "A", 0),
+        sh("zero-size/input/flat", "0B", "0"),
+    )
+
+
+COMPRESS = Entry(
+    "Compress", compress, family="shaped", shapes=_compress_shapes(), structural={"condition": _compress_condition},
+    signed_zero=True, notes={11: "negative axis in [-r, r-1]", 28: "bfloat16"},
+    errors=_axis_errors((3, 2), ((2,),), what="input", values={"condition": [True, False]}) + (
+        Err("condition must be a rank-1 tensor of booleans", "condition-rank2", {"axis": 0}, ((3, 2), (3, 1)),
+            values={"condition": [[True], [False], [True]]}),
+        Err("input must be of rank r >= 1", "input-rank0", {}, ((), (1,)), values={"condition": [True]}),
+    ),
+)
+
+
+ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND, ONE_HOT, NON_ZERO, COMPRESS)
 register_entries(ENTRIES)
