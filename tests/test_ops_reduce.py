@@ -34,7 +34,7 @@ from conformance.opspec import op_spec
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["ReduceSum", "ReduceMax", "ReduceMin"]
+OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"]
 ENTRY = {e.op: e for e in R.ENTRIES}
 HALF = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -210,6 +210,51 @@ def test_empty_set_identity_of_every_kind(value_cases):
         assert kinds == {"bool", "int", "float"}, (op, kinds)
 
 
+# ============================================================================ ReduceMean oracle
+def test_reduce_mean_spec_examples_and_exactness():
+    """onnx/backend/test/case/node/reducemean.py (keepdims, default axes, negative axes);
+    the exact mean (not float64's sum / n); integer means exact, a non-integer integer mean
+    and the empty set refused (never generated)."""
+    data = np.array([[[5, 1], [20, 2]], [[30, 1], [40, 2]], [[55, 1], [60, 2]]], dtype=np.float64)
+    for v in (1, 11, 13):
+        assert _call("ReduceMean", v, data, None, axes=[1], keepdims=1).tolist() == [[[12.5, 1.5]], [[35, 1.5]],
+                                                                                   [[57.5, 1.5]]]
+        assert _call("ReduceMean", v, data, None, keepdims=1).tolist() == [[[18.25]]]
+    assert _call("ReduceMean", 18, data, [-2], keepdims=0).tolist() == [[12.5, 1.5], [35, 1.5], [57.5, 1.5]]
+    assert np.array_equal(_call("ReduceMean", 18, data, [], noop_with_empty_axes=1), data)
+    x = np.array([1.0, 2.0 ** -53, 2.0 ** -53])  # exact mean (1 + 2^-52) / 3
+    from fractions import Fraction
+    want = float((Fraction(1) + Fraction(2) ** -52) / 3)
+    assert _call("ReduceMean", 18, x, [0], keepdims=0) == want
+    assert _call("ReduceMean", 18, _objs([2**63 - 1, 2**63 - 3]), [0], t="int64", keepdims=0) == 2**63 - 2
+    with pytest.raises(ValueError, match="rounding"):
+        _call("ReduceMean", 18, _objs([1, 2]), [0], t="int64")
+    with pytest.raises(ValueError, match="undefined"):
+        _call("ReduceMean", 18, np.zeros((0, 2)), [0])
+
+
+@pytest.mark.parametrize("t", ["float16", "bfloat16", "float"])
+def test_mean_bound_holds_for_every_algorithm(t):
+    """sum / n, sum * fl(1/n) and the sum of fl(x / n), in any order, in float32 for 16-bit
+    floats and in T for float, stay within the mean's tolerance."""
+    dt = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float": np.float32}[t]
+    acc = np.dtype(np.float32)
+    rng = np.random.default_rng(5)
+    rows = rng.uniform(-4, 4, size=(64, 300)).astype(dt).astype(np.float64)
+    ctx = _ctx("ReduceMean", 18, t, {"keepdims": 0, "noop_with_empty_axes": 0})
+    exact = ENTRY["ReduceMean"].oracle(ctx, rows, np.array([1]), keepdims=0, noop_with_empty_axes=0)
+    tol = R.mean_tolerance(ctx, [rows, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": exact})["reduced"]
+    e = exact.astype(dt).astype(np.float64)
+    n = rows.shape[-1]
+    for order in ("forward", "reverse", "pairwise", "numpy"):
+        s = _acc_sum(rows, acc, order)
+        forms = {"sum/n": s / acc.type(n), "sum*fl(1/n)": s * acc.type(1.0 / n),
+                 "sum fl(x/n)": _acc_sum((rows.astype(acc) / acc.type(n)).astype(acc), acc, order)}
+        for name, got in forms.items():
+            err = np.abs(np.asarray(got, dtype=acc).astype(dt).astype(np.float64) - e)
+            assert np.all(err <= tol.atol + tol.rtol * np.abs(e)), (order, name)
+
+
 # ============================================================================ bounds
 def _orders(rows, acc):
     """Forward, reverse, pairwise and numpy sums of the rows (last axis) in dtype ``acc``."""
@@ -371,25 +416,57 @@ def _kernel_axes(op, x, inputs, attributes, opset, flaw):
     return tuple(sorted({a % nd for a in axes}))
 
 
+def _int_sums(rows):
+    kept, n = rows.shape[:-1], rows.shape[-1]
+    flat = rows.reshape((int(np.prod(kept, dtype=np.int64)), n))
+    return [sum(int(v) for v in r) for r in flat], kept
+
+
+def _acc(dt, variant, flaw):
+    """(accumulator dtype, order): float32 for 16-bit floats, T otherwise, float64 for the
+    ``float64`` variant; a ``half-accumulator`` flaw loops in the 16-bit type itself."""
+    acc = np.float32 if dt.itemsize == 2 else dt
+    order = "numpy" if variant == "float64" else variant
+    if variant == "float64":
+        acc = np.float64
+    if flaw == "half-accumulator":
+        acc, order = dt, "forward"
+    return np.dtype(acc), order
+
+
+def _acc_sum(rows, acc, order):
+    if rows.shape[-1] == 0:
+        return np.zeros(rows.shape[:-1], dtype=acc)
+    if order == "numpy":
+        return rows.astype(acc).sum(axis=-1, dtype=acc)
+    return np.asarray(_orders(rows, acc)[order])
+
+
 def _sum_rows(rows, dt, variant, flaw):
-    n = rows.shape[-1]
-    kept = rows.shape[:-1]
     if dt.kind in "iu":
         if flaw == "int-via-double":
             return rows.astype(np.float64).sum(axis=-1).astype(dt)
-        flat = rows.reshape((int(np.prod(kept, dtype=np.int64)), n))
-        return np.array([sum(int(v) for v in r) for r in flat], dtype=object).reshape(kept).astype(dt)
-    acc = np.float32 if dt.itemsize == 2 else dt
-    if variant == "float64":
-        acc = np.float64
-    order = variant
-    if flaw == "half-accumulator":  # the naive loop in the 16-bit type
-        acc, order = dt, "forward"
-    if n == 0:
-        return np.zeros(kept, dtype=dt)
-    if order == "numpy" or order == "float64":
-        return rows.astype(acc).sum(axis=-1, dtype=acc).astype(dt)
-    return np.asarray(_orders(rows, acc)[order]).astype(dt)
+        sums, kept = _int_sums(rows)
+        return np.array(sums, dtype=object).reshape(kept).astype(dt)
+    acc, order = _acc(dt, variant, flaw)
+    return _acc_sum(rows, acc, order).astype(dt)
+
+
+def _mean_rows(rows, dt, variant, flaw):
+    """Mean: sum / n (numpy, pairwise), sum * fl(1/n) (forward), sum of fl(x / n) (reverse)."""
+    n = d = rows.shape[-1]
+    if dt.kind in "iu":
+        if flaw == "int-via-double":
+            return (rows.astype(np.float64).sum(axis=-1) / n).astype(dt)
+        sums, kept = _int_sums(rows)
+        return np.array([q // n for q in sums], dtype=object).reshape(kept).astype(dt)
+    acc, order = _acc(dt, variant, flaw)
+    if order == "reverse":
+        return _acc_sum((rows.astype(acc) / acc.type(d)).astype(acc), acc, order).astype(dt)
+    total = _acc_sum(rows, acc, order)
+    if order == "forward":
+        return (total * acc.type(1.0 / d)).astype(acc).astype(dt)
+    return (total / acc.type(d)).astype(acc).astype(dt)
 
 
 def _extreme_rows(fn):
@@ -415,7 +492,8 @@ def _extreme_rows(fn):
     return rows_fn
 
 
-ROW_KERNELS = {"ReduceSum": _sum_rows, "ReduceMax": _extreme_rows("max"), "ReduceMin": _extreme_rows("min")}
+ROW_KERNELS = {"ReduceSum": _sum_rows, "ReduceMax": _extreme_rows("max"), "ReduceMin": _extreme_rows("min"),
+               "ReduceMean": _mean_rows}
 
 
 def make_reduce_kernel(op, variant="numpy", flaw=None):
@@ -432,6 +510,8 @@ def make_reduce_kernel(op, variant="numpy", flaw=None):
         n = int(np.prod([x.shape[d] for d in red], dtype=np.int64))
         rows = np.moveaxis(x, red, tuple(range(x.ndim - len(red), x.ndim))).reshape(kept + (n,))
         s = np.asarray(ROW_KERNELS[op](rows, x.dtype, variant, flaw))
+        if flaw == "mean-count-last-axis" and len(red) > 1 and n:  # divided by the last reduced dim only
+            s = (s.astype(np.float64) * (n / x.shape[red[-1]])).astype(x.dtype)
         if keep and red:
             s = s.reshape(tuple(1 if d in red else k for d, k in enumerate(x.shape)))
         elif not red:
@@ -455,12 +535,13 @@ def test_legitimate_kernel_passes_everything(variant, suite):
 
 
 WRONG = {
-    "ignore-noop": ["ReduceSum", "ReduceMax", "ReduceMin"],
-    "keepdims-ignored": ["ReduceSum", "ReduceMax", "ReduceMin"],
-    "negative-axis-dropped": ["ReduceSum", "ReduceMax", "ReduceMin"],
-    "half-accumulator": ["ReduceSum"],
-    "int-via-double": ["ReduceSum"],
-    "empty-axes-noop": ["ReduceSum", "ReduceMax", "ReduceMin"],
+    "ignore-noop": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
+    "keepdims-ignored": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
+    "negative-axis-dropped": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
+    "half-accumulator": ["ReduceSum", "ReduceMean"],
+    "int-via-double": ["ReduceSum", "ReduceMean"],
+    "empty-axes-noop": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
+    "mean-count-last-axis": ["ReduceMean"],
     "nan-dropped": ["ReduceMax", "ReduceMin"],
     "empty-zero": ["ReduceMax", "ReduceMin"],
 }
@@ -489,10 +570,15 @@ def test_half_accumulator_caught_per_half_type(value_cases):
 #: (op, case filter, why onnx.reference 1.23 is wrong).
 REFERENCE_WRONG = {
     "half accumulation": (
-        lambda c: c.op == "ReduceSum" and c.tags["dtype"] in HALF,
-        "onnx.reference sums float16/bfloat16 in the type itself (numpy's sum of a float16 / ml_dtypes bfloat16 "
-        "array): below the float32 accumulation the suite requires for 16-bit floats (module docstring of "
-        "conformance/ops/reduce.py); smallest: a bfloat16 row of 4096 ones and halves sums to 512"),
+        lambda c: c.op in ("ReduceSum", "ReduceMean") and c.tags["dtype"] in HALF,
+        "onnx.reference sums float16/bfloat16 in the type itself (numpy's sum / mean with dtype=T of a float16 "
+        "or ml_dtypes bfloat16 array): below the float32 accumulation the suite requires for 16-bit floats "
+        "(module docstring of conformance/ops/reduce.py); smallest: a bfloat16 row of 4096 ones and halves "
+        "sums to 512"),
+    "64-bit integer mean through float64": (
+        lambda c: c.op == "ReduceMean" and c.tags["dtype"] in ("int64", "uint64") and c.tags["numerics"] == "int-extremes",
+        "onnx.reference's ReduceMean of int64/uint64 is np.mean (float64) cast back: ReduceMean-18(uint64 "
+        "[2^64 - 1], noop) gives 0 and int64 means beyond 2^53 lose their low bits; the exact mean is in range"),
     "axes type unchecked": (
         lambda c: c.expect_error is not None and c.tags.get("error") == "axes-int32",
         "onnx.reference runs ReduceSum-13 (the others at 18) with an int32 axes input; the schema allows "
@@ -519,11 +605,12 @@ def test_onnx_reference(suite):
 #: (case filter, why onnxruntime 1.32 CPU is wrong, outcome).
 ORT_WRONG = {
     "int64 sum through double": (
-        lambda c: c.op == "ReduceSum" and c.tags["dtype"] in ("int64",) and c.tags["numerics"] == "int-extremes",
+        lambda c: c.op in ("ReduceSum", "ReduceMean") and c.tags["dtype"] in ("int64",)
+        and c.tags["numerics"] == "int-extremes",
         "onnxruntime sums int64 through double: ReduceSum-13(int64 [2^53 + 1], keepdims=0) gives 2^53, "
-        "ReduceSum([INT64_MAX, INT64_MIN]) gives 0 (the exact sum -1 is in range)", "fail"),
+        "ReduceSum([INT64_MAX, INT64_MIN]) gives 0 (the exact sum -1 is in range); ReduceMean likewise", "fail"),
     "opset-1 float16 cast insertion": (
-        lambda c: c.op in ("ReduceSum", "ReduceMax", "ReduceMin") and c.opset < 6 and c.tags["dtype"] == "float16",
+        lambda c: c.op.startswith("Reduce") and c.opset < 6 and c.tags["dtype"] == "float16",
         "onnxruntime inserts a Cast to float for float16 ReduceSum and writes Cast's 'to' as an int, which "
         "Cast-1 (opset 1-5) declares a string: 'Mismatched attribute type' (INVALID_GRAPH) on a valid model",
         "error"),

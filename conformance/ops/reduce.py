@@ -54,6 +54,13 @@ Integer results are exact; an integer sum, product or mean outside the type is u
 ("integer overflow where the type wraps") and the integer classes never produce one (the
 oracle refuses it, so a generator bug cannot slip through as a repaired case).
 
+**ReduceMean** is the exact mean (the exact sum over ``n``); "Reduction over an empty set of
+values yields undefined": never generated (the input versions' zero-size pattern always
+gives its axes).  Integer means: the text does not say how a non-integer mean is rounded
+(truncation, floor, to nearest), so the integer classes make every reduced set's sum a
+multiple of its size.  A mean of values near ``fmax`` overflows in a kernel that sums first
+in T and not in one that divides first: order-dependent, never generated.
+
 **NaN.**  ReduceSum: IEEE addition (NaN in, NaN out; ``+inf`` and ``-inf`` together give
 NaN); the sign of a zero sum is not checked (the text does not make the reduction an IEEE
 addition chain; ``-0 + -0`` and ``+0`` differ only in it).  ReduceMax / ReduceMin: "Computes
@@ -236,6 +243,32 @@ def reduce_sum(ctx, data, *axes_in, **attrs) -> np.ndarray:
     return _reduce_oracle(_sum_row)(ctx, data, *axes_in, **attrs)
 
 
+def _mean_row(r):
+    n = r.size
+    if n == 0:
+        raise ValueError("ReduceMean of an empty set is undefined (the text); never generated")
+    if r.dtype == object:
+        total = sum(int(v) for v in r)
+        if total % n:
+            raise ValueError("an integer mean that is not an integer: its rounding is not specified; never generated")
+        return total // n
+    vals = [float(v) for v in r]
+    sp = _specials(vals)
+    if sp is not None:
+        return sp
+    return _to_float(sum((Fraction(v) for v in vals), Fraction(0)) / n)
+
+
+def reduce_mean(ctx, data, *axes_in, **attrs) -> np.ndarray:
+    """ReduceMean: the exact mean of every reduced set (the exact sum over ``n``, correctly
+    rounded to float64; for integers an exact integer).  ``axes_in`` as :func:`reduce_sum`.
+
+    Raises:
+        ValueError: an empty reduced set ("yields undefined"), or an integer mean that is not
+            an integer (the text does not say how it is rounded): data classes never make one."""
+    return _reduce_oracle(_mean_row)(ctx, data, *axes_in, **attrs)
+
+
 def _extreme_row(fn: str, t: str):
     """Row function of ReduceMax (``fn="max"``) or ReduceMin: NaN propagates; the empty set
     gives the text's identity (-inf / +inf for floats, the type's minimum / maximum for
@@ -335,6 +368,34 @@ def sum_tolerance(ctx, inputs, attrs, outputs) -> dict:
                                  variants=(f"bound:any order, accumulator u={acc:g}",))}
 
 
+def mean_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """ReduceMean's tolerance: exact for integers; for floats (``n``, ``A``, ``u``, ``s``,
+    ``u'`` as :func:`sum_tolerance`, ``s'`` the accumulator's smallest subnormal)::
+
+        atol = max over elements of gamma_{n+1}(u') (1 + u) A / n + n s' + 2 s,   rtol = 2.01 u
+
+    Sum then divide (``gamma_{n-1} A/n + u'|S/n|``), sum times ``fl(1/n)`` (one rounding
+    more) and the sum of ``fl(x_i / n)`` (``u' A/n + gamma_{n-1}(1 + u') A/n``) all stay within
+    ``gamma_{n+1}(u') A / n`` (Higham Lemma 3.3); ``n s'`` covers the quotients ``x_i / n`` that
+    underflow.  ``n = 1`` is exact."""
+    t = ctx.out_types["reduced"]
+    if V.kind(t) != V.FLOAT:
+        return {"reduced": Tolerance(0.0, 0.0, exact=True)}
+    u, s, acc = units(t)
+    s_acc = float(V.finfo("float").smallest_subnormal) if t in ("float16", "bfloat16") else s
+    rows = _rows_of(ctx, inputs, attrs)
+    n = rows.shape[-1]
+    if n <= 1:
+        return {"reduced": Tolerance(0.0, 2.01 * u, variants=("exact: a single element",))}
+    with np.errstate(all="ignore"):
+        a = np.abs(np.where(np.isfinite(rows), rows, 0.0)).sum(axis=-1) / n
+    b = _gamma(n + 1, acc) * (1 + u) * a
+    b = np.where(np.isfinite(np.asarray(outputs["reduced"], dtype=np.float64)).reshape(b.shape), b, 0.0)
+    atol = float(b.max()) if b.size else 0.0
+    return {"reduced": Tolerance(atol + n * s_acc + 2 * s, 2.01 * u,
+                                 variants=(f"bound:any order, sum/n, sum*fl(1/n) or sum of x/n, accumulator u={acc:g}",))}
+
+
 # ============================================================================ numerics classes
 
 
@@ -415,7 +476,13 @@ def _ones(rng, ctx, m, n):
     return vals[rng.integers(0, len(vals), size=(m, n))]
 
 
-def _sum_special(rng, ctx, m, n):
+def _mean_special(rng, ctx, m, n):
+    """:func:`_sum_special` without the overflowing rows (a mean of ``0.75 fmax`` values is
+    finite, but a kernel summing first in T overflows: order-dependent, never generated)."""
+    return _sum_special(rng, ctx, m, n, overflow=False)
+
+
+def _sum_special(rng, ctx, m, n, overflow=True):
     """One kind of row each (cycling from a random start): NaN among finite values; ``+inf``;
     ``-inf``; both infinities (NaN); signed zeros only; subnormals only (their sum is exact in
     every order); the smallest normal with subnormals of the other sign; finite values; and
@@ -425,7 +492,8 @@ def _sum_special(rng, ctx, m, n):
     fi = V.finfo(t)
     sub, tiny, fmax = float(fi.smallest_subnormal), float(fi.smallest_normal), float(fi.max)
     rows = V.representable(rng.uniform(-2.0, 2.0, size=(m, n)), t)
-    kinds = ("nan", "pinf", "ninf", "both-inf", "zeros", "subnormal", "tiny", "finite", "overflow")
+    kinds = ("nan", "pinf", "ninf", "both-inf", "zeros", "subnormal", "tiny", "finite") + (("overflow",) if overflow
+                                                                                         else ())
     start = int(rng.integers(len(kinds)))
     for i in range(m):
         kind = kinds[(start + i) % len(kinds)]
@@ -514,7 +582,7 @@ def _sum_ints(rng, ctx, shape, total):
     return _objs(vals, shape)
 
 
-def _sum_int_extremes(rng, ctx, m, n):
+def _sum_int_extremes(rng, ctx, m, n, both_sum=-1):
     """Rows holding one extreme of the type each, with small values whose every partial sum
     stays inside the type: ``max`` with non-positive values, ``min`` with non-negative ones,
     ``max`` and ``min`` together (their sum is -1) with zeros; unsigned: ``max`` with zeros,
@@ -538,7 +606,7 @@ def _sum_int_extremes(rng, ctx, m, n):
         elif kind == "both":
             r[pos[0]] = hi
             if n > 1:
-                r[pos[1]] = lo
+                r[pos[1]] = lo + (both_sum + 1)
         elif kind == "max-k":
             k = int(rng.integers(0, n))
             r[pos[0]] = hi - k
@@ -546,6 +614,41 @@ def _sum_int_extremes(rng, ctx, m, n):
                 r[j] = 1
         rows[i, :] = r
     return rows
+
+
+def _divisible(rows: np.ndarray, t: str) -> np.ndarray:
+    """Integer rows changed so that each row's sum is a multiple of its length (an exact
+    integer mean): the element of largest magnitude moves towards zero by the remainder
+    (positive) or away from the type's minimum by the complement (negative), so no partial
+    sum leaves the type."""
+    m, n = rows.shape
+    for i in range(m):
+        if n == 0:
+            continue
+        r = [int(v) for v in rows[i]]
+        rem = sum(r) % n
+        if rem:
+            j = max(range(n), key=lambda q: abs(r[q]))
+            r[j] = r[j] - rem if r[j] > 0 else r[j] + (n - rem)
+        rows[i, :] = r
+    return rows
+
+
+def _mean_ints(rng, ctx, m, n):
+    """Uniform integers small enough that no partial sum leaves the type, each row's sum a
+    multiple of its length."""
+    lo, hi = _int_bounds(_t(ctx))
+    total = m * n
+    cap = max(1, min(hi // (total + 1) - n, 10**6))
+    rows = _objs(rng.integers(0 if lo == 0 else -cap, cap, size=(m, n), endpoint=True), (m, n))
+    return _divisible(rows, _t(ctx))
+
+
+def _mean_int_extremes(rng, ctx, m, n):
+    """:func:`_sum_int_extremes`'s rows (``max`` and ``min`` together as ``max, min + 1``, sum
+    0), each row's sum made a multiple of its length."""
+    rows = _sum_int_extremes(rng, ctx, m, n, both_sum=0)
+    return _divisible(rows, _t(ctx))
 
 
 # ============================================================================ shape tables
@@ -576,7 +679,7 @@ def reduce_shapes(op: str, empty_since: tuple[tuple[int, int], ...], long: bool 
     inp = axes_input_since(op) or 10**6
     out: list[Shape] = []
 
-    def add(name, tmpl, axes, neg=False, attrs=None, empty=False, dims_=None, numerics=()):
+    def add(name, tmpl, axes, neg=False, attrs=None, empty=False, dims_=None, numerics=(), present=None):
         rank = len(tmpl)
         d = dims_ or {c: dims[rank] for c in tmpl if c.isalpha()}
         ranges = list(empty_since) if empty else [(0, 10**6)]
@@ -593,21 +696,22 @@ def reduce_shapes(op: str, empty_since: tuple[tuple[int, int], ...], long: bool 
             i_lo, i_hi = max(lo, inp), hi
             if i_lo <= i_hi:
                 val = [] if axes is None else list(axes)
+                opt = None if present is None else ((("axes",),) if present else ((),))
                 out.append(Shape(name + "/input", {"data": tmpl, "axes": str(len(val))}, dict(attrs or {}),
-                                 i_lo, i_hi, d, numerics, values={"axes": val}))
+                                 i_lo, i_hi, d, numerics, values={"axes": val}, optional=opt))
 
     # the patterns whose semantics the texts single out come first: the combinations that
     # get fewer cases than there are patterns (integer types) see a window of the list
     add("zero-size/empty-set", "S0K", [1], empty=True)
     add("r3/axes=-1,0", "SMK", [-1, 0], neg=True)
-    add("r3/axes=[]/noop", "SMK", [], attrs={"noop_with_empty_axes": 1})  # input versions only
+    add("r3/axes=[]/noop", "SMK", [], attrs={"noop_with_empty_axes": 1}, present=True)  # input versions only
     add("r3/axes=0,2", "SMK", [0, 2])
     add("zero-size/all", "0K", None, empty=True)
-    add("r2/axes=[]/noop=0", "SM", [], attrs={"noop_with_empty_axes": 0})
+    add("r2/axes=[]/noop=0", "SM", [], attrs={"noop_with_empty_axes": 0}, present=True)
     add("r0", "", None)
-    add("r3/axes=1/noop", "SMK", [1], attrs={"noop_with_empty_axes": 1})
+    add("r3/axes=1/noop", "SMK", [1], attrs={"noop_with_empty_axes": 1}, present=True)
     add("r2/axes=-2", "SM", [-2], neg=True)
-    add("zero-size/kept", "S0K", [0, 2])
+    add("zero-size/kept", "S0K", [0, 2], present=True)  # absent axes would reduce the empty set
     add("r1/axes=0", "S", [0])
     add("r1/axes=-1", "S", [-1], neg=True)
     add("r2/all", "SM", None)
@@ -619,7 +723,7 @@ def reduce_shapes(op: str, empty_since: tuple[tuple[int, int], ...], long: bool 
     add("r4/axes=1,3", "SMKN", [1, 3])
     add("r4/axes=-3", "SMKN", [-3], neg=True)
     add("size1/axes=1", "S1K", [1])
-    add("r0/noop", "", [], attrs={"noop_with_empty_axes": 1})
+    add("r0/noop", "", [], attrs={"noop_with_empty_axes": 1}, present=False)
     if long:
         add("long/2x4096/axes=1", "2L", [1], dims_={"L": (4096, 4096)}, numerics=long_numerics)
         add("long/4096x2/axes=0", "L2", [0], dims_={"L": (4096, 4096)}, numerics=long_numerics)
@@ -699,5 +803,18 @@ def _extreme_entry(op: str, fn) -> Entry:
                         "noop_with_empty_axes", 20: "bool (False < True)"})
 
 
-ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry("ReduceMin", reduce_min))
+def _mean_entry() -> Entry:
+    op = "ReduceMean"
+    inp = axes_input_since(op)
+    shapes = reduce_shapes(op, ())  # "Reduction over an empty set of values yields undefined"
+    return Entry(op, reduce_mean, family="shaped", shapes=shapes, attrs=reduce_attrs(op), tolerance=mean_tolerance,
+                 per_type=sweep(shapes, ints=6), errors=reduce_errors(op),
+                 float_numerics={"wide": _elementwise(_wide), "special": _rowwise(_mean_special),
+                                 "cancel": _rowwise(_cancel), "ones": _rowwise(_ones)},
+                 int_numerics={"int": _rowwise(_mean_ints), "int-extremes": _rowwise(_mean_int_extremes)},
+                 notes={**_AXES_NOTES, 13: "bfloat16", inp: "axes as an optional input; noop_with_empty_axes"})
+
+
+ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry("ReduceMin", reduce_min),
+           _mean_entry())
 register_entries(ENTRIES)
