@@ -31,7 +31,7 @@ from conformance.opspec import op_spec
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["Reshape", "Transpose", "Concat"]
+OPS = ["Reshape", "Transpose", "Concat", "Squeeze"]
 E = {e.op: e for e in S.ENTRIES}
 
 
@@ -156,6 +156,29 @@ def test_concat_oracle_by_loop():
     assert E["Concat"].oracle(_ctx("Concat", 13), np.zeros((0, 2)), np.zeros((0, 3)), axis=1).shape == (0, 5)
 
 
+@pytest.mark.parametrize("shape,axes,want", [
+    ((1, 3, 1, 2), None, (3, 2)), ((0, 1, 3), None, (0, 3)), ((), None, ()), ((1, 1), None, ()),
+    ((1, 3, 1, 1), [0, 2], (3, 1)), ((1, 3, 1, 1), [2, 0], (3, 1)), ((1, 3, 1, 1), [-4, 2], (3, 1)),
+    ((1, 2, 1), [-1, -3], (2,)), ((0, 1, 3), [1], (0, 3)),
+])
+def test_squeeze_oracle(shape, axes, want):
+    """Squeeze keeps the row-major element order and drops exactly the listed size-1 dims."""
+    x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    ax = None if axes is None else np.array(axes, dtype=object)
+    got = E["Squeeze"].oracle(_ctx("Squeeze", 13), x, ax)
+    assert got.shape == want and got.ravel().tolist() == x.ravel().tolist()
+    if axes is None or min(axes) >= 0:
+        assert E["Squeeze"].oracle(_ctx("Squeeze", 1), x, axes=axes).shape == want
+    if axes is not None:
+        assert np.squeeze(x, axis=tuple(axes)).shape == want  # numpy agrees
+
+
+@pytest.mark.parametrize("shape,axes", [((2, 3), [0]), ((0, 1), [0]), ((1, 1), [2]), ((1, 1), [-3]), ((1, 2), [])])
+def test_squeeze_oracle_rejects(shape, axes):
+    with pytest.raises(ValueError):
+        E["Squeeze"].oracle(_ctx("Squeeze", 13), np.zeros(shape), np.array(axes, dtype=object))
+
+
 # ============================================================================ suite
 @pytest.fixture(scope="module")
 def suite():
@@ -216,6 +239,14 @@ def test_trap_patterns_present(value_cases):
         assert any(c.tags.get("zero_size") for c in cases)
         assert any(c.attributes.get("axis", 0) < 0 for c in cases) == (v >= 11)
     assert any(c.op == "Concat" and "axis" not in c.attributes for c in value_cases)
+    for v in (13, 21, 23, 24, 25):  # every axes pattern with its input present, every all-ones one without
+        cases = [c for c in value_cases if c.op == "Squeeze" and c.since_version == v]
+        with_axes = {c.tags["shape"] for c in cases if c.tags["optional_inputs"] == "axes"}
+        without = {c.tags["shape"] for c in cases if c.tags["optional_inputs"] == "none"}
+        assert {n for n, _, a, _ in S._SQUEEZES if a is not None} == with_axes
+        assert {n for n, _, a, _ in S._SQUEEZES if a is None} == without  # omitted axes
+    assert any(c.op == "Squeeze" and c.since_version == 11 and min(c.attributes.get("axes", [0])) < 0
+               for c in value_cases)
     for op in OPS:
         assert any(c.op == op and c.tags["numerics"] == "special" and c.tags["dtype"] == "float" for c in value_cases)
         assert any(c.op == op and c.tags["numerics"] == "int-extremes" and c.tags["dtype"] == "int64"
@@ -233,11 +264,23 @@ def _reference_disagreement(case, res) -> str | None:
 
     * ``no-legacy-kernel``: onnx.reference has no Reshape-1 (shape as an attribute) and
       declines those models cleanly (``unsupported``); not a disagreement on values.
+    * ``squeeze11-mixed-axes``: Squeeze-11 with ``axes=[-4, 2]`` on a rank-4 input;
+      onnx.reference squeezes the axes one at a time (2 first), after which -4 is out of
+      range (``AxisError``); the text normalizes every axis against the input's rank: the
+      oracle is right.
+    * ``v1-negative-axes``: version 1's ``axes`` is a "list of non-negative integers";
+      onnx.reference (and onnxruntime) accept ``axes=[-1]`` and count from the back, as later
+      versions do.  The model is invalid by the text of version 1: the oracle is right.
     * ``concat1-default-axis``: Concat-1's ``axis`` is optional ("Default value is 1");
       onnx.reference requires it ("Attribute 'axis' is expected"): the oracle is right.
     """
     if case.op == "Reshape" and case.since_version == 1 and res.outcome == "unsupported":
         return "no-legacy-kernel"
+    if case.op == "Squeeze" and case.since_version == 11 and res.outcome == "error" and \
+            case.attributes.get("axes") == [-4, 2]:
+        return "squeeze11-mixed-axes"
+    if case.expect_error and case.tags.get("error") == "attr/negative" and case.since_version == 1:
+        return "v1-negative-axes"
     if case.op == "Concat" and case.since_version == 1 and "axis" not in case.attributes and res.outcome == "error":
         return "concat1-default-axis"
     return None
@@ -255,7 +298,7 @@ def test_agreement_with_onnx_reference(suite):
             unexplained.append((c.id, r.outcome, r.message[:200]))
         why[k] += 1
     assert not unexplained, unexplained[:5]
-    assert set(why) == {"no-legacy-kernel", "concat1-default-axis"}, why
+    assert set(why) == {"no-legacy-kernel", "concat1-default-axis", "squeeze11-mixed-axes", "v1-negative-axes"}, why
     assert sum(1 for r in results if r.outcome == "pass") > 0.9 * len(results)
 
 
@@ -348,7 +391,34 @@ def _concat(inputs, attrs, opset, flaw, variant):
     return np.concatenate(xs, axis=axis)
 
 
-KERNELS = {"Reshape": _reshape, "Transpose": _transpose, "Concat": _concat}
+def _axes_of(inputs, attrs, opset, name="axes"):
+    """``axes`` from the attribute (before 13) or the input (13 on); None when omitted."""
+    if opset < 13:
+        return attrs.get(name)
+    return [int(a) for a in inputs[name].tolist()] if name in inputs else None
+
+
+def _squeeze(inputs, attrs, opset, flaw, variant):
+    x = inputs["data"]
+    r = x.ndim
+    axes = _axes_of(inputs, attrs, opset)
+    ones = [i for i, d in enumerate(x.shape) if d == 1]
+    if axes is None or flaw == "axes-ignored":
+        drop = ones
+    else:
+        if opset < 11 and min(axes) < 0 or not axes:
+            raise ValueError("axes")
+        if flaw == "neg-axes-ignored":
+            axes = [a for a in axes if a >= 0]
+        drop = [a + r if a < 0 else a for a in axes]
+        if any(not 0 <= a < r or x.shape[a] != 1 for a in drop):
+            raise ValueError("cannot squeeze")
+    if variant == "loop":
+        return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in drop))
+    return np.squeeze(x, axis=tuple(drop))
+
+
+KERNELS = {"Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze}
 
 
 def _kernel(op, flaw=None, variant="numpy"):
@@ -383,6 +453,8 @@ WRONG = {
     "perm-inverted": ("Transpose", lambda c: "perm" in c.attributes),
     "neg-axis-not-wrapped": ("Concat", lambda c: c.attributes.get("axis", 0) < 0),
     "drop-last-input": ("Concat", lambda c: len(c.inputs) == 3),
+    "neg-axes-ignored": ("Squeeze", lambda c: True),
+    "axes-ignored": ("Squeeze", lambda c: True),
     "through-wide": (None, lambda c: c.tags["dtype"] in ("double", "int64")),
     "arith": (None, lambda c: c.tags["numerics"] == "special"),
 }

@@ -40,10 +40,10 @@ from .entry import Attrs, Entry, Err, Shape
 #: values (float64, object ints, bool, str, complex128).
 
 
-def pattern(name: str, shapes, attrs=None, since: int = 0, until: int = 10**6, values=None) -> Shape:
+def pattern(name: str, shapes, attrs=None, since: int = 0, until: int = 10**6, values=None, **more) -> Shape:
     """A :class:`Shape` of fixed shapes: ``shapes`` maps a formal input to a shape tuple
     (a dimension above 9 becomes a letter drawn in ``[d, d]``); ``values`` fixes structural
-    inputs (their template is their length)."""
+    inputs (their template is their length); ``more``: other :class:`Shape` fields."""
     dims: dict[str, tuple[int, int]] = {}
     letters = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     by_dim: dict[int, str] = {}
@@ -62,7 +62,7 @@ def pattern(name: str, shapes, attrs=None, since: int = 0, until: int = 10**6, v
     inputs = {k: tpl(v) for k, v in shapes.items()}
     for k, v in (values or {}).items():
         inputs.setdefault(k, tpl(np.shape(v)))
-    return Shape(name, inputs, dict(attrs or {}), since, until, dims, values=dict(values or {}))
+    return Shape(name, inputs, dict(attrs or {}), since, until, dims, values=dict(values or {}), **more)
 
 
 #: ``wide`` (log-uniform magnitudes) only where it can tell a kernel apart: double values
@@ -282,5 +282,90 @@ CONCAT = Entry("Concat", concat_oracle, family="shaped", shapes=_concat_shapes()
                notes={4: "axis required", 11: "negative axis; same shape except the axis stated"})
 
 
-ENTRIES = (RESHAPE, TRANSPOSE, CONCAT)
+# ============================================================================ Squeeze
+def squeeze_oracle(ctx, data, axes=None, **_):
+    """Squeeze-1/11/13/21/23/24/25: the size-1 dimensions listed in ``axes`` removed (negative
+    from 11, counted from the back; attribute before 13, optional input from 13); ``axes``
+    omitted removes every size-1 dimension (a zero-size dimension is not size 1).
+
+    Raises:
+        ValueError: a listed dimension is not 1, or an axis is outside ``[-r, r-1]``.
+    """
+    r = data.ndim
+    if axes is None:
+        drop = [i for i, d in enumerate(data.shape) if d == 1]
+    elif np.size(axes) == 0:
+        raise ValueError("an empty axes input: the text does not say whether nothing or every 1 is removed")
+    else:
+        drop = [int(a) + r if int(a) < 0 else int(a) for a in np.asarray(axes, dtype=object).ravel()]
+        if any(not 0 <= a < r or data.shape[a] != 1 for a in drop):
+            raise ValueError(f"cannot squeeze axes {list(axes)} of shape {data.shape}")
+    return np.reshape(data, tuple(d for i, d in enumerate(data.shape) if i not in drop))
+
+
+#: (name, data shape, axes or None (absent), since)
+_SQUEEZES = (
+    ("all-ones/r4", (1, 3, 1, 2), None, 0),
+    ("all-ones/to-scalar", (1, 1), None, 0),
+    ("all-ones/r1-to-scalar", (1,), None, 0),
+    ("all-ones/none-to-remove", (3, 2), None, 0),
+    ("all-ones/r0", (), None, 0),
+    ("all-ones/zero-size", (0, 1, 3), None, 0),  # 0 is not 1: (0, 3)
+    ("axes=0", (1, 3, 2), [0], 0),
+    ("axes=0,2/every-one", (1, 3, 1, 2), [0, 2], 0),
+    ("axes=2", (3, 2, 1), [2], 0),
+    ("axes=0,2/subset", (1, 3, 1, 1), [0, 2], 0),  # the last 1 stays: (3, 1)
+    ("axes=2,0/unsorted", (1, 3, 1, 1), [2, 0], 0),
+    ("axes=1/r5", (2, 1, 2, 1, 3), [1], 0),
+    ("axes=0/to-scalar", (1,), [0], 0),
+    ("axes=1/zero-size", (0, 1, 3), [1], 0),
+    ("axes=-1", (3, 2, 1), [-1], 11),
+    ("axes=-4,2/mixed", (1, 3, 1, 1), [-4, 2], 11),
+    ("axes=-2/subset", (1, 3, 1, 1), [-2], 11),
+    ("axes=-1,-3/r3", (1, 2, 1), [-1, -3], 11),
+)
+
+
+def _squeeze_shapes() -> tuple[Shape, ...]:
+    """Patterns with ``axes`` as the attribute (until 12) or the input's value (from 13,
+    :attr:`Shape.optional`: always present); an ``all-ones`` pattern omits them.  An empty
+    ``axes`` tensor is not generated: the text says what an omitted ``axes`` means, not an
+    empty one (onnxruntime squeezes every 1, onnx.reference none)."""
+    out = []
+    for name, data, axes, since in _SQUEEZES:
+        if axes is None:
+            out.append(pattern(name, {"data": data}, optional=((),)))
+            continue
+        out.append(pattern(f"attr/{name}", {"data": data}, {"axes": axes}, since=since, until=12))
+        out.append(pattern(name, {"data": data}, since=max(since, 13), values={"axes": axes}, optional=(("axes",),)))
+    return tuple(out)
+
+
+def _axes_errors(rules) -> tuple[Err, ...]:
+    """``(tag, data shape, axes, since, until, why)`` -> the attribute form (until 12) and the
+    input form (from 13) of each rule."""
+    out = []
+    for tag, data, axes, since, until, why in rules:
+        if since <= 12:
+            out.append(Err(why, f"attr/{tag}", {"axes": axes}, (data,), since, min(until, 12)))
+        if until >= 13:
+            out.append(Err(why, tag, {}, (data, (len(axes),)), max(since, 13), until, values={"axes": axes}))
+    return tuple(out)
+
+
+SQUEEZE = Entry(
+    "Squeeze", squeeze_oracle, family="shaped", shapes=_squeeze_shapes(), signed_zero=True, numerics_types=_WIDE,
+    errors=_axes_errors((
+        ("not-one", (2, 3), [0], 0, 10**6, "if an axis is selected with shape entry not equal to one, an error is raised"),
+        ("zero-not-one", (0, 1), [0], 0, 10**6, "if an axis is selected with shape entry not equal to one, an error "
+                                                 "is raised (a zero-size dimension)"),
+        ("axis=2/r2", (1, 1), [2], 0, 10**6, "axes outside the rank (accepted range [-r, r-1])"),
+        ("axis=-3/r2", (1, 1), [-3], 11, 10**6, "axes outside the accepted range [-r, r-1]"),
+        ("negative", (3, 1), [-1], 0, 10, "version 1: axes is a list of non-negative integers"),
+    )),
+    notes={11: "negative axes", 13: "axes moves to an optional input"},
+)
+
+
+ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE)
 register_entries(ENTRIES)
