@@ -31,7 +31,7 @@ from conformance.opspec import op_spec
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["Reshape", "Transpose", "Concat", "Squeeze"]
+OPS = ["Reshape", "Transpose", "Concat", "Squeeze", "Unsqueeze"]
 E = {e.op: e for e in S.ENTRIES}
 
 
@@ -179,6 +179,28 @@ def test_squeeze_oracle_rejects(shape, axes):
         E["Squeeze"].oracle(_ctx("Squeeze", 13), np.zeros(shape), np.array(axes, dtype=object))
 
 
+@pytest.mark.parametrize("shape,axes,want", [
+    ((3, 4, 5), [0, 4], (1, 3, 4, 5, 1)),  # the text's example
+    ((2, 3), [2, 0], (1, 2, 1, 3)), ((2, 3), [-1], (2, 3, 1)), ((2, 3), [-2, 1], (2, 1, 1, 3)),
+    ((), [1, 0], (1, 1)), ((0, 3), [1], (0, 1, 3)),
+])
+def test_unsqueeze_oracle(shape, axes, want):
+    """Unsqueeze keeps the element order; axes index the output, in any order."""
+    x = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    got = E["Unsqueeze"].oracle(_ctx("Unsqueeze", 13), x, np.array(axes, dtype=object))
+    assert got.shape == want and got.ravel().tolist() == x.ravel().tolist()
+    n = len(shape) + len(axes)
+    assert np.expand_dims(x, tuple(sorted(a % n for a in axes))).shape == want  # numpy agrees
+    # squeezing the inserted axes gives the input back
+    assert _same(E["Squeeze"].oracle(_ctx("Squeeze", 13), got, np.array(axes, dtype=object)), x)
+
+
+@pytest.mark.parametrize("axes", [[0, 0], [3, -1], [3], [-4]])
+def test_unsqueeze_oracle_rejects(axes):
+    with pytest.raises(ValueError):
+        E["Unsqueeze"].oracle(_ctx("Unsqueeze", 13), np.zeros((2, 3)), np.array(axes, dtype=object))
+
+
 # ============================================================================ suite
 @pytest.fixture(scope="module")
 def suite():
@@ -245,6 +267,9 @@ def test_trap_patterns_present(value_cases):
         without = {c.tags["shape"] for c in cases if c.tags["optional_inputs"] == "none"}
         assert {n for n, _, a, _ in S._SQUEEZES if a is not None} == with_axes
         assert {n for n, _, a, _ in S._SQUEEZES if a is None} == without  # omitted axes
+    for v in (1, 11, 13, 21, 23, 24, 25):  # every Unsqueeze pattern of the version (negative ones from 11)
+        names = {c.tags["shape"].removeprefix("attr/") for c in value_cases if c.op == "Unsqueeze" and c.since_version == v}
+        assert names == {n for n, _, _, since in S._UNSQUEEZES if since <= v}, v
     assert any(c.op == "Squeeze" and c.since_version == 11 and min(c.attributes.get("axes", [0])) < 0
                for c in value_cases)
     for op in OPS:
@@ -271,6 +296,13 @@ def _reference_disagreement(case, res) -> str | None:
     * ``v1-negative-axes``: version 1's ``axes`` is a "list of non-negative integers";
       onnx.reference (and onnxruntime) accept ``axes=[-1]`` and count from the back, as later
       versions do.  The model is invalid by the text of version 1: the oracle is right.
+    * ``unsqueeze-attr-order``: Unsqueeze-1/11 (axes as an attribute) inserts the axes one
+      at a time in the given order: ``axes=[2, 0]`` on ``(2, 3)`` gives ``(1, 2, 3, 1)``
+      instead of ``(1, 2, 1, 3)`` and ``[1, 0]`` on a scalar raises ``AxisError``; the text
+      indexes the output ("as seen in the output tensor"; 11: "the order of values in axes
+      does not matter"): the oracle is right.  Its version-13 kernel sorts first.
+    * ``unsqueeze11-duplicates``: ``axes=[0, 0]`` at 11 is accepted; the text: "It is an
+      error if it contains duplicates".
     * ``concat1-default-axis``: Concat-1's ``axis`` is optional ("Default value is 1");
       onnx.reference requires it ("Attribute 'axis' is expected"): the oracle is right.
     """
@@ -281,6 +313,11 @@ def _reference_disagreement(case, res) -> str | None:
         return "squeeze11-mixed-axes"
     if case.expect_error and case.tags.get("error") == "attr/negative" and case.since_version == 1:
         return "v1-negative-axes"
+    if case.op == "Unsqueeze" and case.since_version < 13 and not case.expect_error and \
+            case.attributes["axes"] in ([2, 0], [1, 0]):
+        return "unsqueeze-attr-order"
+    if case.op == "Unsqueeze" and case.since_version == 11 and case.tags.get("error") == "attr/repeated":
+        return "unsqueeze11-duplicates"
     if case.op == "Concat" and case.since_version == 1 and "axis" not in case.attributes and res.outcome == "error":
         return "concat1-default-axis"
     return None
@@ -298,7 +335,8 @@ def test_agreement_with_onnx_reference(suite):
             unexplained.append((c.id, r.outcome, r.message[:200]))
         why[k] += 1
     assert not unexplained, unexplained[:5]
-    assert set(why) == {"no-legacy-kernel", "concat1-default-axis", "squeeze11-mixed-axes", "v1-negative-axes"}, why
+    assert set(why) == {"no-legacy-kernel", "concat1-default-axis", "squeeze11-mixed-axes", "v1-negative-axes",
+                        "unsqueeze-attr-order", "unsqueeze11-duplicates"}, why
     assert sum(1 for r in results if r.outcome == "pass") > 0.9 * len(results)
 
 
@@ -418,7 +456,30 @@ def _squeeze(inputs, attrs, opset, flaw, variant):
     return np.squeeze(x, axis=tuple(drop))
 
 
-KERNELS = {"Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze}
+def _unsqueeze(inputs, attrs, opset, flaw, variant):
+    x = inputs["data"]
+    axes = _axes_of(inputs, attrs, opset)
+    if axes is None or (opset < 11 and min(axes) < 0):
+        raise ValueError("axes")
+    n = x.ndim + len(axes)
+    wrap = x.ndim if flaw == "neg-axes-by-input-rank" else n
+    pos = [a + wrap if a < 0 else a for a in axes]
+    if len(set(pos)) != len(pos) or any(not 0 <= a < n for a in pos):
+        raise ValueError("axes")
+    if flaw == "given-order":  # insert one at a time, in the given order
+        for a in pos:
+            x = np.expand_dims(x, a)
+        return x
+    if variant == "loop":
+        shape, it = [], iter(x.shape)
+        for i in range(n):
+            shape.append(1 if i in pos else next(it))
+        return x.reshape(shape)
+    return np.expand_dims(x, tuple(sorted(pos)))
+
+
+KERNELS = {"Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
+           "Unsqueeze": _unsqueeze}
 
 
 def _kernel(op, flaw=None, variant="numpy"):
@@ -455,6 +516,8 @@ WRONG = {
     "drop-last-input": ("Concat", lambda c: len(c.inputs) == 3),
     "neg-axes-ignored": ("Squeeze", lambda c: True),
     "axes-ignored": ("Squeeze", lambda c: True),
+    "neg-axes-by-input-rank": ("Unsqueeze", lambda c: True),
+    "given-order": ("Unsqueeze", lambda c: True),
     "through-wide": (None, lambda c: c.tags["dtype"] in ("double", "int64")),
     "arith": (None, lambda c: c.tags["numerics"] == "special"),
 }

@@ -367,5 +367,69 @@ SQUEEZE = Entry(
 )
 
 
-ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE)
+# ============================================================================ Unsqueeze
+def unsqueeze_oracle(ctx, data, axes=None, **_):
+    """Unsqueeze-1/11/13/21/23/24/25: a size-1 dimension inserted at each index of ``axes``
+    "as seen in the output tensor" (output rank = input rank + len(axes); negative from 11,
+    counted from the back of the output; any order).
+
+    Raises:
+        ValueError: an axis outside ``[-out_rank, out_rank-1]`` or a repeated axis.
+    """
+    ax = [int(a) for a in np.asarray(axes, dtype=object).ravel()]
+    n = data.ndim + len(ax)
+    pos = sorted(a + n if a < 0 else a for a in ax)
+    if len(set(pos)) != len(pos) or any(not 0 <= a < n for a in pos):
+        raise ValueError(f"invalid axes {ax} for output rank {n}")
+    it = iter(data.shape)
+    return np.reshape(data, tuple(1 if i in pos else next(it) for i in range(n)))
+
+
+#: (name, data shape, axes, since)
+_UNSQUEEZES = (
+    ("axes=0", (3, 4), [0], 0),
+    ("axes=2/append", (3, 4), [2], 0),
+    ("axes=1/middle", (3, 4), [1], 0),
+    ("axes=0,4/spec-example", (3, 4, 5), [0, 4], 0),
+    ("axes=2,0/unsorted", (2, 3), [2, 0], 0),  # (1, 2, 1, 3): inserting in the given order would differ
+    ("axes=1,2/consecutive", (2, 3), [1, 2], 0),
+    ("axes=0,1,2/r1", (3,), [0, 1, 2], 0),
+    ("axes=0/scalar", (), [0], 0),
+    ("axes=1,0/scalar", (), [1, 0], 0),
+    ("axes=1/zero-size", (0, 3), [1], 0),
+    ("axes=3/r4", (2, 1, 3, 2), [3], 0),
+    ("axes=-1", (2, 3), [-1], 11),  # output rank 3: (2, 3, 1); the input's rank would give (2, 1, 3)
+    ("axes=-3", (2, 3), [-3], 11),
+    ("axes=-1,0", (2, 3), [-1, 0], 11),
+    ("axes=-2,1", (2, 3), [-2, 1], 11),  # output rank 4: -2 is 2
+    ("axes=-1/scalar", (), [-1], 11),
+)
+
+
+def _unsqueeze_shapes() -> tuple[Shape, ...]:
+    out = []
+    for name, data, axes, since in _UNSQUEEZES:
+        out.append(pattern(f"attr/{name}", {"data": data}, {"axes": axes}, since=since, until=12))
+        out.append(pattern(name, {"data": data}, since=max(since, 13), values={"axes": axes}))
+    return tuple(out)
+
+
+UNSQUEEZE = Entry(
+    "Unsqueeze", unsqueeze_oracle, family="shaped", shapes=_unsqueeze_shapes(), signed_zero=True, numerics_types=_WIDE,
+    attrs=(Attrs({"axes": [0]}, until=12, tag="axes-given"),),  # required until 12 (each pattern writes its own)
+    errors=_axes_errors((
+        ("repeated", (2, 3), [0, 0], 11, 10**6, "axes should not contain any duplicate entries: it is an error if "
+                                                 "it contains duplicates"),
+        ("repeated-mixed", (2, 3), [3, -1], 11, 10**6, "duplicates after counting from the back (-1 is 3 for "
+                                                        "output rank 4)"),
+        ("axis=3/r2", (2, 3), [3], 0, 10**6, "each value in axes should be within [-output_rank, output_rank - 1]"),
+        ("axis=-4/r2", (2, 3), [-4], 11, 10**6, "each value in axes should be within [-output_rank, "
+                                                 "output_rank - 1]"),
+        ("negative", (2, 3), [-1], 0, 10, "version 1: axes is a list of non-negative integers"),
+    )) + (Err("attribute axes is required", "attr/axes-missing", {"axes": None}, ((2, 3),), until=12),),
+    notes={11: "negative axes (of the output's rank); duplicates an error", 13: "axes moves to a required input"},
+)
+
+
+ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE)
 register_entries(ENTRIES)
