@@ -431,5 +431,50 @@ UNSQUEEZE = Entry(
 )
 
 
-ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE)
+# ============================================================================ Flatten
+def flatten_oracle(ctx, input, axis=1, **_):
+    """Flatten-1/9/11/13/21/23/24/25: ``(d_0 X ... X d_(axis-1), d_axis X ... X d_n)``, axis in
+    ``[0, r]`` (negative from 11: ``[-r, r]``, counted from the back); empty products are 1.
+
+    Raises:
+        ValueError: ``axis`` outside the range.
+    """
+    r = input.ndim
+    a = int(axis)
+    if not -r <= a <= r:
+        raise ValueError(f"axis {a} outside [-{r}, {r}]")
+    a = a + r if a < 0 else a
+    outer = int(np.prod(input.shape[:a], dtype=np.int64))
+    return np.reshape(input, (outer, int(np.prod(input.shape[a:], dtype=np.int64))))
+
+
+_FDIMS = {0: (), 1: (5,), 2: (2, 3), 3: (2, 3, 4), 4: (2, 3, 4, 5)}
+
+
+def _flatten_shapes() -> tuple[Shape, ...]:
+    out = []
+    for r, dims in _FDIMS.items():
+        if r >= 1:
+            out.append(pattern(f"r{r}/axis=default", {"input": dims}))
+        out += [pattern(f"r{r}/axis={a}", {"input": dims}, {"axis": a}) for a in range(0, r + 1)]
+        out += [pattern(f"r{r}/axis={a}", {"input": dims}, {"axis": a}, since=11) for a in range(-r, 0)]
+    out.append(pattern("r5/axis=3", {"input": (2, 1, 3, 2, 2)}, {"axis": 3}))
+    out.append(pattern("zero-size/axis=default", {"input": (2, 0, 3)}))
+    out += [pattern(f"zero-size/axis={a}", {"input": (2, 0, 3)}, {"axis": a}) for a in range(0, 4)]
+    out.append(pattern("zero-size/axis=-1", {"input": (2, 0, 3)}, {"axis": -1}, since=11))
+    return tuple(out)
+
+
+FLATTEN = Entry(
+    "Flatten", flatten_oracle, family="shaped", shapes=_flatten_shapes(), signed_zero=True, numerics_types=_WIDE,
+    errors=(Err("axis must be in [0, R] (rank R)", "axis=3/r2", {"axis": 3}, ((2, 3),)),
+            Err("axis must be in [0, R] (negative values arrive at 11)", "axis=-1/r2", {"axis": -1}, ((2, 3),),
+                until=10),
+            Err("axis must be in [-r, r]", "axis=-3/r2", {"axis": -3}, ((2, 3),), since=11),
+            Err("a tensor of rank >= axis (the default axis 1 on a scalar)", "r0/axis=default", {}, ((),))),
+    notes={9: "every type", 11: "negative axis ([-r, r])"},
+)
+
+
+ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE, FLATTEN)
 register_entries(ENTRIES)
