@@ -29,7 +29,8 @@ from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "OneHot", "NonZero", "Compress")
+OPS = ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "OneHot", "NonZero", "Compress",
+       "Unique")
 E = {e.op: e for e in ix.ENTRIES}
 
 
@@ -422,6 +423,49 @@ def test_compress_oracle_matches_a_loop(seed):
             assert np.array_equal(got, _compress_loop(x, cond, axis))
 
 
+# ============================================================================ Unique: oracle
+@pytest.mark.parametrize("x,axis,srt,want", [
+    ([2, 1, 1, 3, 4, 3], None, 0, ([2, 1, 3, 4], [0, 1, 3, 4], [0, 1, 1, 2, 3, 2], [1, 2, 2, 1])),
+    ([[1, 3], [2, 3]], None, 1, ([1, 2, 3], [0, 2, 1], [0, 2, 1, 2], [1, 1, 2])),
+    ([[1, 0, 0], [1, 0, 0], [2, 3, 4]], 0, 1, ([[1, 0, 0], [2, 3, 4]], [0, 2], [0, 0, 1], [2, 1])),
+    ([[[1, 1], [0, 1], [2, 1], [0, 1]], [[1, 1], [0, 1], [2, 1], [0, 1]]], 1, 1,
+     ([[[0, 1], [1, 1], [2, 1]], [[0, 1], [1, 1], [2, 1]]], [1, 0, 2], [1, 0, 2, 0], [2, 1, 1])),
+])
+def test_unique_oracle_reproduces_the_text_examples(x, axis, srt, want):
+    got = E["Unique"].oracle(_ctx("Unique", 11), np.asarray(x, dtype=np.float64), axis=axis, sorted=srt)
+    assert [np.asarray(g).tolist() for g in got] == list(want)
+
+
+def _unique_numpy(x, axis, srt):
+    """numpy.unique (sorted, first indices, inverse, counts), reordered by first occurrence for
+    sorted=0 (an implementation independent of the oracle's dictionary)."""
+    flat = axis is None
+    a = x.reshape(-1) if flat else x
+    ax = 0 if flat else axis % x.ndim
+    y, first, inv, cnt = np.unique(a, return_index=True, return_inverse=True, return_counts=True,
+                                   axis=None if flat else ax)
+    inv = inv.reshape(-1)
+    if not srt:
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        y, first, cnt, inv = np.take(y, order, axis=ax), first[order], cnt[order], rank[inv]
+    return y, first, inv, cnt
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_unique_oracle_matches_numpy_unique(seed):
+    rng = np.random.default_rng(seed)
+    for r in range(1, 4):
+        shape = tuple(int(d) for d in rng.integers(1, 5, size=r))
+        x = rng.integers(0, 3, size=shape).astype(np.float64)
+        for axis in [None] + list(range(-r, r)):
+            for srt in (0, 1):
+                got = E["Unique"].oracle(_ctx("Unique", 11), x, axis=axis, sorted=srt)
+                want = _unique_numpy(x, axis, srt)
+                assert all(np.array_equal(np.asarray(g).astype(w.dtype), w) for g, w in zip(got, want)), (axis, srt)
+
+
 # ============================================================================ kernels
 def _axis(attrs, rank, default=0, lo=None, hi=None):
     """The ``axis`` attribute, checked against [-r, r-1] (or [lo, hi])."""
@@ -576,8 +620,53 @@ def k_compress(ins, attrs, outs, opset, flaw=None):
     return {outs[0]: _compress_loop(x, cond, axis)}
 
 
+def _unique_python(x, axis, srt):
+    """Unique by sorting (key, first position) pairs: for object arrays (strings), which
+    numpy.unique cannot take with an axis."""
+    flat = axis is None
+    ax = 0 if flat else axis % x.ndim
+    items = list(x.reshape(-1)) if flat else [np.take(x, i, axis=ax) for i in range(x.shape[ax])]
+    keys = [tuple(np.asarray(it).reshape(-1).tolist()) for it in items]
+    firsts = {}
+    for i, k in enumerate(keys):
+        firsts.setdefault(k, i)
+    order = sorted(firsts) if srt else sorted(firsts, key=firsts.get)
+    where = {k: j for j, k in enumerate(order)}
+    if flat:
+        y = np.array([items[firsts[k]] for k in order], dtype=x.dtype).reshape(len(order))
+    else:
+        y = np.take(x, np.array([firsts[k] for k in order], dtype=np.int64), axis=ax)
+    return (y, np.array([firsts[k] for k in order], np.int64), np.array([where[k] for k in keys], np.int64),
+            np.array([keys.count(k) for k in order], np.int64))
+
+
+def k_unique(ins, attrs, outs, opset, flaw=None):
+    x = ins["X"]
+    srt = attrs.get("sorted", 1)
+    if srt not in (0, 1):
+        raise ValueError("sorted must be 0 or 1")
+    axis = attrs.get("axis")
+    if axis is not None:
+        axis = _axis(attrs, x.ndim)
+    if flaw == "axis-ignored":
+        axis = None
+    if flaw == "sorted0-returns-sorted":
+        srt = 1
+    if x.dtype == object or x.dtype.kind == "c" or x.ndim == 0 or x.size == 0:
+        y, first, inv, cnt = _unique_python(x, axis, srt)
+    else:
+        y, first, inv, cnt = _unique_numpy(x, axis, srt)
+    if flaw == "indices-last-occurrence":
+        flat = x.reshape(-1) if axis is None else None
+        keys = [v for v in flat.tolist()] if flat is not None else \
+            [tuple(np.take(x, i, axis=axis % x.ndim).reshape(-1).tolist()) for i in range(x.shape[axis % x.ndim])]
+        first = np.array([max(i for i, k in enumerate(keys) if k == keys[f]) for f in first], np.int64)
+    res = dict(zip(("Y", "indices", "inverse_indices", "counts"), (y, first, inv, cnt)))
+    return {o: res[o] for o in outs}
+
+
 KERNELS = {"Gather": k_gather, "GatherElements": k_gather_elements, "GatherND": k_gather_nd,
-           "ScatterElements": k_scatter_elements, "ScatterND": k_scatter_nd, "OneHot": k_one_hot, "NonZero": k_non_zero, "Compress": k_compress}
+           "ScatterElements": k_scatter_elements, "ScatterND": k_scatter_nd, "OneHot": k_one_hot, "NonZero": k_non_zero, "Compress": k_compress, "Unique": k_unique}
 
 
 def _backend(flaw=None, op=None):
@@ -632,6 +721,9 @@ WRONG = {
     "flatten-always": ("Compress", lambda c: "axis" in c.attributes),
     "short-condition-keeps-rest": ("Compress", lambda c: "shorter" in c.tags["shape"]),
     "wrong-axis/Compress": ("Compress", lambda c: c.attributes.get("axis", 0) not in (0, -len(c.inputs[0].shape))),
+    "sorted0-returns-sorted": ("Unique", lambda c: c.attributes.get("sorted", 1) == 0),
+    "indices-last-occurrence": ("Unique", lambda c: "indices" in c.tags["outputs"].split(",")),
+    "axis-ignored": ("Unique", lambda c: "axis" in c.attributes),
 }
 
 
@@ -681,9 +773,25 @@ def _reference_disagreement(case, res) -> str | None:
     * contested models (rank-0 indices, which onnx's shape inference rejects) refused: fine.
     * Compress ``input-rank0``: a scalar input runs (flattened); the text: "Tensor of rank
       r >= 1" (onnxruntime rejects it from 11, accepts it at 9).
+    * Unique ``sorted0``: with ``sorted=0`` onnx.reference returns numpy's sorted Y when Y is
+      the only output (smallest: X = [2, 1], Y [1, 2] instead of [2, 1]), and otherwise
+      rebuilds Y with ``np.take(x, indices, axis=0)`` on the *unflattened* input (wrong rows,
+      IndexError, or a wrong shape for rank >= 2 without an axis and for an axis other than 0;
+      TypeError for rank 0 and empty inputs).  onnxruntime passes those cases.
+    * Unique ``object-axis``: numpy.unique cannot take an axis on an object (string) array:
+      TypeError (onnxruntime passes).
+    * Unique ``sorted-unchecked``: ``sorted=2`` ("Must be one of 0, or 1") runs (onnxruntime
+      too).
     """
     if case.expect_error and case.tags.get("error") == "data-rank0" and case.op == "Gather":
         return "gather-data-rank0"
+    if case.op == "Unique":
+        if case.expect_error and case.tags.get("error") == "sorted=2":
+            return "unique-sorted-unchecked"
+        if not case.expect_error and case.attributes.get("sorted", 1) == 0:
+            return "unique-sorted0"
+        if not case.expect_error and case.tags["dtype"] == "string" and "axis" in case.attributes:
+            return "unique-object-axis"
     if case.op == "Compress" and case.expect_error and case.tags.get("error") == "input-rank0":
         return "compress-input-rank0"
     if case.op == "OneHot":
@@ -729,7 +837,8 @@ def test_agreement_with_onnx_reference(suite):
     assert set(why) == {"gather-data-rank0", "gather-elements-out-of-range-wraps", "gather-elements-negative-axis",
                         "gather-elements-smaller-dims", "scatter-reduction-value-unchecked",
                         "scatter-elements-indices-rank", "one-hot-axis-unchecked", "one-hot-depth-rank1",
-                        "one-hot-values-arithmetic", "contested", "compress-input-rank0"}, why  # not stale
+                        "one-hot-values-arithmetic", "contested", "compress-input-rank0", "unique-sorted0",
+                        "unique-object-axis", "unique-sorted-unchecked"}, why  # not stale
 
 
 # ============================================================================ coverage
@@ -888,3 +997,26 @@ def test_compress_axes_and_conditions(suite):
         assert any(_input(c, "condition").size and not _input(c, "condition").any() for c in mine)
         assert any(_input(c, "condition").size == 0 for c in mine)
         assert any(0 in c.inputs[0].shape for c in mine)
+
+
+def test_unique_attributes_outputs_and_duplicates(suite):
+    """Both versions: every optional-output set, sorted 0 and 1 with the axis absent and given
+    (negative included), duplicates in every non-trivial input, no NaN and no -0.0, complex
+    only with sorted=0, rank 0 and zero-size inputs."""
+    cases = _values(suite, "Unique")
+    for v in (11, 28):
+        mine = [c for c in cases if c.since_version == v]
+        assert len({c.tags["outputs"] for c in mine}) == 8
+        assert {(c.attributes.get("sorted", 1), "axis" in c.attributes) for c in mine} == \
+            {(0, False), (0, True), (1, False), (1, True)}
+        assert any(c.attributes.get("axis", 0) < 0 for c in mine)
+        assert any(c.inputs[0].shape == () for c in mine) and any(0 in c.inputs[0].shape for c in mine)
+    for c in cases:
+        x = _input(c, "X")
+        if x.size >= 2 and c.tags["dtype"] != "bool":
+            assert c.datasets[0].outputs["Y"].size < x.size or "axis" in c.attributes, c.id
+        if x.dtype.kind == "f":
+            xf = x.astype(np.float64)
+            assert not np.isnan(xf).any() and not ((xf == 0) & np.signbit(xf)).any()
+        if x.dtype.kind == "c":
+            assert c.attributes.get("sorted", 1) == 0

@@ -23,6 +23,7 @@ The operators, one section each below, document their own decisions.
 
 from __future__ import annotations
 
+from builtins import sorted as builtins_sorted
 from functools import lru_cache
 
 import numpy as np
@@ -1012,5 +1013,150 @@ COMPRESS = Entry(
 )
 
 
-ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND, ONE_HOT, NON_ZERO, COMPRESS)
+# ============================================================================= Unique
+def _key(v):
+    """A hashable, comparable key of one exact element (``-0.0`` and ``+0.0`` are one key, as
+    they compare equal)."""
+    return v + 0.0 if isinstance(v, float) else v
+
+
+def unique(ctx, X, axis=None, sorted=1):
+    """Unique (11, 28): the distinct elements of the flattened input (``axis`` absent) or the
+    distinct subtensors along ``axis``, in ascending order (``sorted=1``; subtensors compared
+    lexicographically in row-major order, as numpy.unique, which the text cites, and its
+    example 4) or in the order of first occurrence (``sorted=0``); ``indices`` the first
+    occurrence of each in X, ``inverse_indices`` for each element (subtensor) of X its
+    position in Y, ``counts`` the occurrences.  The cases hold no NaN (its equality is not
+    specified) and no -0.0 (which of -0.0 and +0.0 would represent the pair is not), and
+    complex inputs only with ``sorted=0`` (complex numbers have no ascending order)."""
+    x = np.asarray(X)
+    if axis is None:
+        items = list(x.reshape(-1))
+        keys = [_key(v) for v in x.reshape(-1).tolist()]
+    else:
+        ax = _norm_axis(axis, x.ndim)
+        moved = np.moveaxis(x, ax, 0)
+        items = [moved[i] for i in range(moved.shape[0])]
+        keys = [tuple(_key(v) for v in np.asarray(it).reshape(-1).tolist()) for it in items]
+    first: dict = {}
+    count: dict = {}
+    order: list = []
+    for i, k in enumerate(keys):
+        if k not in first:
+            first[k] = i
+            order.append(k)
+        count[k] = count.get(k, 0) + 1
+    if sorted:
+        order = builtins_sorted(order)
+    pos = {k: j for j, k in enumerate(order)}
+    if axis is None:
+        y = np.array([items[first[k]] for k in order], dtype=x.dtype).reshape(len(order))
+    else:
+        rest = x.shape[:ax] + x.shape[ax + 1:]
+        stacked = np.array([items[first[k]] for k in order], dtype=x.dtype).reshape((len(order),) + rest)
+        y = np.moveaxis(stacked, 0, ax)
+    return (y, _ints(np.array([first[k] for k in order], dtype=np.int64)),
+            _ints(np.array([pos[k] for k in keys], dtype=np.int64)),
+            _ints(np.array([count[k] for k in order], dtype=np.int64)))
+
+
+def _pool_values(rng, t: str, cls: str, n: int) -> np.ndarray:
+    """``n`` distinct-ish values of type ``t`` for class ``cls`` (the pool duplicates are drawn
+    from): no NaN, no -0.0."""
+    k = V.kind(t)
+    if k == V.FLOAT:
+        if cls == "special":
+            vals = [v for v in V.float_specials(t, nan=False) if not (v == 0 and np.signbit(v))]
+            out = np.array([vals[int(i)] for i in rng.integers(0, len(vals), size=n)])
+        else:
+            out = V.sample_float(rng, (n,), t, REALS, "wide" if cls == "wide" else "normal")
+        return out + 0.0
+    if k == V.INT:
+        if cls == "int-extremes":
+            info = V.iinfo(t)
+            vals = sorted({int(info.min), int(info.min) + 1, int(info.max), int(info.max) - 1, 0})
+            return _ints([vals[int(i)] for i in rng.integers(0, len(vals), size=n)], (n,))
+        return V.sample_int(rng, (n,), t)
+    if k == V.BOOL:
+        return V.sample_bool(rng, (n,))
+    if k == V.STRING:
+        return V.sample_string(rng, (n,))
+    return V.sample_complex(rng, (n,), t)
+
+
+def _unique_class(cls: str):
+    """Class ``cls`` of Unique: elements (or subtensors along ``axis``) drawn from a small pool
+    of the class's values, so that most repeat (at least one duplicate where the size allows),
+    subtensors of the pool sharing leading elements (lexicographic ties broken later)."""
+
+    def fn(rng, ctx, shapes):
+        t = ctx.types["X"]
+        shape = shapes[0]
+        axis = ctx.attrs.get("axis")
+        if axis is None:
+            n = int(np.prod(shape, dtype=np.int64))
+            pool = _pool_values(rng, t, cls, max(1, (n + 1) // 2))
+            pick = rng.integers(0, len(pool), size=n)
+            if n >= 2:
+                pick[int(rng.integers(1, n))] = pick[0]
+            return [pool[pick].reshape(shape)]
+        ax = _norm_axis(axis, len(shape))
+        n = shape[ax]
+        rest = shape[:ax] + shape[ax + 1:]
+        m = int(np.prod(rest, dtype=np.int64))
+        elems = _pool_values(rng, t, cls, 3)
+        subs = [elems[rng.integers(0, len(elems), size=m)] for _ in range(max(1, (n + 1) // 2))]
+        pick = rng.integers(0, len(subs), size=n)
+        if n >= 2:
+            pick[int(rng.integers(1, n))] = pick[0]
+        stacked = np.array([subs[i] for i in pick], dtype=elems.dtype).reshape((n,) + rest)
+        return [np.moveaxis(stacked, 0, ax)]
+
+    fn.__name__ = f"unique_{cls}"
+    return fn
+
+
+def _unique_shapes() -> tuple[Shape, ...]:
+    def sh(name, x, axis=None, **kw):
+        return Shape(name, {"X": x}, {} if axis is None else {"axis": axis}, **kw)
+
+    return (
+        sh("flat/r0", ""),
+        sh("flat/r1", "N", dims={"N": (4, 12)}),
+        sh("flat/r2", "NM"),
+        sh("flat/r3", "NMK"),
+        sh("flat/zero-size", "N0"),
+        sh("r1/axis=0", "N", 0, dims={"N": (4, 12)}),
+        sh("r2/axis=0", "NM", 0, dims={"N": (3, 6), "M": (1, 3)}),
+        sh("r2/axis=1", "NM", 1, dims={"N": (1, 3), "M": (3, 6)}),
+        sh("r2/axis=-1", "NM", -1, dims={"N": (1, 3), "M": (3, 6)}),
+        sh("r2/axis=-2", "NM", -2, dims={"N": (3, 6), "M": (1, 3)}),
+        sh("r3/axis=1", "NMK", 1, dims={"N": (1, 2), "M": (3, 6), "K": (1, 2)}),
+        sh("r3/axis=-1", "NMK", -1, dims={"N": (1, 2), "M": (1, 2), "K": (3, 6)}),
+        sh("r4/axis=2", "NMKL", 2, dims={"N": (1, 2), "M": (1, 2), "K": (3, 5), "L": (1, 2)}),
+        sh("zero-size/axis=0", "0M", 0),
+    )
+
+
+def _unique_rule(version, numerics, attrs, optional) -> bool:
+    """Complex numbers have no ascending order: complex inputs only with sorted=0."""
+    return numerics != "complex" or attrs.get("sorted", 1) == 0
+
+
+UNIQUE = Entry(
+    "Unique", unique, family="shaped", shapes=_unique_shapes(), signed_zero=True,
+    attrs=(Attrs({"sorted": 0}, tag="sorted=0"),),
+    float_numerics={n: _unique_class(n) for n in ("normal", "wide", "special", "complex")},
+    int_numerics={n: _unique_class(n) for n in ("int", "int-extremes")},
+    string_numerics={"string": _unique_class("string")},
+    numerics_types={"complex": _COMPLEX}, numerics_rule=_unique_rule, per_type=3,
+    notes={28: "bfloat16"},
+    errors=_axis_errors((3, 2), (), what="X", values={"X": [[1.0, 2.0], [1.0, 2.0], [0.0, 1.0]]}) + (
+        Err("sorted 'Must be one of 0, or 1'", "sorted=2", {"sorted": 2}, ((4,),), values={"X": [1.0, 2.0, 1.0, 3.0]}),
+    ),
+)
+
+
+ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND, ONE_HOT, NON_ZERO, COMPRESS,
+                  UNIQUE)
 register_entries(ENTRIES)
