@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import math
 from collections import Counter
 from fractions import Fraction
@@ -31,7 +32,7 @@ from conformance.reference import linalg as ref
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["MatMul", "Gemm", "MatMulInteger"]
+OPS = ["MatMul", "Gemm", "MatMulInteger", "Det"]
 E = {e.op: e for e in linalg.ENTRIES}
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -190,6 +191,70 @@ def test_matmul_integer_oracle_is_the_formula():
         for ins, outs in t.data_sets:
             ex = [V.to_exact(x, V.name_of(onnx.helper.np_dtype_to_tensor_dtype(x.dtype))) for x in ins]
             assert E["MatMulInteger"].oracle(None, *ex).tolist() == outs[0].tolist(), t.name
+
+
+def _leibniz(m) -> Fraction:
+    n = len(m)
+    total = Fraction(0)
+    for p in itertools.permutations(range(n)):
+        inv = sum(1 for i in range(n) for j in range(i + 1, n) if p[i] > p[j])
+        term = Fraction(-1 if inv % 2 else 1)
+        for i in range(n):
+            term *= Fraction(m[i][p[i]])
+        total += term
+    return total
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (3, 2, 2), (2, 2, 3, 3), (0, 3, 3)])
+def test_det_oracle_is_the_leibniz_formula(shape):
+    rng = np.random.default_rng(5)
+    for x in (V.representable(rng.normal(size=shape) * 2.0 ** rng.integers(-40, 40, size=shape), "double"),
+              rng.integers(-3, 4, size=shape).astype(np.float64)):
+        got = E["Det"].oracle(None, x)
+        assert got.shape == shape[:-2]
+        for idx in np.ndindex(*shape[:-2]):
+            assert got[idx] == float(_leibniz(x[idx].tolist()))
+    # singular integer matrices: exactly 0; permutation matrices: the sign of the permutation
+    assert E["Det"].oracle(None, np.array([[1.0, 2.0], [2.0, 4.0]])) == 0.0
+    assert E["Det"].oracle(None, np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])) == -1.0
+
+
+def test_det_oracle_reproduces_the_node_tests():
+    import onnx.backend.test.case.node as N
+
+    importlib.import_module("onnx.backend.test.case.node.det")
+    tests = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == "Det"]
+    assert len(tests) >= 2
+    for t in tests:
+        for ins, outs in t.data_sets:
+            got = E["Det"].oracle(None, ins[0].astype(np.float64))
+            want = np.asarray(outs[0]).astype(np.float64)
+            assert got.shape == want.shape and np.allclose(got, want, rtol=1e-6), t.name
+
+
+def test_det_bound_holds_for_the_usual_algorithms():
+    """LU with partial pivoting (our loop, LAPACK through numpy in float32 and float64: the
+    latter takes the product in the log domain), Laplace expansion, all within the bound on
+    random, column-scaled, singular and ill-conditioned matrices; an LU in float16 is not."""
+    rng = np.random.default_rng(6)
+    worst = {}
+    for m in range(1, 6):
+        for trial in range(30):
+            x = rng.uniform(-2, 2, size=(m, m))
+            if trial % 3 == 1 and m > 1:
+                x = x * 2.0 ** rng.integers(-30, 31, size=(1, m))
+            if trial % 3 == 2 and m > 2:
+                x[-1] = x[0] + x[1] + 2.0 ** -12 * rng.uniform(-1, 1, size=m)
+            x = V.representable(x, "float")
+            exact = ref.det(x)
+            b = ref.det_bound(x, ref.U32, ref.S32)
+            for name, got in (("lu32", _lu_det(x, np.float32)), ("numpy32", np.linalg.det(x.astype(np.float32))),
+                              ("laplace32", _laplace_det(x.astype(np.float32))),
+                              ("numpy64", np.linalg.det(x))):
+                err = abs(float(got) - float(exact))
+                worst[name] = max(worst.get(name, 0.0), err / float(b))
+                assert err <= b, (name, m, trial, err, b)
+    assert 0 < max(worst.values()) < 1, worst
 
 
 def test_numpy_float16_matmul_accumulates_in_float32():
@@ -393,6 +458,64 @@ def matmul_integer_kernel(flaw=None):
     return kernel
 
 
+def _lu_det(x, acc, flaw=None):
+    """Determinant of one matrix by Gaussian elimination with partial pivoting in ``acc``."""
+    a = np.array(x, dtype=acc)
+    m = a.shape[-1]
+    sign = acc(1)
+    det = acc(1)
+    for k in range(m):
+        p = k + int(np.argmax(np.abs(a[k:, k])))
+        if p != k:
+            a[[k, p]] = a[[p, k]]
+            if flaw != "drop-swap-sign":
+                sign = -sign
+        det = acc(det * a[k, k])
+        if a[k, k] != 0:
+            a[k + 1:, k:] = (a[k + 1:, k:] - np.outer(a[k + 1:, k] / a[k, k], a[k, k:]).astype(acc)).astype(acc)
+    return acc(sign * det)
+
+
+def _laplace_det(x):
+    """Cofactor expansion along the first row, in x's dtype."""
+    m = x.shape[-1]
+    if m == 1:
+        return x[0, 0]
+    total = x.dtype.type(0)
+    for j in range(m):
+        minor = np.delete(x[1:], j, axis=1)
+        total = x.dtype.type(total + (-1) ** j * x[0, j] * _laplace_det(minor))
+    return total
+
+
+def det_kernel(algo="lu", flaw=None):
+    """A numpy Det: per matrix, ``lu`` (partial pivoting) or ``laplace`` in at least float32
+    (float64 for double), ``numpy`` (numpy.linalg.det in float64); ``flaw`` injects one error."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["X"]
+        if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+            raise ValueError("Det: [*, M, M]")
+        dt = x.dtype
+        acc = np.float64 if dt == np.float64 else np.float32
+        if flaw == "f16-lu":
+            acc = np.float16
+        flat = x.reshape(-1, x.shape[-1], x.shape[-1])
+        out = np.empty(flat.shape[0], dtype=np.float64)
+        for i, mtx in enumerate(flat):
+            if flaw == "diagonal-product":
+                out[i] = np.prod(mtx.astype(np.float64).diagonal())
+            elif algo == "numpy":
+                out[i] = np.linalg.det(mtx.astype(np.float64))
+            elif algo == "laplace":
+                out[i] = _laplace_det(mtx.astype(acc))
+            else:
+                out[i] = _lu_det(mtx.astype(acc), acc, flaw)
+        return {outputs[0]: out.reshape(x.shape[:-2]).astype(dt)}
+
+    return kernel
+
+
 def _backend(kernels, name, check=True):
     return KernelBackend(kernels, name=name, check=check)
 
@@ -426,7 +549,7 @@ def test_error_cases_are_rejected_by_the_checker(suite):
     assert {c.tags["error"] for c in cases if c.op == "MatMul"} == {"inner-mismatch", "1d-mismatch", "batch-mismatch",
                                                                     "scalar"}
     results = run_cases(cases, _backend({"MatMul": matmul_kernel(), "Gemm": gemm_kernel(),
-                                         "MatMulInteger": matmul_integer_kernel()}, "legit"))
+                                         "MatMulInteger": matmul_integer_kernel(), "Det": det_kernel()}, "legit"))
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
                                                         if r.outcome != "pass"]
 
@@ -487,6 +610,30 @@ def test_wrong_matmul_integer_kernels_are_caught(flaw, value_cases):
         assert any(r.outcome == "fail" and c.tags["shape"].startswith("M=K") for c, r in zip(cases, results))
 
 
+@pytest.mark.parametrize("algo", ["lu", "laplace", "numpy"])
+def test_legitimate_det_kernels_pass_everything(algo, value_cases):
+    cases = [c for c in value_cases if c.op == "Det"]
+    results = run_cases(cases, _backend({"Det": det_kernel(algo)}, algo))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG_DET = {
+    "drop-swap-sign": lambda c: True,
+    "diagonal-product": lambda c: True,
+    "f16-lu": lambda c: c.tags["dtype"] == "float16",
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_DET))
+def test_wrong_det_kernels_are_caught(flaw, value_cases):
+    cases = [c for c in value_cases if c.op == "Det" and WRONG_DET[flaw](c)]
+    assert cases
+    results = run_cases(cases, _backend({"Det": det_kernel(flaw=flaw)}, flaw, check=False))
+    n = Counter(r.outcome for r in results)
+    assert n["fail"] >= 2, n
+
+
 @pytest.mark.parametrize("flaw", sorted(WRONG_MATMUL))
 def test_wrong_matmul_kernels_are_caught(flaw, value_cases):
     keep, least = WRONG_MATMUL[flaw]
@@ -513,6 +660,9 @@ def _reference_disagreement(case, res) -> str | None:
       M != K, wrong values when M == K.  The text: "If the input is 2D of shape [M, K] then
       zero point tensor may be an M element vector [zp_1, zp_2, ..., zp_M]" (per row).
     * ``mmi-no-type-check``: a zero point of another type than its matrix is accepted.
+    * ``det-float16``: Det raises for float16 (numpy.linalg.det does not take float16).
+    * ``det-bfloat16-dtype``: Det-22 returns float64 for bfloat16 input (the result of
+      numpy.linalg.det on the upcast input is not cast back to T).
     * ``gemm6-beta-ignored``: Gemm-6 with ``broadcast=0`` computes ``alpha A'B'`` and adds C
       *unscaled* (``res + c``: beta is dropped), and returns float32 for float16 inputs (the
       sum is not cast back): wrong values for every beta != 1, a wrong dtype for float16.
@@ -530,6 +680,12 @@ def _reference_disagreement(case, res) -> str | None:
         if "a_zero_point" in case.tags["optional_inputs"] and _feeds(case)["a_zero_point"].size > 1 and \
                 _feeds(case)["a_zero_point"].ndim == 1:
             return "mmi-per-row-zero-point"
+        return None
+    if case.op == "Det" and not case.expect_error:
+        if case.tags["dtype"] == "float16" and res.outcome == "error":
+            return "det-float16"
+        if case.tags["dtype"] == "bfloat16" and "dtype" in res.message:
+            return "det-bfloat16-dtype"
         return None
     if case.op != "Gemm":
         return None
@@ -557,7 +713,8 @@ def test_agreement_with_onnx_reference(suite):
         why[k] += 1
     assert not unexplained, unexplained[:5]
     assert set(why) == {"matmul-scalar", "gemm-1-missing", "gemm6-beta-ignored", "gemm-int-through-double",
-                        "gemm-no-validation", "mmi-per-row-zero-point", "mmi-no-type-check"}, why
+                        "gemm-no-validation", "mmi-per-row-zero-point", "mmi-no-type-check", "det-float16",
+                        "det-bfloat16-dtype"}, why
 
 
 # ============================================================================ coverage

@@ -57,6 +57,18 @@ one per *row*, which numpy broadcasting of ``A - zp`` would apply along K instea
 batched), per column of B (``[N]``, ``[..., 1, N]``); 1-D operands; K = 0; long K.
 Default integer numerics (``int``: the whole range with its extremes; ``int-extremes``).
 Error cases: mismatched K, a zero point of another type than its matrix.
+
+**Det.**  Exact determinants (integer arithmetic on the exact entries) of ``[*, M, M]``:
+M = 1-5, batches of one and two dimensions, an empty batch.  Numerics: ``normal`` (entries in
+[-2, 2]), ``wide`` (columns scaled by powers of two), ``special`` (signed permutation matrices,
+triangular ones with power-of-two diagonals, subnormal diagonal entries, a zero row, -0
+matrices, the identity; no NaN or infinity: the text defines none and a BLAS that skips zero
+multipliers need not propagate them), ``singular`` (a row the sum of two others or equal to
+one: exactly 0) and ``ill-conditioned`` (the same, perturbed).  Tolerance
+:func:`conformance.reference.linalg.det_bound`: the backward error of elimination with
+bounded multipliers and of Householder QR propagated through the exact cofactors, the
+log-domain product of the pivots (numpy.linalg.det), or the Laplace expansion, in at least
+float32 for the 16-bit types.  Error cases: a non-square and a rank-1 input.
 """
 
 from __future__ import annotations
@@ -498,5 +510,135 @@ MATMUL_INTEGER = Entry(
     notes={10: "zero points: a scalar, per row of A ([M] for a 2-D A, [..., M, 1]), per column of B"},
 )
 
-ENTRIES = (MATMUL, GEMM, MATMUL_INTEGER)
+
+# ----------------------------------------------------------------------------- Det
+def det_oracle(ctx, x, **attrs):
+    """Exact determinants of ``[*, M, M]`` (:func:`conformance.reference.linalg.det`), shape ``[*]``."""
+    return ref.det(x)
+
+
+def det_tolerance(ctx, inputs, attrs, outputs):
+    """:func:`conformance.reference.linalg.det_bound` in the mandated precision (at least
+    float32 for the 16-bit types), then the rounding to T."""
+    t = ctx.out_types["Y"]
+    u, s = ref.ACC[t]
+    return {"Y": bound_tolerance(t, ref.det_bound(inputs[0], u, s), outputs["Y"])}
+
+
+def _det_normal(rng, ctx, shapes):
+    """Numerics class ``normal`` of Det: entries uniform in [-2, 2] (a 5 x 5 determinant stays
+    far inside float16's range)."""
+    return [_uniform(rng, shapes[0], ctx.types["X"], -2, 2)]
+
+
+def _det_singular(rng, ctx, shapes):
+    """Numerics class ``singular``: integer matrices (entries in [-3, 3]) whose last row is the
+    sum of two others or equal to another (exact in every type): the determinant is 0 exactly."""
+    x = rng.integers(-3, 4, size=shapes[0]).astype(np.float64)
+    m = x.shape[-1]
+    if x.size and m >= 2:
+        flat = x.reshape(-1, m, m)
+        for i in range(flat.shape[0]):
+            flat[i, -1] = flat[i, 0] + flat[i, 1] if (m >= 3 and i % 2 == 0) else flat[i, 0]
+    elif x.size:
+        x[...] = 0.0
+    return [x]
+
+
+def _det_ill(rng, ctx, shapes):
+    """Numerics class ``ill-conditioned``: the last row is the sum of two others plus a small
+    perturbation (2^-4 for the 16-bit types, 2^-12 for float, 2^-40 for double, relative to
+    entries in [-2, 2]): the determinant is small and an algorithm's error is large relative
+    to it (the bound is condition-aware)."""
+    t = ctx.types["X"]
+    x = _uniform(rng, shapes[0], t, -2, 2)
+    m = x.shape[-1]
+    if x.size and m >= 2:
+        flat = x.reshape(-1, m, m)
+        eps = 2.0 ** -4 if t in ("float16", "bfloat16") else (2.0 ** -12 if t == "float" else 2.0 ** -40)
+        for i in range(flat.shape[0]):
+            base = flat[i, 0] + (flat[i, 1] if m >= 3 else 0.0)
+            flat[i, -1] = base + eps * rng.uniform(-1, 1, size=m)
+        x = V.representable(x, t)
+    return [x]
+
+
+def _det_special(rng, ctx, shapes):
+    """Numerics class ``special`` of Det (no NaN or infinity: the text does not define them,
+    and LU kernels that skip zero multipliers -- reference BLAS ``dger`` -- need not propagate a
+    NaN): per matrix in turn a permutation matrix with signs (det
+    +-1), a triangular matrix with power-of-two diagonal, a diagonal one with subnormal
+    entries, a matrix with a zero row, a zero matrix with -0 entries, the identity."""
+    t = ctx.types["X"]
+    fi = V.finfo(t)
+    x = np.zeros(shapes[0])
+    m = x.shape[-1]
+    if not x.size:
+        return [x]
+    flat = x.reshape(-1, m, m)
+    for i in range(flat.shape[0]):
+        kind = (i + int(rng.integers(6))) % 6
+        if kind == 0:
+            p = rng.permutation(m)
+            flat[i][np.arange(m), p] = rng.choice([-1.0, 1.0], size=m)
+        elif kind == 1:
+            flat[i] = np.triu(rng.integers(-3, 4, size=(m, m))).astype(np.float64)
+            flat[i][np.arange(m), np.arange(m)] = rng.choice([0.5, -1.0, 2.0, -4.0], size=m)
+        elif kind == 2:
+            d = np.ones(m)
+            d[int(rng.integers(m))] = float(fi.smallest_subnormal) * int(rng.integers(1, 4))
+            flat[i] = np.diag(d)
+        elif kind == 3:
+            flat[i] = rng.uniform(-2, 2, size=(m, m))
+            flat[i, int(rng.integers(m))] = 0.0
+        elif kind == 4:
+            flat[i] = -0.0
+        else:
+            flat[i] = np.eye(m)
+    return [V.representable(x, t)]
+
+
+def wide_det(rng, ctx, shapes):
+    """Numerics class ``wide`` of Det: columns scaled by powers of two ``2^r_j`` (``|r_j| <=
+    2e``, ``e`` = 3 for the 16-bit types, 30 for float, 200 for double) whose exponents sum to
+    about 0: entries over a wide range, the determinant of ordinary size (column scaling by
+    powers of two is exact for every elimination and expansion, and the bound scales with it)."""
+    t = ctx.types["X"]
+    e = {"float16": 3, "bfloat16": 3, "float": 30}.get(t, 200)
+    x = rng.uniform(-2, 2, size=shapes[0])
+    m = x.shape[-1]
+    if x.size and m >= 2:
+        r = rng.integers(-e, e + 1, size=x.shape[:-2] + (m,))
+        r[..., -1] = np.clip(-r[..., :-1].sum(axis=-1), -2 * e, 2 * e)
+        x = x * 2.0 ** r[..., None, :]
+    return [V.representable(x, t)]
+
+
+def _det_shapes() -> tuple[Shape, ...]:
+    return (
+        Shape("1x1", {"X": "11"}),
+        Shape("2x2", {"X": "22"}),
+        Shape("3x3", {"X": "33"}),
+        Shape("4x4", {"X": "44"}),
+        Shape("5x5", {"X": "55"}),
+        Shape("batch/MxM", {"X": "SMM"}, dims={"S": (1, 4), "M": (1, 4)}),
+        Shape("batch2/MxM", {"X": "SPMM"}, dims={"S": (1, 3), "P": (1, 3), "M": (2, 3)}),
+        Shape("batch/1x1", {"X": "S11"}),
+        Shape("zero-batch", {"X": "0MM"}),
+    )
+
+
+_DET_ERRORS = (
+    Err("the inner-most 2 dimensions must form square matrices ([*, M, M])", "not-square", shapes=((2, 3),)),
+    Err("the input has at least 2 dimensions ([*, M, M])", "rank1", shapes=((3,),)),
+)
+
+DET = Entry(
+    "Det", det_oracle, family="shaped", shapes=_det_shapes(), tolerance=det_tolerance,
+    float_numerics={"normal": _det_normal, "wide": wide_det, "special": _det_special, "singular": _det_singular,
+                    "ill-conditioned": _det_ill},
+    per_type=18, errors=_DET_ERRORS, notes={22: "bfloat16"},
+)
+
+ENTRIES = (MATMUL, GEMM, MATMUL_INTEGER, DET)
 register_entries(ENTRIES)

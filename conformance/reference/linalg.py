@@ -404,10 +404,10 @@ def det(x) -> np.ndarray:
     return out.reshape(batch)
 
 
-def permanent_abs(x, delta=0.0) -> np.ndarray:
-    """``per(|X| + delta)`` of each ``[*, M, M]`` matrix (float64, Leibniz over the ``M!``
+def permanent_abs(x) -> np.ndarray:
+    """``per(|X|)`` of each ``[*, M, M]`` matrix (float64, Leibniz over the ``M!``
     permutations; for the small M of the suite), shape ``[*]``."""
-    a = np.abs(np.asarray(x, dtype=np.float64)) + np.asarray(delta, dtype=np.float64)[..., None, None]
+    a = np.abs(np.asarray(x, dtype=np.float64))
     m = a.shape[-1]
     out = np.zeros(a.shape[:-2])
     rows = np.arange(m)
@@ -416,30 +416,77 @@ def permanent_abs(x, delta=0.0) -> np.ndarray:
     return out
 
 
+def abs_cofactors(x) -> np.ndarray:
+    """``|cof_ij|`` = ``|det|`` of the minor without row i and column j, exactly
+    (:func:`det`) and rounded to float64, shape ``[*, M, M]``."""
+    x = np.asarray(x, dtype=np.float64)
+    m = x.shape[-1]
+    out = np.empty(x.shape)
+    for i in range(m):
+        for j in range(m):
+            minor = np.delete(np.delete(x, i, axis=-2), j, axis=-1)
+            out[..., i, j] = np.abs(det(minor)) if m > 1 else 1.0
+    return out
+
+
+def lu_pivots(x) -> np.ndarray:
+    """The pivots ``u_ii`` of Gaussian elimination with partial pivoting (float64) of each
+    ``[*, M, M]`` matrix, shape ``[*, M]`` (a zero column gives a zero pivot)."""
+    a = np.array(x, dtype=np.float64, copy=True)
+    m = a.shape[-1]
+    flat = a.reshape(-1, m, m)
+    piv = np.zeros(flat.shape[:-1])
+    for b in range(flat.shape[0]):
+        w = flat[b]
+        for k in range(m):
+            p = k + int(np.argmax(np.abs(w[k:, k])))
+            if p != k:
+                w[[k, p]] = w[[p, k]]
+            piv[b, k] = w[k, k]
+            if w[k, k] != 0:
+                w[k + 1:, k:] -= np.outer(w[k + 1:, k] / w[k, k], w[k, k:])
+    return piv.reshape(a.shape[:-1])
+
+
 def det_bound(x, u: float, s: float) -> np.ndarray:
     """Per matrix: the largest error of a determinant computed in a precision of unit roundoff
     ``u`` (smallest subnormal ``s``) by any of the usual algorithms, shape ``[*]``:
 
-    * LU with partial pivoting (LAPACK getrf, Eigen PartialPivLU): the computed factors are
-      those of ``X + D`` with ``|D| <= gamma_M |L||U|`` (Higham Thm 9.3), and ``|L||U| <=
-      (2^M - 1) max|X|`` (the growth factor of partial pivoting is at most ``2^(M-1)``,
-      Higham §9.4); a QR factorization is backward stable with a normwise ``D`` of order
-      ``M^2 u ||X||`` (Higham Thm 19.4).  Both lie within ``|D_ij| <= delta = gamma_{M^2 2^M}
-      max|X|``, and ``|det(X + D) - det X| <= per(|X| + delta) - per(|X|)`` (expanding the
-      Leibniz formula term by term); the product of the ``M`` pivots adds ``gamma_M``.
+    * Gaussian elimination with multipliers of magnitude at most 1 (LU with partial pivoting:
+      LAPACK getrf, Eigen PartialPivLU; full pivoting): the computed factors are those of
+      ``X + D`` with ``|D| <= gamma_M |L||U|`` (Higham Thm 9.3); an elimination step at most
+      doubles a column's largest magnitude, so ``(|L||U|)_ij <= M 2^(M-1) c_j`` with ``c_j``
+      the largest ``|x_ij|`` of column j.  Householder QR is backward stable column by column
+      (``||d_j|| <= gamma~_{cM^2} ||x_j||``, Higham Thm 19.4).  Both lie within
+      ``|D_ij| <= e c_j``, ``e = gamma_{M^2 2^M}``.  Expanding the determinant multilinearly,
+      ``|det(X + D) - det X| <= sum_ij e c_j |cof_ij| + M! prod_j c_j ((1 + e)^M - 1 - M e)``
+      (the first-order term with the exact cofactors; every term with two or more entries of
+      D is at most ``e^k prod_j c_j``).  The product of the M pivots adds ``gamma_M``.
+      The pivots' product may also be taken in the log domain, ``sign * exp(sum ln|u_ii|)``
+      (numpy.linalg.det, hence onnx.reference: an algebraically exact re-association, so
+      legitimate by the rule of docs/tolerance.md): the logarithms, their sum and the
+      exponential add a relative ``gamma_{2M+4} L`` with ``L = sum |ln |u_ii||`` (pivots of
+      a float64 elimination; counted twice for safety).
     * the Laplace/Leibniz expansion in any order: ``gamma_{M! + M} per(|X|)``.
 
-    The bound is the larger of the two, plus ``M! * M * s`` for products that underflow.
+    The bound is the larger of the two, plus ``M! M s`` for products that underflow.  Both
+    scale exactly with powers of two applied to columns (the ``wide`` class) but for the
+    log-domain term.
     """
     x = np.asarray(x, dtype=np.float64)
     m = x.shape[-1]
-    mx = np.abs(x).max(axis=(-1, -2)) if m else np.zeros(x.shape[:-2])
-    delta = gamma(m * m * 2**m, u) * mx
-    per = permanent_abs(x)
-    per_d = permanent_abs(x, delta)
+    if x.size == 0:
+        return np.zeros(x.shape[:-2])
+    c = np.abs(x).max(axis=-2)  # [*, M]: column maxima
+    e = gamma(m * m * 2**m, u)
+    first = (abs_cofactors(x) * (e * c)[..., None, :]).sum(axis=(-1, -2))
+    higher = math.factorial(m) * np.prod(c, axis=-1) * ((1 + e) ** m - 1 - m * e) * (1 + 1e-6)
     d = np.abs(det(x))
-    lu = (per_d - per) * (1 + gamma(m, u)) + gamma(m, u) * d
-    lap = gamma(math.factorial(m) + m, u) * per
+    with np.errstate(divide="ignore"):
+        logs = np.abs(np.log(np.abs(lu_pivots(x))))
+    big_l = np.where(np.isfinite(logs), logs, 0.0).sum(axis=-1)
+    lu = (first + higher) * (1 + gamma(m, u)) + gamma(m, u) * d + 2 * gamma(2 * m + 4, u) * big_l * d
+    lap = gamma(math.factorial(m) + m, u) * permanent_abs(x)
     return np.maximum(lu, lap) * (1 + 4 * U64) + math.factorial(m) * m * s
 
 
