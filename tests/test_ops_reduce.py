@@ -34,7 +34,7 @@ from conformance.opspec import op_spec
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"]
+OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ArgMax", "ArgMin"]
 ENTRY = {e.op: e for e in R.ENTRIES}
 HALF = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -255,6 +255,78 @@ def test_mean_bound_holds_for_every_algorithm(t):
             assert np.all(err <= tol.atol + tol.rtol * np.abs(e)), (order, name)
 
 
+# ============================================================================ ArgMax / ArgMin
+def test_arg_spec_examples():
+    """onnx/backend/test/case/node/argmax.py / argmin.py: keepdims, default axis 0, negative
+    axis, select_last_index on [[2, 2], [3, 10]]."""
+    data = np.array([[2, 1], [3, 10]], dtype=np.float64)
+    am, an = ENTRY["ArgMax"].oracle, ENTRY["ArgMin"].oracle
+    c = _ctx("ArgMax", 13)
+    assert am(c, data, axis=1, keepdims=1).tolist() == [[0], [1]]
+    assert am(c, data, axis=0, keepdims=1).tolist() == [[1, 1]]
+    assert am(c, data, axis=-1, keepdims=0).tolist() == [0, 1]
+    assert an(c, data, axis=1, keepdims=1).tolist() == [[1], [0]]
+    ties = np.array([[2, 2], [3, 10]], dtype=np.float64)
+    assert am(c, ties, axis=1, keepdims=1, select_last_index=1).tolist() == [[1], [1]]
+    assert am(c, ties, axis=1, keepdims=1, select_last_index=0).tolist() == [[0], [1]]
+    assert an(c, ties, axis=1, keepdims=1, select_last_index=1).tolist() == [[1], [0]]
+    z = np.array([-0.0, 0.0, -1.0])  # -0 == +0: a tie
+    assert am(c, z, axis=0, keepdims=0, select_last_index=1) == 1
+    assert am(c, z, axis=0, keepdims=0, select_last_index=0) == 0
+    big = _objs([2**63 - 2, 2**63 - 1, 2**63 - 1])  # float64 would tie all three
+    assert am(_ctx("ArgMax", 13, "int64"), big, axis=0, keepdims=0) == 1
+    for bad in (dict(axis=2), dict(axis=-3)):
+        with pytest.raises(ValueError):
+            am(c, data, keepdims=1, **bad)
+    with pytest.raises(ValueError, match="empty"):
+        am(c, np.zeros((2, 0)), axis=1, keepdims=1)
+
+
+def test_arg_against_numpy():
+    rng = np.random.default_rng(3)
+    x = rng.integers(-3, 4, size=(3, 4, 5)).astype(np.float64)  # many ties
+    for axis in (0, 1, 2, -1):
+        for fn, f in (("ArgMax", np.argmax), ("ArgMin", np.argmin)):
+            o = ENTRY[fn].oracle
+            first = o(_ctx(fn, 13), x, axis=axis, keepdims=0, select_last_index=0)
+            assert np.array_equal(first, f(x, axis=axis))
+            last = o(_ctx(fn, 13), x, axis=axis, keepdims=0, select_last_index=1)
+            n = x.shape[axis]
+            assert np.array_equal(last, n - 1 - f(np.flip(x, axis=axis), axis=axis))
+
+
+def test_arg_check_judges_ties_before_12():
+    """Versions 1 and 11 with tied extremes are judged by check_arg*: the first or the last
+    tied index passes, a non-extreme index or a wrong shape fails."""
+    x = np.array([[3.0, 1.0, 3.0], [0.0, 5.0, 5.0]], dtype=np.float32)
+    ok1 = {"reduced": np.array([[0], [1]], dtype=np.int64)}
+    ok2 = {"reduced": np.array([[2], [2]], dtype=np.int64)}
+    bad = {"reduced": np.array([[1], [2]], dtype=np.int64)}
+    assert R.check_argmax({"data": x}, ok1, {"axis": 1})[0]
+    assert R.check_argmax({"data": x}, ok2, {"axis": 1})[0]
+    assert not R.check_argmax({"data": x}, bad, {"axis": 1})[0]
+    assert not R.check_argmax({"data": x}, {"reduced": np.array([0, 1], dtype=np.int64)}, {"axis": 1})[0]
+    assert R.check_argmin({"data": x}, {"reduced": np.array([1, 0], dtype=np.int64)}, {"axis": -1, "keepdims": 0})[0]
+    assert R._arg_check(_ctx("ArgMax", 11), [x], {"axis": 1}) == "conformance.ops.reduce:check_argmax"
+    assert R._arg_check(_ctx("ArgMax", 12), [x], {"axis": 1}) is None
+    assert R._arg_check(_ctx("ArgMax", 11), [np.array([[1.0, 2.0]])], {"axis": 1}) is None
+
+
+def test_arg_ties_cover_both_indices(value_cases):
+    """From 12 every type has tie cases with select_last_index 0 and 1 whose first and last
+    occurrences differ (exact expectations); before 12 tie cases carry the check."""
+    for op in ("ArgMax", "ArgMin"):
+        fn = "max" if op == "ArgMax" else "min"
+        ties = [c for c in value_cases if c.op == op and R._has_ties(_data(c), int(c.attributes.get("axis", 0)), fn)]
+        assert all(c.check for c in ties if c.since_version < 12)
+        assert any(c.check for c in ties if c.since_version < 12)
+        new = [c for c in ties if c.since_version >= 12]
+        assert {int(c.attributes.get("select_last_index", 0)) for c in new} == {0, 1}
+        kinds = {("int" if np.asarray(_data(c)).dtype.kind in "iu" else "float") for c in new}
+        assert kinds == {"int", "float"}
+        assert not any(c.check for c in value_cases if c.op == op and c.since_version >= 12)
+
+
 # ============================================================================ bounds
 def _orders(rows, acc):
     """Forward, reverse, pairwise and numpy sums of the rows (last axis) in dtype ``acc``."""
@@ -346,7 +418,8 @@ def test_every_pattern_and_axes_state(op, value_cases):
         for t in {c.tags["dtype"] for c in vc if c.tags["dtype"] in ("float", "double", "float16", "bfloat16")}:
             if entry.per_type(v, {"T": t}) >= len(pats):  # a full sweep for this type
                 assert {c.tags["shape"] for c in vc if c.tags["dtype"] == t} == pats, (v, t)
-        neg = [c for c in vc if any(int(a) < 0 for a in c.attributes.get("axes", []))]
+        neg = [c for c in vc if any(int(a) < 0 for a in c.attributes.get("axes", [])) or
+               int(c.attributes.get("axis", 0)) < 0]
         assert bool(neg) == (11 <= v < (inp or 10**6)), v
         if inp and v >= inp:
             states = set()
@@ -496,9 +569,45 @@ ROW_KERNELS = {"ReduceSum": _sum_rows, "ReduceMax": _extreme_rows("max"), "Reduc
                "ReduceMean": _mean_rows}
 
 
+def make_arg_kernel(op, variant="numpy", flaw=None):
+    """ArgMax/ArgMin from the text: the first occurrence, the last with select_last_index;
+    ``variant="last-before-12"`` picks the last of tied extremes at versions 1 and 11 (the
+    text leaves it open there)."""
+    fn = "max" if op == "ArgMax" else "min"
+
+    def kernel(inputs, attributes, outputs, opset):
+        x = inputs["data"]
+        axis = int(attributes.get("axis", -1 if flaw == "axis-default-last" else 0))
+        if flaw == "negative-axis-as-0" and axis < 0:
+            axis = 0
+        if not -x.ndim <= axis < x.ndim or x.shape[axis] == 0:
+            raise ValueError("invalid axis or empty axis")
+        axis %= x.ndim
+        keep = int(attributes.get("keepdims", 1)) if flaw != "keepdims-ignored" else 1
+        last = bool(attributes.get("select_last_index", 0))
+        if flaw == "select-last-ignored":
+            last = False
+        if flaw == "last-of-ties" or (variant == "last-before-12" and opset < 12):
+            last = True
+        xs = np.moveaxis(x, axis, -1)
+        if flaw == "via-float32":
+            xs = xs.astype(np.float32)
+        f = np.argmax if fn == "max" else np.argmin
+        idx = (xs.shape[-1] - 1 - f(xs[..., ::-1], axis=-1)) if last else f(xs, axis=-1)
+        idx = np.asarray(idx, dtype=np.int64)
+        if keep:
+            idx = np.expand_dims(idx, axis)
+        return {outputs[0]: idx}
+
+    return kernel
+
+
 def make_reduce_kernel(op, variant="numpy", flaw=None):
     """A numpy kernel of ``op`` written from the text; ``variant`` a legitimate order or
     accumulator, ``flaw`` a wrong reading."""
+
+    if op in ("ArgMax", "ArgMin"):
+        return make_arg_kernel(op, variant, flaw)
 
     def kernel(inputs, attributes, outputs, opset):
         x = inputs["data"]
@@ -521,27 +630,38 @@ def make_reduce_kernel(op, variant="numpy", flaw=None):
     return kernel
 
 
-LEGIT = ["numpy", "forward", "reverse", "pairwise", "float64"]
+#: The accumulating operators (their kernels take the order variants).
+ACCUMULATING = ["ReduceSum", "ReduceMean"]
+#: variant -> the operators it is a variant of (``numpy``: every operator).
+LEGIT = {"numpy": OPS, "forward": ACCUMULATING, "reverse": ACCUMULATING + ["ReduceMax", "ReduceMin"],
+         "pairwise": ACCUMULATING, "float64": ACCUMULATING, "last-before-12": ["ArgMax", "ArgMin"]}
 
 
-@pytest.mark.parametrize("variant", LEGIT)
+@pytest.mark.parametrize("variant", list(LEGIT))
 def test_legitimate_kernel_passes_everything(variant, suite):
     """Every order, float32 accumulation for 16-bit floats (the narrowest legitimate
-    accumulator) and float64 accumulation pass every case, error cases included."""
-    backend = KernelBackend({op: make_reduce_kernel(op, variant) for op in OPS}, name=variant)
-    results = run_cases(suite, backend)
+    accumulator), float64 accumulation, the last of tied extremes where the version leaves
+    it open: each passes every case of its operators, error cases included."""
+    ops = LEGIT[variant]
+    backend = KernelBackend({op: make_reduce_kernel(op, variant) for op in ops}, name=variant)
+    results = run_cases([c for c in suite if c.op in ops], backend)
     bad = [(r.id, r.outcome, r.message[:300]) for r in results if r.outcome != "pass"]
     assert not bad, bad[:5]
 
 
 WRONG = {
     "ignore-noop": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
-    "keepdims-ignored": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
+    "keepdims-ignored": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ArgMax", "ArgMin"],
     "negative-axis-dropped": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
     "half-accumulator": ["ReduceSum", "ReduceMean"],
     "int-via-double": ["ReduceSum", "ReduceMean"],
     "empty-axes-noop": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
     "mean-count-last-axis": ["ReduceMean"],
+    "last-of-ties": ["ArgMax", "ArgMin"],  # the last of equal extremes with select_last_index=0
+    "select-last-ignored": ["ArgMax", "ArgMin"],
+    "axis-default-last": ["ArgMax", "ArgMin"],
+    "negative-axis-as-0": ["ArgMax", "ArgMin"],
+    "via-float32": ["ArgMax", "ArgMin"],
     "nan-dropped": ["ReduceMax", "ReduceMin"],
     "empty-zero": ["ReduceMax", "ReduceMin"],
 }
@@ -610,8 +730,9 @@ ORT_WRONG = {
         "onnxruntime sums int64 through double: ReduceSum-13(int64 [2^53 + 1], keepdims=0) gives 2^53, "
         "ReduceSum([INT64_MAX, INT64_MIN]) gives 0 (the exact sum -1 is in range); ReduceMean likewise", "fail"),
     "opset-1 float16 cast insertion": (
-        lambda c: c.op.startswith("Reduce") and c.opset < 6 and c.tags["dtype"] == "float16",
-        "onnxruntime inserts a Cast to float for float16 ReduceSum and writes Cast's 'to' as an int, which "
+        lambda c: c.opset < 6 and c.tags["dtype"] == "float16",
+        "onnxruntime inserts a Cast to float for a float16 ReduceSum (every Reduce*, ArgMax/ArgMin) and writes "
+        "Cast's 'to' as an int, which "
         "Cast-1 (opset 1-5) declares a string: 'Mismatched attribute type' (INVALID_GRAPH) on a valid model",
         "error"),
     "max/min drop a NaN after the first element": (

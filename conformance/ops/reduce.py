@@ -160,7 +160,12 @@ def reduce_rows(x: np.ndarray, red: tuple[int, ...], keepdims: int, row_fn: Call
 
 
 def _axes_of_ctx(ctx: Ctx, ndim: int) -> tuple[int, ...]:
-    """The reduced dims of a case being drawn (the pattern's ``axes`` value, :attr:`Ctx.values`)."""
+    """The reduced dims of a case being drawn: ArgMax/ArgMin/TopK's ``axis`` attribute, CumSum's
+    ``axis`` input, a Reduce*'s ``axes`` (the pattern's value, :attr:`Ctx.values`)."""
+    if "axis" in ctx.attrs or "axis" in ctx.values:
+        a = int(np.ravel(np.asarray(ctx.values["axis"], dtype=object))[0]) if "axis" in ctx.values \
+            else int(ctx.attrs["axis"])
+        return (a % ndim,) if ndim else ()
     axes_in = ctx.values.get("axes") if "axes" in ctx.types else None
     return reduced_axes(ctx.attrs, axes_in, ndim)
 
@@ -310,6 +315,99 @@ def _extreme(fn: str):
 
 reduce_max = _extreme("max")
 reduce_min = _extreme("min")
+
+
+def _arg_row(fn: str, last: bool):
+    def row(r):
+        vals = [float(v) for v in r] if r.dtype != object else [int(v) for v in r]
+        if any(isinstance(v, float) and math.isnan(v) for v in vals):
+            raise ValueError("ArgMax/ArgMin of a NaN is not specified; never generated")
+        best = max(vals) if fn == "max" else min(vals)
+        idx = [i for i, v in enumerate(vals) if v == best]  # -0 == +0: a tie
+        return idx[-1] if last else idx[0]
+
+    return row
+
+
+def _arg(fn: str):
+    def oracle(ctx, data, **attrs):
+        x = np.asarray(data)
+        if x.ndim == 0:
+            raise ValueError("ArgMax/ArgMin needs rank >= 1 (axis in [-r, r-1])")
+        axis = int(attrs.get("axis", 0))
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError(f"axis {axis} outside [{-x.ndim}, {x.ndim - 1}]")
+        red = (axis % x.ndim,)
+        if x.shape[red[0]] == 0:
+            raise ValueError("ArgMax/ArgMin over an empty axis has no index; never generated")
+        return reduce_rows(x, red, attrs.get("keepdims", 1), _arg_row(fn, bool(attrs.get("select_last_index", 0))),
+                           object)
+
+    oracle.__name__ = oracle.__qualname__ = f"arg{fn}"
+    oracle.__doc__ = (f"Arg{fn.capitalize()}: the index (int64, as Python ints) of the {fn}imum along ``axis``; "
+                      "the first occurrence, the last with ``select_last_index`` (12).  Exact comparison of the "
+                      "exact values (``-0 == +0``: a tie).\n\nRaises:\n    ValueError: rank 0, an axis out of "
+                      "range, an empty axis or a NaN (never generated).")
+    return oracle
+
+
+argmax = _arg("max")
+argmin = _arg("min")
+
+
+def _has_ties(x: np.ndarray, axis: int, fn: str) -> bool:
+    rows = to_rows(np.asarray(x), (axis % x.ndim,))
+    flat = rows.reshape((-1, rows.shape[-1])) if rows.size else rows.reshape((0, 0))
+    for r in flat:
+        vals = np.array([int(v) for v in r], dtype=object) if r.dtype == object or r.dtype.kind in "iu" \
+            else r.astype(np.float64)
+        best = vals.max() if fn == "max" else vals.min()
+        if int(np.sum(vals == best)) > 1:
+            return True
+    return False
+
+
+def _judge_arg(fn: str, inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    x = np.asarray(inputs["data"])
+    y = np.asarray(outputs["reduced"])
+    axis = int(attrs.get("axis", 0)) % x.ndim
+    keep = int(attrs.get("keepdims", 1))
+    want_shape = tuple(1 if d == axis else n for d, n in enumerate(x.shape)) if keep else \
+        tuple(n for d, n in enumerate(x.shape) if d != axis)
+    if y.dtype != np.int64 or y.shape != want_shape:
+        return False, f"output {y.dtype}{list(y.shape)}, expected int64{list(want_shape)}"
+    xs = np.moveaxis(x.astype(np.float64) if x.dtype.kind == "f" or x.dtype.itemsize == 2 and x.dtype.kind not in "iu"
+                     else x.astype(object), axis, -1)
+    idx = y.reshape(xs.shape[:-1])
+    for pos in np.ndindex(xs.shape[:-1]):
+        row = xs[pos]
+        k = int(idx[pos])
+        if not 0 <= k < row.shape[0]:
+            return False, f"index {k} at {list(pos)} outside the axis of size {row.shape[0]}"
+        best = row.max() if fn == "max" else row.min()
+        if row[k] != best:
+            return False, f"index {k} at {list(pos)} holds {row[k]!r}, not the {fn}imum {best!r}"
+    return True, f"every index holds a {fn}imum (ties: the version leaves the index open)"
+
+
+def check_argmax(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """Judge an ArgMax result where the version does not say which of tied maxima is meant
+    (versions 1 and 11: ``select_last_index`` arrives at 12): int64, the right shape, and
+    every index pointing at a maximum of its row.  Returns ``(passed, message)``."""
+    return _judge_arg("max", inputs, outputs, attrs)
+
+
+def check_argmin(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """:func:`check_argmax` for ArgMin."""
+    return _judge_arg("min", inputs, outputs, attrs)
+
+
+def _arg_check(ctx, inputs, attrs) -> str | None:
+    """Versions 1 and 11 with tied extremes: judged by :func:`check_argmax` / :func:`check_argmin`."""
+    fn = "max" if ctx.op == "ArgMax" else "min"
+    if ctx.version >= 12 or not _has_ties(np.asarray(inputs[0]), int(attrs.get("axis", 0)), fn):
+        return None
+    return f"conformance.ops.reduce:check_arg{fn}"
 
 
 def exact_tolerance(ctx, inputs, attrs, outputs) -> dict:
@@ -559,6 +657,114 @@ def _extreme_special(rng, ctx, m, n):
     return V.representable(rows, t)
 
 
+def _distinct_rows(draw: Callable, m: int, n: int, rng=None, tries: int = 20) -> np.ndarray:
+    """Rows of ``n`` distinct values (no two equal, ``-0`` and ``+0`` counting as equal) from
+    ``draw(k) -> k values``: ``4 n`` values drawn, duplicates dropped, ``n`` of them picked
+    (ArgMax/ArgMin of versions 1 and 11 say nothing of ties)."""
+    rng = rng if rng is not None else np.random.default_rng(0)
+    rows = np.empty((m, n), dtype=object)
+    for i in range(m):
+        for _ in range(tries):
+            uniq = list(dict.fromkeys(0.0 if v == 0 else v for v in draw(4 * n + 4)))
+            if len(uniq) >= n:
+                break
+        else:
+            raise ValueError("could not draw distinct values")
+        rows[i, :] = [uniq[int(j)] for j in rng.permutation(len(uniq))[:n]]
+    return rows
+
+
+def _arg_normal(rng, ctx, m, n):
+    """Distinct uniform values in [-4, 4] per row."""
+    t = _t(ctx)
+    if ctx.version >= 12:
+        return V.representable(rng.uniform(-4, 4, size=(m, n)), t)
+    return _distinct_rows(lambda k: V.representable(rng.uniform(-4, 4, size=k), t).tolist(), m, n, rng
+                          ).astype(np.float64)
+
+
+def _arg_wide(rng, ctx, m, n):
+    """Distinct log-uniform magnitudes over the type's range, random signs, per row."""
+    t = _t(ctx)
+    fi = V.finfo(t)
+    lo, hi = math.log2(float(fi.smallest_normal)), math.log2(float(fi.max))
+
+    def draw(k):
+        return V.representable(rng.choice([-1.0, 1.0], size=k) * 2.0 ** rng.uniform(lo, hi, size=k), t).tolist()
+
+    if ctx.version >= 12:
+        return np.array(draw(m * n), dtype=np.float64).reshape((m, n))
+    return _distinct_rows(draw, m, n, rng).astype(np.float64)
+
+
+def _arg_special(rng, ctx, m, n):
+    """Rows of the special values without NaN (its index is not specified): +-inf, +-fmax,
+    +-the smallest normal and subnormal, +-1; at 12 and later also ties between -0 and +0
+    (equal: the first, or with ``select_last_index`` the last, occurrence); distinct values
+    at 1 and 11."""
+    t = _t(ctx)
+    fi = V.finfo(t)
+    pool = [math.inf, -math.inf, float(fi.max), -float(fi.max), float(fi.smallest_normal),
+            -float(fi.smallest_normal), float(fi.smallest_subnormal), -float(fi.smallest_subnormal), 1.0, -1.0, 0.0]
+    if ctx.version >= 12:
+        pool += [-0.0, 0.0, -0.0]
+        rows = np.array([[pool[int(k)] for k in rng.integers(0, len(pool), size=n)] for _ in range(m)],
+                        dtype=np.float64).reshape((m, n))
+        return V.representable(rows, t)
+    pool = V.representable(np.array(pool), t).tolist()
+    return _distinct_rows(lambda k: pool + V.representable(rng.uniform(-4, 4, size=k), t).tolist(), m, n, rng
+                          ).astype(np.float64)
+
+
+def _arg_ties(rng, ctx, m, n):
+    """Rows of few distinct small values, the extreme repeated at two or more positions
+    (the first and the last occurrence differ)."""
+    kind = V.kind(_t(ctx))
+    rows = rng.integers(-2, 3, size=(m, n)).astype(np.float64)
+    if kind == V.INT and _int_bounds(_t(ctx))[0] == 0:
+        rows = rows + 2
+    for i in range(m):
+        if n > 1:
+            pos = rng.permutation(n)[:2]
+            hi_v, lo_v = rows[i].max(), rows[i].min()
+            extreme = hi_v if rng.random() < 0.5 else lo_v
+            rows[i, pos] = extreme
+    if kind == V.INT:
+        return _objs(rows.astype(np.int64), (m, n))
+    return rows
+
+
+def _arg_ints(rng, ctx, m, n):
+    """Distinct integers of the type per row, the extremes among them."""
+    lo, hi = _int_bounds(_t(ctx))
+
+    def draw(k):
+        vals = [int(v) for v in rng.integers(lo, hi, size=k, endpoint=True, dtype=np.int64 if lo < 0 else np.uint64)]
+        ext = [lo, hi, 0, 1] if k > 1 else []
+        for j, e in zip(rng.permutation(k)[:2], ext[int(rng.integers(0, 3)):]):
+            vals[int(j)] = e
+        return vals
+
+    if ctx.version >= 12:
+        return _objs(draw(m * n), (m, n))
+    return _distinct_rows(draw, m, n, rng)
+
+
+def _arg_int_extremes(rng, ctx, m, n):
+    """Rows holding the type's minimum and maximum (twice each at 12 and later: ties)."""
+    lo, hi = _int_bounds(_t(ctx))
+    rows = np.empty((m, n), dtype=object)
+    for i in range(m):
+        if ctx.version >= 12:
+            r = [[lo, hi, lo + 1, hi - 1][int(k)] for k in rng.integers(0, 4, size=n)]
+        else:
+            base = [lo, hi, lo + 1, hi - 1, 0] + [int(v) for v in rng.permutation(np.arange(2, 2 + n))]
+            r = list(dict.fromkeys(base))[:n]
+            r = [r[int(j)] for j in rng.permutation(n)]
+        rows[i, :] = r
+    return rows
+
+
 # ---------------------------------------------------------------------------- integer classes
 
 
@@ -568,8 +774,11 @@ def _int_bounds(t: str) -> tuple[int, int]:
 
 
 def _objs(vals, shape) -> np.ndarray:
+    """Python ints in an object array of ``shape`` (a list is read as is: numpy would turn
+    ``[2**64 - 1, 0]`` into float64)."""
+    flat = list(vals) if isinstance(vals, list) else np.ravel(vals).tolist()
     out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=object)
-    out[:] = [int(v) for v in np.ravel(vals)]
+    out[:] = [int(v) for v in flat]
     return out.reshape(shape)
 
 
@@ -815,6 +1024,55 @@ def _mean_entry() -> Entry:
                  notes={**_AXES_NOTES, 13: "bfloat16", inp: "axes as an optional input; noop_with_empty_axes"})
 
 
+def arg_shapes() -> tuple[Shape, ...]:
+    """ArgMax/ArgMin: every axis of ranks 1-4 (negative from 11), the attribute omitted (axis
+    0), a size-1 axis, a zero-size input whose reduced axis is not empty (not at 11: "The input
+    tensor must not be empty"), a long row."""
+    out: list[Shape] = []
+
+    def add(name, tmpl, axis, since=0, until=10**6, dims=None):
+        d = dims or {c: _DIMS[len(tmpl)] for c in tmpl if c.isalpha()}
+        out.append(Shape(name, {"data": tmpl}, {} if axis is None else {"axis": axis}, since, until, d))
+
+    add("r2/axis=-1", "SM", -1, since=11)
+    add("r3/axis=1", "SMK", 1)
+    add("r2/axis=default", "SM", None)
+    add("r1/axis=0", "S", 0)
+    add("r3/axis=-2", "SMK", -2, since=11)
+    add("r2/axis=1", "SM", 1)
+    add("r4/axis=3", "SMKN", 3)
+    add("r1/axis=-1", "S", -1, since=11)
+    add("r3/axis=2", "SMK", 2)
+    add("r3/axis=0", "SMK", 0)
+    add("r4/axis=-4", "SMKN", -4, since=11)
+    add("size1/axis=1", "S1K", 1)
+    add("zero-size/kept", "S0K", 2, until=10)
+    add("zero-size/kept", "S0K", 2, since=12)
+    add("long/axis=1", "2L", 1, dims={"L": (1000, 1000)})
+    return tuple(out)
+
+
+def _arg_entry(op: str, fn) -> Entry:
+    shapes = arg_shapes()
+    errors = tuple(Err(f"axis {a} outside [{lo}, 1] for rank 2", f"axis={a}", {"axis": a}, ((2, 3),), since, until)
+                   for a, lo, since, until in ((2, 0, 0, 10**6), (-3, -2, 11, 10**6)))
+    errors += (Err(f"{op} over an empty axis: no index exists (ArgMax-11: 'The input tensor must not be empty')",
+                   "empty-axis", {"axis": 1}, ((2, 0),)),)
+    return Entry(op, fn, family="shaped", shapes=shapes, tolerance=exact_tolerance, check=_arg_check,
+                 attrs=(Attrs({"keepdims": 0}, tag="keepdims=0"),
+                        Attrs({"select_last_index": 1}, since=12, tag="last"),
+                        Attrs({"select_last_index": 1, "keepdims": 0}, since=12, tag="last,keepdims=0")),
+                 per_type=sweep(shapes, ints=5), errors=errors, nan=False,
+                 float_numerics={"normal": _rowwise(_arg_normal), "wide": _rowwise(_arg_wide),
+                                 "special": _rowwise(_arg_special), "ties": _rowwise(_arg_ties)},
+                 int_numerics={"int": _rowwise(_arg_ints), "int-extremes": _rowwise(_arg_int_extremes),
+                               "ties": _rowwise(_arg_ties)},
+                 notes={11: "negative axis; 'The input tensor must not be empty'",
+                        12: "select_last_index (ties: first occurrence, or the last); before 12 the text does not "
+                            "say which of tied extremes: such cases are judged by check_arg*",
+                        13: "bfloat16"})
+
+
 ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry("ReduceMin", reduce_min),
-           _mean_entry())
+           _mean_entry(), _arg_entry("ArgMax", argmax), _arg_entry("ArgMin", argmin))
 register_entries(ENTRIES)
