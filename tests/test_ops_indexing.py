@@ -1020,3 +1020,25 @@ def test_unique_attributes_outputs_and_duplicates(suite):
             assert not np.isnan(xf).any() and not ((xf == 0) & np.signbit(xf)).any()
         if x.dtype.kind == "c":
             assert c.attributes.get("sorted", 1) == 0
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_explore_draws_pass_the_legitimate_kernels(op):
+    """Explore mode draws the same parameter space (dims with hypothesis): every draw is a
+    valid case the legitimate kernel passes (contested models aside)."""
+    from hypothesis import HealthCheck, given, settings
+
+    from conformance import registry
+
+    drawn = []
+
+    @settings(max_examples=15, database=None, suppress_health_check=list(HealthCheck), deadline=None)
+    @given(registry.get_strategy(op))
+    def collect(case):
+        drawn.append(case)
+
+    collect()
+    results = run_cases(drawn, _backend())
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(drawn, results)
+           if r.outcome != "pass" and not (r.outcome == "unsupported" and c.contested)]
+    assert len(drawn) == 15 and not bad, bad[:3]
