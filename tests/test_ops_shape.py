@@ -31,7 +31,7 @@ from conformance.opspec import op_spec
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["Reshape", "Transpose", "Concat", "Squeeze", "Unsqueeze", "Flatten"]
+OPS = ["Reshape", "Transpose", "Concat", "Squeeze", "Unsqueeze", "Flatten", "Split"]
 E = {e.op: e for e in S.ENTRIES}
 
 
@@ -69,14 +69,18 @@ def test_oracle_reproduces_onnx_node_tests():
         node = t.model.graph.node[0]
         opset = next(o.version for o in t.model.opset_import if o.domain in ("", "ai.onnx"))
         schema = onnx.defs.get_schema(node.op_type, opset)
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        attrs = {k: onnx.helper.get_attribute_value(a.default_value) for k, a in schema.attributes.items()
+                 if a.default_value.name}  # the schema's defaults, as the engine fills them in
+        attrs.update({a.name: onnx.helper.get_attribute_value(a) for a in node.attribute})
+        attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
         formals = [i.name for i in schema.inputs]
         if schema.inputs[-1].option == schema.inputs[-1].option.Variadic:  # the last formal takes the rest
             formals += [formals[-1]] * (len(node.input) - len(formals))
         types = {f: V.name_of(vi.type.tensor_type.elem_type) for f, vi in zip(formals, t.model.graph.input)}
         for ins, outs in t.data_sets:
             ex = [V.to_exact(np.asarray(a), types[f]) for a, f in zip(ins, formals)]
-            got = E[node.op_type].oracle(_ctx(node.op_type, schema.since_version, types), *ex, **attrs)
+            ctx = Ctx(node.op_type, schema.since_version, opset, types, outputs=tuple(node.output))
+            got = E[node.op_type].oracle(ctx, *ex, **attrs)
             got = got if isinstance(got, (tuple, list)) else (got,)
             for g, w, vi in zip(got, outs, t.model.graph.output):
                 out_t = V.name_of(vi.type.tensor_type.elem_type)
@@ -218,6 +222,31 @@ def test_flatten_oracle_by_formula():
         E["Flatten"].oracle(_ctx("Flatten", 13), np.zeros((2, 3)), axis=3)
 
 
+@pytest.mark.parametrize("dim,n,split,num,want", [
+    (5, 2, [2, 3], None, [2, 3]), (6, 3, None, None, [2, 2, 2]), (7, 3, None, 3, [3, 3, 1]),
+    (10, 4, None, 4, [3, 3, 3, 1]), (5, 2, None, 2, [3, 2]), (4, 2, None, 2, [2, 2]), (3, 2, [0, 3], None, [0, 3]),
+])
+def test_split_sizes(dim, n, split, num, want):
+    """Chunk lengths: given, equal, or ceil(dim / num_outputs) with the last one smaller (18)."""
+    assert S.split_sizes(dim, n, split, num) == want
+
+
+def test_split_oracle_chunks_concatenate_back():
+    x = np.arange(2 * 7, dtype=np.float64).reshape(2, 7)
+    ctx = Ctx("Split", 18, 18, {}, outputs=("outputs_0", "outputs_1", "outputs_2"))
+    parts = E["Split"].oracle(ctx, x, None, axis=-1, num_outputs=3)
+    assert [p.shape for p in parts] == [(2, 3), (2, 3), (2, 1)]
+    assert _same(np.concatenate(parts, axis=1), x)
+    assert _same(parts[2], x[:, 6:])  # the smaller chunk is the last one
+    ctx1 = Ctx("Split", 1, 1, {}, outputs=("outputs_0", "outputs_1"))  # version 1: lengths as a T-typed input
+    parts = E["Split"].oracle(ctx1, x, np.array([3.0, 4.0]), axis=1)
+    assert [p.shape for p in parts] == [(2, 3), (2, 4)]
+    with pytest.raises(ValueError):
+        S.split_sizes(5, 2, None, None)  # equal parts of an odd length: not generated
+    with pytest.raises(ValueError):
+        S.split_sizes(5, 1, [4], None)
+
+
 # ============================================================================ suite
 @pytest.fixture(scope="module")
 def suite():
@@ -284,6 +313,16 @@ def test_trap_patterns_present(value_cases):
         without = {c.tags["shape"] for c in cases if c.tags["optional_inputs"] == "none"}
         assert {n for n, _, a, _ in S._SQUEEZES if a is not None} == with_axes
         assert {n for n, _, a, _ in S._SQUEEZES if a is None} == without  # omitted axes
+    for v in (1, 2, 11, 13, 18):  # every Split pattern of the version, with its number of outputs
+        cases = [c for c in value_cases if c.op == "Split" and c.since_version == v]
+        names = {c.tags["shape"].split("/", 1)[1] if c.tags["shape"].startswith(("attr/", "input-T/")) else
+                 c.tags["shape"] for c in cases}
+        assert names == {n for n, *_, since, until in S._SPLITS if since <= v <= until}, v
+        for c in cases:
+            n = next(k for name, *_, k, since, until in S._SPLITS if c.tags["shape"].endswith(name))
+            assert len(c.present_outputs) == n, c.id
+    assert {c.tags["shape"].split("/")[0] for c in value_cases if c.op == "Split" and c.since_version == 1} >= \
+        {"attr", "input-T", "equal"}
     for v in (1, 11, 13, 21, 23, 24, 25):  # every Unsqueeze pattern of the version (negative ones from 11)
         names = {c.tags["shape"].removeprefix("attr/") for c in value_cases if c.op == "Unsqueeze" and c.since_version == v}
         assert names == {n for n, _, _, since in S._UNSQUEEZES if since <= v}, v
@@ -326,10 +365,15 @@ def _reference_disagreement(case, res) -> str | None:
     * ``flatten-axis-range``: onnx.reference accepts an axis outside ``[0, R]`` / ``[-r, r]``
       (3 on a rank-2 input; the default 1 on a scalar; -1 before 11, where the range is
       ``[0, R]``); the text bounds it: the model is invalid.
+    * ``split-unchecked``: onnx.reference accepts ``split`` lengths that do not sum to the
+      axis (13: "Sum of the values must be equal to the dim value"), and at 18 both ``split``
+      and ``num_outputs`` or neither ("Either input 'split' or the attribute 'num_outputs'
+      should be specified, but not both"): the models are invalid.
+    * ``no-legacy-kernel`` also covers Split-1, which onnx.reference does not implement.
     * ``concat1-default-axis``: Concat-1's ``axis`` is optional ("Default value is 1");
       onnx.reference requires it ("Attribute 'axis' is expected"): the oracle is right.
     """
-    if case.op == "Reshape" and case.since_version == 1 and res.outcome == "unsupported":
+    if case.op in ("Reshape", "Split") and case.since_version == 1 and res.outcome == "unsupported":
         return "no-legacy-kernel"
     if case.op == "Squeeze" and case.since_version == 11 and res.outcome == "error" and \
             case.attributes.get("axes") == [-4, 2]:
@@ -346,6 +390,9 @@ def _reference_disagreement(case, res) -> str | None:
     if case.op == "Flatten" and case.expect_error and case.tags["error"] in ("axis=3/r2", "axis=-3/r2", "axis=-1/r2",
                                                                              "r0/axis=default"):
         return "flatten-axis-range"
+    if case.op == "Split" and case.expect_error and case.tags["error"] in ("split-sum", "split-and-num_outputs",
+                                                                           "neither"):
+        return "split-unchecked"
     if case.op == "Concat" and case.since_version == 1 and "axis" not in case.attributes and res.outcome == "error":
         return "concat1-default-axis"
     return None
@@ -365,7 +412,7 @@ def test_agreement_with_onnx_reference(suite):
     assert not unexplained, unexplained[:5]
     assert set(why) == {"no-legacy-kernel", "concat1-default-axis", "squeeze11-mixed-axes", "v1-negative-axes",
                         "unsqueeze-attr-order", "unsqueeze11-duplicates", "flatten-zero-size",
-                        "flatten-axis-range"}, why
+                        "flatten-axis-range", "split-unchecked"}, why
     assert sum(1 for r in results if r.outcome == "pass") > 0.9 * len(results)
 
 
@@ -387,7 +434,7 @@ def _arith(x):
     return x
 
 
-def _reshape(inputs, attrs, opset, flaw, variant):
+def _reshape(inputs, attrs, opset, flaw, variant, n_out=1):
     x = inputs["data"]
     shape = [int(s) for s in (attrs["shape"] if opset < 5 else inputs["shape"].tolist())]
     allowzero = attrs.get("allowzero", 0) if flaw != "allowzero-ignored" else 0
@@ -408,7 +455,7 @@ def _reshape(inputs, attrs, opset, flaw, variant):
     return np.reshape(x, dims)
 
 
-def _transpose(inputs, attrs, opset, flaw, variant):
+def _transpose(inputs, attrs, opset, flaw, variant, n_out=1):
     x = inputs["data"]
     n = x.ndim
     perm = attrs.get("perm")
@@ -429,7 +476,7 @@ def _transpose(inputs, attrs, opset, flaw, variant):
     return np.transpose(x, perm)
 
 
-def _concat(inputs, attrs, opset, flaw, variant):
+def _concat(inputs, attrs, opset, flaw, variant, n_out=1):
     xs = list(inputs.values())
     axis = attrs.get("axis", 1 if opset < 4 else None)
     if axis is None:
@@ -465,7 +512,7 @@ def _axes_of(inputs, attrs, opset, name="axes"):
     return [int(a) for a in inputs[name].tolist()] if name in inputs else None
 
 
-def _squeeze(inputs, attrs, opset, flaw, variant):
+def _squeeze(inputs, attrs, opset, flaw, variant, n_out=1):
     x = inputs["data"]
     r = x.ndim
     axes = _axes_of(inputs, attrs, opset)
@@ -485,7 +532,7 @@ def _squeeze(inputs, attrs, opset, flaw, variant):
     return np.squeeze(x, axis=tuple(drop))
 
 
-def _unsqueeze(inputs, attrs, opset, flaw, variant):
+def _unsqueeze(inputs, attrs, opset, flaw, variant, n_out=1):
     x = inputs["data"]
     axes = _axes_of(inputs, attrs, opset)
     if axes is None or (opset < 11 and min(axes) < 0):
@@ -507,7 +554,7 @@ def _unsqueeze(inputs, attrs, opset, flaw, variant):
     return np.expand_dims(x, tuple(sorted(pos)))
 
 
-def _flatten(inputs, attrs, opset, flaw, variant):
+def _flatten(inputs, attrs, opset, flaw, variant, n_out=1):
     x = inputs["input"]
     r = x.ndim
     axis = attrs.get("axis", 0 if flaw == "default-axis-0" else 1)
@@ -528,13 +575,56 @@ def _flatten(inputs, attrs, opset, flaw, variant):
     return x.reshape(outer, inner)
 
 
+def _split(inputs, attrs, opset, flaw, variant, n_out=1):
+    x = inputs["input"]
+    r = x.ndim
+    axis = attrs.get("axis", 0)
+    if opset < 11 and axis < 0:
+        raise ValueError("axis")
+    if axis < 0:
+        axis = 0 if flaw == "neg-axis-not-wrapped" else axis + r
+    if not 0 <= axis < r:
+        raise ValueError("axis")
+    if opset < 2:
+        split = [int(v) for v in inputs["split"].tolist()] if "split" in inputs else attrs.get("split")
+    else:
+        split = attrs.get("split") if opset < 13 else ([int(v) for v in inputs["split"].tolist()]
+                                                       if "split" in inputs else None)
+    num = attrs.get("num_outputs")
+    if opset >= 18 and (split is None) == (num is None):
+        raise ValueError("split or num_outputs, one of them")
+    dim = x.shape[axis]
+    if split is not None:
+        sizes = list(split)
+    elif num is not None:
+        c = -(-dim // num)
+        sizes = [c] * (num - 1) + [dim - c * (num - 1)]
+        if flaw == "uneven-chunk-first":
+            sizes = sizes[::-1]
+    else:
+        if dim % n_out:
+            raise ValueError("not divisible")
+        sizes = [dim // n_out] * n_out
+    if len(sizes) != n_out or sum(sizes) != dim or min(sizes) < 0:
+        raise ValueError("lengths")
+    if variant == "loop":
+        out, at = [], 0
+        for k in sizes:
+            idx = [slice(None)] * r
+            idx[axis] = slice(at, at + k)
+            out.append(x[tuple(idx)].copy())
+            at += k
+        return out
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
 KERNELS = {"Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
-           "Unsqueeze": _unsqueeze, "Flatten": _flatten}
+           "Unsqueeze": _unsqueeze, "Flatten": _flatten, "Split": _split}
 
 
 def _kernel(op, flaw=None, variant="numpy"):
     def k(inputs, attrs, outputs, opset):
-        y = KERNELS[op](inputs, attrs, opset, flaw, variant)
+        y = KERNELS[op](inputs, attrs, opset, flaw, variant, len(outputs))
         ys = list(y) if isinstance(y, (list, tuple)) else [y]
         if flaw == "through-wide":
             ys = [_through_wide(np.asarray(a)) for a in ys]
@@ -565,6 +655,8 @@ WRONG = {
     "neg-axis-not-wrapped": ("Concat", lambda c: c.attributes.get("axis", 0) < 0),
     "neg-axis-not-wrapped/Flatten": ("Flatten", lambda c: c.attributes.get("axis", 0) < 0),
     "default-axis-0": ("Flatten", lambda c: "axis" not in c.attributes),
+    "uneven-chunk-first": ("Split", lambda c: "uneven" in c.tags["shape"]),
+    "neg-axis-not-wrapped/Split": ("Split", lambda c: c.attributes.get("axis", 0) < 0),
     "axis-off-by-one": ("Flatten", lambda c: True),
     "drop-last-input": ("Concat", lambda c: len(c.inputs) == 3),
     "neg-axes-ignored": ("Squeeze", lambda c: True),

@@ -476,5 +476,112 @@ FLATTEN = Entry(
 )
 
 
-ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE, FLATTEN)
+# ============================================================================ Split
+def split_sizes(dim: int, n: int, split=None, num_outputs=None) -> list[int]:
+    """The chunk lengths of Split along an axis of length ``dim`` into ``n`` outputs: the
+    given ``split``; ``num_outputs`` (18): ``ceil(dim / num_outputs)`` each, the last chunk
+    smaller when uneven; else equal parts.
+
+    Raises:
+        ValueError: lengths that do not sum to ``dim``, a count other than ``n``, or equal
+            parts of an indivisible length.
+    """
+    if split is not None:
+        sizes = [int(v) for v in split]
+    elif num_outputs is not None:
+        c = -(-dim // int(num_outputs))
+        sizes = [c] * (int(num_outputs) - 1) + [dim - c * (int(num_outputs) - 1)]
+    else:
+        if dim % n:
+            raise ValueError(f"{dim} does not split into {n} equal parts")
+        sizes = [dim // n] * n
+    if len(sizes) != n or sum(sizes) != dim or min(sizes) < 0:
+        raise ValueError(f"chunks {sizes} for length {dim} and {n} outputs")
+    return sizes
+
+
+def split_oracle(ctx, input, *rest, **attrs):
+    """Split-1/2/11/13/18: the outputs (``len(ctx.outputs)`` of them) are consecutive chunks of
+    ``input`` along ``axis`` (negative from 11), of the lengths :func:`split_sizes` gives;
+    ``split`` is the attribute (1, 2, 11) or the optional input (1, as type T; 13, 18)."""
+    split_in = rest[0] if rest else None
+    split = split_in if split_in is not None else attrs.get("split")
+    r = input.ndim
+    a = int(attrs["axis"])
+    a = a + r if a < 0 else a
+    if not 0 <= a < r:
+        raise ValueError(f"axis {attrs['axis']} outside the rank {r}")
+    sizes = split_sizes(input.shape[a], len(ctx.outputs), None if split is None else
+                        [int(v) for v in np.asarray(split, dtype=object).ravel()], attrs.get("num_outputs"))
+    starts = np.cumsum([0] + sizes)
+    return tuple(np.take(input, np.arange(starts[i], starts[i + 1], dtype=np.int64), axis=a)
+                 for i in range(len(sizes)))
+
+
+#: (name, data shape, axis, split or None, num_outputs or None, outputs, since, until)
+_SPLITS = (
+    ("split=2,3/axis=0", (5, 2), 0, [2, 3], None, 2, 0, 10**6),
+    ("split=1,2,1/axis=1", (2, 4), 1, [1, 2, 1], None, 3, 0, 10**6),
+    ("split=3,1/axis=2/r3", (2, 2, 4), 2, [3, 1], None, 2, 0, 10**6),
+    ("split=2,4/r1", (6,), 0, [2, 4], None, 2, 0, 10**6),
+    ("split=4/one-output", (4, 2), 0, [4], None, 1, 0, 10**6),
+    ("split=0,3/zero-chunk", (3, 2), 0, [0, 3], None, 2, 11, 10**6),  # lengths >= 0 from 11
+    ("split=1,2/axis=-1", (2, 3), -1, [1, 2], None, 2, 11, 10**6),
+    ("split=2,1/axis=-3/r3", (3, 2, 2), -3, [2, 1], None, 2, 11, 10**6),
+    ("split=1,2/zero-size", (0, 3), 1, [1, 2], None, 2, 0, 10**6),
+    ("equal/n=2/axis=0", (4, 3), 0, None, None, 2, 0, 17),
+    ("equal/n=3/axis=1", (2, 6), 1, None, None, 3, 0, 17),
+    ("equal/n=1", (3, 2), 0, None, None, 1, 0, 17),
+    ("equal/n=2/axis=-1", (2, 4), -1, None, None, 2, 11, 17),
+    ("equal/n=3/r1", (6,), 0, None, None, 3, 0, 17),
+    ("num_outputs=2/even", (4, 3), 0, None, 2, 2, 18, 10**6),
+    ("num_outputs=3/uneven", (7, 2), 0, None, 3, 3, 18, 10**6),  # 3, 3, 1
+    ("num_outputs=2/uneven/axis=1", (2, 5), 1, None, 2, 2, 18, 10**6),  # 3, 2
+    ("num_outputs=4/uneven/axis=-1", (2, 10), -1, None, 4, 4, 18, 10**6),  # 3, 3, 3, 1
+    ("num_outputs=3/uneven/r3", (2, 5, 2), 1, None, 3, 3, 18, 10**6),  # 2, 2, 1
+    ("num_outputs=1", (3, 2), 0, None, 1, 1, 18, 10**6),
+)
+
+
+def _split_shapes() -> tuple[Shape, ...]:
+    out = []
+    for name, data, axis, split, num, n, since, until in _SPLITS:
+        attrs = {"axis": axis}
+        if num is not None:
+            out.append(pattern(name, {"input": data}, {**attrs, "num_outputs": num}, since, until,
+                               optional=((),), variadic_outputs=n))
+            continue
+        if split is None:  # equal parts: neither the attribute nor the input
+            out.append(pattern(name, {"input": data}, attrs, since, until, optional=((),), variadic_outputs=n))
+            continue
+        # the attribute until 12; version 1 also as its (T-typed) input
+        if since <= 12:
+            out.append(pattern(f"attr/{name}", {"input": data}, {**attrs, "split": split}, since, 12,
+                               optional=((),), variadic_outputs=n))
+        if since <= 1:
+            out.append(pattern(f"input-T/{name}", {"input": data}, attrs, until=1, values={"split": split},
+                               optional=(("split",),), variadic_outputs=n))
+        out.append(pattern(name, {"input": data}, attrs, max(since, 13), until, values={"split": split},
+                           optional=(("split",),), variadic_outputs=n))
+    return tuple(out)
+
+
+SPLIT = Entry(
+    "Split", split_oracle, family="shaped", shapes=_split_shapes(), signed_zero=True, numerics_types=_WIDE,
+    errors=(
+        Err("sum of the values must be equal to the dim value at 'axis' specified", "split-sum", {"axis": 0},
+            ((5, 2), (1,)), since=13, values={"split": [4]}),
+        Err("either input 'split' or the attribute 'num_outputs' should be specified, but not both",
+            "split-and-num_outputs", {"axis": 0, "num_outputs": 1}, ((5, 2), (1,)), since=18, values={"split": [5]}),
+        Err("either input 'split' or the attribute 'num_outputs' should be specified", "neither", {"axis": 0},
+            ((4, 2),), since=18),
+        Err("axis outside the rank", "axis=2/r2", {"axis": 2}, ((4, 2),)),
+        Err("axis outside the accepted range [-rank, rank-1]", "axis=-3/r2", {"axis": -3}, ((4, 2),), since=11),
+    ),
+    notes={2: "split as an attribute only; default axis 0", 11: "negative axis; lengths >= 0",
+           13: "split moves to an optional int64 input", 18: "num_outputs: ceil-sized chunks, the last smaller"},
+)
+
+
+ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE, FLATTEN, SPLIT)
 register_entries(ENTRIES)
