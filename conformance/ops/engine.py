@@ -343,8 +343,11 @@ def _data_formals(vs: VersionSpec):
 
 def _lead_formal(entry: Entry, vs: VersionSpec):
     """The data input whose element type picks a case's numerics classes: the first one, or
-    ``X`` for the ``select`` family (Where's condition is always bool)."""
+    ``X`` for the ``select`` family (Where's condition is always bool); an operator without
+    inputs (Constant): its first output."""
     data = _data_formals(vs)
+    if not data:
+        return vs.outputs[0]
     return data[1] if entry.family == "select" and len(data) > 1 else data[0]
 
 
@@ -827,6 +830,8 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     attrs_given.update(legacy)
     fixed = dict(entry.type_attrs(p.version, combo)) if entry.type_attrs is not None else {}
     attrs_given.update(fixed)
+    if entry.drawn_attrs is not None:  # attributes drawn per case (Constant's value_*): not tagged
+        attrs_given.update(entry.drawn_attrs(rng, p))
     shaped = entry.family == "shaped"
     # the formal occurrences: data inputs (variadic: arity copies), then optional ones
     occ: list[tuple[str, str, tuple[int, ...] | None, bool]] = []  # (formal, node name, shape, present)
@@ -884,7 +889,8 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
             for (formal, _, shape, present), t in zip(occ, types):
                 exact.append(_sample(entry, t, formal, shape, sample_mode, rng) if present else None)
             if p.numerics in ("special", "int-extremes"):
-                exact[0] = _sprinkle(entry, exact[0], types[0], occ[0][0], rng)
+                if occ:
+                    exact[0] = _sprinkle(entry, exact[0], types[0], occ[0][0], rng)
         elif p.numerics == "special" or p.numerics == "int-extremes":
             # every combination of the data inputs' special values; optional parameters stay scalars
             in_grid = [o[3] and (entry.family == "variadic" or o[0] in data_names) for o in occ]
@@ -977,7 +983,7 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         else:
             outputs.append(Output(gname[f.name], V.elem(t), tolerance=_merge_tolerances(tols[f.name])))
     expected = expected_all[0]
-    first_t = types[1] if entry.family == "select" else types[0]
+    first_t = (types[1] if entry.family == "select" else types[0]) if types else out_types[0]
     out_shape = np.shape(next(iter(expected.values())))
     tags = {"dtype": first_t, "rank": len(out_shape), "numerics": p.numerics, "opset": p.opset,
             "params": p.attrs_tag, "shape": p.shape, "outputs": ",".join(gname[f.name] for f in out_formals)}
@@ -1090,7 +1096,8 @@ def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why, err=None
         shapes = [(2, 3)] * (len(formals) if entry.family != "variadic" else 2)
     inputs, feeds = [], {}
     # a variadic first input (family variadic; family shaped: Concat) gets one occurrence per shape
-    variadic = entry.family == "variadic" or (entry.family == "shaped" and formals[0].option == "variadic")
+    variadic = entry.family == "variadic" or (entry.family == "shaped" and bool(formals)
+                                              and formals[0].option == "variadic")
     names = ([f"{formals[0].name}_{i}" for i in range(len(shapes))] if variadic
              else [f.name for f in vs.inputs][: len(shapes)])
     ftypes = ([formals[0].type_str] * len(shapes) if variadic
@@ -1126,10 +1133,11 @@ def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why, err=None
             slots = entry.output_slots(vs.since_version, _full_attrs(vs, attrs), formal)
         last = max(i for i, o in enumerate(outputs) if o.present) + 1
         tags["output_slots"] = max(last, slots or 0)
-    first_t = over.get(names[0]) or _type_name(ftypes[0], combo)
+    first_t = (over.get(names[0]) or _type_name(ftypes[0], combo)) if names else \
+        (out_over.get(vs.outputs[0].name) or _type_name(vs.outputs[0].type_str, combo))  # no inputs: the output's
     return Case(op=entry.op, since_version=vs.since_version, opset=opset, attributes=attrs, inputs=inputs,
                 outputs=outputs, datasets=[DataSet(feeds)], expect_error=why,
-                tags={"dtype": first_t, "rank": len(shapes[0]), "opset": opset, "error": tag, **tags},
+                tags={"dtype": first_t, "rank": len(shapes[0]) if shapes else 0, "opset": opset, "error": tag, **tags},
                 label=f"{first_t}/error={tag}", domain=entry.domain, output_slots=slots)
 
 

@@ -374,6 +374,12 @@ class Entry:
             classes or a default one); one class makes one value case per type combination
             (Cast: a per-pair value table).  Default: :func:`conformance.ops.engine.numerics_for`'s
             defaults plus the entry's own.
+        drawn_attrs: ``fn(rng, point) -> {attribute: value}``: attributes whose values are
+            drawn per case from the case's stream (``point`` is the engine's
+            :class:`~conformance.ops.engine.Point`: version, type combination, numerics class,
+            shape pattern), written over the state's, the pattern's and ``type_attrs``'
+            (Constant's ``value``/``value_*``/``sparse_value``: the value is the case).  They
+            are not tagged (the entry's :attr:`tags` hook may describe them).  Default: none.
     """
 
     op: str
@@ -416,6 +422,7 @@ class Entry:
     structural: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     numerics_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     numerics_classes: Callable[[str], tuple[str, ...]] | None = None
+    drawn_attrs: Callable[..., Mapping[str, Any]] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
