@@ -401,9 +401,11 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
             nums = numerics_for(entry, first)
             if many and not all(t == first for t in combo.values()):
                 nums = [nums[(ci + r) % len(nums)] for r in range(min(2, len(nums)))]
+            cstates = states if entry.combination_states is None else (
+                [s for s in states if entry.combination_states(v, combo, s[1])] or states)
             for r in range(max(len(nums), _per_type(entry, v, combo))):
                 num = nums[r % len(nums)]
-                tag, attrs = states[j % len(states)]
+                tag, attrs = cstates[j % len(cstates)]
                 # a sweep (per_type) visits every pattern within each combination
                 shape = cyc[(r + ci) % len(cyc)] if entry.per_type else cyc[(j * 3 + ci) % len(cyc)]
                 popts = _opts_for(entry, opts, shape)
@@ -415,7 +417,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                     own = _own_numerics(entry, shape, first)
                     num = num if not own or num in own else own[(r + ci) % len(own)]
                 if entry.numerics_rule is not None:
-                    num, tag, attrs, opt = _ruled(entry, v, nums, num, states, popts, j, shape)
+                    num, tag, attrs, opt = _ruled(entry, v, nums, num, cstates, popts, j, shape)
                 extra = (("round", r // len(nums)),) if r >= len(nums) else ()
                 out.append(point(opset, combo, num, shape, tag, attrs, opt, params, arity, extra, k=j // 5))
                 j += 1

@@ -380,6 +380,11 @@ class Entry:
             shape pattern), written over the state's, the pattern's and ``type_attrs``'
             (Constant's ``value``/``value_*``/``sparse_value``: the value is the case).  They
             are not tagged (the entry's :attr:`tags` hook may describe them).  Default: none.
+        combination_states: ``fn(version, combination, attrs) -> bool``: whether the value
+            cases of a type combination take the attribute state ``attrs`` (the state's
+            attributes); each combination's cases cycle over the states it admits (none: all),
+            and the fill step still gives every state a case.  For attributes that only apply
+            to some types (Cast's ``saturate``, float8 targets only).  Default: every state.
     """
 
     op: str
@@ -423,6 +428,7 @@ class Entry:
     numerics_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     numerics_classes: Callable[[str], tuple[str, ...]] | None = None
     drawn_attrs: Callable[..., Mapping[str, Any]] | None = None
+    combination_states: Callable[[int, Mapping[str, str], Mapping[str, Any]], bool] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
