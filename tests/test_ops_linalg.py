@@ -32,7 +32,7 @@ from conformance.reference import linalg as ref
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["MatMul", "Gemm", "MatMulInteger", "Det"]
+OPS = ["MatMul", "Gemm", "MatMulInteger", "Einsum", "Det"]
 E = {e.op: e for e in linalg.ENTRIES}
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -255,6 +255,84 @@ def test_det_bound_holds_for_the_usual_algorithms():
                 worst[name] = max(worst.get(name, 0.0), err / float(b))
                 assert err <= b, (name, m, trial, err, b)
     assert 0 < max(worst.values()) < 1, worst
+
+
+def _loop_einsum(equation, *ops):
+    """Einsum by its definition, independently of the reference's parser: every assignment of
+    the letters, the product of the operands' elements (a size-1 ellipsis dim broadcasts),
+    summed in Fractions over the letters absent from the output."""
+    eq = equation.replace(" ", "")
+    lhs, _, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    ell = ""
+    for t, x in zip(terms, ops):
+        if "..." in t:
+            ell = "ABCDEFGH"[: x.ndim - (len(t) - 3)]  # capitals unused by the table's ellipsis equations
+    terms = [t.replace("...", ell) for t in terms]
+    if "->" in eq:
+        out = rhs.replace("...", ell)
+    else:
+        flat = "".join(t for t in terms)
+        singles = sorted(c for c in set(flat) if flat.count(c) == 1 and c not in ell)
+        out = ell + "".join(singles)
+    size = {}
+    for t, x in zip(terms, ops):
+        for c, d in zip(t, x.shape):
+            size[c] = d if d != 1 or c not in size else size[c]  # a size-1 dim broadcasts
+    letters = sorted(size)
+    res = {}
+    for vals in itertools.product(*[range(size[c]) for c in letters]):
+        env = dict(zip(letters, vals))
+        term = Fraction(1)
+        for t, x in zip(terms, ops):
+            idx = tuple(env[c] if x.shape[i] > 1 else 0 for i, c in enumerate(t))
+            term *= Fraction(x[idx])
+        key = tuple(env[c] for c in out)
+        res[key] = res.get(key, Fraction(0)) + term
+    shape = tuple(size[c] for c in out)
+    y = np.zeros(shape, dtype=object)
+    for idx in np.ndindex(*shape):
+        y[idx] = res.get(idx, Fraction(0))
+    return y
+
+
+def test_einsum_oracle_is_the_definition():
+    """Every equation of the table on random operands (the pattern's shapes, small dims): the
+    oracle equals the definition written out in Fractions and numpy.einsum in float64."""
+    rng = np.random.default_rng(7)
+    for sh in linalg.EINSUM_TABLE:
+        eq = sh.attrs["equation"]
+        dims = {c: 2 + (ord(c) % 3) for c in "".join(sh.inputs.values()) if c.isalpha()}
+        dims["L"] = 7
+        ops = [V.representable(rng.normal(size=tuple(dims[c] if c.isalpha() else int(c) for c in tpl)), "float")
+               for tpl in sh.inputs.values()]
+        got = E["Einsum"].oracle(None, *ops, equation=eq)
+        want = _loop_einsum(eq, *ops)
+        assert got.shape == want.shape, sh.name
+        assert [float(v) for v in want.ravel()] == got.ravel().tolist(), sh.name
+        assert np.allclose(got, np.einsum(eq.replace(" ", ""), *ops)), sh.name
+        iops = [_obj([int(v) for v in rng.integers(-5, 6, size=o.size)], o.shape) for o in ops]
+        assert E["Einsum"].oracle(None, *iops, equation=eq).tolist() == \
+            np.asarray(_loop_einsum(eq, *iops)).astype(object).tolist(), sh.name
+    # implicit output: letters once, in ASCII order (capitals first)
+    a, b = np.ones((2, 3)), np.ones((3, 4))
+    assert E["Einsum"].oracle(None, a, b, equation="ia,aJ").shape == (4, 2)
+    assert E["Einsum"].oracle(None, np.arange(6.0).reshape(2, 3), equation="ba").tolist() == [[0, 3], [1, 4], [2, 5]]
+
+
+def test_einsum_oracle_reproduces_the_node_tests():
+    import onnx.backend.test.case.node as N
+
+    importlib.import_module("onnx.backend.test.case.node.einsum")
+    tests = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == "Einsum"]
+    assert len(tests) >= 9
+    for t in tests:
+        eq = onnx.helper.get_attribute_value(t.model.graph.node[0].attribute[0]).decode()
+        for ins, outs in t.data_sets:
+            got = E["Einsum"].oracle(None, *[x.astype(np.float64) for x in ins], equation=eq)
+            want = np.asarray(outs[0]).astype(np.float64)
+            assert got.shape == want.shape, t.name
+            assert np.allclose(got, want, rtol=2**-7 if outs[0].dtype == BF16 else 1e-12), t.name
 
 
 def test_numpy_float16_matmul_accumulates_in_float32():
@@ -516,6 +594,45 @@ def det_kernel(algo="lu", flaw=None):
     return kernel
 
 
+def einsum_kernel(mode="float32", optimize=False, flaw=None):
+    """A numpy Einsum: numpy.einsum in at least float32 (float64 for double; ``optimize``:
+    pairwise contractions with intermediates in T, as numpy's optimized path and onnxruntime
+    evaluate them), integers in int64; ``flaw`` injects one error."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        ops = [inputs[k] for k in sorted(inputs, key=lambda n: int(n.rsplit("_", 1)[1]))]
+        eq = attrs["equation"].replace(" ", "")
+        terms, out = ref.parse_einsum(eq, [x.ndim for x in ops])
+        if flaw == "ignore-repeated-index":  # a letter repeated in a term treated as two letters
+            fresh = iter("QRSTUVWXYZ")
+            terms = ["".join(c if c not in t[:i] else next(fresh) for i, c in enumerate(t)) for t in terms]
+        if flaw == "implicit-order-of-appearance" and "->" not in eq:
+            flat = "".join(terms)
+            out = "".join(dict.fromkeys(c for c in flat if flat.count(c) == 1))
+        spec = ",".join(terms) + "->" + out
+        dt = ops[0].dtype
+        if not _is_float(dt):
+            y = np.einsum(spec, *[x.astype(np.int64 if dt.kind == "i" else np.uint64) for x in ops])
+            return {outputs[0]: np.asarray(y).astype(dt)}
+        if flaw == "f16-accumulate" and dt == np.float16:
+            summed = "".join(sorted(set("".join(terms)) - set(out)))
+            t = np.einsum(",".join(terms) + "->" + out + summed, *[x.astype(np.float64) for x in ops])
+            t = t.astype(np.float16).reshape(t.shape[: len(out)] + (-1,))
+            acc = np.zeros(t.shape[:-1], np.float16)
+            for q in range(t.shape[-1]):
+                acc = (acc + t[..., q]).astype(np.float16)
+            return {outputs[0]: acc}
+        if optimize:  # in T: every pairwise product rounded to T (numpy has no bfloat16 einsum: float32)
+            y = np.einsum(spec, *[x.astype(np.float32) if dt == BF16 else x for x in ops], optimize=True)
+            return {outputs[0]: np.asarray(y).astype(dt)}
+        acc = np.float64 if (mode == "float64" or dt == np.float64) else np.float32
+        with np.errstate(all="ignore"):
+            y = np.einsum(spec, *[x.astype(acc) for x in ops])
+        return {outputs[0]: np.asarray(y).astype(dt)}
+
+    return kernel
+
+
 def _backend(kernels, name, check=True):
     return KernelBackend(kernels, name=name, check=check)
 
@@ -549,7 +666,8 @@ def test_error_cases_are_rejected_by_the_checker(suite):
     assert {c.tags["error"] for c in cases if c.op == "MatMul"} == {"inner-mismatch", "1d-mismatch", "batch-mismatch",
                                                                     "scalar"}
     results = run_cases(cases, _backend({"MatMul": matmul_kernel(), "Gemm": gemm_kernel(),
-                                         "MatMulInteger": matmul_integer_kernel(), "Det": det_kernel()}, "legit"))
+                                         "MatMulInteger": matmul_integer_kernel(), "Det": det_kernel(),
+                                         "Einsum": einsum_kernel()}, "legit"))
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
                                                         if r.outcome != "pass"]
 
@@ -634,6 +752,34 @@ def test_wrong_det_kernels_are_caught(flaw, value_cases):
     assert n["fail"] >= 2, n
 
 
+@pytest.mark.parametrize("mode,optimize", [("float32", False), ("float64", False), ("float32", True)])
+def test_legitimate_einsum_kernels_pass_everything(mode, optimize, value_cases):
+    cases = [c for c in value_cases if c.op == "Einsum"]
+    results = run_cases(cases, _backend({"Einsum": einsum_kernel(mode, optimize)}, f"{mode}-{optimize}"))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG_EINSUM = {
+    "ignore-repeated-index": lambda c: any(len(set(t)) < len(t) for t in
+                                           c.attributes["equation"].split("->")[0].replace("...", "").split(",")),
+    "implicit-order-of-appearance": lambda c: "->" not in c.attributes["equation"],
+    "f16-accumulate": lambda c: c.tags["dtype"] == "float16",
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_EINSUM))
+def test_wrong_einsum_kernels_are_caught(flaw, value_cases):
+    cases = [c for c in value_cases if c.op == "Einsum" and WRONG_EINSUM[flaw](c)]
+    assert cases
+    results = run_cases(cases, _backend({"Einsum": einsum_kernel(flaw=flaw)}, flaw, check=False))
+    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
+    assert len(fails) >= 2, Counter(r.outcome for r in results)
+    if flaw == "f16-accumulate":  # the long dot products of positive terms
+        longd = [c for c in cases if c.tags["shape"] == "long-dot"]
+        assert longd and all(c in fails for c in longd)
+
+
 @pytest.mark.parametrize("flaw", sorted(WRONG_MATMUL))
 def test_wrong_matmul_kernels_are_caught(flaw, value_cases):
     keep, least = WRONG_MATMUL[flaw]
@@ -660,6 +806,9 @@ def _reference_disagreement(case, res) -> str | None:
       M != K, wrong values when M == K.  The text: "If the input is 2D of shape [M, K] then
       zero point tensor may be an M element vector [zp_1, zp_2, ..., zp_M]" (per row).
     * ``mmi-no-type-check``: a zero point of another type than its matrix is accepted.
+    * ``einsum-no-validation``: Einsum accepts ellipses of different lengths (numpy
+      broadcasts them); the text: "every occurrence of ellipsis in the equation must represent
+      the same number of dimensions", and onnx's shape inference rejects the model.
     * ``det-float16``: Det raises for float16 (numpy.linalg.det does not take float16).
     * ``det-bfloat16-dtype``: Det-22 returns float64 for bfloat16 input (the result of
       numpy.linalg.det on the upcast input is not cast back to T).
@@ -681,6 +830,8 @@ def _reference_disagreement(case, res) -> str | None:
                 _feeds(case)["a_zero_point"].ndim == 1:
             return "mmi-per-row-zero-point"
         return None
+    if case.op == "Einsum":
+        return "einsum-no-validation" if case.expect_error and err == "ellipsis-lengths" else None
     if case.op == "Det" and not case.expect_error:
         if case.tags["dtype"] == "float16" and res.outcome == "error":
             return "det-float16"
@@ -714,7 +865,7 @@ def test_agreement_with_onnx_reference(suite):
     assert not unexplained, unexplained[:5]
     assert set(why) == {"matmul-scalar", "gemm-1-missing", "gemm6-beta-ignored", "gemm-int-through-double",
                         "gemm-no-validation", "mmi-per-row-zero-point", "mmi-no-type-check", "det-float16",
-                        "det-bfloat16-dtype"}, why
+                        "det-bfloat16-dtype", "einsum-no-validation"}, why
 
 
 # ============================================================================ coverage
@@ -769,6 +920,42 @@ def test_matmul_integer_coverage(value_cases):
         assert per_row and per_col, combo
     longk = [c for c in mmi if c.tags["shape"] == "long-K"]
     assert longk and all(_feeds(c)["A"].shape[-1] >= 1024 for c in longk)
+
+
+def test_einsum_table_coverage(value_cases):
+    es = [c for c in value_cases if c.op == "Einsum"]
+    names = {sh.name for sh in linalg.EINSUM_TABLE}
+    for v in (12, 28):
+        assert {c.tags["shape"] for c in es if c.since_version == v} == names
+    for t in ("float16", "float", "double", "bfloat16"):  # every equation in every float type
+        vs = (28,) if t == "bfloat16" else (12, 28)
+        for v in vs:
+            assert {c.tags["shape"] for c in es if c.since_version == v and c.tags["dtype"] == t} == names, (v, t)
+    longd = {(c.since_version, c.tags["dtype"]) for c in es if c.tags["shape"] == "long-dot"
+             and c.tags["numerics"] == "positive" and _feeds(c)["Inputs_0"].size >= 1024}
+    assert longd >= {(12, "float16"), (28, "float16"), (28, "bfloat16")}
+    # infinities only where the contraction path cannot change the result's class
+    inf_seen = set()
+    for c in es:
+        f = _feeds(c)
+        if any(np.isinf(np.asarray(x, dtype=np.float64)).any() for x in f.values() if V.kind(c.tags["dtype"]) == V.FLOAT):
+            n = len(f)
+            assert n <= 2 and c.tags["shape"] not in ("bilinear", "chain-3"), c.id
+            inf_seen.add(c.tags["shape"])
+    assert {"matmul", "transpose", "trace"} & inf_seen
+    # no integer overflow: the einsum of magnitudes stays inside the type
+    n_int = 0
+    for c in es:
+        if V.kind(c.tags["dtype"]) == V.INT:
+            f = _feeds(c)
+            ops = [np.abs(f[f"Inputs_{i}"].astype(object)) for i in range(len(f))]
+            p, n = ref.einsum_terms(c.attributes["equation"], [o.shape for o in ops])
+            if p == 1 and n == 1:
+                continue  # data movement: the type's extremes themselves
+            mag = ref.einsum(c.attributes["equation"], *ops)
+            assert all(int(m) <= int(V.iinfo(c.tags["dtype"]).max) for m in np.ravel(mag)), c.id
+            n_int += 1
+    assert n_int >= 40
 
 
 def test_matmul_trap_patterns(value_cases):

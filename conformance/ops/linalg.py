@@ -58,6 +58,22 @@ batched), per column of B (``[N]``, ``[..., 1, N]``); 1-D operands; K = 0; long 
 Default integer numerics (``int``: the whole range with its extremes; ``int-extremes``).
 Error cases: mismatched K, a zero point of another type than its matrix.
 
+**Einsum.**  A table of equations (:data:`EINSUM_TABLE`): transpose (explicit and implicit),
+a 3-D permutation, the rank-0 ``->``, trace (explicit and implicit), diagonal, batched
+diagonal through an ellipsis, sums over all and one axis, inner and outer products, matmul
+(explicit and implicit), batch matmul with spaces, broadcasting ellipses (size-1 batch dims
+on both sides), an implicit ellipsis output, a repeated letter shared with another operand
+(``ii,ij->j``), three-operand chains and bilinear forms, implicit output order with capitals
+(``ia,aJ`` is ``[J, i]``: ASCII order puts capitals first) and capitals in explicit mode,
+Frobenius products, attention-like 4-D contractions, a rank-0 operand, zero-size sums and
+batches, long dot products (1024-4096) for the accumulation precision.  The oracle parses
+the equation itself (implicit output, ellipsis) and lets numpy.einsum do exact integer
+arithmetic.  Tolerance :func:`einsum_tolerance` (exact for pure data movement).  Numerics:
+``wide`` and integer classes sized to the equation's terms; ``special`` puts infinities
+only where the contraction path cannot change the result (module function docstring).
+Error cases: the number of terms, a term's rank, a letter with two sizes (also within one
+term), an output letter absent from the inputs, ellipses of different lengths.
+
 **Det.**  Exact determinants (integer arithmetic on the exact entries) of ``[*, M, M]``:
 M = 1-5, batches of one and two dimensions, an empty batch.  Numerics: ``normal`` (entries in
 [-2, 2]), ``wide`` (columns scaled by powers of two), ``special`` (signed permutation matrices,
@@ -640,5 +656,180 @@ DET = Entry(
     per_type=18, errors=_DET_ERRORS, notes={22: "bfloat16"},
 )
 
-ENTRIES = (MATMUL, GEMM, MATMUL_INTEGER, DET)
+
+# ----------------------------------------------------------------------------- Einsum
+def einsum_oracle(ctx, *inputs, equation, **attrs):
+    """Einsum of the exact operands, exactly (:func:`conformance.reference.linalg.einsum`)."""
+    return ref.einsum(equation, *inputs)
+
+
+def _einsum_counts(ctx, shapes) -> tuple[int, int, int]:
+    """``(P, n, k)``: terms summed per output element, operands, and intermediate tensors a
+    pairwise evaluation may round to T (``n - 2`` contractions before the last, plus one per
+    operand first reduced over a letter of its own, with two or more operands)."""
+    eq = ctx.attrs["equation"]
+    p, n = ref.einsum_terms(eq, shapes)
+    terms, out = ref.parse_einsum(eq, [len(sh) for sh in shapes])
+    own = 0
+    for i, t in enumerate(terms):
+        others = "".join(terms[:i] + terms[i + 1:]) + out
+        own += any(c not in others for c in t)
+    k = (own if n >= 2 else 0) + max(0, n - 2)
+    return p, n, k
+
+
+def _operand_shapes(ctx, inputs) -> list:
+    return [np.shape(x) for x in inputs if x is not None]
+
+
+def einsum_tolerance(ctx, inputs, attrs, outputs):
+    """``gamma_{P+n-2}(u) E|x|`` per output element, ``E|x|`` the Einsum of the operands'
+    magnitudes (every term is a product of ``n`` factors, ``n - 1`` roundings, summed with at
+    most ``P - 1`` additions along any contraction path), in the mandated accumulation
+    precision; for the 16-bit types ``+ gamma_k(u_T) E|x|`` for the ``k`` intermediate
+    tensors a pairwise evaluation (numpy.einsum with ``optimize``, onnxruntime) rounds to T.
+    Pure data movement (``P = n = 1``: transpose, diagonal) is exact."""
+    t = ctx.out_types["Output"]
+    if V.kind(t) != V.FLOAT:
+        return {"Output": Tolerance(0.0, 0.0, exact=True)}
+    ops = [x for x in inputs if x is not None]
+    p, n, k = _einsum_counts(ctx, _operand_shapes(ctx, ops))
+    if p == 1 and n == 1:
+        return {"Output": Tolerance(0.0, 0.0, exact=True)}
+    u, s = ref.ACC[t]
+    u_t = float(V.finfo(t).eps) / 2
+    mag = ref.einsum_abs(attrs["equation"], *ops)
+    bound = (ref.gamma(p + n - 2, u) + (ref.gamma(k, u_t) if u_t > u else 0.0)) * mag + p * n * s
+    return {"Output": bound_tolerance(t, bound, outputs["Output"])}
+
+
+def _einsum_wide(rng, ctx, shapes):
+    """Numerics class ``wide`` of Einsum: elements ``r 2^e`` with ``|e| <= j``, ``j`` the largest
+    for which a product of the ``n`` factors summed ``P`` times stays four times below the
+    type's largest value (at most 8)."""
+    t = ctx.types["Inputs"]
+    p, n, _ = _einsum_counts(ctx, shapes)
+    fi = V.finfo(t)
+    room = int(math.log2(float(fi.max))) - 2 - math.ceil(math.log2(max(p, 1)))
+    j = max(0, min(8, room // max(n, 1)))
+    return [V.representable(rng.uniform(-1, 1, size=sh) * 2.0 ** rng.integers(-j, j + 1, size=sh), t)
+            for sh in shapes]
+
+
+def _einsum_special(rng, ctx, shapes):
+    """Numerics class ``special`` of Einsum: ordinary values in [-2, 2]; the first operand gets
+    NaN, +-0 and a subnormal, and +-inf where the result's class does not depend on the
+    contraction path: one operand, or two whose every term is a product of one element of
+    each (an infinity meeting a zero factor is NaN, opposite infinities are NaN, in any order).
+    With three operands, or an operand summed over a letter of its own first, the path
+    decides: ``inf * (b1 c1 + b2 c2)`` is one infinity pairwise and may be ``inf - inf = NaN``
+    term by term, and a pre-reduced ``sum_k b_k = 0`` turns ``inf * b_k`` into ``inf * 0``."""
+    t = ctx.types["Inputs"]
+    fi = V.finfo(t)
+    out = [_uniform(rng, sh, t, -2, 2) for sh in shapes]
+    x = out[0]
+    _, n, k = _einsum_counts(ctx, shapes)
+    if x.size:
+        vals = [math.nan, -0.0, 0.0, float(fi.smallest_subnormal)]
+        if n <= 2 and k == 0:
+            vals[1:1] = [math.inf, -math.inf]
+        pos = rng.permutation(x.size)[: min(x.size, len(vals))]
+        for q, v in zip(pos, vals[int(rng.integers(len(vals))):] + vals):
+            x.reshape(-1)[q] = v
+    return out
+
+
+def _einsum_int(extremes: bool):
+    def fn(rng, ctx, shapes):
+        """Integer classes of Einsum: ``int`` draws every operand with magnitudes up to
+        ``(max / P)^(1/n)`` (no partial sum leaves the type); ``int-extremes`` gives the first
+        operand the extremes of ``[-(max // P), max // P]`` and the others 0 and 1 (the type's
+        extremes themselves for pure data movement)."""
+        t = ctx.types["Inputs"]
+        info = V.iinfo(t)
+        p, n, _ = _einsum_counts(ctx, shapes)
+        signed = int(info.min) < 0
+        if not extremes:
+            m = int((int(info.max) // max(p, 1)) ** (1.0 / max(n, 1)))
+            while m > 0 and (m ** n) * p > int(info.max):
+                m -= 1
+            return [_ints(rng, sh, -m if signed else 0, m) for sh in shapes]
+        hi = int(info.max) // max(p, 1)
+        lo = -hi if signed else 0
+        if p == 1 and n == 1:
+            lo, hi = int(info.min), int(info.max)
+        ext = sorted({lo, hi, lo + 1 if lo < hi else lo, hi - 1 if hi > lo else hi, 0, 1})
+        first = np.empty(shapes[0], dtype=object)
+        first.ravel()[:] = [ext[int(i)] for i in rng.integers(len(ext), size=first.size)]
+        return [first] + [_ints(rng, sh, 0, 1) for sh in shapes[1:]]
+
+    fn.__name__ = fn.__qualname__ = "einsum_int_extremes" if extremes else "einsum_int"
+    return fn
+
+
+def _eq(name: str, equation: str, *templates: str, **kw) -> Shape:
+    return Shape(name, {f"Inputs_{i}": tpl for i, tpl in enumerate(templates)}, {"equation": equation}, **kw)
+
+
+#: The table of equations: (pattern name, equation, operand templates).
+EINSUM_TABLE = (  # the integer types take a window of 6 patterns each, from the first 14
+    _eq("transpose", "ij->ji", "MN"),
+    _eq("trace", "ii->", "MM"),
+    _eq("diagonal", "ii->i", "MM"),
+    _eq("sum-axis", "ij->i", "MN"),
+    _eq("inner", "i,i", "K", "K"),
+    _eq("matmul", "ij,jk->ik", "MK", "KN"),
+    _eq("batch-matmul/spaces", "bij, bjk -> bik", "SMK", "SKN"),
+    _eq("ellipsis-broadcast", "...ij,...jk->...ik", "S1MK", "1PKN"),
+    _eq("chain-3", "ij,jk,kl->il", "MK", "KP", "PN"),
+    _eq("repeated-and-shared", "ii,ij->j", "MM", "MN"),
+    _eq("bilinear", "i,ij,j->", "M", "MN", "N"),
+    _eq("outer", "i,j->ij", "M", "N"),
+    _eq("batch-diagonal/ellipsis", "...ii ->...i", "SMM"),
+    _eq("zero-size/sum", "ij,jk->ik", "M0", "0N"),
+    _eq("transpose/implicit", "ba", "MN"),
+    _eq("permute-3d", "ijk->kij", "SMN"),
+    _eq("scalar", "->", ""),
+    _eq("trace/implicit", "ii", "MM"),
+    _eq("sum-all", "ij->", "MN"),
+    _eq("matmul/implicit", "ij,jk", "MK", "KN"),
+    _eq("ellipsis/implicit", "...ij,...jk", "SMK", "SKN"),
+    _eq("case/implicit-order", "ia,aJ", "MK", "KN"),
+    _eq("frobenius", "ij,ij->", "MN", "MN"),
+    _eq("case/explicit", "iB,Bj->ji", "MK", "KN"),
+    _eq("attention-scores", "bhqd,bhkd->bhqk", "SHQD", "SHKD", dims={"H": (1, 2), "S": (1, 2)}),
+    _eq("scalar-operand", ",ij->ij", "", "MN"),
+    _eq("zero-size/batch", "bij->bji", "0MN"),
+    _eq("long-dot", "i,i->", "L", "L", dims={"L": (1024, 4096)}, numerics=("positive",)),
+)
+
+
+_EINSUM_ERRORS = (
+    Err("the equation has 2 terms for 1 operand", "term-count", {"equation": "ij,jk->ik"}, ((2, 3),)),
+    Err("a term's length differs from its operand's rank", "term-rank", {"equation": "ijk->i"}, ((2, 3),)),
+    Err("a letter has two different sizes (j: 3 and 4)", "size-mismatch", {"equation": "ij,jk->ik"},
+        ((2, 3), (4, 2))),
+    Err("a repeated letter in one term has two sizes (i: 2 and 3)", "diagonal-size", {"equation": "ii->i"},
+        ((2, 3),)),
+    Err("an output letter that no input term has", "output-letter", {"equation": "ij->ik"}, ((2, 3),)),
+    Err("every occurrence of ellipsis must represent the same number of dimensions (1 and 2 here)",
+        "ellipsis-lengths", {"equation": "...ij,...jk->...ik"}, ((2, 2, 3), (2, 2, 3, 4))),
+)
+
+
+def _einsum_per_type(version, combo) -> int:
+    """Every pattern for the floating types (the long dot product needs the 16-bit types'
+    accumulation), 6 per integer type (the patterns rotate over the types)."""
+    return len(EINSUM_TABLE) if V.kind(combo["T"]) == V.FLOAT else 6
+
+
+EINSUM = Entry(
+    "Einsum", einsum_oracle, family="shaped", shapes=EINSUM_TABLE, tolerance=einsum_tolerance,
+    attrs=(Attrs({"equation": "ij->ji"}, tag="equation"),),
+    float_numerics={"wide": _einsum_wide, "special": _einsum_special, "positive": positive},
+    int_numerics={"int": _einsum_int(False), "int-extremes": _einsum_int(True)},
+    per_type=_einsum_per_type, errors=_EINSUM_ERRORS, notes={28: "bfloat16"},
+)
+
+ENTRIES = (MATMUL, GEMM, MATMUL_INTEGER, EINSUM, DET)
 register_entries(ENTRIES)
