@@ -71,6 +71,16 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   ranks 0 (an empty shape: a scalar output) to 5 and zero-size outputs; tag ``attr_value``
   names the value.  Error cases: a negative dim, a rank-2 shape input, a two-element or string
   ``value``.
+* **Constant** (1, 9, 11, 12, 13, 19, 21, 23, 24, 25): no inputs; the value attribute is the
+  case (``drawn_attrs``), its form from the shape pattern and the output type: ``value`` as a
+  scalar, a rank 1-3 tensor and a zero-size tensor; ``sparse_value`` (11; numeric and bool
+  types; indices ``[NNZ, rank]`` or linearized, ascending, 0 to every element) and the
+  ``single``/``list`` patterns (12) that write ``value_float(s)``, ``value_int(s)``,
+  ``value_string(s)`` for float, int64 and string outputs (``value`` elsewhere); data by
+  numerics class (IEEE floats: ``normal`` and ``special``; the narrow floats every value
+  of the type; integers with their extremes; bool, string, complex).  Tag ``constant_form``.
+  Error cases: no value attribute, two of them (value and value_float, value_int and
+  value_ints, value and sparse_value).
 """
 
 from __future__ import annotations
@@ -86,7 +96,7 @@ from ..opspec import op_spec
 from ..tolerance import Tolerance
 from . import values as V
 from .engine import register_entries
-from .entry import Attrs, Entry, Err, Shape
+from .entry import REALS, Attrs, Entry, Err, Shape
 
 
 # ============================================================================ DepthToSpace / SpaceToDepth
@@ -829,8 +839,11 @@ def cos_values(t: str) -> list:
     specials = V.float_specials(t)
     fi = V.finfo(t)
     picks = [-0.0, math.nan, math.inf, -float(fi.max), float(fi.smallest_subnormal), 1.5]
-    ok = [v for v in picks if any((math.isnan(v) and math.isnan(x)) or (v == x and math.copysign(1, v) == math.copysign(1, x))
-                                  for x in specials)]
+    def held(v) -> bool:
+        return any((math.isnan(v) and math.isnan(x)) or (v == x and math.copysign(1, v) == math.copysign(1, x))
+                   for x in specials)
+
+    ok = [v for v in picks if held(v)]
     return ok + [x for x in specials if x not in ok and not math.isnan(x)][:6 - len(ok)]
 
 
@@ -901,6 +914,147 @@ CONSTANT_OF_SHAPE = Entry(
     notes={20: "bfloat16, float8 types", 21: "int4/uint4", 23: "float4e2m1", 24: "float8e8m0", 25: "int2/uint2"})
 
 
+# ============================================================================ Constant
+#: The attribute a value_* form writes for an output type (value_float is a float32 scalar,
+#: value_int an int64 one, value_string a string one; the plural forms are 1-D).
+_SINGLE = {"float": "value_float", "int64": "value_int", "string": "value_string"}
+_LIST = {"float": "value_floats", "int64": "value_ints", "string": "value_strings"}
+
+
+def constant_value(attrs) -> np.ndarray:
+    """Constant's output from its node attributes (exactly one given): ``value`` (a
+    TensorProto), ``sparse_value`` (a SparseTensorProto: the listed values at their indices, 0
+    elsewhere; indices ``[NNZ, rank]`` or linearized ``[NNZ]``), ``value_float(s)``,
+    ``value_int(s)``, ``value_string(s)``; as an exact value (float64, Python ints, str, bool).
+
+    Raises:
+        ValueError: none or more than one of them is given.
+    """
+    given = {k: v for k, v in attrs.items() if v is not None}
+    if len(given) != 1:
+        raise ValueError(f"exactly one value attribute must be given, got {sorted(given)}")
+    (k, v), = given.items()
+    if k == "value":
+        return tensor_value(v)[0]
+    if k == "sparse_value":
+        vals, t = tensor_value(v.values)
+        dims = tuple(int(d) for d in v.dims)
+        idx = numpy_helper.to_array(v.indices).astype(np.int64)
+        out = np.empty(dims, dtype=vals.dtype)
+        out[...] = {V.STRING: "", V.INT: 0}.get(V.kind(t), False if t == "bool" else 0.0)
+        flat = idx if idx.ndim == 1 else np.ravel_multi_index(tuple(idx.T), dims) if idx.size else idx.reshape(0)
+        out.reshape(-1)[flat.astype(np.int64)] = vals.reshape(-1)
+        return out
+    if k in ("value_float", "value_floats"):
+        return np.asarray(np.float32(v) if k == "value_float" else np.asarray(v, np.float32), dtype=np.float64)
+    if k in ("value_int", "value_ints"):
+        out = np.empty(() if k == "value_int" else (len(v),), dtype=object)
+        out[...] = int(v) if k == "value_int" else [int(x) for x in v]
+        return out
+    out = np.empty(() if k == "value_string" else (len(v),), dtype=object)
+    dec = [x.decode() if isinstance(x, bytes) else x for x in ([v] if k == "value_string" else v)]
+    out[...] = dec[0] if k == "value_string" else dec
+    return out
+
+
+def _constant_oracle(ctx, **attrs):
+    return constant_value(attrs)
+
+
+def _constant_classes(t: str) -> tuple[str, ...]:
+    """One class per type (two for the IEEE floats: special values encoded in every form)."""
+    k = V.kind(t)
+    if k == V.FLOAT:
+        return ("normal", "special") if t in V.IEEE else ("special",)
+    return ("int",) if k == V.INT else (k,)
+
+
+def _constant_data(rng, t: str, numerics: str, shape) -> np.ndarray:
+    """Exact values of type ``t`` for a Constant of ``shape``."""
+    k = V.kind(t)
+    if k == V.FLOAT:
+        if numerics == "special":
+            vals = np.array(V.float_specials(t), dtype=np.float64)
+            return rng.choice(vals, size=shape) if vals.size else np.zeros(shape)
+        return V.sample_float(rng, shape, t, REALS, "normal")
+    if k == V.INT:  # uniform draws, about 40% of them replaced by the type's extremes, 0 and +-1
+        info = V.iinfo(t)
+        ext = [v for v in (int(info.min), int(info.max), 0, 1, -1) if info.min <= v <= info.max]
+        x = V.sample_int(rng, shape, t, extremes=False)
+        pick = rng.random(size=shape) < 0.4
+        x[pick] = [ext[int(i)] for i in rng.integers(0, len(ext), size=int(np.sum(pick)))]
+        return x
+    if k == V.BOOL:
+        return V.sample_bool(rng, shape)
+    if k == V.STRING:
+        return V.sample_string(rng, shape)
+    return V.sample_complex(rng, shape, t)
+
+
+def _constant_attrs(rng, p) -> dict:
+    """The value attribute of a Constant case: its form from the shape pattern and the output type
+    (``single``/``list``: value_float(s) / value_int(s) / value_string(s) where the type has one,
+    else ``value``; ``sparse``: sparse_value for numeric and bool types), its data from the numerics
+    class."""
+    t = dict(p.types)["T"]
+    pat = p.shape
+    if pat == "single" and t in _SINGLE:
+        x = _constant_data(rng, t, p.numerics, ())
+        v = x.reshape(()).item()
+        return {_SINGLE[t]: float(v) if t == "float" else (int(v) if t == "int64" else str(v))}
+    if pat == "list" and t in _LIST:
+        x = _constant_data(rng, t, p.numerics, (int(rng.integers(1, 6)),))
+        return {_LIST[t]: [float(v) if t == "float" else (int(v) if t == "int64" else str(v)) for v in x.tolist()]}
+    if pat == "sparse" and V.kind(t) in (V.FLOAT, V.INT, V.BOOL):
+        dims = tuple(int(d) for d in rng.integers(1, 5, size=int(rng.integers(1, 3))))
+        size = int(np.prod(dims))
+        nnz = int(rng.integers(0, size + 1))
+        flat = np.sort(rng.choice(size, size=nnz, replace=False)).astype(np.int64)
+        vals = V.to_type(_constant_data(rng, t, p.numerics, (nnz,)), t)
+        idx = flat if rng.random() < 0.5 or len(dims) == 1 else np.stack(np.unravel_index(flat, dims), axis=1)
+        sp = onnx.helper.make_sparse_tensor(numpy_helper.from_array(vals, "values"),
+                                           numpy_helper.from_array(np.asarray(idx, np.int64), "indices"), list(dims))
+        return {"sparse_value": sp}
+    shape = {"scalar": (), "zero-size": (2, 0), "single": (), "list": (int(rng.integers(1, 6)),)}.get(pat)
+    if shape is None:
+        shape = tuple(int(d) for d in rng.integers(1, 5, size=int(rng.integers(1, 4))))
+    return {"value": numpy_helper.from_array(V.to_type(_constant_data(rng, t, p.numerics, shape), t), "value")}
+
+
+def _constant_tags(ctx):
+    """``constant_form``: the attribute that holds the value (the engine's ``attr_value`` tag of a
+    TensorProto is replaced by the form's name)."""
+    form = next((k for k in ("value", "sparse_value", *_SINGLE.values(), *_LIST.values()) if k in ctx.given), None)
+    return {"constant_form": form, "attr_value": form}
+
+
+_CONSTANT_SHAPES = (
+    Shape("scalar", {}),
+    Shape("tensor", {}),
+    Shape("zero-size", {}),
+    Shape("sparse", {}, since=11),
+    Shape("single", {}, since=12),
+    Shape("list", {}, since=12),
+)
+
+CONSTANT = Entry(
+    "Constant", _constant_oracle, family="shaped", shapes=_CONSTANT_SHAPES, numerics_classes=_constant_classes,
+    drawn_attrs=_constant_attrs, tags=_constant_tags, signed_zero=True,
+    attrs=(Attrs({"value": _F1}, until=9, tag="value"),),
+    per_type=lambda v, combo: sum(sh.applies(v) for sh in _CONSTANT_SHAPES) if combo["T"] in _SINGLE else 0,
+    errors=(Err("'Exactly one of the provided attributes ... must be specified': none given", "no-attribute",
+                {"value": None}),
+            Err("'Exactly one of the provided attributes ... must be specified': value and value_float",
+                "two-attributes", {"value": _F1, "value_float": 2.0}, since=12),
+            Err("'Exactly one of the provided attributes ... must be specified': value_int and value_ints",
+                "two-value-ints", {"value_int": 1, "value_ints": [1, 2]}, since=12, type_name="int64"),
+            Err("'Exactly one of the provided attributes ... must be specified': value and sparse_value",
+                "value-and-sparse", {"value": _F1, "sparse_value": onnx.helper.make_sparse_tensor(
+                    numpy_helper.from_array(np.array([1.0], np.float32), "values"),
+                    numpy_helper.from_array(np.array([0], np.int64), "indices"), [2])}, since=11)),
+    notes={11: "sparse_value", 12: "value_float(s), value_int(s), value_string(s)"})
+
+
 ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU, RANGE, EYE_LIKE, REVERSE_SEQUENCE,
-                  CENTER_CROP_PAD, CONSTANT_OF_SHAPE)
+                  CENTER_CROP_PAD, CONSTANT_OF_SHAPE, CONSTANT)
 register_entries(ENTRIES)
