@@ -34,7 +34,8 @@ from conformance.opspec import op_spec
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ArgMax", "ArgMin"]
+OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ArgMax", "ArgMin", "ReduceL1", "ReduceSumSquare",
+       "ReduceL2"]
 ENTRY = {e.op: e for e in R.ENTRIES}
 HALF = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -327,6 +328,47 @@ def test_arg_ties_cover_both_indices(value_cases):
         assert not any(c.check for c in value_cases if c.op == op and c.since_version >= 12)
 
 
+# ============================================================================ L1 / SumSquare / L2
+def test_norm_spec_examples():
+    """onnx/backend/test/case/node/reducel1.py, reducel2.py, reducesumsquare.py: data
+    arange(1, 13) as [3, 2, 2], axes [2]; noop keeps the non-reduction step (|x|, x^2)."""
+    data = np.arange(1, 13, dtype=np.float64).reshape(3, 2, 2)
+    l1 = _call("ReduceL1", 13, data, None, axes=[2], keepdims=1)
+    assert l1.tolist() == [[[3], [7]], [[11], [15]], [[19], [23]]]
+    sq = _call("ReduceSumSquare", 18, data, [2], keepdims=1)
+    assert sq.tolist() == [[[5], [25]], [[61], [113]], [[181], [265]]]
+    l2 = _call("ReduceL2", 18, data, [-1], keepdims=0)
+    assert np.array_equal(l2, np.sqrt(np.sum(data ** 2, axis=-1)))  # sqrt is correctly rounded in numpy
+    x = np.array([[-2.0, 3.0], [-0.5, 0.0]])
+    assert _call("ReduceL1", 18, x, [], noop_with_empty_axes=1).tolist() == [[2, 3], [0.5, 0]]
+    assert _call("ReduceSumSquare", 18, x, None, noop_with_empty_axes=1).tolist() == [[4, 9], [0.25, 0]]
+    assert _call("ReduceL2", 18, x, [], noop_with_empty_axes=1).tolist() == [[2, 3], [0.5, 0]]
+    for op in ("ReduceL1", "ReduceSumSquare", "ReduceL2"):  # empty sets: 0 (versions 1, 13, 18)
+        assert _call(op, 18, np.zeros((2, 0)), [1], keepdims=0).tolist() == [0, 0]
+    assert _call("ReduceL1", 13, _objs([-(2**62), 2**62 - 1]), None, t="int64", keepdims=0) == 2**63 - 1
+    assert _call("ReduceL2", 18, _objs([3, -4, 0]), [0], t="int32", keepdims=0) == 5
+    with pytest.raises(ValueError, match="not specified"):
+        _call("ReduceL2", 18, _objs([1, 1]), [0], t="int32")
+    nan = _call("ReduceL2", 18, np.array([[np.inf, -np.inf], [np.nan, 1.0]]), [1], keepdims=0)
+    assert nan[0] == np.inf and np.isnan(nan[1])
+
+
+def test_exact_sqrt_against_mpmath():
+    """R.exact_sqrt is sqrt correctly rounded to float64 (mpmath at 300 bits, then rounded)."""
+    import mpmath
+    from fractions import Fraction
+
+    rng = np.random.default_rng(7)
+    mpmath.mp.prec = 300
+    for _ in range(300):
+        q = Fraction(int(rng.integers(1, 2**62))) * Fraction(2) ** int(rng.integers(-300, 300)) / int(
+            rng.integers(1, 2**40))
+        want = float(mpmath.sqrt(mpmath.mpf(q.numerator) / q.denominator))
+        assert R.exact_sqrt(q) == want
+    for k in (1, 4, 2, 2**-1074 * 4, 10**300):
+        assert R.exact_sqrt(Fraction(k)) == math.sqrt(k)
+
+
 # ============================================================================ bounds
 def _orders(rows, acc):
     """Forward, reverse, pairwise and numpy sums of the rows (last axis) in dtype ``acc``."""
@@ -565,8 +607,48 @@ def _extreme_rows(fn):
     return rows_fn
 
 
+def _l1_rows(rows, dt, variant, flaw):
+    if dt.kind in "iu":
+        return _sum_rows(np.abs(rows.astype(object)), dt, variant, flaw)
+    return _sum_rows(np.abs(rows), dt, variant, flaw)
+
+
+def _squares(rows, dt, variant, flaw):
+    """Squares as the accumulator holds them: in T first (``body``: the function body's
+    ``Mul(data, data)``), else in the accumulator."""
+    acc, _ = _acc(dt, variant, flaw)
+    if variant == "body":
+        return (rows * rows).astype(dt).astype(acc)
+    return rows.astype(acc) * rows.astype(acc)
+
+
+def _sum_square_rows(rows, dt, variant, flaw):
+    if dt.kind in "iu":
+        sq = rows.astype(object) ** 2
+        if flaw == "int-via-double":
+            return sq.astype(np.float64).sum(axis=-1).astype(dt)
+        sums, kept = _int_sums(sq)
+        return np.array(sums, dtype=object).reshape(kept).astype(dt)
+    acc, order = _acc(dt, variant, flaw)
+    return _acc_sum(_squares(rows, dt, variant, flaw), acc, "numpy" if order == "body" else order).astype(dt)
+
+
+def _l2_rows(rows, dt, variant, flaw):
+    if dt.kind in "iu":
+        sums, kept = _int_sums(rows.astype(object) ** 2)
+        return np.array([math.isqrt(q) for q in sums], dtype=object).reshape(kept).astype(dt)
+    acc, order = _acc(dt, variant, flaw)
+    total = _acc_sum(_squares(rows, dt, variant, flaw), acc, "numpy" if order == "body" else order)
+    if flaw == "l2-no-sqrt":
+        return total.astype(dt)
+    if variant == "body":  # ReduceSum's output in T, Cast to float, Sqrt, CastLike
+        return np.sqrt(total.astype(dt).astype(np.float32)).astype(dt)
+    return np.sqrt(total).astype(dt)
+
+
 ROW_KERNELS = {"ReduceSum": _sum_rows, "ReduceMax": _extreme_rows("max"), "ReduceMin": _extreme_rows("min"),
-               "ReduceMean": _mean_rows}
+               "ReduceMean": _mean_rows, "ReduceL1": _l1_rows, "ReduceSumSquare": _sum_square_rows,
+               "ReduceL2": _l2_rows}
 
 
 def make_arg_kernel(op, variant="numpy", flaw=None):
@@ -618,7 +700,11 @@ def make_reduce_kernel(op, variant="numpy", flaw=None):
         kept = tuple(n for d, n in enumerate(x.shape) if d not in red)
         n = int(np.prod([x.shape[d] for d in red], dtype=np.int64))
         rows = np.moveaxis(x, red, tuple(range(x.ndim - len(red), x.ndim))).reshape(kept + (n,))
-        s = np.asarray(ROW_KERNELS[op](rows, x.dtype, variant, flaw))
+        if flaw == "noop-identity" and not red:  # the non-reduction step skipped
+            return {outputs[0]: x.copy()}
+        # the body's float root for double is contested (module docstring): double takes numpy's
+        v = "numpy" if variant == "body" and x.dtype == np.float64 and op == "ReduceL2" else variant
+        s = np.asarray(ROW_KERNELS[op](rows, x.dtype, v, flaw))
         if flaw == "mean-count-last-axis" and len(red) > 1 and n:  # divided by the last reduced dim only
             s = (s.astype(np.float64) * (n / x.shape[red[-1]])).astype(x.dtype)
         if keep and red:
@@ -631,10 +717,11 @@ def make_reduce_kernel(op, variant="numpy", flaw=None):
 
 
 #: The accumulating operators (their kernels take the order variants).
-ACCUMULATING = ["ReduceSum", "ReduceMean"]
+ACCUMULATING = ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceL2"]
 #: variant -> the operators it is a variant of (``numpy``: every operator).
 LEGIT = {"numpy": OPS, "forward": ACCUMULATING, "reverse": ACCUMULATING + ["ReduceMax", "ReduceMin"],
-         "pairwise": ACCUMULATING, "float64": ACCUMULATING, "last-before-12": ["ArgMax", "ArgMin"]}
+         "pairwise": ACCUMULATING, "float64": ACCUMULATING, "last-before-12": ["ArgMax", "ArgMin"],
+         "body": ["ReduceSumSquare", "ReduceL2"]}
 
 
 @pytest.mark.parametrize("variant", list(LEGIT))
@@ -650,13 +737,15 @@ def test_legitimate_kernel_passes_everything(variant, suite):
 
 
 WRONG = {
-    "ignore-noop": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
-    "keepdims-ignored": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ArgMax", "ArgMin"],
-    "negative-axis-dropped": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
-    "half-accumulator": ["ReduceSum", "ReduceMean"],
-    "int-via-double": ["ReduceSum", "ReduceMean"],
-    "empty-axes-noop": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean"],
+    "ignore-noop": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceL2"],
+    "keepdims-ignored": OPS,
+    "negative-axis-dropped": [op for op in OPS if op.startswith("Reduce")],
+    "half-accumulator": ACCUMULATING,
+    "int-via-double": ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare"],
+    "empty-axes-noop": [op for op in OPS if op.startswith("Reduce")],
     "mean-count-last-axis": ["ReduceMean"],
+    "noop-identity": ["ReduceL1", "ReduceSumSquare", "ReduceL2"],  # noop skips |x|, x^2
+    "l2-no-sqrt": ["ReduceL2"],
     "last-of-ties": ["ArgMax", "ArgMin"],  # the last of equal extremes with select_last_index=0
     "select-last-ignored": ["ArgMax", "ArgMin"],
     "axis-default-last": ["ArgMax", "ArgMin"],
@@ -690,7 +779,7 @@ def test_half_accumulator_caught_per_half_type(value_cases):
 #: (op, case filter, why onnx.reference 1.23 is wrong).
 REFERENCE_WRONG = {
     "half accumulation": (
-        lambda c: c.op in ("ReduceSum", "ReduceMean") and c.tags["dtype"] in HALF,
+        lambda c: c.op in ACCUMULATING and c.tags["dtype"] in HALF,
         "onnx.reference sums float16/bfloat16 in the type itself (numpy's sum / mean with dtype=T of a float16 "
         "or ml_dtypes bfloat16 array): below the float32 accumulation the suite requires for 16-bit floats "
         "(module docstring of conformance/ops/reduce.py); smallest: a bfloat16 row of 4096 ones and halves "
@@ -699,6 +788,10 @@ REFERENCE_WRONG = {
         lambda c: c.op == "ReduceMean" and c.tags["dtype"] in ("int64", "uint64") and c.tags["numerics"] == "int-extremes",
         "onnx.reference's ReduceMean of int64/uint64 is np.mean (float64) cast back: ReduceMean-18(uint64 "
         "[2^64 - 1], noop) gives 0 and int64 means beyond 2^53 lose their low bits; the exact mean is in range"),
+    "32-bit sum of squares as 64-bit": (
+        lambda c: c.op == "ReduceSumSquare" and c.tags["dtype"] in ("int32", "uint32"),
+        "onnx.reference's ReduceSumSquare returns int64 (uint64) for int32 (uint32) data: numpy's sum promotes "
+        "the 32-bit integers and the result is not cast back; the output type is T"),
     "axes type unchecked": (
         lambda c: c.expect_error is not None and c.tags.get("error") == "axes-int32",
         "onnx.reference runs ReduceSum-13 (the others at 18) with an int32 axes input; the schema allows "
@@ -725,7 +818,7 @@ def test_onnx_reference(suite):
 #: (case filter, why onnxruntime 1.32 CPU is wrong, outcome).
 ORT_WRONG = {
     "int64 sum through double": (
-        lambda c: c.op in ("ReduceSum", "ReduceMean") and c.tags["dtype"] in ("int64",)
+        lambda c: c.op in ("ReduceSum", "ReduceMean", "ReduceSumSquare") and c.tags["dtype"] in ("int64",)
         and c.tags["numerics"] == "int-extremes",
         "onnxruntime sums int64 through double: ReduceSum-13(int64 [2^53 + 1], keepdims=0) gives 2^53, "
         "ReduceSum([INT64_MAX, INT64_MIN]) gives 0 (the exact sum -1 is in range); ReduceMean likewise", "fail"),

@@ -274,6 +274,86 @@ def reduce_mean(ctx, data, *axes_in, **attrs) -> np.ndarray:
     return _reduce_oracle(_mean_row)(ctx, data, *axes_in, **attrs)
 
 
+def _l1_row(r):
+    if r.dtype == object:
+        return sum((abs(int(v)) for v in r), 0)
+    return exact_sum(np.abs(r.astype(np.float64)))
+
+
+def _sum_square_exact(r) -> Fraction | float:
+    """The exact sum of squares (a Fraction), or the IEEE result for NaN / infinities."""
+    vals = [float(v) for v in r]
+    if any(math.isnan(v) for v in vals):
+        return math.nan
+    if any(math.isinf(v) for v in vals):
+        return math.inf
+    return sum((Fraction(v) ** 2 for v in vals), Fraction(0))
+
+
+def _sum_square_row(r):
+    if r.dtype == object:
+        return sum((int(v) ** 2 for v in r), 0)
+    q = _sum_square_exact(r)
+    return q if isinstance(q, float) else _to_float(q)
+
+
+def _l2_row(r):
+    if r.dtype == object:
+        q = sum((int(v) ** 2 for v in r), 0)
+        root = math.isqrt(q)
+        if root * root != q:
+            raise ValueError("an integer L2 norm that is not an integer: its rounding is not specified; never "
+                             "generated")
+        return root
+    q = _sum_square_exact(r)
+    if isinstance(q, float):
+        return q
+    return exact_sqrt(q)
+
+
+def exact_sqrt(q: Fraction) -> float:
+    """``sqrt(q)`` correctly rounded to float64 (integer square root of the scaled value;
+    ties are impossible for a square root of a rational with a finite binary expansion)."""
+    if q == 0:
+        return 0.0
+    # scale q by 4^k so the integer part has >= 2 * 60 bits, then isqrt gives 60+ correct bits
+    k = max(0, (240 - (q.numerator.bit_length() - q.denominator.bit_length())) // 2 + 1)
+    scaled = q * (Fraction(4) ** k)
+    root = math.isqrt(scaled.numerator // scaled.denominator)
+    exact_root = root * root * scaled.denominator == scaled.numerator
+    # root <= sqrt(scaled) < root + 1; the sticky bit breaks any rounding tie towards the true value
+    val = Fraction(2 * root + (0 if exact_root else 1), 2) / (Fraction(2) ** k)
+    return _to_float(val)
+
+
+def reduce_l1(ctx, data, *axes_in, **attrs) -> np.ndarray:
+    """ReduceL1: the exact sum of ``|x|`` over every reduced set.  ``axes_in`` as
+    :func:`reduce_sum`.
+
+    Raises:
+        ValueError: an axis out of range, or an integer result outside the type."""
+    return _reduce_oracle(_l1_row)(ctx, data, *axes_in, **attrs)
+
+
+def reduce_sum_square(ctx, data, *axes_in, **attrs) -> np.ndarray:
+    """ReduceSumSquare: the exact sum of ``x^2`` over every reduced set (rationals, correctly
+    rounded).  ``axes_in`` as :func:`reduce_sum`.
+
+    Raises:
+        ValueError: an axis out of range, or an integer result outside the type."""
+    return _reduce_oracle(_sum_square_row)(ctx, data, *axes_in, **attrs)
+
+
+def reduce_l2(ctx, data, *axes_in, **attrs) -> np.ndarray:
+    """ReduceL2: ``sqrt`` of the exact sum of squares, correctly rounded to float64; integer
+    results are exact integer square roots.  ``axes_in`` as :func:`reduce_sum`.
+
+    Raises:
+        ValueError: an axis out of range, or an integer sum of squares that is not a perfect
+            square (the rounding to an integer is not specified: never generated)."""
+    return _reduce_oracle(_l2_row)(ctx, data, *axes_in, **attrs)
+
+
 def _extreme_row(fn: str, t: str):
     """Row function of ReduceMax (``fn="max"``) or ReduceMin: NaN propagates; the empty set
     gives the text's identity (-inf / +inf for floats, the type's minimum / maximum for
@@ -494,6 +574,50 @@ def mean_tolerance(ctx, inputs, attrs, outputs) -> dict:
                                  variants=(f"bound:any order, sum/n, sum*fl(1/n) or sum of x/n, accumulator u={acc:g}",))}
 
 
+def _rows_out(ctx, inputs, attrs, outputs):
+    """(rows of the exact inputs, the exact outputs flattened like the rows' kept part)."""
+    rows = _rows_of(ctx, inputs, attrs)
+    out = np.asarray(outputs["reduced"], dtype=np.float64).reshape(rows.shape[:-1])
+    return rows, out
+
+
+def sum_square_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """ReduceSumSquare: ``n`` squares each rounded -- in T, as the function body of 18 does
+    (``Mul(data, data)``), or in the accumulator -- and summed in any order at ``u'``; every
+    term is non-negative, so the error is relative to the result ``S``::
+
+        atol = n s + 2 s,   rtol = gamma_n(u') (1 + u) + 3.01 u
+
+    (``n s``: squares that underflow T; ``u``, ``s`` of T, ``u'`` of the accumulator, float32
+    for 16-bit floats).  FMA or not: within the same bound."""
+    t = ctx.out_types["reduced"]
+    if V.kind(t) != V.FLOAT:
+        return {"reduced": Tolerance(0.0, 0.0, exact=True)}
+    u, s, acc = units(t)
+    n = _rows_of(ctx, inputs, attrs).shape[-1]
+    return {"reduced": Tolerance((n + 2) * s, _gamma(n, acc) * (1 + u) + 3.01 * u,
+                                 variants=(f"bound:squares rounded in T, any order, accumulator u={acc:g}",))}
+
+
+def l2_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """ReduceL2: the squares rounded in T (the function body of 18: ``Mul(data, data)``), their
+    sum in any order at ``u'`` and rounded to T (the body's ``ReduceSum`` output), a square
+    root within half an ulp of the accumulator, the result rounded to T::
+
+        atol = sqrt(n s) + 2 s,   rtol = (u + gamma_n(u') / 2 + u') (1 + u) + 2.01 u
+
+    (a relative error ``e`` of the sum is ``e / 2`` of its root; ``sqrt(S + d) - sqrt(S) <=
+    sqrt(d)`` for squares below T's normal range: the data classes keep ``x^2`` normal in T,
+    where the body's square of a tiny value would flush to zero).  Exact for integers."""
+    t = ctx.out_types["reduced"]
+    if V.kind(t) != V.FLOAT:
+        return {"reduced": Tolerance(0.0, 0.0, exact=True)}
+    u, s, acc = units(t)
+    n = _rows_of(ctx, inputs, attrs).shape[-1]
+    return {"reduced": Tolerance(math.sqrt(n * s) + 2 * s, (u + _gamma(n, acc) / 2 + acc) * (1 + u) + 2.01 * u,
+                                 variants=(f"bound:squares in T, any order, sqrt, accumulator u={acc:g}",))}
+
+
 # ============================================================================ numerics classes
 
 
@@ -549,6 +673,29 @@ def _wide(rng, ctx, shape, total):
     return V.representable(rng.choice([-1.0, 1.0], size=total) * mag, _t(ctx))
 
 
+def _wide_square(rng, ctx, shape, total, lo_sqrt: bool = False):
+    """:func:`_wide` with magnitudes up to ``sqrt(fmax / (8 N))``: no square and no sum of
+    squares overflows T (ReduceL2-18's function body squares in T); from
+    ``2 sqrt(smallest normal)`` with ``lo_sqrt`` (every square normal in T)."""
+    fi = V.finfo(_t(ctx))
+    lo = math.log2(float(fi.smallest_normal)) * (0.5 if lo_sqrt else 1.0) + (1.0 if lo_sqrt else 0.0)
+    hi = 0.5 * math.log2(float(fi.max) / (8 * max(total, 1)))
+    mag = 2.0 ** rng.uniform(lo, hi, size=total)
+    return V.representable(rng.choice([-1.0, 1.0], size=total) * mag, _t(ctx))
+
+
+def _wide_l2(rng, ctx, shape, total):
+    """ReduceL2's ``wide``: :func:`_wide_square` with every square normal in T."""
+    return _wide_square(rng, ctx, shape, total, lo_sqrt=True)
+
+
+def _l2_special(rng, ctx, m, n):
+    """ReduceL2's ``special``: :func:`_sum_special`'s rows without the subnormal ones (their
+    squares underflow T, where the function body of 18 squares: its result and the L2 norm
+    differ by the whole value)."""
+    return _sum_special(rng, ctx, m, n, kinds=("nan", "pinf", "ninf", "both-inf", "zeros", "finite", "overflow"))
+
+
 def _cancel(rng, ctx, m, n):
     """Rows of large values that cancel (``+c`` and ``-c`` pairs around 1000 (float16), 1e6
     (bfloat16), 1e7 (float), 1e15 (double)) and small ones: the exact sum is small, and an
@@ -580,7 +727,7 @@ def _mean_special(rng, ctx, m, n):
     return _sum_special(rng, ctx, m, n, overflow=False)
 
 
-def _sum_special(rng, ctx, m, n, overflow=True):
+def _sum_special(rng, ctx, m, n, overflow=True, kinds=None):
     """One kind of row each (cycling from a random start): NaN among finite values; ``+inf``;
     ``-inf``; both infinities (NaN); signed zeros only; subnormals only (their sum is exact in
     every order); the smallest normal with subnormals of the other sign; finite values; and
@@ -590,8 +737,8 @@ def _sum_special(rng, ctx, m, n, overflow=True):
     fi = V.finfo(t)
     sub, tiny, fmax = float(fi.smallest_subnormal), float(fi.smallest_normal), float(fi.max)
     rows = V.representable(rng.uniform(-2.0, 2.0, size=(m, n)), t)
-    kinds = ("nan", "pinf", "ninf", "both-inf", "zeros", "subnormal", "tiny", "finite") + (("overflow",) if overflow
-                                                                                         else ())
+    kinds = kinds or ("nan", "pinf", "ninf", "both-inf", "zeros", "subnormal", "tiny", "finite") + (
+        ("overflow",) if overflow else ())
     start = int(rng.integers(len(kinds)))
     for i in range(m):
         kind = kinds[(start + i) % len(kinds)]
@@ -823,6 +970,88 @@ def _sum_int_extremes(rng, ctx, m, n, both_sum=-1):
                 r[j] = 1
         rows[i, :] = r
     return rows
+
+
+def _l1_int_extremes(rng, ctx, m, n):
+    """Rows whose sum of ``|x|`` is at most the type's maximum in every order: the maximum
+    (or ``-max``) with zeros, ``max - k`` with ``k`` elements of magnitude 1 (mixed signs),
+    zeros; ``|min|`` never (it exceeds the maximum)."""
+    lo, hi = _int_bounds(_t(ctx))
+    rows = np.zeros((m, n), dtype=object)
+    kinds = ("max", "neg-max", "split", "zeros") if lo < 0 else ("max", "split", "zeros")
+    start = int(rng.integers(len(kinds)))
+    for i in range(m):
+        if n == 0:
+            continue
+        kind = kinds[(start + i) % len(kinds)]
+        pos = rng.permutation(n)
+        r = [0] * n
+        if kind in ("max", "neg-max"):
+            r[pos[0]] = hi if kind == "max" else -hi
+        elif kind == "split":
+            k = int(rng.integers(0, n))
+            r[pos[0]] = hi - k
+            for j in pos[1:k + 1]:
+                r[j] = 1 if lo == 0 or rng.random() < 0.5 else -1
+        rows[i, :] = r
+    return rows
+
+
+def _square_ints(rng, ctx, shape, total):
+    """Integers whose squares sum within the type: ``|x| <= sqrt(max / (N + 1))``."""
+    lo, hi = _int_bounds(_t(ctx))
+    cap = max(1, min(math.isqrt(hi // (total + 1)), 10**6))
+    return _objs(rng.integers(0 if lo == 0 else -cap, cap, size=total, endpoint=True), shape)
+
+
+def _square_int_extremes(rng, ctx, m, n):
+    """Rows reaching the type's maximum square: one element ``+-isqrt(max)`` with zeros, or two
+    elements whose squares sum to at most the maximum."""
+    lo, hi = _int_bounds(_t(ctx))
+    r0 = math.isqrt(hi)
+    rows = np.zeros((m, n), dtype=object)
+    for i in range(m):
+        if n == 0:
+            continue
+        pos = rng.permutation(n)
+        sign = -1 if lo < 0 and rng.random() < 0.5 else 1
+        if n > 1 and rng.random() < 0.5:
+            a = math.isqrt(hi // 2)
+            rows[i, pos[0]], rows[i, pos[1]] = sign * a, a
+        else:
+            rows[i, pos[0]] = sign * r0
+    return rows
+
+
+#: Pythagorean tuples ``(a, b, ..., c)`` with ``a^2 + b^2 + ... = c^2`` (ReduceL2 of integers
+#: is exact only on perfect squares).
+_PYTHAGOREAN = ((3, 4), (5, 12), (1, 2, 2), (2, 3, 6), (1, 4, 8), (4, 4, 7), (2, 6, 9), (1, 1, 1, 1),
+                (1, 1, 3, 5), (2, 4, 5, 6), (8, 15), (7, 24))
+
+
+def _l2_ints(rng, ctx, m, n, scale_cap: int | None = None):
+    """Rows whose sum of squares is a perfect square: a Pythagorean tuple (random signs,
+    scaled) laid at random positions, zeros elsewhere; the scale keeps the squares within the
+    type."""
+    lo, hi = _int_bounds(_t(ctx))
+    rows = np.zeros((m, n), dtype=object)
+    for i in range(m):
+        if n == 0:
+            continue
+        fits = [tp for tp in _PYTHAGOREAN if len(tp) <= n]
+        tp = fits[int(rng.integers(len(fits)))] if fits else (1,)
+        c2 = sum(v * v for v in tp)
+        k_max = max(1, math.isqrt(hi // c2) if scale_cap is None else min(scale_cap, math.isqrt(hi // c2)))
+        k = int(rng.integers(1, k_max + 1))
+        pos = rng.permutation(n)
+        for j, v in zip(pos, tp):
+            rows[i, j] = k * v * (-1 if lo < 0 and rng.random() < 0.5 else 1)
+    return rows
+
+
+def _l2_small_ints(rng, ctx, m, n):
+    """:func:`_l2_ints` with scales up to 20."""
+    return _l2_ints(rng, ctx, m, n, scale_cap=20)
 
 
 def _divisible(rows: np.ndarray, t: str) -> np.ndarray:
@@ -1073,6 +1302,37 @@ def _arg_entry(op: str, fn) -> Entry:
                         13: "bfloat16"})
 
 
+def _norm_entry(op: str, oracle, tolerance, float_numerics, int_numerics, contested=None) -> Entry:
+    inp = axes_input_since(op)
+    shapes = reduce_shapes(op, ((1, 10), (13, 10**6)))
+    return Entry(op, oracle, family="shaped", shapes=shapes, attrs=reduce_attrs(op), tolerance=tolerance,
+                 per_type=sweep(shapes, ints=6, floats=14), errors=reduce_errors(op), float_numerics=float_numerics,
+                 int_numerics=int_numerics, contested=contested,
+                 notes={**_AXES_NOTES, 11: "negative axes; the text drops the empty-set sentence (none generated)",
+                        13: "bfloat16", inp: "axes as an optional input; noop_with_empty_axes (the non-reduction "
+                        "step still applies: |x|, x^2); a function body"})
+
+
+def _l2_contested(ctx, attrs) -> str | None:
+    """ReduceL2-18's function body computes a double input's root in float (``Cast to=1``):
+    the body and the text's L2 norm differ for double (module docstring)."""
+    if ctx.version >= 18 and ctx.types.get("data") == "double":
+        return ("ReduceL2-18's function body casts the sum of squares to float (Cast to=1) before Sqrt and "
+                "CastLike back: a double input gets a float-precision root (and inf above 3.4e38); the text "
+                "computes the L2 norm of the double data")
+    return None
+
+
+_SQUARE_FLOATS = {"wide": _elementwise(_wide_square), "special": _rowwise(_sum_special)}
+_SUM_FLOATS = {"wide": _elementwise(_wide), "special": _rowwise(_sum_special), "ones": _rowwise(_ones)}
+
 ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry("ReduceMin", reduce_min),
-           _mean_entry(), _arg_entry("ArgMax", argmax), _arg_entry("ArgMin", argmin))
+           _mean_entry(), _arg_entry("ArgMax", argmax), _arg_entry("ArgMin", argmin),
+           _norm_entry("ReduceL1", reduce_l1, sum_tolerance, _SUM_FLOATS,
+                       {"int": _elementwise(_sum_ints), "int-extremes": _rowwise(_l1_int_extremes)}),
+           _norm_entry("ReduceSumSquare", reduce_sum_square, sum_square_tolerance, dict(_SQUARE_FLOATS),
+                       {"int": _elementwise(_square_ints), "int-extremes": _rowwise(_square_int_extremes)}),
+           _norm_entry("ReduceL2", reduce_l2, l2_tolerance, {"wide": _elementwise(_wide_l2),
+                                                             "special": _rowwise(_l2_special)},
+                       {"int": _rowwise(_l2_small_ints), "int-extremes": _rowwise(_l2_ints)}, _l2_contested))
 register_entries(ENTRIES)
