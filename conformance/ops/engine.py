@@ -865,6 +865,9 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
     out_types = [_type_name(f.type_str, combo) for f in out_formals]
     full_attrs = _full_attrs(vs, attrs_given)
     pattern_values = dict(_shape_of(entry, p.shape).values) if shaped else {}
+    if any(callable(v) for v in pattern_values.values()):  # values that depend on the case's types
+        in_types = {o[0]: t for o, t in zip(occ, types) if o[3]}
+        pattern_values = {k: (v(in_types) if callable(v) else v) for k, v in pattern_values.items()}
     ctx = Ctx(entry.op, p.version, p.opset, {o[0]: t for o, t in zip(occ, types) if o[3]},
               {f.name: t for f, t in zip(out_formals, out_types)}, full_attrs,
               tuple(f.name for f in out_formals), {**{o[0]: tuple(o[2]) for o in occ if o[3] and o[2] is not None},
@@ -1272,6 +1275,12 @@ def skipped_combinations(entry: Entry) -> dict[tuple[int, str], str]:
         _, skipped = _combos(entry, vs)
         for label, why in skipped.items():
             out[(v, label)] = why
+        if entry.declared is not None:  # generated, but no model can show the combination whole
+            for c in type_combinations(vs):
+                names = {q: _type_name(t, {}) for q, t in c.items()}
+                why = entry.declared(v, names)
+                if why:
+                    out.setdefault((v, types_label(names)), why)
     return out
 
 

@@ -196,6 +196,9 @@ class Shape:
             pattern (a structural input tied to the templates: ReduceSum-13's ``axes``
             ``[0, -1]``, Reshape's ``shape``); it replaces the drawn value in every numerics
             class and is never repaired.  Its template (if any) must match the value's shape.
+            A value may be a function ``fn(types) -> value`` of the case's input types (formal
+            name -> type name): a value that depends on them (Slice's ``INT_MAX`` end in the
+            case's index type).
         cycle: the pattern takes part in the per-combination cycle (default); ``False``: only
             the fill step gives it a case (one per version), for patterns that cannot hold an
             entry's value table (rank 0, zero-size) where each combination has a single case
@@ -385,6 +388,10 @@ class Entry:
             attributes); each combination's cases cycle over the states it admits (none: all),
             and the fill step still gives every state a case.  For attributes that only apply
             to some types (Cast's ``saturate``, float8 targets only).  Default: every state.
+        declared: ``fn(version, combination) -> reason or None``: a combination the engine
+            generates but no model can show whole, reported by coverage with the reason (a type
+            parameter no formal binds: Tile-1's ``T1``; its cases bind ``T`` only).  Unlike
+            :attr:`type_filter` it does not stop generation.  Default: none.
     """
 
     op: str
@@ -427,6 +434,7 @@ class Entry:
     structural: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     numerics_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     numerics_classes: Callable[[str], tuple[str, ...]] | None = None
+    declared: Callable[[int, Mapping[str, str]], str | None] | None = None
     drawn_attrs: Callable[..., Mapping[str, Any]] | None = None
     combination_states: Callable[[int, Mapping[str, str], Mapping[str, Any]], bool] | None = None
 
