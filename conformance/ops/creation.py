@@ -18,9 +18,9 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   0 to 6, size-1 dims, an empty first/middle/last axis, every type the schema lists (the
   4-, 2-bit and float8 types included); Shape's ``start``/``end`` (15) as the text's
   examples, negative axes, clamping beyond the rank on both sides (to the int64 extremes),
-  ``start > end`` and empty slices.  The data values are irrelevant to the result: the
-  floating ``wide`` class is dropped (``normal`` and ``special`` stay: a kernel must not
-  read the values).
+  ``start > end`` and empty slices.  The data values are irrelevant to the result: one
+  numerics class per type (``special`` for floats, ``int-extremes``: a kernel must not read
+  them), and a sweep of the patterns and start/end states for float.
 * **Trilu** (14): square, wide, tall, one-row and one-column matrices, one and two batch
   dims, zero-size rows and batches; ``upper`` absent/1/0; ``k`` absent or a structural
   scalar drawn per case among 0, +-1, +-2, the last diagonals touching the matrix, the first
@@ -48,7 +48,8 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   where they agree, omitted at 9 and written at 22 (``type_attrs``); square, wide, tall,
   one-row, one-column, 1x1 and zero-size inputs; ``k`` absent, 0, +-1, +-2, +-3, +-6 (the
   last diagonals of the widest matrices and beyond), +-100 and the int64 extremes.  The input
-  values are irrelevant (floating ``normal`` only; the integer defaults).  Error cases: rank
+  values are irrelevant: one numerics class per type, a sweep of the patterns and k states
+  for float -> float.  Error cases: rank
   1 and 3, ``dtype`` STRING and UNDEFINED.
 * **ReverseSequence** (10, 28): time-major (attributes absent or explicit) and batch-major
   (``batch_axis=0, time_axis=1``) layouts of rank 2-4 tied to the attributes by the shape
@@ -299,16 +300,27 @@ _SHAPE_ATTRS = tuple(Attrs(v, tag=t) for t, v in (
     ("start=1/end=-1", {"start": 1, "end": -1}),
 ))
 
-#: The data values of Shape and Size are irrelevant to the result: one floating class beside the
-#: special values (which a kernel must not read either), the integer defaults.
-_SHAPE_NUMERICS = {"wide": ()}
+def _values_irrelevant(t: str) -> tuple[str, ...]:
+    """Numerics classes of an operator that reads only its input's shape (Shape, Size, EyeLike):
+    one per type (``special`` for floats: NaN and infinities a kernel must not trip on; the
+    integer extremes; bool, string, complex draws)."""
+    k = V.kind(t)
+    return ("special",) if k == V.FLOAT else (("int-extremes",) if k == V.INT else (k,))
+
+
+def _sweep(param: str, n: int, *also: str):
+    """``per_type``: ``n`` cases for the combination whose ``param`` (and each of ``also``) is
+    float (a sweep over the patterns and attribute states), one per numerics class for the others."""
+    return lambda version, combo: n if all(combo[p] == "float" for p in (param, *also)) else 0
+
 
 SHAPE = Entry(
     "Shape", _shape_oracle, family="shaped", shapes=_SHAPE_PATTERNS, attrs=_SHAPE_ATTRS,
-    numerics_types=_SHAPE_NUMERICS,
+    numerics_classes=_values_irrelevant, per_type=_sweep("T", len(_SHAPE_PATTERNS)),
     notes={15: "start/end attributes: negative axes from the back, clamped to [0, r]"})
 
-SIZE = Entry("Size", _size_oracle, family="shaped", shapes=_SHAPE_PATTERNS, numerics_types=_SHAPE_NUMERICS)
+SIZE = Entry("Size", _size_oracle, family="shaped", shapes=_SHAPE_PATTERNS, numerics_classes=_values_irrelevant,
+             per_type=_sweep("T", len(_SHAPE_PATTERNS)))
 
 
 # ============================================================================ Trilu
@@ -624,7 +636,7 @@ _EYE_ATTRS += (Attrs({"k": 2 ** 63 - 1}, tag="k=int64-max"), Attrs({"k": -(2 ** 
 
 EYE_LIKE = Entry(
     "EyeLike", _eye_oracle, family="shaped", shapes=_EYE_SHAPES, attrs=_EYE_ATTRS, type_attrs=_eye_type_attrs,
-    numerics_types=_SHAPE_NUMERICS | {"special": ()}, signed_zero=True,
+    numerics_classes=_values_irrelevant, per_type=_sweep("T1", len(_EYE_SHAPES), "T2"), signed_zero=True,
     errors=(Err("Only 2D tensors are supported: rank 1", "rank1", {}, ((4,),)),
             Err("Only 2D tensors are supported: rank 3", "rank3", {}, ((2, 3, 3),)),
             Err("dtype must be valid as an output type: STRING is not in T2", "dtype-string",
