@@ -31,7 +31,7 @@ from conformance.opspec import op_spec
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["Reshape", "Transpose", "Concat", "Squeeze", "Unsqueeze", "Flatten", "Split"]
+OPS = ["Reshape", "Transpose", "Concat", "Squeeze", "Unsqueeze", "Flatten", "Split", "Expand", "Tile"]
 E = {e.op: e for e in S.ENTRIES}
 
 
@@ -247,6 +247,29 @@ def test_split_oracle_chunks_concatenate_back():
         S.split_sizes(5, 1, [4], None)
 
 
+def test_expand_oracle_is_multiplication_by_ones():
+    """The text: "similar to numpy.array(input) * numpy.ones(shape)"."""
+    rng = np.random.default_rng(3)
+    for x_shape, shape in [((3, 1), [2, 1, 4]), ((2,), [2, 2]), ((2, 3, 1), [4]), ((2, 3), [1, 1]), ((), [2, 3]),
+                           ((0, 1), [0, 3]), ((2, 3), [])]:
+        x = rng.normal(size=x_shape)
+        got = E["Expand"].oracle(_ctx("Expand", 13), x, np.array(shape, dtype=object))
+        assert _same(got, np.array(x) * np.ones(shape))
+
+
+def test_tile_oracle_by_modulo():
+    """output[j] = input[j mod input_dim] with output_dim = input_dim * repeats (Tile-6 text)."""
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    for reps in ([2, 2], [1, 3], [3, 1], [0, 2]):
+        got = E["Tile"].oracle(_ctx("Tile", 13), x, np.array(reps, dtype=object))
+        assert got.shape == (2 * reps[0], 3 * reps[1])
+        for i, j in np.ndindex(*got.shape):
+            assert got[i, j] == x[i % 2, j % 3]
+    # the text's example: tile([[1, 2], [3, 4]], [1, 2]) = [[1, 2, 1, 2], [3, 4, 3, 4]]
+    a = np.array([[1, 2], [3, 4]], dtype=object)
+    assert E["Tile"].oracle(_ctx("Tile", 6), a, np.array([1, 2], dtype=object)).tolist() == [[1, 2, 1, 2], [3, 4, 3, 4]]
+
+
 # ============================================================================ suite
 @pytest.fixture(scope="module")
 def suite():
@@ -265,7 +288,14 @@ def test_coverage_every_combination_of_every_version(suite):
         spec = {s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op and s.domain == ""}
         assert set(map(int, versions)) == spec
         for v, e in versions.items():
-            assert not e["missing"], (op, v, e["missing"][:3])
+            assert e["covered"] or (op, v) == ("Tile", "1"), (op, v)
+            declared = [m for m in e["missing"] if "declared_unbuildable" in m]
+            assert not [m for m in e["missing"] if m not in declared], (op, v, e["missing"][:3])
+            assert not declared or (op, v) == ("Tile", "1"), (op, v, declared)
+            assert e["gaps"] == 0 and not e["unexercised"], (op, v, e["unexercised"])
+    # Tile-1: T1 is bound by no formal; every T has value cases (partial combinations)
+    tile1 = cov["ops"]["Tile"]["versions"]["1"]
+    assert len(tile1["missing"]) == 3 and all(m["partial_cases"] > 0 for m in tile1["missing"])
 
 
 def test_case_counts_modest(suite):
@@ -315,14 +345,20 @@ def test_trap_patterns_present(value_cases):
         assert {n for n, _, a, _ in S._SQUEEZES if a is None} == without  # omitted axes
     for v in (1, 2, 11, 13, 18):  # every Split pattern of the version, with its number of outputs
         cases = [c for c in value_cases if c.op == "Split" and c.since_version == v]
-        names = {c.tags["shape"].split("/", 1)[1] if c.tags["shape"].startswith(("attr/", "input-T/")) else
-                 c.tags["shape"] for c in cases}
+        names = {c.tags["shape"].removeprefix("v1/").removeprefix("attr/").removeprefix("input-T/") for c in cases}
         assert names == {n for n, *_, since, until in S._SPLITS if since <= v <= until}, v
         for c in cases:
             n = next(k for name, *_, k, since, until in S._SPLITS if c.tags["shape"].endswith(name))
             assert len(c.present_outputs) == n, c.id
-    assert {c.tags["shape"].split("/")[0] for c in value_cases if c.op == "Split" and c.since_version == 1} >= \
+    assert {c.tags["shape"].split("/")[1] for c in value_cases if c.op == "Split" and c.since_version == 1} >= \
         {"attr", "input-T", "equal"}
+    for op, table in (("Expand", S._EXPANDS), ("Tile", S._TILES)):
+        for v in op_spec(op).since_versions:
+            names = {c.tags["shape"] for c in value_cases if c.op == op and c.since_version == v}
+            if (op, v) == ("Tile", 1):
+                assert names == {"v1/tiles=1/axis=0", "v1/tiles=1/axis=1", "v1/tiles=1/axis=2"}
+            else:
+                assert names == {n for n, *_ in table}, (op, v)
     for v in (1, 11, 13, 21, 23, 24, 25):  # every Unsqueeze pattern of the version (negative ones from 11)
         names = {c.tags["shape"].removeprefix("attr/") for c in value_cases if c.op == "Unsqueeze" and c.since_version == v}
         assert names == {n for n, _, _, since in S._UNSQUEEZES if since <= v}, v
@@ -370,6 +406,12 @@ def _reference_disagreement(case, res) -> str | None:
       and ``num_outputs`` or neither ("Either input 'split' or the attribute 'num_outputs'
       should be specified, but not both"): the models are invalid.
     * ``no-legacy-kernel`` also covers Split-1, which onnx.reference does not implement.
+    * ``tile1-signature``: onnx.reference's Tile has Tile-6's signature (input, repeats) only
+      and raises ``TypeError`` on Tile-1's (input, tiles, axis); with ``tiles = 1`` every
+      reading of Tile-1's text gives the input.
+    * ``tile-short-repeats``: onnx.reference (``numpy.tile``) accepts ``repeats`` shorter than
+      the input's rank; Tile-6/13: "the same length as input's dimension number" ("but no
+      broadcast"): the model is invalid.
     * ``concat1-default-axis``: Concat-1's ``axis`` is optional ("Default value is 1");
       onnx.reference requires it ("Attribute 'axis' is expected"): the oracle is right.
     """
@@ -393,6 +435,10 @@ def _reference_disagreement(case, res) -> str | None:
     if case.op == "Split" and case.expect_error and case.tags["error"] in ("split-sum", "split-and-num_outputs",
                                                                            "neither"):
         return "split-unchecked"
+    if case.op == "Tile" and case.since_version == 1 and res.outcome == "error" and "TypeError" in res.message:
+        return "tile1-signature"
+    if case.op == "Tile" and case.expect_error and case.tags["error"] == "repeats-short":
+        return "tile-short-repeats"
     if case.op == "Concat" and case.since_version == 1 and "axis" not in case.attributes and res.outcome == "error":
         return "concat1-default-axis"
     return None
@@ -412,7 +458,7 @@ def test_agreement_with_onnx_reference(suite):
     assert not unexplained, unexplained[:5]
     assert set(why) == {"no-legacy-kernel", "concat1-default-axis", "squeeze11-mixed-axes", "v1-negative-axes",
                         "unsqueeze-attr-order", "unsqueeze11-duplicates", "flatten-zero-size",
-                        "flatten-axis-range", "split-unchecked"}, why
+                        "flatten-axis-range", "split-unchecked", "tile-short-repeats", "tile1-signature"}, why
     assert sum(1 for r in results if r.outcome == "pass") > 0.9 * len(results)
 
 
@@ -618,8 +664,53 @@ def _split(inputs, attrs, opset, flaw, variant, n_out=1):
     return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
 
 
+def _expand(inputs, attrs, opset, flaw, variant, n_out=1):
+    x, shape = inputs["input"], [int(d) for d in inputs["shape"].tolist()]
+    n = max(x.ndim, len(shape))
+    if flaw == "left-aligned":  # pad both on the right
+        a, b = list(x.shape) + [1] * (n - x.ndim), shape + [1] * (n - len(shape))
+        x = x.reshape(a)
+    else:
+        a, b = [1] * (n - x.ndim) + list(x.shape), [1] * (n - len(shape)) + shape
+    out = []
+    for p, q in zip(a, b):
+        if p != q and 1 not in (p, q):
+            raise ValueError("not broadcastable")
+        out.append(q if p == 1 else p)
+    if variant == "loop":  # out[j] = x[j with broadcast dims at 0]
+        xr = x.reshape(a)
+        res = np.empty(out, dtype=x.dtype)
+        for j in np.ndindex(*out):
+            res[j] = xr[tuple(0 if d == 1 else k for k, d in zip(j, a))]
+        return res
+    return np.array(np.broadcast_to(x.reshape(a), out))
+
+
+def _tile(inputs, attrs, opset, flaw, variant, n_out=1):
+    if opset < 6:  # Tile-1: one copy along an axis (the only state generated) is the input
+        x, tiles, axis = inputs["input"], float(inputs["tiles"].ravel()[0]), int(inputs["axis"].ravel()[0])
+        if tiles != 1:
+            raise ValueError("Tile-1 with more than one copy")
+        return x.copy() if flaw != "repeat-elements" else np.repeat(x, 2, axis=axis)
+    x, reps = inputs["input"], [int(d) for d in inputs["repeats"].tolist()]
+    if len(reps) != x.ndim:
+        raise ValueError("repeats")
+    if flaw == "repeats-reversed":
+        reps = reps[::-1]
+    if flaw == "repeat-elements":  # numpy.repeat per axis: [a, b] -> [a, a, b, b]
+        for ax, k in enumerate(reps):
+            x = np.repeat(x, k, axis=ax)
+        return x
+    if variant == "loop":
+        out = np.empty([d * k for d, k in zip(x.shape, reps)], dtype=x.dtype)
+        for j in np.ndindex(*out.shape):
+            out[j] = x[tuple(k % d for k, d in zip(j, x.shape))]
+        return out
+    return np.tile(x, reps) if reps else x.copy()
+
+
 KERNELS = {"Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
-           "Unsqueeze": _unsqueeze, "Flatten": _flatten, "Split": _split}
+           "Unsqueeze": _unsqueeze, "Flatten": _flatten, "Split": _split, "Expand": _expand, "Tile": _tile}
 
 
 def _kernel(op, flaw=None, variant="numpy"):
@@ -656,6 +747,9 @@ WRONG = {
     "neg-axis-not-wrapped/Flatten": ("Flatten", lambda c: c.attributes.get("axis", 0) < 0),
     "default-axis-0": ("Flatten", lambda c: "axis" not in c.attributes),
     "uneven-chunk-first": ("Split", lambda c: "uneven" in c.tags["shape"]),
+    "left-aligned": ("Expand", lambda c: True),
+    "repeat-elements": ("Tile", lambda c: True),
+    "repeats-reversed": ("Tile", lambda c: True),
     "neg-axis-not-wrapped/Split": ("Split", lambda c: c.attributes.get("axis", 0) < 0),
     "axis-off-by-one": ("Flatten", lambda c: True),
     "drop-last-input": ("Concat", lambda c: len(c.inputs) == 3),

@@ -544,25 +544,36 @@ _SPLITS = (
 
 
 def _split_shapes() -> tuple[Shape, ...]:
+    """Version 1's patterns (``v1/...``: ``axis`` has no default there, so it is always
+    written; the lengths as the attribute or the T-typed input) and the later ones (an axis 0
+    left to the attribute state: absent or the explicit default)."""
     out = []
     for name, data, axis, split, num, n, since, until in _SPLITS:
-        attrs = {"axis": axis}
+        attrs = {"axis": axis} if axis != 0 else {}
+        if since <= 1 and num is None:
+            v1 = {"axis": axis}
+            if split is None:
+                out.append(pattern(f"v1/{name}", {"input": data}, v1, until=1, optional=((),), variadic_outputs=n))
+            else:
+                out.append(pattern(f"v1/attr/{name}", {"input": data}, {**v1, "split": split}, until=1,
+                                   optional=((),), variadic_outputs=n))
+                out.append(pattern(f"v1/input-T/{name}", {"input": data}, v1, until=1, values={"split": split},
+                                   optional=(("split",),), variadic_outputs=n))
+        since = max(since, 2)
+        if since > until:
+            continue
         if num is not None:
             out.append(pattern(name, {"input": data}, {**attrs, "num_outputs": num}, since, until,
                                optional=((),), variadic_outputs=n))
-            continue
-        if split is None:  # equal parts: neither the attribute nor the input
+        elif split is None:  # equal parts: neither the attribute nor the input
             out.append(pattern(name, {"input": data}, attrs, since, until, optional=((),), variadic_outputs=n))
-            continue
-        # the attribute until 12; version 1 also as its (T-typed) input
-        if since <= 12:
-            out.append(pattern(f"attr/{name}", {"input": data}, {**attrs, "split": split}, since, 12,
-                               optional=((),), variadic_outputs=n))
-        if since <= 1:
-            out.append(pattern(f"input-T/{name}", {"input": data}, attrs, until=1, values={"split": split},
-                               optional=(("split",),), variadic_outputs=n))
-        out.append(pattern(name, {"input": data}, attrs, max(since, 13), until, values={"split": split},
-                           optional=(("split",),), variadic_outputs=n))
+        else:
+            if since <= 12:  # the attribute until 12, the input from 13
+                out.append(pattern(f"attr/{name}", {"input": data}, {**attrs, "split": split}, since, 12,
+                                   variadic_outputs=n))
+            if until >= 13:
+                out.append(pattern(name, {"input": data}, attrs, max(since, 13), until, values={"split": split},
+                                   optional=(("split",),), variadic_outputs=n))
     return tuple(out)
 
 
@@ -583,5 +594,101 @@ SPLIT = Entry(
 )
 
 
-ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE, FLATTEN, SPLIT)
+# ============================================================================ Expand
+def expand_oracle(ctx, input, shape, **_):
+    """Expand-8/13: ``input`` broadcast with ``shape`` by the multidirectional rule (right
+    aligned; equal dims or one of them 1), "similar to numpy.array(input) * numpy.ones(shape)":
+    the output may be larger than ``shape`` (a 1 in ``shape``, a shorter ``shape``).
+
+    Raises:
+        ValueError: the shapes do not broadcast.
+    """
+    dims = [int(d) for d in np.asarray(shape, dtype=object).ravel()]
+    out = np.broadcast_shapes(input.shape, tuple(dims))
+    return np.array(np.broadcast_to(input, out))
+
+
+#: (name, input shape, shape value)
+_EXPANDS = (
+    ("same-rank", (3, 1), [3, 4]),
+    ("prepend", (3,), [2, 3]),
+    ("prepend-square", (2,), [2, 2]),  # right alignment: rows repeat x (left alignment would repeat columns)
+    ("both-ways", (3, 1), [2, 1, 4]),
+    ("shape-shorter", (2, 3, 1), [4]),
+    ("shape-has-ones", (2, 3), [1, 1]),
+    ("shape-empty", (2, 3), []),
+    ("scalar-input", (), [2, 3]),
+    ("rank5", (1, 2, 1, 1, 3), [2, 1, 2, 3]),
+    ("identity", (2, 3), [2, 3]),
+    ("zero-size/input", (0, 1), [0, 3]),
+    ("zero-size/shape", (2, 1), [2, 0]),
+    ("zero-size/prepend", (3,), [0, 3]),
+)
+
+
+EXPAND = Entry(
+    "Expand", expand_oracle, family="shaped", signed_zero=True, numerics_types=_WIDE,
+    shapes=tuple(pattern(name, {"input": x}, values={"shape": v}) for name, x, v in _EXPANDS),
+    errors=(Err("two corresponding dimensions must have the same value, or one of them is equal to 1",
+                "incompatible", {}, ((2, 3), (1,)), values={"shape": [4]}),
+            Err("two corresponding dimensions must have the same value, or one of them is equal to 1 (right "
+                "alignment)", "misaligned", {}, ((2, 3), (3,)), values={"shape": [2, 3, 2]})),
+)
+
+
+# ============================================================================ Tile
+def tile_oracle(ctx, input, *rest, **_):
+    """Tile-6/13: "the same as function tile in Numpy, but no broadcast":
+    ``output_dim[i] = input_dim[i] * repeats[i]``, ``output[j] = input[j mod input_dim]``.
+    Tile-1 ("Repeat the elements of a tensor along an axis"; ``tiles`` copies along ``axis``,
+    yet "Output tensor of same shape and type as input"): only ``tiles = 1``, where every
+    reading gives the input, is generated.
+
+    Raises:
+        ValueError: ``repeats`` is not of the input's rank; Tile-1 with ``tiles != 1``.
+    """
+    if ctx.version == 1:
+        tiles, axis = (float(np.asarray(v, dtype=np.float64).ravel()[0]) for v in rest)
+        if tiles != 1 or not 0 <= axis < input.ndim:
+            raise ValueError("Tile-1 is defined here for one copy along an existing axis only")
+        return input.copy()
+    reps = [int(v) for v in np.asarray(rest[0], dtype=object).ravel()]
+    if len(reps) != input.ndim:
+        raise ValueError(f"repeats {reps} for rank {input.ndim}")
+    return np.tile(input, reps) if reps else input.copy()
+
+
+#: (name, input shape, repeats)
+_TILES = (
+    ("r1/x2", (3,), [2]),
+    ("r2/2x2", (2, 3), [2, 2]),
+    ("r2/1x3", (2, 3), [1, 3]),
+    ("r2/3x1", (2, 3), [3, 1]),
+    ("r2/ones", (2, 3), [1, 1]),
+    ("r3/1x2x2", (2, 1, 3), [1, 2, 2]),
+    ("r4/2x1x3x1", (1, 2, 1, 2), [2, 1, 3, 1]),
+    ("r0", (), []),
+    ("zero-repeats", (2, 3), [0, 2]),
+    ("zero-size", (0, 3), [2, 2]),
+)
+
+
+def _tile_declared(version, combo):
+    if version == 1:
+        return ("Tile-1 types its 'tiles' and 'axis' inputs T (a float type) and binds its T1 (int64) by no formal: "
+                "its cases bind T only")
+    return None
+
+
+TILE = Entry(
+    "Tile", tile_oracle, family="shaped", signed_zero=True, numerics_types=_WIDE, declared=_tile_declared,
+    shapes=tuple(pattern(name, {"input": x}, since=6, values={"repeats": v}) for name, x, v in _TILES) +
+    tuple(pattern(f"v1/tiles=1/axis={a}", {"input": x}, until=5, values={"tiles": [1.0], "axis": [float(a)]})
+          for a, x in ((0, (2, 3)), (1, (2, 3)), (2, (2, 1, 3)))),
+    errors=(Err("repeats has the same length as the input's dimension number", "repeats-short", {},
+                ((2, 3), (1,)), since=6, values={"repeats": [2]}),),
+)
+
+
+ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE, FLATTEN, SPLIT, EXPAND, TILE)
 register_entries(ENTRIES)
