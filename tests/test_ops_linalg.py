@@ -5,9 +5,16 @@
   numpy in float64, the spec's examples in onnx's node tests);
 * agreement with ``onnx.reference`` on every generated case, each disagreement explained;
 * numpy kernels through ``KernelBackend``: legitimate ones (float32 accumulation of 16-bit
-  types in sequential, reverse, pairwise, blocked and FMA order; float64; BLAS) pass every
-  case; the deliberately wrong ones (float16 accumulation, no 1-D promotion, integers through
-  double, ...) fail at least one case of the cases they target;
+  types in sequential, reverse, pairwise, blocked and FMA order; float64; BLAS; Gemm fused
+  or composed of MatMul/Mul/Add in T or with alpha folded into A; Det by LU, Laplace or
+  numpy's log-domain LU; Einsum in float32/float64 or numpy's optimized pairwise path in T)
+  pass every case; the deliberately wrong ones fail cases they target: MatMul accumulating
+  float16 in float16, without 1-D promotion, int64 through double; Gemm ignoring transB or
+  beta, C not broadcast (flat resize), float16 accumulation, int64 through double;
+  MatMulInteger ignoring either zero point, an [M] zero point applied along K, int16
+  accumulation; Einsum ignoring a repeated index, implicit output in order of appearance,
+  float16 accumulation; Det dropping the sign of row swaps, the diagonal product, LU in
+  float16;
 * coverage: every type combination of every version, the trap patterns present.
 """
 
