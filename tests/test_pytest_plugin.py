@@ -286,7 +286,7 @@ def test_bundle_as_the_suite(toy_dir, toy_suite):
     (["--conformance-ops", "Abs", "--conformance-xfail", "missing.toml"], "no such file"),
     (["--conformance-ops", "Abs", "--conformance-backend-option", "oops"], "KEY=VALUE"),
     (["--conformance-ops", "Abs", "--conformance-timeout", "0"], "--conformance-timeout must be > 0"),
-    (["--conformance-explore", "--conformance-ops", "LRN"], "with an explore strategy: Abs, Acos,"),
+    (["--conformance-explore", "--conformance-ops", "NoSuchOp"], "with an explore strategy: Abs, Acos,"),
 ])
 def test_usage_errors(toy_dir, args, message):
     res = run_pytest(toy_dir, "-p", "no:cacheprovider", *args)
