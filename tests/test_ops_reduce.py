@@ -35,7 +35,7 @@ from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ArgMax", "ArgMin", "ReduceL1", "ReduceSumSquare",
-       "ReduceL2"]
+       "ReduceL2", "ReduceProd"]
 ENTRY = {e.op: e for e in R.ENTRIES}
 HALF = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -353,6 +353,40 @@ def test_norm_spec_examples():
     assert nan[0] == np.inf and np.isnan(nan[1])
 
 
+def test_reduce_prod_oracle():
+    """onnx/backend/test/case/node/reduceprod.py (axes [1]; default axes; the empty set is 1);
+    the exact product against Python's on integers and powers of two; IEEE rules (0 * inf is
+    NaN, the sign of an infinite product)."""
+    data = np.arange(1, 13, dtype=np.float64).reshape(3, 2, 2)
+    assert _call("ReduceProd", 13, data, None, axes=[1], keepdims=1).tolist() == [[[3, 8]], [[35, 48]], [[99, 120]]]
+    assert _call("ReduceProd", 18, data, None, keepdims=0).tolist() == 479001600
+    assert _call("ReduceProd", 18, np.zeros((2, 0, 4)), [1], keepdims=1).tolist() == [[[1] * 4]] * 2
+    assert _call("ReduceProd", 18, np.array([[np.inf, -2.0], [np.inf, 0.0]]), [1], keepdims=0).tolist()[0] == -np.inf
+    assert np.isnan(_call("ReduceProd", 18, np.array([[np.inf, 0.0]]), [1], keepdims=0)[0])
+    x = np.array([3.0, 1.0 / 3.0])  # float64 3 * fl(1/3) = 1 exactly, the exact product is not 1
+    from fractions import Fraction
+    assert _call("ReduceProd", 18, x, [0], keepdims=0) == float(Fraction(3) * Fraction(1 / 3))
+    assert _call("ReduceProd", 18, _objs([2**31, -(2**31) + 1, 1]), [0], t="int64", keepdims=0) == \
+        2**31 * (-(2**31) + 1)
+
+
+def test_prod_rows_stay_inside_the_accumulator():
+    """The product classes keep every partial product of every order inside float32 (the
+    accumulator of the 16-bit types) and the products inside T's normal range."""
+    for t in ("float16", "bfloat16", "float"):
+        ctx = _ctx("ReduceProd", 18, t)
+        rng = np.random.default_rng(11)
+        fi = ml_dtypes.finfo({"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float": np.float32}[t])
+        for n in (1, 2, 5, 16, 64):
+            for fn in (R._prod_normal, R._prod_wide):
+                rows = fn(rng, ctx, 20, n)
+                logs = np.log2(np.abs(rows))
+                assert np.all(np.abs(np.cumsum(logs, axis=1)) < 120) and np.all(np.abs(np.cumsum(logs[:, ::-1],
+                                                                                                 axis=1)) < 120)
+                total = np.abs(np.prod(rows, axis=1))
+                assert np.all(total < float(fi.max) / 2) and np.all(total > float(fi.smallest_normal)), (t, n)
+
+
 def test_exact_sqrt_against_mpmath():
     """R.exact_sqrt is sqrt correctly rounded to float64 (mpmath at 300 bits, then rounded)."""
     import mpmath
@@ -370,24 +404,29 @@ def test_exact_sqrt_against_mpmath():
 
 
 # ============================================================================ bounds
-def _orders(rows, acc):
-    """Forward, reverse, pairwise and numpy sums of the rows (last axis) in dtype ``acc``."""
+def _orders(rows, acc, only=None, ufunc=np.add):
+    """Forward, reverse, pairwise and numpy sums (``ufunc=np.multiply``: products) of the rows
+    (last axis) in dtype ``acc`` (``only``: just that one)."""
     r = rows.astype(acc)
+    unit = 0 if ufunc is np.add else 1
 
     def seq(a):
         s = a[..., 0]
         for j in range(1, a.shape[-1]):
-            s = (s + a[..., j]).astype(acc)
+            s = ufunc(s, a[..., j]).astype(acc)
         return s
 
-    def pair(a):
+    def pair(a):  # a balanced tree: the identity pads to a power of two (x + 0, x * 1 are exact)
         n = a.shape[-1]
-        if n == 1:
-            return a[..., 0]
-        h = n // 2
-        return (pair(a[..., :h]) + pair(a[..., h:])).astype(acc)
+        width = 1 << max(0, (n - 1).bit_length())
+        a = np.concatenate([a, np.full(a.shape[:-1] + (width - n,), unit, dtype=acc)], axis=-1)
+        while a.shape[-1] > 1:
+            a = ufunc(a[..., 0::2], a[..., 1::2]).astype(acc)
+        return a[..., 0]
 
-    return {"forward": seq(r), "reverse": seq(r[..., ::-1]), "pairwise": pair(r), "numpy": r.sum(axis=-1, dtype=acc)}
+    make = {"forward": lambda: seq(r), "reverse": lambda: seq(r[..., ::-1]), "pairwise": lambda: pair(r),
+            "numpy": lambda: ufunc.reduce(r, axis=-1, dtype=acc)}
+    return {k: f() for k, f in make.items() if only is None or k == only}
 
 
 @pytest.mark.parametrize("t", ["float16", "bfloat16", "float"])
@@ -554,7 +593,7 @@ def _acc_sum(rows, acc, order):
         return np.zeros(rows.shape[:-1], dtype=acc)
     if order == "numpy":
         return rows.astype(acc).sum(axis=-1, dtype=acc)
-    return np.asarray(_orders(rows, acc)[order])
+    return np.asarray(_orders(rows, acc, order)[order])
 
 
 def _sum_rows(rows, dt, variant, flaw):
@@ -607,6 +646,20 @@ def _extreme_rows(fn):
     return rows_fn
 
 
+def _prod_kernel_rows(rows, dt, variant, flaw):
+    kept, n = rows.shape[:-1], rows.shape[-1]
+    if n == 0:
+        return np.full(kept, 0 if flaw == "empty-zero" else 1, dtype=dt)
+    if dt.kind in "iu":
+        if flaw == "int-via-double":
+            return np.prod(rows.astype(np.float64), axis=-1).astype(dt)
+        flat = rows.reshape((-1, n)).astype(object)
+        vals = [math.prod(int(v) for v in r) for r in flat]
+        return np.array(vals, dtype=object).reshape(kept).astype(dt)
+    acc, order = _acc(dt, variant, flaw)
+    return np.asarray(_orders(rows, acc, order, np.multiply)[order]).astype(dt)
+
+
 def _l1_rows(rows, dt, variant, flaw):
     if dt.kind in "iu":
         return _sum_rows(np.abs(rows.astype(object)), dt, variant, flaw)
@@ -648,7 +701,7 @@ def _l2_rows(rows, dt, variant, flaw):
 
 ROW_KERNELS = {"ReduceSum": _sum_rows, "ReduceMax": _extreme_rows("max"), "ReduceMin": _extreme_rows("min"),
                "ReduceMean": _mean_rows, "ReduceL1": _l1_rows, "ReduceSumSquare": _sum_square_rows,
-               "ReduceL2": _l2_rows}
+               "ReduceL2": _l2_rows, "ReduceProd": _prod_kernel_rows}
 
 
 def make_arg_kernel(op, variant="numpy", flaw=None):
@@ -717,7 +770,7 @@ def make_reduce_kernel(op, variant="numpy", flaw=None):
 
 
 #: The accumulating operators (their kernels take the order variants).
-ACCUMULATING = ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceL2"]
+ACCUMULATING = ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceL2", "ReduceProd"]
 #: variant -> the operators it is a variant of (``numpy``: every operator).
 LEGIT = {"numpy": OPS, "forward": ACCUMULATING, "reverse": ACCUMULATING + ["ReduceMax", "ReduceMin"],
          "pairwise": ACCUMULATING, "float64": ACCUMULATING, "last-before-12": ["ArgMax", "ArgMin"],
@@ -741,7 +794,7 @@ WRONG = {
     "keepdims-ignored": OPS,
     "negative-axis-dropped": [op for op in OPS if op.startswith("Reduce")],
     "half-accumulator": ACCUMULATING,
-    "int-via-double": ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare"],
+    "int-via-double": ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceProd"],
     "empty-axes-noop": [op for op in OPS if op.startswith("Reduce")],
     "mean-count-last-axis": ["ReduceMean"],
     "noop-identity": ["ReduceL1", "ReduceSumSquare", "ReduceL2"],  # noop skips |x|, x^2
@@ -752,7 +805,7 @@ WRONG = {
     "negative-axis-as-0": ["ArgMax", "ArgMin"],
     "via-float32": ["ArgMax", "ArgMin"],
     "nan-dropped": ["ReduceMax", "ReduceMin"],
-    "empty-zero": ["ReduceMax", "ReduceMin"],
+    "empty-zero": ["ReduceMax", "ReduceMin", "ReduceProd"],
 }
 
 
@@ -818,7 +871,7 @@ def test_onnx_reference(suite):
 #: (case filter, why onnxruntime 1.32 CPU is wrong, outcome).
 ORT_WRONG = {
     "int64 sum through double": (
-        lambda c: c.op in ("ReduceSum", "ReduceMean", "ReduceSumSquare") and c.tags["dtype"] in ("int64",)
+        lambda c: c.op in ("ReduceSum", "ReduceMean", "ReduceSumSquare", "ReduceProd") and c.tags["dtype"] in ("int64",)
         and c.tags["numerics"] == "int-extremes",
         "onnxruntime sums int64 through double: ReduceSum-13(int64 [2^53 + 1], keepdims=0) gives 2^53, "
         "ReduceSum([INT64_MAX, INT64_MIN]) gives 0 (the exact sum -1 is in range); ReduceMean likewise", "fail"),

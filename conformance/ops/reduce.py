@@ -326,6 +326,35 @@ def exact_sqrt(q: Fraction) -> float:
     return _to_float(val)
 
 
+def _prod_row(r):
+    if r.dtype == object:
+        p = 1
+        for v in r:
+            p *= int(v)
+        return p
+    vals = [float(v) for v in r]
+    if any(math.isnan(v) for v in vals):
+        return math.nan
+    sign = -1.0 if sum(1 for v in vals if math.copysign(1.0, v) < 0) % 2 else 1.0
+    if any(math.isinf(v) for v in vals):
+        return math.nan if any(v == 0 for v in vals) else sign * math.inf
+    if any(v == 0 for v in vals):
+        return sign * 0.0
+    q = Fraction(1)
+    for v in vals:
+        q *= Fraction(v)
+    return _to_float(q)
+
+
+def reduce_prod(ctx, data, *axes_in, **attrs) -> np.ndarray:
+    """ReduceProd: the exact product of every reduced set (IEEE rules: NaN, ``0 * inf`` is NaN,
+    the sign of infinities); the empty set gives 1.  ``axes_in`` as :func:`reduce_sum`.
+
+    Raises:
+        ValueError: an axis out of range, or an integer product outside the type."""
+    return _reduce_oracle(_prod_row)(ctx, data, *axes_in, **attrs)
+
+
 def reduce_l1(ctx, data, *axes_in, **attrs) -> np.ndarray:
     """ReduceL1: the exact sum of ``|x|`` over every reduced set.  ``axes_in`` as
     :func:`reduce_sum`.
@@ -572,6 +601,25 @@ def mean_tolerance(ctx, inputs, attrs, outputs) -> dict:
     atol = float(b.max()) if b.size else 0.0
     return {"reduced": Tolerance(atol + n * s_acc + 2 * s, 2.01 * u,
                                  variants=(f"bound:any order, sum/n, sum*fl(1/n) or sum of x/n, accumulator u={acc:g}",))}
+
+
+def prod_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """ReduceProd: ``n - 1`` multiplications in any order at ``u'`` (float32 for 16-bit
+    floats), none of whose partial products under- or overflows the accumulator (the data
+    classes see to it), then the rounding to T: the error is relative::
+
+        atol = 2 s,   rtol = gamma_{n-1}(u') (1 + u) + 2.01 u
+
+    (Higham §3.1: a product of ``n`` factors carries at most ``gamma_{n-1}``)."""
+    t = ctx.out_types["reduced"]
+    if V.kind(t) != V.FLOAT:
+        return {"reduced": Tolerance(0.0, 0.0, exact=True)}
+    u, s, acc = units(t)
+    n = _rows_of(ctx, inputs, attrs).shape[-1]
+    if n <= 1:
+        return {"reduced": Tolerance(0.0, 2.01 * u, variants=("exact: a single element",))}
+    return {"reduced": Tolerance(2 * s, _gamma(n - 1, acc) * (1 + u) + 2.01 * u,
+                                 variants=(f"bound:any order, accumulator u={acc:g}",))}
 
 
 def _rows_out(ctx, inputs, attrs, outputs):
@@ -1054,6 +1102,127 @@ def _l2_small_ints(rng, ctx, m, n):
     return _l2_ints(rng, ctx, m, n, scale_cap=20)
 
 
+def _prod_rows(rng, ctx, m, n, width: float, target: float):
+    """Rows whose exact product is ``+-2^t`` times a factor near 1 (``t`` drawn in
+    ``[-target, target]`` per row): ``log2 |x_i|`` uniform in ``[-width, width]``, shifted
+    together so that they sum to ``t``; every partial product of every order stays within
+    ``2^(+-(n width + target + 1))``, inside the accumulator."""
+    t = _t(ctx)
+    rows = np.zeros((m, n))
+    for i in range(m):
+        if n == 0:
+            continue
+        g = rng.uniform(-width, width, size=n)
+        tgt = rng.uniform(-target, target)
+        g = g + (tgt - g.sum()) / n
+        rows[i] = rng.choice([-1.0, 1.0], size=n) * 2.0 ** g
+    return V.representable(rows, t)
+
+
+def _prod_normal(rng, ctx, m, n):
+    """Factors near 1 (``2^[-0.5, 0.5]``, random signs), products ``2^[-6, 6]``."""
+    return _prod_rows(rng, ctx, m, n, 0.5, 6.0)
+
+
+def _prod_wide(rng, ctx, m, n):
+    """Factors ``2^[-w, w]`` with ``w = min(4, 24 / n)``, products up to half the type's
+    exponent range."""
+    emax = math.log2(float(V.finfo(_t(ctx)).max))
+    return _prod_rows(rng, ctx, m, n, min(4.0, 24.0 / max(n, 1)), 0.5 * emax)
+
+
+def _prod_special(rng, ctx, m, n):
+    """One kind of row each: NaN; an infinity among finite non-zero factors (its sign from
+    theirs); an infinity and a zero (NaN); a zero; factors whose product overflows in every
+    order (all ``|x| >= 1``, one of them ``fmax``); powers of two at most 1 whose exact
+    product is subnormal or below half the smallest subnormal (exact in every order);
+    ``+-1`` only; ordinary factors."""
+    t = _t(ctx)
+    fi = V.finfo(t)
+    fmax, sub = float(fi.max), float(fi.smallest_subnormal)
+    rows = np.asarray(_prod_normal(rng, ctx, m, n), dtype=np.float64).copy()
+    kinds = ("nan", "inf", "inf-zero", "zero", "overflow", "underflow", "signs", "finite")
+    start = int(rng.integers(len(kinds)))
+    emin = int(round(math.log2(sub)))
+    for i in range(m):
+        if n == 0:
+            continue
+        kind = kinds[(start + i) % len(kinds)]
+        r = rows[i]
+        pos = rng.permutation(n)
+        if kind == "nan":
+            r[pos[0]] = math.nan
+        elif kind == "inf":
+            r[pos[0]] = math.inf * (1 if rng.random() < 0.5 else -1)
+        elif kind == "inf-zero" and n > 1:
+            r[pos[0]], r[pos[1]] = math.inf, rng.choice([0.0, -0.0])
+        elif kind == "zero":
+            r[pos[0]] = rng.choice([0.0, -0.0])
+        elif kind == "overflow" and n > 1:
+            r[:] = rng.choice([-1.0, 1.0], size=n) * rng.uniform(1.5, 2.0, size=n)
+            r[pos[0]] = fmax * (1 if rng.random() < 0.5 else -1)
+        elif kind == "underflow":
+            # exponents summing to emin + 3 (subnormal) or emin - 3 (below half the smallest)
+            k = emin + (3 if rng.random() < 0.5 else -3)
+            parts = np.full(n, k // n)
+            parts[: k - int(parts.sum())] += 1 if k - int(parts.sum()) > 0 else 0
+            parts[-1] += k - int(parts.sum())
+            r[:] = 2.0 ** parts.astype(np.float64)
+        elif kind == "signs":
+            r[:] = rng.choice([-1.0, 1.0], size=n)
+    return V.representable(rows, t)
+
+
+def _prod_ints(rng, ctx, m, n):
+    """Factors ``+-1`` with some ``2`` and ``3`` (and a zero now and then), the product within
+    the type (every partial product is at most the whole in magnitude)."""
+    lo, hi = _int_bounds(_t(ctx))
+    rows = np.empty((m, n), dtype=object)
+    for i in range(m):
+        r = [1 if lo == 0 or rng.random() < 0.5 else -1 for _ in range(n)]
+        mag = 1
+        for j in rng.permutation(n):
+            v = int(rng.choice([2, 3]))
+            if mag * v > min(hi, 10**12) or rng.random() < 0.4:
+                continue
+            r[j] *= v
+            mag *= v
+        if n and rng.random() < 0.15:
+            r[int(rng.integers(n))] = 0
+        rows[i, :] = r
+    return rows
+
+
+def _prod_int_extremes(rng, ctx, m, n):
+    """Rows reaching the type's extremes: ``max`` (or ``-max``) with ``+-1``s, ``min`` with
+    ``1``s, ``max // 2`` with a 2, a zero with an extreme."""
+    lo, hi = _int_bounds(_t(ctx))
+    rows = np.empty((m, n), dtype=object)
+    kinds = ("max", "min", "half", "zero") if lo < 0 else ("max", "half", "zero")
+    start = int(rng.integers(len(kinds)))
+    for i in range(m):
+        if n == 0:
+            continue
+        kind = kinds[(start + i) % len(kinds)]
+        pos = rng.permutation(n)
+        r = [1] * n
+        if kind == "max":
+            r = [1 if lo == 0 or rng.random() < 0.5 else -1 for _ in range(n)]
+            r[pos[0]] = hi
+        elif kind == "min":
+            r[pos[0]] = lo
+        elif kind == "half":
+            r[pos[0]] = hi // 2
+            if n > 1:
+                r[pos[1]] = 2
+        else:
+            r[pos[0]] = hi if lo == 0 else lo
+            if n > 1:
+                r[pos[1]] = 0
+        rows[i, :] = r
+    return rows
+
+
 def _divisible(rows: np.ndarray, t: str) -> np.ndarray:
     """Integer rows changed so that each row's sum is a multiple of its length (an exact
     integer mean): the element of largest magnitude moves towards zero by the remainder
@@ -1323,11 +1492,25 @@ def _l2_contested(ctx, attrs) -> str | None:
     return None
 
 
+def _prod_entry() -> Entry:
+    op = "ReduceProd"
+    inp = axes_input_since(op)
+    shapes = reduce_shapes(op, ((1, 10), (13, 10**6)), long=False)
+    return Entry(op, reduce_prod, family="shaped", shapes=shapes, attrs=reduce_attrs(op), tolerance=prod_tolerance,
+                 per_type=sweep(shapes, ints=6, floats=14), errors=reduce_errors(op),
+                 float_numerics={"normal": _rowwise(_prod_normal), "wide": _rowwise(_prod_wide),
+                                 "special": _rowwise(_prod_special)},
+                 int_numerics={"int": _rowwise(_prod_ints), "int-extremes": _rowwise(_prod_int_extremes)},
+                 notes={**_AXES_NOTES, 11: "negative axes; the text drops the empty-set sentence (none generated)",
+                        13: "bfloat16", inp: "axes as an optional input; noop_with_empty_axes"})
+
+
 _SQUARE_FLOATS = {"wide": _elementwise(_wide_square), "special": _rowwise(_sum_special)}
 _SUM_FLOATS = {"wide": _elementwise(_wide), "special": _rowwise(_sum_special), "ones": _rowwise(_ones)}
 
 ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry("ReduceMin", reduce_min),
            _mean_entry(), _arg_entry("ArgMax", argmax), _arg_entry("ArgMin", argmin),
+           _prod_entry(),
            _norm_entry("ReduceL1", reduce_l1, sum_tolerance, _SUM_FLOATS,
                        {"int": _elementwise(_sum_ints), "int-extremes": _rowwise(_l1_int_extremes)}),
            _norm_entry("ReduceSumSquare", reduce_sum_square, sum_square_tolerance, dict(_SQUARE_FLOATS),
