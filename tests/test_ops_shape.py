@@ -31,7 +31,7 @@ from conformance.opspec import op_spec
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["Reshape", "Transpose", "Concat", "Squeeze", "Unsqueeze", "Flatten", "Split", "Expand", "Tile"]
+OPS = ["Reshape", "Transpose", "Concat", "Squeeze", "Unsqueeze", "Flatten", "Split", "Expand", "Tile", "Slice"]
 E = {e.op: e for e in S.ENTRIES}
 
 
@@ -270,6 +270,48 @@ def test_tile_oracle_by_modulo():
     assert E["Tile"].oracle(_ctx("Tile", 6), a, np.array([1, 2], dtype=object)).tolist() == [[1, 2, 1, 2], [3, 4, 3, 4]]
 
 
+def _effective(dim, start, end, step):
+    """Slice-13's text, step by step, as an index loop (independent of slice_indices)."""
+    start = start + dim if start < 0 else start
+    end = end + dim if end < 0 else end
+    lo, hi = (0, dim) if step > 0 else (0, dim - 1)
+    start = lo if start < lo else hi if start > hi else start
+    lo, hi = (0, dim) if step > 0 else (-1, dim - 1)
+    end = lo if end < lo else hi if end > hi else end
+    out, i = [], start
+    while (i < end) if step > 0 else (i > end):
+        out.append(i)
+        i += step
+    return out
+
+
+def test_slice_indices_follow_the_text():
+    big, small = 2**63 - 1, -2**63
+    for dim in (0, 1, 5):
+        for start in (-1000, -6, -5, -1, 0, 1, 4, 5, 6, 100, big, small):
+            for end in (-1000, -6, -5, -1, 0, 1, 4, 5, 6, 100, big, small):
+                for step in (-3, -1, 1, 2):
+                    if dim == 0 and step < 0:
+                        continue  # clamping to [0, -1]: not generated
+                    assert S.slice_indices(dim, start, end, step) == _effective(dim, start, end, step)
+                    if step > 0 or start >= -dim:  # numpy agrees except a start below -dim stepping back
+                        assert S.slice_indices(dim, start, end, step) == list(range(dim))[slice(start, end, step)] \
+                            or end < -dim, (dim, start, end, step)
+    assert S.slice_indices(5, -10, small, -1) == [0]  # 13's clamping keeps index 0; numpy's x[-10::-1] is empty
+    assert S.slice_indices(5, 4, -6, -1) == [4, 3, 2, 1, 0]  # the end clamped to -1, not 0
+
+
+def test_slice_oracle_spec_examples():
+    data = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], dtype=object)
+    o = E["Slice"].oracle
+    got = o(_ctx("Slice", 13), data, [1, 0], [2, 3], [0, 1], [1, 2])
+    assert got.tolist() == [[5, 7]]
+    assert o(_ctx("Slice", 13), data, [0, 1], [-1, 1000]).tolist() == [[2, 3, 4]]
+    assert o(_ctx("Slice", 1), data, starts=[0, 1], ends=[-1, 1000]).tolist() == [[2, 3, 4]]
+    with pytest.raises(ValueError):
+        o(_ctx("Slice", 13), data, [0], [1], [0], [0])
+
+
 # ============================================================================ suite
 @pytest.fixture(scope="module")
 def suite():
@@ -352,6 +394,17 @@ def test_trap_patterns_present(value_cases):
             assert len(c.present_outputs) == n, c.id
     assert {c.tags["shape"].split("/")[1] for c in value_cases if c.op == "Split" and c.since_version == 1} >= \
         {"attr", "input-T", "equal"}
+    for v in (1, 10, 11, 13):  # every Slice row of the version, optional inputs exactly as the row gives them
+        cases = [c for c in value_cases if c.op == "Slice" and c.since_version == v]
+        names = {c.tags["shape"].removeprefix("attr/") for c in cases}
+        assert names == {n for n, _, _, _, _, steps, since in S._SLICES if since <= v and (v >= 10 or steps is None)}
+        for c in cases:
+            row = next(r for r in S._SLICES if r[0] == c.tags["shape"].removeprefix("attr/"))
+            if v >= 10:
+                want = "+".join(k for k, x in (("axes", row[4]), ("steps", row[5])) if x is not None) or "none"
+                assert c.tags["optional_inputs"] == want, c.id
+    assert {c.tags["types"].split(",")[1] for c in value_cases if c.op == "Slice" and "types" in c.tags} == \
+        {"Tind=int32", "Tind=int64"}
     for op, table in (("Expand", S._EXPANDS), ("Tile", S._TILES)):
         for v in op_spec(op).since_versions:
             names = {c.tags["shape"] for c in value_cases if c.op == op and c.since_version == v}
@@ -412,6 +465,12 @@ def _reference_disagreement(case, res) -> str | None:
     * ``tile-short-repeats``: onnx.reference (``numpy.tile``) accepts ``repeats`` shorter than
       the input's rank; Tile-6/13: "the same length as input's dimension number" ("but no
       broadcast"): the model is invalid.
+    * ``slice-numpy-backward-clamp``: Slice-13 with a start below ``-dim`` and a negative
+      step (``starts=[-10], ends=[INT_MIN], steps=[-1]`` on 5 elements): the text clamps the
+      start to ``[0, dim-1]``, so index 0 is kept (onnxruntime agrees); onnx.reference uses
+      numpy's ``x[-10::-1]``, which is empty.  The oracle follows the text.
+    * ``slice-lengths``: onnx.reference accepts ``starts``/``ends`` of different lengths
+      (it zips them); they index the corresponding axes: the model is invalid.
     * ``concat1-default-axis``: Concat-1's ``axis`` is optional ("Default value is 1");
       onnx.reference requires it ("Attribute 'axis' is expected"): the oracle is right.
     """
@@ -439,6 +498,10 @@ def _reference_disagreement(case, res) -> str | None:
         return "tile1-signature"
     if case.op == "Tile" and case.expect_error and case.tags["error"] == "repeats-short":
         return "tile-short-repeats"
+    if case.op == "Slice" and case.tags.get("shape") == "neg-step/start-far-below" and res.outcome == "fail":
+        return "slice-numpy-backward-clamp"
+    if case.op == "Slice" and case.expect_error and case.tags["error"] in ("lengths", "attr/lengths"):
+        return "slice-lengths"
     if case.op == "Concat" and case.since_version == 1 and "axis" not in case.attributes and res.outcome == "error":
         return "concat1-default-axis"
     return None
@@ -458,7 +521,8 @@ def test_agreement_with_onnx_reference(suite):
     assert not unexplained, unexplained[:5]
     assert set(why) == {"no-legacy-kernel", "concat1-default-axis", "squeeze11-mixed-axes", "v1-negative-axes",
                         "unsqueeze-attr-order", "unsqueeze11-duplicates", "flatten-zero-size",
-                        "flatten-axis-range", "split-unchecked", "tile-short-repeats", "tile1-signature"}, why
+                        "flatten-axis-range", "split-unchecked", "tile-short-repeats", "tile1-signature",
+                        "slice-numpy-backward-clamp", "slice-lengths"}, why
     assert sum(1 for r in results if r.outcome == "pass") > 0.9 * len(results)
 
 
@@ -709,8 +773,52 @@ def _tile(inputs, attrs, opset, flaw, variant, n_out=1):
     return np.tile(x, reps) if reps else x.copy()
 
 
+def _slice(inputs, attrs, opset, flaw, variant, n_out=1):
+    x = inputs["data"]
+    if opset < 10:
+        st, en, ax, sp = attrs["starts"], attrs["ends"], attrs.get("axes"), None
+    else:
+        st, en = inputs["starts"], inputs["ends"]
+        if flaw == "ends-as-int32":
+            en = en.astype(np.int32)
+        st, en = [int(v) for v in st.tolist()], [int(v) for v in en.tolist()]
+        ax = [int(v) for v in inputs["axes"].tolist()] if "axes" in inputs else None
+        sp = [int(v) for v in inputs["steps"].tolist()] if "steps" in inputs else None
+    ax = list(range(len(st))) if ax is None else list(ax)
+    sp = [1] * len(st) if sp is None else sp
+    if not len(st) == len(en) == len(ax) == len(sp) or 0 in sp:
+        raise ValueError("lengths / step 0")
+    r = x.ndim
+    ax = [a + r if a < 0 else a for a in ax]
+    if any(not 0 <= a < r for a in ax):
+        raise ValueError("axes")
+    index = [slice(None)] * r
+    for a, s, e, k in zip(ax, st, en, sp):
+        d = x.shape[a]
+        if flaw != "neg-index-not-wrapped":
+            s, e = s + d if s < 0 else s, e + d if e < 0 else e
+        if k > 0 or flaw == "neg-step-clamped-like-positive":
+            s, e = min(max(s, 0), d), min(max(e, 0), d)
+            if k < 0:
+                s = min(s, d - 1)
+        else:
+            s, e = min(max(s, 0), d - 1), min(max(e, -1), d - 1)
+        if variant == "loop":
+            idx, i = [], s
+            while (i < e) if k > 0 else (i > e):
+                idx.append(i)
+                i += k
+            index[a] = np.array(idx, dtype=np.intp)
+            x = x[tuple(index)]
+            index[a] = slice(None)
+        else:
+            index[a] = slice(s, None if e < 0 else e, k)
+    return x if variant == "loop" else x[tuple(index)].copy()
+
+
 KERNELS = {"Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
-           "Unsqueeze": _unsqueeze, "Flatten": _flatten, "Split": _split, "Expand": _expand, "Tile": _tile}
+           "Unsqueeze": _unsqueeze, "Flatten": _flatten, "Split": _split, "Expand": _expand, "Tile": _tile,
+           "Slice": _slice}
 
 
 def _kernel(op, flaw=None, variant="numpy"):
@@ -748,6 +856,9 @@ WRONG = {
     "default-axis-0": ("Flatten", lambda c: "axis" not in c.attributes),
     "uneven-chunk-first": ("Split", lambda c: "uneven" in c.tags["shape"]),
     "left-aligned": ("Expand", lambda c: True),
+    "neg-step-clamped-like-positive": ("Slice", lambda c: c.tags["shape"].startswith("neg-step")),
+    "neg-index-not-wrapped": ("Slice", lambda c: True),
+    "ends-as-int32": ("Slice", lambda c: "INT_MAX" in c.tags["shape"] and "Tind=int64" in c.id),
     "repeat-elements": ("Tile", lambda c: True),
     "repeats-reversed": ("Tile", lambda c: True),
     "neg-axis-not-wrapped/Split": ("Split", lambda c: c.attributes.get("axis", 0) < 0),

@@ -33,6 +33,7 @@ import itertools
 
 import numpy as np
 
+from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
 
@@ -690,5 +691,152 @@ TILE = Entry(
 )
 
 
-ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE, FLATTEN, SPLIT, EXPAND, TILE)
+# ============================================================================ Slice
+def slice_indices(dim: int, start: int, end: int, step: int) -> list[int]:
+    """The indices one axis of Slice keeps (Slice-13's effective values): a negative ``start``/``end`` has ``dim``
+    added; then ``start`` is clamped to ``[0, dim]`` (positive step) or ``[0, dim-1]``
+    (negative step) and ``end`` to ``[0, dim]`` or ``[-1, dim-1]``; the indices run from
+    ``start`` by ``step`` while before ``end``.
+
+    Raises:
+        ValueError: ``step`` is 0.
+    """
+    if step == 0:
+        raise ValueError("steps cannot be 0")
+    if start < 0:
+        start += dim
+    if end < 0:
+        end += dim
+    if step > 0:
+        start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+        return list(range(start, end, step))
+    start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+    return [i for i in range(start, end, step) if i >= 0]
+
+
+def slice_oracle(ctx, data, starts=None, ends=None, axes=None, steps=None, **_):
+    """Slice-1/10/11/13: the sub-tensor keeping, along each listed axis, the indices of
+    :func:`slice_indices` (inputs from 10, attributes at 1); ``axes`` omitted is
+    ``[0, ..., len(starts)-1]``, ``steps`` omitted all 1; negative axes (11) count from the back.
+
+    Raises:
+        ValueError: lengths differ, an axis is out of range or repeated, a step is 0.
+    """
+    def ints(v):
+        return [int(x) for x in np.asarray(v, dtype=object).ravel()]
+
+    st, en = ints(starts), ints(ends)
+    ax = list(range(len(st))) if axes is None else ints(axes)
+    sp = [1] * len(st) if steps is None else ints(steps)
+    r = data.ndim
+    if not len(st) == len(en) == len(ax) == len(sp):
+        raise ValueError("starts, ends, axes and steps have different lengths")
+    ax = [a + r if a < 0 else a for a in ax]
+    if any(not 0 <= a < r for a in ax) or len(set(ax)) != len(ax):
+        raise ValueError(f"axes {ax} for rank {r}")
+    out = data
+    for a, b, e, k in zip(ax, st, en, sp):
+        out = np.take(out, np.array(slice_indices(data.shape[a], b, e, k), dtype=np.int64), axis=a)
+    return out
+
+
+def _int_limit(name: str, type_name: str) -> int:
+    info = V.iinfo(type_name)
+    return int(info.max) if name == "MAX" else int(info.min)
+
+
+def _resolve(values, type_name: str) -> list[int]:
+    """A row's values with ``"MAX"``/``"MIN"`` the limits of ``type_name`` (INT_MAX, INT_MIN)."""
+    return [_int_limit(v, type_name) if isinstance(v, str) else v for v in values]
+
+
+#: (name, data shape, starts, ends, axes or None, steps or None, since): "MAX"/"MIN" are the index
+#: type's INT_MAX/INT_MIN.  Versions before 13 state only in-range negatives and starts/ends
+#: beyond the dimension ("it represents n"; from 11 INT_MIN for backward slicing) and refer
+#: to numpy for the rest; rows that need 13's clamping (values below -dim, a start beyond
+#: the dimension with a negative step) are since 13.  Where 13's rule and numpy differ -- a
+#: start below -dim with a negative step is clamped to 0 (one element kept), numpy's
+#: ``x[-10::-1]`` is empty -- the case follows 13's text.
+_SLICES = (
+    ("example1", (2, 4), [1, 0], [2, 3], [0, 1], [1, 2], 10),  # the text's example 1: [[5, 7]]
+    ("example2", (2, 4), [0, 1], [-1, 1000], None, None, 0),  # the text's example 2: [[2, 3, 4]]
+    ("axes", (4, 5), [1, 0], [3, 4], [0, 1], None, 0),
+    ("one-axis/r3", (2, 3, 4), [1], [3], [1], None, 0),
+    ("axes-unsorted", (4, 5), [0, 1], [3, 3], [1, 0], None, 0),
+    ("negative-start-end", (5,), [-3], [-1], None, None, 0),
+    ("end-beyond", (4, 5), [2], [1000], [1], None, 0),
+    ("end-INT_MAX", (4, 5), [1], ["MAX"], [0], None, 0),
+    ("start-beyond/empty", (4, 5), [10], [20], [1], None, 0),
+    ("start-after-end/empty", (5,), [3], [1], None, None, 0),
+    ("all-axes-omitted", (2, 3, 4), [0, 1, 1], [2, 3, 3], None, None, 0),
+    ("zero-size", (0, 3), [1], [3], [1], None, 0),
+    ("r4", (2, 3, 1, 4), [-3, 0], ["MAX", 2], [3, 1], [2, 1], 10),
+    ("step2", (6,), [0], [6], [0], [2], 10),
+    ("step3-uneven", (7,), [1], [7], None, [3], 10),
+    ("step-beyond-dim", (4,), [0], [4], [0], [10], 10),
+    ("axes-omitted/steps", (4, 5), [1, 0], [4, 5], None, [2, 2], 10),
+    ("neg-step/in-range", (4, 5), [-1], [0], [1], [-2], 10),
+    ("neg-step/empty", (5,), [1], [3], [0], [-1], 10),
+    ("neg-step/reverse-INT_MIN", (5,), [-1], ["MIN"], [0], [-1], 11),
+    ("neg-step/start-INT_MAX", (5,), ["MAX"], ["MIN"], [0], [-2], 13),
+    ("neg-step/end-below-dim", (5,), [4], [-6], [0], [-1], 13),  # -6 + 5 = -1: index 0 included
+    ("neg-step/end-far-below", (5,), [3], [-1000], [0], [-2], 13),
+    ("neg-step/start-beyond", (5,), [100], [0], [0], [-1], 13),  # start clamped to 4
+    ("neg-step/start-far-below", (5,), [-10], ["MIN"], [0], [-1], 13),  # start clamped to 0: [x0]
+    ("start-far-below", (5,), [-10], [3], None, None, 13),  # -10 + 5 = -5, clamped to 0
+    ("neg-axes", (2, 3, 4), [1, 0], [3, 1], [-1, -3], None, 11),
+    ("neg-axes/steps", (2, 3, 4), [-1, 0], ["MIN", 3], [-1, 1], [-1, 2], 11),
+)
+
+
+def _slice_shapes() -> tuple[Shape, ...]:
+    """Version 1: the rows without steps (or whose steps are all 1) and without negative axes,
+    as attributes (INT64 sentinels); from 10 as inputs, the optional ``axes``/``steps``
+    present exactly when the row gives them (:attr:`Shape.optional`), INT_MAX/INT_MIN in the
+    case's index type."""
+    out = []
+    for name, data, starts, ends, axes, steps, since in _SLICES:
+        if since <= 1 and steps is None:
+            attrs = {"starts": _resolve(starts, "int64"), "ends": _resolve(ends, "int64")}
+            if axes is not None:
+                attrs["axes"] = list(axes)
+            out.append(pattern(f"attr/{name}", {"data": data}, attrs, until=9))
+        shapes = {"data": data, "starts": (len(starts),), "ends": (len(ends),)}
+        values: dict = {}
+        for k, v in (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps)):
+            if v is None:
+                continue
+            shapes[k] = (len(v),)
+            values[k] = (lambda types, v=v, k=k: _resolve(v, types[k])) if any(isinstance(x, str) for x in v) \
+                else list(v)
+        present = tuple(k for k in ("axes", "steps") if k in values)
+        out.append(pattern(name, shapes, since=max(since, 10), values=values, optional=(present,)))
+    return tuple(out)
+
+
+def _slice_errors() -> tuple[Err, ...]:
+    data = (4, 5)
+    return (
+        Err("'steps' cannot be 0", "step-0", {}, (data, (1,), (1,), (1,), (1,)), since=11,
+            values={"starts": [0], "ends": [2], "axes": [0], "steps": [0]}),
+        Err("starts and ends give the indices of the corresponding axis in axes (lengths differ)", "lengths",
+            {}, (data, (2,), (1,)), since=10, values={"starts": [0, 1], "ends": [2]}),
+        Err("axes outside the accepted range [-r, r-1]", "axis=2/r2", {}, (data, (1,), (1,), (1,)), since=11,
+            values={"starts": [0], "ends": [1], "axes": [2]}),
+        Err("starts and ends give the indices of the corresponding axis in axes (lengths differ)", "attr/lengths",
+            {"starts": [0, 1], "ends": [2]}, (data,), until=9),
+        Err("attribute ends is required", "attr/ends-missing", {"starts": [0], "ends": None}, (data,), until=9),
+    )
+
+
+SLICE = Entry(
+    "Slice", slice_oracle, family="shaped", shapes=_slice_shapes(), signed_zero=True, numerics_types=_WIDE,
+    attrs=(Attrs({"starts": [0], "ends": [1]}, until=9, tag="given"),),  # required at 1 (each pattern writes its own)
+    errors=_slice_errors(),
+    notes={10: "starts/ends/axes/steps as inputs (int32 or int64); negative steps", 11: "negative axes; "
+           "INT_MIN for backward slicing; steps != 0", 13: "effective values and clamping spelled out"},
+)
+
+
+ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE, FLATTEN, SPLIT, EXPAND, TILE, SLICE)
 register_entries(ENTRIES)
