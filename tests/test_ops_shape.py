@@ -401,7 +401,7 @@ def test_trap_patterns_present(value_cases):
         for c in cases:
             row = next(r for r in S._SLICES if r[0] == c.tags["shape"].removeprefix("attr/"))
             if v >= 10:
-                want = "+".join(k for k, x in (("axes", row[4]), ("steps", row[5])) if x is not None) or "none"
+                want = ",".join(k for k, x in (("axes", row[4]), ("steps", row[5])) if x is not None) or "none"
                 assert c.tags["optional_inputs"] == want, c.id
     assert {c.tags["types"].split(",")[1] for c in value_cases if c.op == "Slice" and "types" in c.tags} == \
         {"Tind=int32", "Tind=int64"}
