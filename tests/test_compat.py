@@ -110,6 +110,10 @@ ORT_MESSAGES = [
      'Fail: [ONNXRuntimeError] : 1 : FAIL : Exception during initialization: /onnxruntime_src/onnxrunt'
      'ime/core/providers/cpu/nn/batch_norm.h:56 onnxruntime::BatchNorm<T>::BatchNorm(const onnxruntime'
      '::OpKernelInfo&) [with T = float] is_spatial_ was false. Training mode only supports spatial BN'),
+    ('1.32.0', 'kernel',  # ScatterElements-18 float16, reduction add: no kernel, said at run time
+     "RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while"
+     " running ScatterElements node. Name:'ScatterElements' Status Message: CPU execution provider: MLFlo"
+     "at16 data type is not supported with ScatterElements opset 16 when reduction is 'add'."),
     ('1.15.1', None,
      "Fail: [ONNXRuntimeError] : 1 : FAIL : Node (Hardmax) Op (Hardmax) [ShapeInferenceError] 'axis' m"
      'ust be in [-1 , 0]. Its actual value is: 1'),
