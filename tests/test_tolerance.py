@@ -133,3 +133,17 @@ def test_statistic_rounding_error_formula_and_exact_rows():
     assert tol.propagated == 0.5 and tol.atol == pytest.approx(0.5 + 4 * u)
     assert Tolerance.from_json(tol.to_json()) == tol
     assert "propagated" not in derive_tolerance(np.ones(3), {}, TensorProto.FLOAT).to_json()
+
+
+def test_complex_outputs_compare_real_and_imaginary_parts():
+    """A complex output is right only if both parts are: a conjugate or a value rotated onto
+    the same modulus is a failure, even under an exact tolerance."""
+    e = np.array([1 + 2j, 3 - 1j], dtype=np.complex64)
+    exact = Tolerance(0.0, 0.0, exact=True)
+    assert compare("y", e.copy(), e, exact).passed
+    assert not compare("y", np.conj(e), e, exact).passed
+    rotated = (e * np.exp(0.5j)).astype(np.complex64)
+    assert np.allclose(np.abs(rotated), np.abs(e)) and not compare("y", rotated, e, exact).passed
+    near = e + np.complex64(1e-7 + 1e-7j)
+    assert compare("y", near, e, Tolerance(atol=1e-6, rtol=0.0)).passed
+    assert not compare("y", near, e, exact).passed
