@@ -49,8 +49,7 @@ zero checked, NaN as a class): a kernel must not round-trip values through arith
   one-row, one-column, 1x1 and zero-size inputs; ``k`` absent, 0, +-1, +-2, +-3, +-6 (the
   last diagonals of the widest matrices and beyond), +-100 and the int64 extremes.  The input
   values are irrelevant: one numerics class per type, a sweep of the patterns and k states
-  for float -> float.  Error cases: rank
-  1 and 3, ``dtype`` STRING and UNDEFINED.
+  for float -> float.  Error cases: rank 1 and 3, ``dtype`` STRING and UNDEFINED.
 * **ReverseSequence** (10, 28): time-major (attributes absent or explicit) and batch-major
   (``batch_axis=0, time_axis=1``) layouts of rank 2-4 tied to the attributes by the shape
   table, zero-size batch / time / inner dims; ``sequence_lens`` structural, in ``[0, T]`` with
@@ -412,8 +411,8 @@ def _range_oracle(ctx, start, limit, delta, stash_type=1):
 
 
 def _scalar(x):
-    v = np.asarray(x).reshape(()).item()
-    return v
+    """The Python value of a one-element array."""
+    return np.asarray(x).reshape(()).item()
 
 
 def range_variants(t: str, stash: str | None, start: float, limit: float, delta: float) -> dict[str, np.ndarray]:
