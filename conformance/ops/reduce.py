@@ -355,6 +355,93 @@ def reduce_prod(ctx, data, *axes_in, **attrs) -> np.ndarray:
     return _reduce_oracle(_prod_row)(ctx, data, *axes_in, **attrs)
 
 
+def _mp():
+    import mpmath
+
+    return mpmath
+
+
+def _mp_to_float(y) -> float:
+    mp = _mp()
+    if mp.isnan(y):
+        return math.nan
+    if mp.isinf(y):
+        return math.inf if y > 0 else -math.inf
+    return float(y)  # mpmath rounds to nearest from 200 bits
+
+
+def _int_log_result(y, what: str) -> int:
+    """An integer LogSum/LogSumExp result: ``y`` must lie within 0.4 above an integer ``k >= 0``
+    (truncation, floor and rounding to nearest then agree on ``k``: the text does not say
+    which one an integer type gets)."""
+    mp = _mp()
+    k = int(mp.floor(y))
+    if k < 0 or y - k > 0.4:
+        raise ValueError(f"an integer {what} of {mp.nstr(y, 8)}: its rounding to the type is not specified; "
+                         "never generated")
+    return k
+
+
+def _log_sum_row(r):
+    mp = _mp()
+    with mp.workprec(200):
+        if r.dtype == object:
+            total = sum(int(v) for v in r)
+            if total <= 0:
+                raise ValueError("an integer LogSum of a non-positive sum is not defined; never generated")
+            return _int_log_result(mp.log(mp.mpf(total)), "LogSum")
+        vals = [float(v) for v in r]
+        sp = _specials(vals)
+        if sp is not None:
+            return math.nan if math.isnan(sp) or sp < 0 else math.inf
+        q = sum((Fraction(v) for v in vals), Fraction(0))
+        if q < 0:
+            return math.nan
+        if q == 0:
+            return -math.inf
+        return _mp_to_float(mp.log(mp.mpf(q.numerator)) - mp.log(mp.mpf(q.denominator)))
+
+
+def _log_sum_exp_row(r):
+    mp = _mp()
+    with mp.workprec(200):
+        if r.dtype == object:
+            vals = [int(v) for v in r]
+            if not vals:
+                raise ValueError("an integer LogSumExp of an empty set is not defined; never generated")
+            m = max(vals)
+            y = m + mp.log(mp.fsum(mp.exp(v - m) for v in vals))
+            return _int_log_result(y, "LogSumExp")
+        vals = [float(v) for v in r]
+        if any(math.isnan(v) for v in vals):
+            return math.nan
+        if any(v == math.inf for v in vals):
+            return math.inf
+        fin = [v for v in vals if v != -math.inf]
+        if not fin:
+            return -math.inf
+        m = max(fin)
+        return _mp_to_float(m + mp.log(mp.fsum(mp.exp(mp.mpf(v) - m) for v in fin)))
+
+
+def reduce_log_sum(ctx, data, *axes_in, **attrs) -> np.ndarray:
+    """ReduceLogSum: ``log`` of the exact sum (NaN for a negative sum, ``-inf`` for 0 and for
+    the empty set), correctly rounded; integers only where the result is within 0.4 above a
+    non-negative integer.  ``axes_in`` as :func:`reduce_sum`.
+
+    Raises:
+        ValueError: an axis out of range, or an integer result whose rounding is open."""
+    return _reduce_oracle(_log_sum_row)(ctx, data, *axes_in, **attrs)
+
+
+def reduce_log_sum_exp(ctx, data, *axes_in, **attrs) -> np.ndarray:
+    """ReduceLogSumExp: ``log(sum(exp(x)))`` evaluated exactly (``m + log(sum(exp(x - m)))`` at
+    200 bits; ``+inf`` with a ``+inf`` element, ``-inf`` for a set of ``-inf`` or the empty
+    set), correctly rounded; integers as :func:`reduce_log_sum`.  ``axes_in`` as
+    :func:`reduce_sum`."""
+    return _reduce_oracle(_log_sum_exp_row)(ctx, data, *axes_in, **attrs)
+
+
 def reduce_l1(ctx, data, *axes_in, **attrs) -> np.ndarray:
     """ReduceL1: the exact sum of ``|x|`` over every reduced set.  ``axes_in`` as
     :func:`reduce_sum`.
@@ -620,6 +707,56 @@ def prod_tolerance(ctx, inputs, attrs, outputs) -> dict:
         return {"reduced": Tolerance(0.0, 2.01 * u, variants=("exact: a single element",))}
     return {"reduced": Tolerance(2 * s, _gamma(n - 1, acc) * (1 + u) + 2.01 * u,
                                  variants=(f"bound:any order, accumulator u={acc:g}",))}
+
+
+#: ulps of T granted to a ``log`` / ``exp`` evaluated in T (the Log and Exp entries' budgets:
+#: OpenCL C Table 7.1, 3 ulp; the half-precision tables, 2 ulp).
+LOG_ULPS = {"float16": 2.0, "bfloat16": 2.0, "float": 3.0, "double": 3.0}
+
+
+def log_sum_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """ReduceLogSum: the sum within ``gamma_{n-1}(u') A`` (any order at the accumulator) and
+    rounded to T (the function body of 18: ``ReduceSum`` in T, then ``Log``), so ``log``'s
+    argument carries a relative error ``d = gamma_{n-1}(u') (1 + u) A / S + u``, which is an
+    absolute error of the result; ``log`` in T within its budget (:data:`LOG_ULPS`)::
+
+        atol = max over finite results of 1.01 d + 2 s,   rtol = LOG_ULPS(T) eps + u
+    """
+    t = ctx.out_types["reduced"]
+    if V.kind(t) != V.FLOAT:
+        return {"reduced": Tolerance(0.0, 0.0, exact=True)}
+    u, s, acc = units(t)
+    rows = _rows_of(ctx, inputs, attrs)
+    n = rows.shape[-1]
+    out = np.asarray(outputs["reduced"], dtype=np.float64).reshape(rows.shape[:-1])
+    with np.errstate(all="ignore"):
+        a = np.abs(np.where(np.isfinite(rows), rows, 0.0)).sum(axis=-1)
+        ssum = np.abs(rows.sum(axis=-1))
+        d = np.where(np.isfinite(out) & (ssum > 0), _gamma(n - 1, acc) * (1 + u) * a / ssum + u, 0.0)
+    atol = float(d.max()) * 1.01 if d.size else 0.0
+    eps = float(V.finfo(t).eps)
+    return {"reduced": Tolerance(atol + 2 * s, LOG_ULPS[t] * eps + u,
+                                 variants=(f"bound:any order, sum rounded to T, log within {LOG_ULPS[t]:g} ulp",))}
+
+
+def log_sum_exp_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """ReduceLogSumExp: ``m + log(sum(exp(x - m)))`` at the accumulator's precision (``u'``,
+    ``e' = 2 u'``): each ``x - m`` within ``u' |x - m|`` and its ``exp`` within 3 ulp (OpenCL
+    C), so each term within ``3 e' + u' / e`` relative (``z e^-z <= 1/e``); the sum of positive
+    terms adds ``gamma_{n-1}(u')``; ``log`` of a sum in ``[1, n]`` adds 3 ulp of ``log n``; the
+    addition of ``m`` and the rounding to T are relative (the function body of 18, in double,
+    is far inside)::
+
+        atol = 1.01 (3 e' + u' + gamma_{n-1}(u')) + 3 e' log(n) + 2 s,   rtol = u' + 2.01 u
+    """
+    t = ctx.out_types["reduced"]
+    if V.kind(t) != V.FLOAT:
+        return {"reduced": Tolerance(0.0, 0.0, exact=True)}
+    u, s, acc = units(t)
+    n = max(1, _rows_of(ctx, inputs, attrs).shape[-1])
+    e_acc = 2 * acc  # also the literal log(exp(x)) at the accumulator, within the same bound where it does not overflow
+    atol = 1.01 * (3 * e_acc + acc + _gamma(n - 1, acc)) + 3 * e_acc * math.log(n) + 2 * s
+    return {"reduced": Tolerance(atol, acc + 2.01 * u, variants=(f"bound:max shift at u={acc:g}, exp/log 3 ulp",))}
 
 
 def _rows_out(ctx, inputs, attrs, outputs):
@@ -1223,6 +1360,152 @@ def _prod_int_extremes(rng, ctx, m, n):
     return rows
 
 
+def _positive(rng, ctx, shape, total):
+    """ReduceLogSum's ``normal``: uniform in (0.05, 4] (a positive sum)."""
+    return V.representable(rng.uniform(0.05, 4.0, size=total), _t(ctx))
+
+
+def _positive_wide(rng, ctx, shape, total):
+    """Positive log-uniform magnitudes from the smallest normal to ``fmax / (8 N)``."""
+    return np.abs(_wide(rng, ctx, shape, total))
+
+
+def _log_sum_special(rng, ctx, m, n):
+    """ReduceLogSum: one kind of row each: NaN; ``+inf`` (inf); ``-inf`` (NaN); both
+    infinities (NaN); zeros only (``-inf``); ``+-1`` pairs summing exactly to 0 (``-inf`` in
+    every order); negative values only (NaN); positive subnormals (their sum is exact);
+    positive values."""
+    t = _t(ctx)
+    fi = V.finfo(t)
+    sub = float(fi.smallest_subnormal)
+    rows = V.representable(rng.uniform(0.05, 4.0, size=(m, n)), t)
+    kinds = ("nan", "pinf", "ninf", "both-inf", "zeros", "cancel-zero", "negative", "subnormal", "finite")
+    start = int(rng.integers(len(kinds)))
+    for i in range(m):
+        if n == 0:
+            continue
+        kind = kinds[(start + i) % len(kinds)]
+        r = rows[i]
+        pos = rng.permutation(n)
+        if kind == "nan":
+            r[pos[0]] = math.nan
+        elif kind == "pinf":
+            r[pos[0]] = math.inf
+        elif kind == "ninf":
+            r[pos[0]] = -math.inf
+        elif kind == "both-inf" and n > 1:
+            r[pos[0]], r[pos[1]] = math.inf, -math.inf
+        elif kind == "zeros":
+            r[:] = rng.choice([0.0, -0.0], size=n)
+        elif kind == "cancel-zero":
+            r[:] = 0.0
+            k = n // 2
+            r[pos[:k]] = 1.0
+            r[pos[k:2 * k]] = -1.0
+        elif kind == "negative":
+            r[:] = -r
+        elif kind == "subnormal":
+            r[:] = sub * rng.integers(1, 4, size=n)
+    return V.representable(rows, t)
+
+
+#: 1 and ``ceil(e^(k + 0.1))``, ``k = 2..19``: integer sums whose log is 0 exactly or lies
+#: 0.1 to 0.2 above ``k``.
+_EXP_CEIL = (1,) + tuple(math.ceil(math.exp(k + 0.1)) for k in range(2, 20))
+
+
+def _log_sum_ints(rng, ctx, m, n):
+    """Rows of non-negative integers summing to 1 or ``ceil(e^(k + 0.1))`` (ReduceLogSum of an
+    integer type is exact only where every rounding agrees: a log of 0, or 0.1 above an
+    integer ``k``, far beyond any ``log``'s error, so truncation, floor and rounding to nearest
+    all give ``k``), ``k`` up to what the type holds."""
+    lo, hi = _int_bounds(_t(ctx))
+    rows = np.zeros((m, n), dtype=object)
+    ks = [k for k, v in enumerate(_EXP_CEIL) if v <= min(hi, 10**7)]
+    for i in range(m):
+        if n == 0:
+            continue
+        total = _EXP_CEIL[ks[int(rng.integers(len(ks)))]]
+        cuts = np.sort(rng.integers(0, total + 1, size=n - 1))
+        parts = np.diff(np.concatenate([[0], cuts, [total]]))
+        rows[i, :] = [int(v) for v in parts]
+    return rows
+
+
+def _lse_large(rng, ctx, m, n):
+    """ReduceLogSumExp's ``large``: rows around 650 (``exp`` overflows float32: a float32
+    kernel needs the max shift; the function body of 18 computes in double, where it does not
+    overflow) or around -650 (``exp`` underflows to 0 in float32, ``log(0) = -inf`` without the
+    shift; not in double)."""
+    t = _t(ctx)
+    sign = np.where(rng.random(size=(m, 1)) < 0.5, 1.0, -1.0)
+    return V.representable(sign * 650.0 + rng.uniform(-5, 5, size=(m, n)), t)
+
+
+def _lse_wide(rng, ctx, shape, total):
+    """Uniform in [-700, 700]: inside double's ``exp`` range (the function body's), far
+    outside float32's."""
+    return V.representable(rng.uniform(-700.0, 700.0, size=total), _t(ctx))
+
+
+def _lse_special(rng, ctx, m, n):
+    """ReduceLogSumExp: one kind of row each: NaN; ``+inf`` (inf); ``-inf`` among finite values
+    (ignored); every element ``-inf`` (``-inf``); both infinities (inf); signed zeros (log n);
+    subnormals; values at -700 (inside double's exp range, whose body computes there)."""
+    t = _t(ctx)
+    sub = float(V.finfo(t).smallest_subnormal)
+    rows = V.representable(rng.uniform(-4.0, 4.0, size=(m, n)), t)
+    kinds = ("nan", "pinf", "ninf", "all-ninf", "both-inf", "zeros", "subnormal", "very-negative")
+    start = int(rng.integers(len(kinds)))
+    for i in range(m):
+        if n == 0:
+            continue
+        kind = kinds[(start + i) % len(kinds)]
+        r = rows[i]
+        pos = rng.permutation(n)
+        if kind == "nan":
+            r[pos[0]] = math.nan
+        elif kind == "pinf":
+            r[pos[0]] = math.inf
+        elif kind == "ninf":
+            r[pos[0]] = -math.inf
+        elif kind == "all-ninf":
+            r[:] = -math.inf
+        elif kind == "both-inf" and n > 1:
+            r[pos[0]], r[pos[1]] = math.inf, -math.inf
+        elif kind == "zeros":
+            r[:] = rng.choice([0.0, -0.0], size=n)
+        elif kind == "subnormal":
+            r[:] = sub * rng.integers(-3, 4, size=n)
+        elif kind == "very-negative":
+            r[:] = -700.0 + rng.uniform(0, 2, size=n)
+    return V.representable(rows, t)
+
+
+def _lse_ints(rng, ctx, m, n):
+    """Integer rows whose LogSumExp lies 0.13 to 0.32 above their maximum ``k`` in [45, 300]:
+    one element ``k - 1`` (``log(1 + e^-1) = 0.313``) or one or two ``k - 2`` (0.127, 0.239),
+    the others at most ``k - 40``; truncation, floor and rounding to nearest all give ``k``,
+    whatever a ``log``/``exp`` error (the function body of 18 rounds the double result toward
+    zero: ``log(exp(247))`` in double may be 246.99999999999997, so ``k + 0`` is never a
+    case).  A row of one element is 0 (``log(exp(0)) = 0`` exactly)."""
+    lo, hi = _int_bounds(_t(ctx))
+    rows = np.zeros((m, n), dtype=object)
+    for i in range(m):
+        if n < 2:
+            continue
+        k = int(rng.integers(45, 300))
+        low = 0 if lo == 0 else k - 200
+        r = [int(v) for v in rng.integers(low, k - 40, size=n, endpoint=True)]
+        pos = rng.permutation(n)
+        r[pos[0]] = k
+        near = [[k - 1], [k - 2], [k - 2, k - 2]][int(rng.integers(3 if n > 2 else 2))]
+        for j, v in zip(pos[1:], near):
+            r[j] = v
+        rows[i, :] = r
+    return rows
+
+
 def _divisible(rows: np.ndarray, t: str) -> np.ndarray:
     """Integer rows changed so that each row's sum is a multiple of its length (an exact
     integer mean): the element of largest magnitude moves towards zero by the remainder
@@ -1505,12 +1788,44 @@ def _prod_entry() -> Entry:
                         13: "bfloat16", inp: "axes as an optional input; noop_with_empty_axes"})
 
 
+def _log_sum_contested(ctx, attrs) -> str | None:
+    """ReduceLogSum-18 with an integer T: its function body applies ``Log`` (floating types
+    only) to the integer ``ReduceSum``: the body is not a valid graph for integer T (28
+    removes the integer types)."""
+    if ctx.op == "ReduceLogSum" and ctx.version == 18 and V.kind(ctx.types.get("data", "float")) == V.INT:
+        return ("ReduceLogSum-18's function body is Log(ReduceSum(data)); Log has no integer types, so the body "
+                "does not type-check for integer T (the schema admits them; ReduceLogSum-28 removes them)")
+    return None
+
+
+def _log_entry(op: str) -> Entry:
+    inp = axes_input_since(op)
+    # the empty set's -inf: tested at 28 only, where T has floating types only (before 28 the
+    # integer types make it undefined, and a pattern cannot be restricted to some types)
+    if op == "ReduceLogSum":
+        shapes = reduce_shapes(op, ((28, 10**6),), long_numerics=("normal", "ones"))
+        fl = {"normal": _elementwise(_positive), "wide": _elementwise(_positive_wide),
+              "special": _rowwise(_log_sum_special), "ones": _rowwise(_ones)}
+        ints = {"int": _rowwise(_log_sum_ints), "int-extremes": _rowwise(_log_sum_ints)}
+        fn, tol = reduce_log_sum, log_sum_tolerance
+    else:
+        shapes = reduce_shapes(op, ((28, 10**6),), long_numerics=("normal", "large"))
+        fl = {"wide": _elementwise(_lse_wide), "special": _rowwise(_lse_special), "large": _rowwise(_lse_large)}
+        ints = {"int": _rowwise(_lse_ints), "int-extremes": _rowwise(_lse_ints)}
+        fn, tol = reduce_log_sum_exp, log_sum_exp_tolerance
+    return Entry(op, fn, family="shaped", shapes=shapes, attrs=reduce_attrs(op), tolerance=tol,
+                 per_type=sweep(shapes, ints=5, floats=14), errors=reduce_errors(op), float_numerics=fl,
+                 int_numerics=ints, contested=_log_sum_contested,
+                 notes={**_AXES_NOTES, 13: "bfloat16", inp: "axes as an optional input; noop_with_empty_axes; a "
+                        "function body", 28: "integer types removed"})
+
+
 _SQUARE_FLOATS = {"wide": _elementwise(_wide_square), "special": _rowwise(_sum_special)}
 _SUM_FLOATS = {"wide": _elementwise(_wide), "special": _rowwise(_sum_special), "ones": _rowwise(_ones)}
 
 ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry("ReduceMin", reduce_min),
            _mean_entry(), _arg_entry("ArgMax", argmax), _arg_entry("ArgMin", argmin),
-           _prod_entry(),
+           _prod_entry(), _log_entry("ReduceLogSum"), _log_entry("ReduceLogSumExp"),
            _norm_entry("ReduceL1", reduce_l1, sum_tolerance, _SUM_FLOATS,
                        {"int": _elementwise(_sum_ints), "int-extremes": _rowwise(_l1_int_extremes)}),
            _norm_entry("ReduceSumSquare", reduce_sum_square, sum_square_tolerance, dict(_SQUARE_FLOATS),
