@@ -443,6 +443,15 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
         for arity in arities:
             if arity not in seen["arity"]:
                 out.append(point(fill, combo, base, shapes[0], dtag, dattrs, (), "inputs", arity))
+        if entry.family == "shaped":  # a pattern's fill_types: each of them gets a case with it
+            for shape in shapes:
+                for t in _shape_of(entry, shape).fill_types:
+                    if any(q.version == v and q.shape == shape and _type_name(lead, dict(q.types)) == t for q in out):
+                        continue
+                    c = next((c for c in combos if _type_name(lead, c) == t), None)
+                    if c is not None:
+                        out.append(point(fill, c, numerics_for(entry, t)[0], shape, dtag, dattrs,
+                                         _opts_for(entry, opts, shape)[-1], "inputs", arities[-1]))
         for k, o in enumerate(outs):
             if o in seen["out"]:
                 continue

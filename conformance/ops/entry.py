@@ -211,6 +211,10 @@ class Shape:
             needs its ``axes`` input, a pattern without a size-1 dimension needs it absent);
             the cycle picks among them, the fill cases and explore draws honour them.  The
             ``outputs_per_type`` fill does not read it.
+        fill_types: element types of the first data input that get a case with this pattern
+            at every version admitting them (a fill case, with the attribute state absent,
+            where the cycle gives none): a pattern whose meaning depends on the type (Pad's
+            omitted ``constant_value``: 0, '' or False).  Default: none.
 
     A variadic input (Concat's ``inputs``) gets one occurrence per template named
     ``<formal>_<i>`` (``inputs_0``, ``inputs_1``...; ``Ctx.shapes`` has each by that name), in
@@ -229,6 +233,7 @@ class Shape:
     cycle: bool = True
     variadic_outputs: int = 0
     optional: tuple[tuple[str, ...], ...] | None = None
+    fill_types: tuple[str, ...] = ()
 
     def applies(self, version: int) -> bool:
         """Whether the pattern applies to ``version``."""
