@@ -842,3 +842,25 @@ def test_wrong_kernels_are_caught(value_cases, name):
     outcomes = run_kernel(cases, _wrong(change), name)
     assert outcomes["fail"] >= 1, outcomes
     assert outcomes["error"] == 0, outcomes
+
+
+def test_onnx_reference_cannot_run_cast_1(value_cases):
+    """onnx.reference's Cast_1 hands version 1's string ``to`` ("FLOAT") to
+    ``tensor_dtype_to_np_dtype``, which takes the enum value: KeyError on every Cast-1 case (the
+    model is valid: onnx's checker accepts it)."""
+    cases = [c for c in value_cases if c.op == "Cast" and c.since_version == 1][:20]
+    assert len(cases) == 20 and all(isinstance(c.attributes["to"], str) for c in cases)
+    onnx.checker.check_model(cases[0].model, full_check=True)
+    results = run_cases(cases, resolve_backend("onnx-reference"))
+    assert all(r.outcome == "error" and "KeyError" in r.message for r in results), Counter(r.outcome for r in results)
+
+
+def test_error_cases_are_invalid_for_onnx(suite):
+    """Every error case is rejected by onnx's own checker (full check: strict type inference)."""
+    errors = [c for c in suite if c.expect_error is not None]
+    assert len(errors) >= 70 and {c.op for c in errors} == set(OPS)
+    for c in errors:
+        with pytest.raises(Exception):
+            onnx.checker.check_model(c.model, full_check=True)
+    tags = Counter(c.tags["error"] for c in errors)
+    assert tags["to-missing"] == 10 and tags["output-type"] == 9 + 6
