@@ -31,7 +31,8 @@ from conformance.opspec import op_spec
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["Reshape", "Transpose", "Concat", "Squeeze", "Unsqueeze", "Flatten", "Split", "Expand", "Tile", "Slice"]
+OPS = ["Reshape", "Transpose", "Concat", "Squeeze", "Unsqueeze", "Flatten", "Split", "Expand", "Tile", "Slice",
+       "Pad"]
 E = {e.op: e for e in S.ENTRIES}
 
 
@@ -312,6 +313,43 @@ def test_slice_oracle_spec_examples():
         o(_ctx("Slice", 13), data, [0], [1], [0], [0])
 
 
+def test_pad_oracle_spec_examples_and_numpy():
+    """The text's three examples; numpy.pad for positive pads in every mode (reflect up to a
+    pad equal to the dimension, wrap beyond it); negative pads remove."""
+    data = np.array([[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]])
+    o = E["Pad"].oracle
+    ctx = Ctx("Pad", 11, 11, {"data": "float"})
+    pads = np.array([0, 2, 0, 0], dtype=object)
+    assert _same(o(ctx, data, pads, mode="constant"),
+                 [[0.0, 0.0, 1.0, 1.2], [0.0, 0.0, 2.3, 3.4], [0.0, 0.0, 4.5, 5.7]])
+    assert _same(o(ctx, data, pads, mode="reflect"), [[1.0, 1.2, 1.0, 1.2], [2.3, 3.4, 2.3, 3.4], [4.5, 5.7, 4.5, 5.7]])
+    assert _same(o(ctx, data, pads, mode="edge"), [[1.0, 1.0, 1.0, 1.2], [2.3, 2.3, 2.3, 3.4], [4.5, 4.5, 4.5, 5.7]])
+    x = np.arange(12, dtype=np.float64).reshape(3, 4)
+    for mode in ("constant", "edge", "reflect", "wrap"):
+        for p in ([1, 2, 2, 3], [0, 3, 2, 0], [2, 0, 0, 1]):
+            if mode == "reflect" and max(p[0], p[2]) > 3 or mode == "reflect" and max(p[1], p[3]) > 4:
+                continue
+            want = np.pad(x, [(p[0], p[2]), (p[1], p[3])], mode=mode)
+            assert _same(o(Ctx("Pad", 19, 19, {"data": "float"}), x, np.array(p, dtype=object), mode=mode), want)
+    got = o(ctx, x, np.array([-1, 1, 0, -2], dtype=object))  # remove one row at the top, two columns at the end
+    assert _same(got, np.pad(x[1:, :2], [(0, 0), (1, 0)]))
+    got = o(Ctx("Pad", 18, 18, {"data": "float"}), np.zeros((2, 3, 4)), np.array([1, 2], dtype=object), None,
+            np.array([-2], dtype=object))
+    assert got.shape == (2, 6, 4)
+    s = o(Ctx("Pad", 13, 13, {"data": "string"}), np.array(["a"], dtype=object), np.array([1, 1], dtype=object))
+    assert s.tolist() == ["", "a", ""]  # the default constant of a string tensor
+    with pytest.raises(ValueError):  # reflect beyond the text's examples
+        S.pad_sources(3, 4, 0, "reflect")
+    assert S.pad_sources(3, 5, 0, "wrap") == [1, 2, 0, 1, 2, 0, 1, 2]
+
+
+def test_pad_v1_rows_are_uncontested():
+    """Version 1's paddings rows read the same under its format text and its example."""
+    for _, data, p, _ in S._PADS_V1:
+        if len(data) == 2:
+            assert p[1] == p[2]
+
+
 # ============================================================================ suite
 @pytest.fixture(scope="module")
 def suite():
@@ -342,8 +380,8 @@ def test_coverage_every_combination_of_every_version(suite):
 
 def test_case_counts_modest(suite):
     counts = Counter(c.op for c in suite)
-    for op in OPS:
-        assert 30 <= counts[op] <= 450, (op, counts[op])
+    for op in OPS:  # Pad: every T x Tind combination of versions 18-25 (32 to 52 each) has value cases
+        assert 30 <= counts[op] <= (650 if op == "Pad" else 450), (op, counts[op])
 
 
 def test_every_output_is_exact_with_signed_zero(value_cases):
@@ -405,6 +443,17 @@ def test_trap_patterns_present(value_cases):
                 assert c.tags["optional_inputs"] == want, c.id
     assert {c.tags["types"].split(",")[1] for c in value_cases if c.op == "Slice" and "types" in c.tags} == \
         {"Tind=int32", "Tind=int64"}
+    for v in (2, 11, 13, 18, 19, 21, 23, 24, 25):  # Pad: every row of the version, each mode
+        cases = [c for c in value_cases if c.op == "Pad" and c.since_version == v]
+        names = {c.tags["shape"].removeprefix("attr/").removesuffix("/axes=all").removesuffix("/axes-omitted")
+                 for c in cases}
+        assert names == {n for n, *_, since in S._PADS if since <= v and (v >= 11 or n != "constant/r0")}, v
+        assert any(c.tags.get("optional_inputs", "none") == "none" for c in cases)
+    for t in ("string", "bool"):  # the default constant of strings ('') and bools (False), Shape.fill_types
+        vs = {c.since_version for c in value_cases if c.op == "Pad" and c.tags["dtype"] == t and
+              c.attributes.get("mode", "constant") == "constant" and "constant_value" not in c.tags["optional_inputs"]
+              and not c.tags["shape"].startswith("constant/zero-pads")}
+        assert vs == {13, 18, 19, 21, 23, 24, 25}, (t, vs)
     for op, table in (("Expand", S._EXPANDS), ("Tile", S._TILES)):
         for v in op_spec(op).since_versions:
             names = {c.tags["shape"] for c in value_cases if c.op == op and c.since_version == v}
@@ -471,10 +520,23 @@ def _reference_disagreement(case, res) -> str | None:
       numpy's ``x[-10::-1]``, which is empty.  The oracle follows the text.
     * ``slice-lengths``: onnx.reference accepts ``starts``/``ends`` of different lengths
       (it zips them); they index the corresponding axes: the model is invalid.
+    * ``pad-negative``: onnx.reference's Pad passes negative pads to ``numpy.pad`` (ValueError
+      "index can't contain negative values"); from Pad-2 the text: "add or remove (if
+      negative)": the oracle removes.
+    * ``pad-rank0``: a scalar with ``pads=[]`` (shape ``[2 * 0]``) raises TypeError in
+      onnx.reference; the text admits it (the output is the scalar).
+    * ``pad-string-default``: onnx.reference pads a string tensor with the integer 0 when
+      ``constant_value`` is omitted; the text: "defaults to 0, empty string, or False": ''.
+    * ``pad-wrap-before-19``: ``mode='wrap'`` is accepted before 19, where the supported
+      modes are constant, reflect and edge.
+    * ``no-legacy-kernel`` also covers Pad-1 (``paddings``).
+    * ``pad-mode-worded-unsupported``: onnx.reference rejects ``mode='circular'`` with
+      "ValueError: mode 'circular' is not supported", which the runner reads as a clean
+      ``unsupported``; it does reject the model (no disagreement on its validity).
     * ``concat1-default-axis``: Concat-1's ``axis`` is optional ("Default value is 1");
       onnx.reference requires it ("Attribute 'axis' is expected"): the oracle is right.
     """
-    if case.op in ("Reshape", "Split") and case.since_version == 1 and res.outcome == "unsupported":
+    if case.op in ("Reshape", "Split", "Pad") and case.since_version == 1 and res.outcome == "unsupported":
         return "no-legacy-kernel"
     if case.op == "Squeeze" and case.since_version == 11 and res.outcome == "error" and \
             case.attributes.get("axes") == [-4, 2]:
@@ -502,9 +564,32 @@ def _reference_disagreement(case, res) -> str | None:
         return "slice-numpy-backward-clamp"
     if case.op == "Slice" and case.expect_error and case.tags["error"] in ("lengths", "attr/lengths"):
         return "slice-lengths"
+    raised = res.outcome == "error" or (res.outcome == "unsupported" and case.contested)  # contested: scored so
+    if case.op == "Pad" and raised and "negative" in res.message and \
+            any(v < 0 for v in case.attributes.get("pads", []) + _input_values(case, "pads")):
+        return "pad-negative"
+    if case.op == "Pad" and raised and case.tags["shape"].startswith("constant/r0"):
+        return "pad-rank0"
+    if case.op == "Pad" and res.outcome == "fail" and not case.expect_error and case.tags["dtype"] == "string" \
+            and "constant_value" not in case.tags["optional_inputs"]:
+        return "pad-string-default"
+    if case.op == "Pad" and case.expect_error and case.tags["error"] == "mode=circular" and \
+            res.outcome == "unsupported":
+        return "pad-mode-worded-unsupported"
+    if case.op == "Pad" and case.expect_error and case.tags["error"] == "mode=wrap":
+        return "pad-wrap-before-19"
     if case.op == "Concat" and case.since_version == 1 and "axis" not in case.attributes and res.outcome == "error":
         return "concat1-default-axis"
     return None
+
+
+def _input_values(case, name) -> list:
+    """The values of input ``name`` in the case's first data set or initializers ([] if absent)."""
+    for i in case.inputs:
+        if i.name == name and i.present:
+            v = i.value if i.initializer else case.datasets[0].inputs[name]
+            return [int(x) for x in np.asarray(v).ravel()]
+    return []
 
 
 def test_agreement_with_onnx_reference(suite):
@@ -522,7 +607,8 @@ def test_agreement_with_onnx_reference(suite):
     assert set(why) == {"no-legacy-kernel", "concat1-default-axis", "squeeze11-mixed-axes", "v1-negative-axes",
                         "unsqueeze-attr-order", "unsqueeze11-duplicates", "flatten-zero-size",
                         "flatten-axis-range", "split-unchecked", "tile-short-repeats", "tile1-signature",
-                        "slice-numpy-backward-clamp", "slice-lengths"}, why
+                        "slice-numpy-backward-clamp", "slice-lengths", "pad-negative", "pad-rank0",
+                        "pad-string-default", "pad-wrap-before-19", "pad-mode-worded-unsupported"}, why
     assert sum(1 for r in results if r.outcome == "pass") > 0.9 * len(results)
 
 
@@ -816,9 +902,76 @@ def _slice(inputs, attrs, opset, flaw, variant, n_out=1):
     return x if variant == "loop" else x[tuple(index)].copy()
 
 
+def _pad(inputs, attrs, opset, flaw, variant, n_out=1):
+    x = inputs["data"]
+    mode = attrs.get("mode", "constant")
+    if mode not in ("constant", "reflect", "edge") + (("wrap",) if opset >= 19 else ()):
+        raise ValueError("mode")
+    if opset < 11:
+        pads = list(attrs["paddings"] if opset < 2 else attrs["pads"])
+        const = attrs.get("value", 0.0)
+    else:
+        pads = [int(v) for v in inputs["pads"].tolist()]
+        const = inputs["constant_value"].reshape(()).item() if "constant_value" in inputs else \
+            ("" if x.dtype == object else False if x.dtype == np.bool_ else 0)
+    if flaw == "constant-value-ignored":
+        const = "" if x.dtype == object else False if x.dtype == np.bool_ else 0
+    r = x.ndim
+    axes = [int(a) for a in inputs["axes"].tolist()] if "axes" in inputs else list(range(r))
+    if flaw == "neg-axis-not-wrapped":
+        axes = [0 if a < 0 else a for a in axes]
+    axes = [a + r if a < 0 else a for a in axes]
+    n = len(axes)
+    if len(pads) != 2 * n or any(not 0 <= a < r for a in axes):
+        raise ValueError("pads / axes")
+    pairs = [(pads[i], pads[i + n]) for i in range(n)]
+    if flaw == "pads-interleaved":  # [x1_begin, x1_end, x2_begin, x2_end, ...]
+        pairs = [(pads[2 * i], pads[2 * i + 1]) for i in range(n)]
+    width = [(0, 0)] * r
+    crop = [slice(None)] * r
+    for a, (b, e) in zip(axes, pairs):
+        crop[a] = slice(-b if b < 0 else 0, x.shape[a] + e if e < 0 else x.shape[a])
+        width[a] = (max(b, 0), max(e, 0))
+    x = x[tuple(crop)]
+    if variant == "loop":  # each output position's source, axis by axis
+        for a in range(r):
+            b, e = width[a]
+            d = x.shape[a]
+            src = []
+            for j in range(d + b + e):
+                p = j - b
+                if 0 <= p < d:
+                    src.append(p)
+                elif mode == "constant":
+                    src.append(-1)
+                elif mode == "edge":
+                    src.append(min(max(p, 0), d - 1))
+                elif mode == "wrap":
+                    src.append(p % d)
+                else:  # reflect, bouncing between the ends
+                    while not 0 <= p < d:
+                        p = -p if p < 0 else 2 * (d - 1) - p
+                    src.append(p)
+            shape = list(x.shape)
+            shape[a] = len(src)
+            out = np.empty(shape, dtype=x.dtype)
+            ov, xv = np.moveaxis(out, a, 0), np.moveaxis(x, a, 0)
+            for j, q in enumerate(src):
+                ov[j] = const if q < 0 else xv[q]
+            x = out
+        return x
+    npmode = {"reflect": "symmetric" if flaw == "reflect-off-by-one" else "reflect"}.get(mode, mode)
+    if mode == "constant":
+        out = np.empty([d + b + e for d, (b, e) in zip(x.shape, width)], dtype=x.dtype)
+        out[...] = const
+        out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, width))] = x
+        return out
+    return np.pad(x, width, mode=npmode)
+
+
 KERNELS = {"Reshape": _reshape, "Transpose": _transpose, "Concat": _concat, "Squeeze": _squeeze,
            "Unsqueeze": _unsqueeze, "Flatten": _flatten, "Split": _split, "Expand": _expand, "Tile": _tile,
-           "Slice": _slice}
+           "Slice": _slice, "Pad": _pad}
 
 
 def _kernel(op, flaw=None, variant="numpy"):
@@ -845,6 +998,23 @@ def test_legitimate_kernel_passes_everything(variant, suite):
     assert not bad, bad[:5]
 
 
+def test_onnx_checker_accepts_every_uncontested_model(suite):
+    """With onnx.checker (full_check, strict shape inference) in front of the legitimate kernel,
+    every value case passes except the contested ones, where onnx's own shape inference
+    contradicts the schema: Pad-18+ with int32 axes as an initializer, Squeeze-1 with unsorted
+    axes (both rejected by the checker, so scored unsupported)."""
+    be = KernelBackend({op: _kernel(op) for op in OPS}, name="checked", check=True)
+    results = run_cases(suite, be)
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(suite, results)
+           if r.outcome != "pass" and not (c.contested and r.outcome == "unsupported")]
+    assert not bad, bad[:5]
+    contested = Counter((c.op, c.since_version) for c in suite if c.contested)
+    assert {op for op, _ in contested} == {"Pad", "Squeeze"} and contested[("Squeeze", 1)] >= 1, contested
+    assert all(v >= 18 for op, v in contested if op == "Pad")
+    rejected = Counter(c.op for c, r in zip(suite, results) if r.outcome == "unsupported")
+    assert rejected["Pad"] >= 1 and rejected["Squeeze"] >= 1, rejected
+
+
 #: flaw -> (operator, case filter)
 WRONG = {
     "allowzero-ignored": ("Reshape", lambda c: c.attributes.get("allowzero") == 1),
@@ -856,6 +1026,12 @@ WRONG = {
     "default-axis-0": ("Flatten", lambda c: "axis" not in c.attributes),
     "uneven-chunk-first": ("Split", lambda c: "uneven" in c.tags["shape"]),
     "left-aligned": ("Expand", lambda c: True),
+    "reflect-off-by-one": ("Pad", lambda c: c.attributes.get("mode") == "reflect"),
+    "pads-interleaved": ("Pad", lambda c: True),
+    "constant-value-ignored": ("Pad", lambda c: "constant_value" in c.tags.get("optional_inputs", "") or
+                               c.attributes.get("value", 0) != 0),
+    "neg-axis-not-wrapped/Pad": ("Pad", lambda c: c.since_version >= 18 and "axes=-1" in c.tags["shape"] or
+                                 "axes=0,-1" in c.tags["shape"]),
     "neg-step-clamped-like-positive": ("Slice", lambda c: c.tags["shape"].startswith("neg-step")),
     "neg-index-not-wrapped": ("Slice", lambda c: True),
     "ends-as-int32": ("Slice", lambda c: "INT_MAX" in c.tags["shape"] and "Tind=int64" in c.id),

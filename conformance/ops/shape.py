@@ -354,8 +354,17 @@ def _axes_errors(rules) -> tuple[Err, ...]:
     return tuple(out)
 
 
+def _squeeze_contested(ctx, attrs):
+    axes = attrs.get("axes")
+    if ctx.version == 1 and axes is not None and list(axes) != sorted(axes):
+        return ("Squeeze-1's text takes axes in any order; onnx's Squeeze-1 shape inference assumes them sorted "
+                "(onnx.checker full_check: 'Inferred shape and existing shape differ in rank')")
+    return None
+
+
 SQUEEZE = Entry(
     "Squeeze", squeeze_oracle, family="shaped", shapes=_squeeze_shapes(), signed_zero=True, numerics_types=_WIDE,
+    contested=_squeeze_contested,
     errors=_axes_errors((
         ("not-one", (2, 3), [0], 0, 10**6, "if an axis is selected with shape entry not equal to one, an error is raised"),
         ("zero-not-one", (0, 1), [0], 0, 10**6, "if an axis is selected with shape entry not equal to one, an error "
@@ -838,5 +847,211 @@ SLICE = Entry(
 )
 
 
-ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE, FLATTEN, SPLIT, EXPAND, TILE, SLICE)
+# ============================================================================ Pad
+def pad_sources(dim: int, begin: int, end: int, mode: str) -> list[int | None]:
+    """For each output position along one axis of Pad (length ``dim + begin + end``; negative
+    pads remove), the input position it copies, or ``None`` for the constant: position ``p =
+    j - begin``; inside ``[0, dim)`` the element itself; outside, ``constant`` -> ``None``,
+    ``edge`` -> the nearest end, ``reflect`` -> mirrored on the first/last element
+    (``-p``, ``2(dim-1) - p``; a pad equal to the dimension mirrors once more, as the text's
+    example 2 and ``numpy.pad`` do), ``wrap`` -> ``p mod dim`` (the torus).
+
+    Raises:
+        ValueError: ``reflect`` with a pad above the dimension or on a dimension below 2
+            (beyond what the text shows: not generated), an unknown mode.
+    """
+    out: list[int | None] = []
+    for j in range(dim + begin + end):
+        p = j - begin
+        if 0 <= p < dim:
+            out.append(p)
+        elif mode == "constant":
+            out.append(None)
+        elif mode == "edge":
+            out.append(0 if p < 0 else dim - 1)
+        elif mode == "reflect":
+            over = -p if p < 0 else p - (dim - 1)
+            if dim < 2 or over > dim:
+                raise ValueError("reflect beyond the text's examples (a pad above the dimension): not generated")
+            period = 2 * (dim - 1)  # a pad equal to the dimension mirrors twice, as the text's example 2
+            q = p % period
+            out.append(q if q < dim else period - q)
+        elif mode == "wrap":
+            out.append(p % dim)
+        else:
+            raise ValueError(f"mode {mode!r}")
+    return out
+
+
+def _zero_of(type_name: str):
+    """The default constant of Pad-13+: 0, the empty string or False by the data's type."""
+    return {"string": "", "bool": False}.get(type_name, 0)
+
+
+def pad_oracle(ctx, data, pads=None, constant_value=None, axes=None, mode="constant", value=0.0,
+               paddings=None, **_):
+    """Pad-1/2/11/13/18/19/21/23/24/25: each axis (``axes`` from 18, else all) padded by
+    :func:`pad_sources` with ``pads = [x1_begin, x2_begin, ..., x1_end, x2_end, ...]`` (the
+    attribute ``paddings`` at 1, ``pads`` at 2, the input from 11); the constant is ``value``
+    (1, 2), ``constant_value`` (11+; default 0, '' or False).
+
+    Raises:
+        ValueError: pads of the wrong length, axes out of range, or a pad the text does not
+            define (reflect beyond one mirror image).
+    """
+    if ctx.version == 1:
+        pads, const = paddings, value
+    elif ctx.version == 2:
+        const = value
+    else:
+        const = _zero_of(ctx.types["data"]) if constant_value is None else np.asarray(constant_value).ravel()[0]
+    p = [int(v) for v in np.asarray(pads, dtype=object).ravel()]
+    r = data.ndim
+    ax = list(range(r)) if axes is None else [int(a) for a in np.asarray(axes, dtype=object).ravel()]
+    ax = [a + r if a < 0 else a for a in ax]
+    if len(p) != 2 * len(ax) or any(not 0 <= a < r for a in ax) or len(set(ax)) != len(ax):
+        raise ValueError(f"pads {p} / axes {ax} for rank {r}")
+    out = data
+    for i, a in enumerate(ax):
+        src = pad_sources(out.shape[a], p[i], p[i + len(ax)], mode)
+        idx = np.array([0 if q is None else q for q in src], dtype=np.int64)
+        if out.shape[a] == 0:  # nothing to copy: every position is the constant
+            shape = list(out.shape)
+            shape[a] = len(src)
+            res = np.empty(shape, dtype=out.dtype)
+            res[...] = const
+            out = res
+            continue
+        res = np.take(out, idx, axis=a)
+        fill = [j for j, q in enumerate(src) if q is None]
+        if fill:
+            view = np.moveaxis(res, a, 0)
+            view[fill] = const
+        out = res
+    return out
+
+
+#: (name, data shape, pads, mode, axes or None, since): pads in the text's layout
+#: [x1_begin, x2_begin, ..., x1_end, x2_end, ...].  Reflect pads stay below the dimension (the
+#: text's own example 2, a pad equal to the dimension, as numpy mirrors it, is a row of its
+#: own); negative pads (from 2) are combined with reflect or wrap on other axes only.
+_PADS = (
+    ("constant/spec-example", (3, 2), [0, 2, 0, 0], "constant", None, 2),
+    ("constant/r1", (4,), [2, 3], "constant", None, 2),
+    ("constant/r3", (2, 3, 2), [1, 0, 1, 0, 2, 1], "constant", None, 2),
+    ("constant/zero-pads", (2, 3), [0, 0, 0, 0], "constant", None, 2),
+    ("constant/zero-size", (0, 3), [1, 0, 1, 2], "constant", None, 2),
+    ("constant/negative", (4, 5), [-1, 1, 0, -2], "constant", None, 2),
+    ("constant/r0", (), [], "constant", None, 11),
+    ("constant/default-value", (2, 3), [1, 0, 0, 2], "constant", None, 11),  # constant_value omitted: 0, '', False
+    ("edge/spec-example", (3, 2), [0, 2, 0, 0], "edge", None, 2),
+    ("edge/r3", (2, 3, 2), [1, 1, 0, 0, 2, 1], "edge", None, 2),
+    ("edge/negative", (4, 5), [0, -1, 2, 1], "edge", None, 2),
+    ("reflect/spec-example", (3, 2), [0, 2, 0, 0], "reflect", None, 2),  # pad == dim: [1.0, 1.2, 1.0, 1.2]
+    ("reflect/r2", (3, 4), [2, 1, 1, 3], "reflect", None, 2),
+    ("reflect/r3", (2, 3, 4), [1, 2, 0, 0, 0, 3], "reflect", None, 2),
+    ("reflect/crop-other-axis", (4, 5), [-1, 1, 0, 2], "reflect", None, 2),
+    ("wrap/r2", (3, 4), [1, 2, 2, 3], "wrap", None, 19),
+    ("wrap/beyond-dim", (2, 3), [0, 4, 0, 1], "wrap", None, 19),  # the torus wraps more than once
+    ("wrap/crop-other-axis", (4, 5), [1, -1, 2, 0], "wrap", None, 19),
+    ("axes=1/constant", (2, 3, 4), [1, 2], "constant", [1], 18),
+    ("axes=-1/edge", (2, 3, 4), [2, 1], "edge", [-1], 18),
+    ("axes=2,0/reflect", (2, 3, 4), [1, 1, 2, 0], "reflect", [2, 0], 18),
+    ("axes=0,-1/wrap", (2, 3, 4), [3, 1, 0, 5], "wrap", [0, -1], 19),
+)
+
+#: Version 1's ``paddings``: its format text ([x1_begin, x2_begin, ..., x1_end, ...]) and its
+#: example (``[0, 0, 2, 0]`` inserting 2 at the beginning of the second dimension: per axis
+#: begin/end pairs) disagree; rows where both readings coincide (rank 1, or rank 2 with
+#: ``paddings[1] == paddings[2]``) only.
+_PADS_V1 = (
+    ("v1/constant/r2", (3, 2), [0, 2, 2, 1], "constant"),
+    ("v1/constant/r1", (4,), [1, 2], "constant"),
+    ("v1/edge/r2", (3, 2), [1, 1, 1, 0], "edge"),
+    ("v1/reflect/r2", (3, 4), [1, 2, 2, 1], "reflect"),
+)
+
+
+#: Rows that also omit ``axes`` from 18 (fill cases only: the cycled patterns give ``axes``, so
+#: every (T, Tind) combination binds Tind).
+_PADS_AXES_OMITTED = ("constant/spec-example", "constant/r0", "edge/r3", "reflect/r2", "wrap/r2")
+#: Constant-mode rows that give ``constant_value`` (from 11); the others omit it (the default
+#: 0, '' or False).
+_PADS_VALUE_GIVEN = ("constant/r1", "constant/zero-pads", "constant/negative", "constant/r0", "axes=1/constant")
+
+
+def _pad_shapes() -> tuple[Shape, ...]:
+    """Version 1's rows; the attribute form (2-10) of the rows with pads; the input form (11-17)
+    of the rows without axes; from 18 every row with ``axes`` (the row's own, or every axis:
+    ``axes=all``) in the cycle and a few without (:data:`_PADS_AXES_OMITTED`, fill cases).
+    ``constant_value`` is given in the rows of :data:`_PADS_VALUE_GIVEN`, omitted elsewhere."""
+    out = [pattern(name, {"data": data}, {"paddings": pads, **({"mode": mode} if mode != "constant" else {})},
+                   until=1) for name, data, pads, mode in _PADS_V1]
+    for name, data, pads, mode, axes, since in _PADS:
+        attrs = {"mode": mode} if mode != "constant" else {}
+        if since <= 2 and pads:
+            out.append(pattern(f"attr/{name}", {"data": data}, {**attrs, "pads": pads}, since=2, until=10))
+        shapes = {"data": data, "pads": (len(pads),), "constant_value": ()}
+
+        def add(label, ax, since, until, cycle=True):
+            values = {"pads": pads, **({"axes": ax} if ax is not None else {})}
+            with_axes = ("axes",) if ax is not None else ()
+            optional = (("constant_value",) + with_axes,) if name in _PADS_VALUE_GIVEN else (with_axes,)
+            fill = ("string", "bool") if name == "constant/default-value" else ()
+            out.append(pattern(label, shapes, attrs, since, until, values=values, optional=optional, cycle=cycle,
+                               fill_types=fill))
+
+        if axes is not None:
+            add(name, axes, max(since, 18), 10**6)
+            continue
+        if since <= 17:
+            add(name, None, max(since, 11), 17)
+        if data:
+            add(f"{name}/axes=all", list(range(len(data))), max(since, 18), 10**6)
+        if name in _PADS_AXES_OMITTED:
+            add(f"{name}/axes-omitted", None, max(since, 18), 10**6, cycle=False)
+    return tuple(out)
+
+
+def _pad_errors() -> tuple[Err, ...]:
+    why = "pads has 2 * rank values (2 * the number of axes from 18)"
+    return (
+        Err(why, "attr/pads-length", {"pads": [1, 1]}, ((2, 3),), since=2, until=10),
+        Err(why, "pads-length", {}, ((2, 3), (2,)), since=11, values={"pads": [1, 1]}),
+        Err(why, "pads-length-axes", {}, ((2, 3), (4,), (), (1,)), since=18, values={"pads": [1, 1, 1, 1],
+                                                                                       "axes": [0]},
+            types={"axes": "int64"}),
+        Err("axes outside the accepted range [-r, r-1]", "axis=2/r2", {}, ((2, 3), (2,), (), (1,)), since=18,
+            values={"pads": [1, 1], "axes": [2]}, types={"axes": "int64"}),
+        Err("mode 'wrap' is not one of the supported modes before 19 (constant, reflect, edge)", "mode=wrap",
+            {"mode": "wrap", "pads": [1, 1, 1, 1]}, ((2, 3),), since=2, until=10),
+        Err("mode 'wrap' is not one of the supported modes before 19 (constant, reflect, edge)", "mode=wrap",
+            {"mode": "wrap"}, ((2, 3), (4,)), since=11, until=18, values={"pads": [1, 1, 1, 1]}),
+        Err("supported modes: constant, reflect, edge, wrap", "mode=circular", {"mode": "circular"},
+            ((2, 3), (4,)), since=19, values={"pads": [1, 1, 1, 1]}),
+    )
+
+
+def _pad_contested(ctx, attrs):
+    if ctx.version >= 18 and ctx.types.get("axes") == "int32":
+        return ("Tind admits int32 axes, but onnx's Pad-18+ shape inference reads a constant axes as int64 only "
+                "('ParseData type mismatch for tensor: axes'): onnx.checker full_check and onnxruntime reject the "
+                "model when axes is an initializer (as a graph input it runs)")
+    return None
+
+
+PAD = Entry(
+    "Pad", pad_oracle, family="shaped", shapes=_pad_shapes(), signed_zero=True, numerics_types=_WIDE,
+    contested=_pad_contested,
+    # paddings (1) / pads (2) are required: every state gives them (each pattern writes its own over them)
+    attrs=tuple(Attrs({**extra, name: [1, 1]}, since, until, tag) for name, since, until in
+                (("paddings", 0, 1), ("pads", 2, 10))
+                for extra, tag in (({}, "given"), ({"value": 1.5}, "value=1.5"), ({"value": -0.0}, "value=-0"))),
+    errors=_pad_errors(),
+    notes={2: "pads (negative: remove)", 11: "pads and constant_value as inputs", 13: "every type (default "
+           "constant 0, '' or False)", 18: "axes input", 19: "wrap mode"},
+)
+
+
+ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE, FLATTEN, SPLIT, EXPAND, TILE, SLICE, PAD)
 register_entries(ENTRIES)
