@@ -23,6 +23,7 @@ from collections import Counter
 
 import ml_dtypes
 import numpy as np
+import onnx
 import pytest
 
 from conformance.backends import resolve_backend
@@ -35,7 +36,7 @@ from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ArgMax", "ArgMin", "ReduceL1", "ReduceSumSquare",
-       "ReduceL2", "ReduceProd", "ReduceLogSum", "ReduceLogSumExp"]
+       "ReduceL2", "ReduceProd", "ReduceLogSum", "ReduceLogSumExp", "CumSum"]
 ENTRY = {e.op: e for e in R.ENTRIES}
 HALF = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -443,6 +444,53 @@ def test_integer_log_classes_keep_a_margin():
                 assert (n == 1 and vals == [0]) or 0.1 <= frac <= 0.35, (vals, frac)
 
 
+def test_cumsum_oracle():
+    """onnx/backend/test/case/node/cumsum.py and the text's example: [1, 2, 3] gives [1, 3, 6],
+    exclusive [0, 1, 3], reverse [6, 5, 3], both [5, 3, 0]; 2-D along each axis, negative
+    axis; exact prefix sums (not float64's running sum); IEEE rules per element; int64 exact."""
+    o = ENTRY["CumSum"].oracle
+    c = Ctx("CumSum", 14, 14, {"x": "float", "axis": "int64"}, {"y": "float"})
+    x = np.array([1.0, 2.0, 3.0])
+    assert o(c, x, np.array(0)).tolist() == [1, 3, 6]
+    assert o(c, x, np.array(0), exclusive=1).tolist() == [0, 1, 3]
+    assert o(c, x, np.array(0), reverse=1).tolist() == [6, 5, 3]
+    assert o(c, x, np.array(0), exclusive=1, reverse=1).tolist() == [5, 3, 0]
+    m = np.array([[1.0, 2, 3], [4, 5, 6]])
+    assert o(c, m, np.array(0)).tolist() == [[1, 2, 3], [5, 7, 9]]
+    assert o(c, m, np.array(1)).tolist() == [[1, 3, 6], [4, 9, 15]]
+    assert o(c, m, np.array(-1)).tolist() == [[1, 3, 6], [4, 9, 15]]
+    assert o(c, m, np.array([1])).tolist() == [[1, 3, 6], [4, 9, 15]]
+    e = 2.0 ** -53
+    assert o(c, np.array([1.0, e, e]), np.array(0)).tolist() == [1.0, 1.0, 1 + 2 * e]
+    sp = o(c, np.array([1.0, np.inf, 2.0, -np.inf, 3.0]), np.array(0))
+    assert sp[0] == 1 and sp[1] == np.inf and sp[2] == np.inf and np.isnan(sp[3]) and np.isnan(sp[4])
+    ex = o(c, np.array([np.nan, 1.0]), np.array(0), exclusive=1)
+    assert ex[0] == 0 and np.isnan(ex[1])
+    ci = Ctx("CumSum", 14, 14, {"x": "int64", "axis": "int32"}, {"y": "int64"})
+    big = _objs([2**63 - 1, -(2**63), 2**53 + 1])
+    assert o(ci, big, np.array(0)).tolist() == [2**63 - 1, -1, 2**53]
+    rng = np.random.default_rng(12)
+    r = rng.integers(-100, 100, size=(3, 5, 4)).astype(np.float64)
+    for a in (0, 1, 2, -1):
+        assert np.array_equal(o(c, r, np.array(a)), np.cumsum(r, axis=a))
+        assert np.array_equal(o(c, r, np.array(a), reverse=1), np.flip(np.cumsum(np.flip(r, a), axis=a), a))
+
+
+def test_cumsum_coverage(value_cases):
+    """Every axis pattern of each version, the four exclusive/reverse combinations with axis
+    int32 and int64 for every T, the one-element 1-D axis as a contested case."""
+    cs = [c for c in value_cases if c.op == "CumSum"]
+    for v in (11, 14):
+        vc = [c for c in cs if c.since_version == v]
+        assert {c.tags["shape"] for c in vc} == {sh.name for sh in ENTRY["CumSum"].shapes}
+        states = {(int(c.attributes.get("exclusive", 0)), int(c.attributes.get("reverse", 0))) for c in vc}
+        assert states == {(0, 0), (0, 1), (1, 0), (1, 1)}
+        t2 = {next(i.elem_type for i in c.inputs if i.name == "axis") for c in vc}
+        assert t2 == {onnx.TensorProto.INT32, onnx.TensorProto.INT64}
+    assert all(c.contested for c in cs if c.tags["shape"].startswith(("r2/axis=[", "r3/axis=[")))
+    assert not any(c.contested for c in cs if "[" not in c.tags["shape"])
+
+
 def test_exact_sqrt_against_mpmath():
     """R.exact_sqrt is sqrt correctly rounded to float64 (mpmath at 300 bits, then rounded)."""
     import mpmath
@@ -538,7 +586,7 @@ def test_coverage_every_combination(suite):
     assert gaps == {}, gaps
 
 
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", [o for o in OPS if o.startswith(("Reduce", "Arg"))])
 def test_every_pattern_and_axes_state(op, value_cases):
     """Every pattern of each version is generated, for every floating type where the entry
     sweeps them all (``per_type``); at the input
@@ -833,12 +881,68 @@ def make_arg_kernel(op, variant="numpy", flaw=None):
     return kernel
 
 
+def make_cumsum_kernel(variant="numpy", flaw=None):
+    """CumSum from the text: ``np.cumsum`` along the axis at the accumulator (float32 for
+    16-bit floats); ``scan``: a Hillis-Steele scan (log steps, another order); ``float64``."""
+
+    def kernel(inputs, attributes, outputs, opset):
+        x, axis = inputs["x"], inputs["axis"]
+        if axis.dtype.kind not in "i" or axis.size != 1 or axis.ndim > 1:
+            raise ValueError("axis must be one int32/int64 value")
+        a = int(axis.reshape(-1)[0])
+        if flaw == "negative-axis-as-0" and a < 0:
+            a = 0
+        if not -x.ndim <= a < x.ndim:
+            raise ValueError("axis out of range")
+        a %= x.ndim
+        exclusive, reverse = int(attributes.get("exclusive", 0)), int(attributes.get("reverse", 0))
+        if flaw == "exclusive-reverse-swapped":
+            exclusive, reverse = reverse, exclusive
+        if flaw == "exclusive-ignored":
+            exclusive = 0
+        if flaw == "reverse-ignored":
+            reverse = 0
+        dt = x.dtype
+        r = np.moveaxis(x, a, -1)
+        if reverse:
+            r = r[..., ::-1]
+        if dt.kind in "iu":
+            acc = np.float64 if flaw == "int-via-double" else dt
+        else:
+            acc = np.float64 if variant == "float64" else (np.float32 if dt.itemsize == 2 else dt)
+            if flaw == "half-accumulator":
+                acc = dt
+        r = r.astype(acc)
+        with np.errstate(all="ignore"):
+            if variant == "scan" and dt.kind == "f" and r.shape[-1] > 1:
+                c = r.copy()
+                k = 1
+                while k < c.shape[-1]:
+                    c[..., k:] = (c[..., k:] + c[..., :-k]).astype(acc)
+                    k *= 2
+            elif flaw == "half-accumulator":  # a running sum in the 16-bit type
+                c = r.copy()
+                for j in range(1, c.shape[-1]):
+                    c[..., j] = (c[..., j - 1] + c[..., j]).astype(acc)
+            else:
+                c = np.cumsum(r, axis=-1, dtype=acc)
+        if exclusive:
+            c = np.concatenate([np.zeros(c.shape[:-1] + (1,), dtype=acc), c[..., :-1]], axis=-1)[..., :c.shape[-1]]
+        if reverse:
+            c = c[..., ::-1]
+        return {outputs[0]: np.moveaxis(c, -1, a).astype(dt)}
+
+    return kernel
+
+
 def make_reduce_kernel(op, variant="numpy", flaw=None):
     """A numpy kernel of ``op`` written from the text; ``variant`` a legitimate order or
     accumulator, ``flaw`` a wrong reading."""
 
     if op in ("ArgMax", "ArgMin"):
         return make_arg_kernel(op, variant, flaw)
+    if op == "CumSum":
+        return make_cumsum_kernel(variant, flaw)
 
     def kernel(inputs, attributes, outputs, opset):
         x = inputs["data"]
@@ -871,7 +975,8 @@ ACCUMULATING = ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare", "Reduc
 #: variant -> the operators it is a variant of (``numpy``: every operator).
 LEGIT = {"numpy": OPS, "forward": ACCUMULATING, "reverse": ACCUMULATING + ["ReduceMax", "ReduceMin"],
          "pairwise": ACCUMULATING, "float64": ACCUMULATING, "last-before-12": ["ArgMax", "ArgMin"],
-         "body": ["ReduceSumSquare", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"]}
+         "body": ["ReduceSumSquare", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"],
+         "scan": ["CumSum"]}
 
 
 @pytest.mark.parametrize("variant", list(LEGIT))
@@ -888,10 +993,10 @@ def test_legitimate_kernel_passes_everything(variant, suite):
 
 WRONG = {
     "ignore-noop": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceL2"],
-    "keepdims-ignored": OPS,
+    "keepdims-ignored": [op for op in OPS if op != "CumSum"],
     "negative-axis-dropped": [op for op in OPS if op.startswith("Reduce")],
-    "half-accumulator": [op for op in ACCUMULATING if op != "ReduceLogSumExp"],
-    "int-via-double": ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceProd"],
+    "half-accumulator": [op for op in ACCUMULATING if op != "ReduceLogSumExp"] + ["CumSum"],
+    "int-via-double": ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceProd", "CumSum"],
     "empty-axes-noop": [op for op in OPS if op.startswith("Reduce")],
     "mean-count-last-axis": ["ReduceMean"],
     "noop-identity": ["ReduceL1", "ReduceSumSquare", "ReduceL2", "ReduceLogSum"],  # noop skips |x|, x^2, log
@@ -899,11 +1004,14 @@ WRONG = {
     "last-of-ties": ["ArgMax", "ArgMin"],  # the last of equal extremes with select_last_index=0
     "select-last-ignored": ["ArgMax", "ArgMin"],
     "axis-default-last": ["ArgMax", "ArgMin"],
-    "negative-axis-as-0": ["ArgMax", "ArgMin"],
+    "negative-axis-as-0": ["ArgMax", "ArgMin", "CumSum"],
     "via-float32": ["ArgMax", "ArgMin"],
     "nan-dropped": ["ReduceMax", "ReduceMin"],
     "empty-zero": ["ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSumExp"],
     "no-max-shift": ["ReduceLogSumExp"],
+    "exclusive-reverse-swapped": ["CumSum"],
+    "exclusive-ignored": ["CumSum"],
+    "reverse-ignored": ["CumSum"],
     "inf-nan": ["ReduceLogSumExp"],
 }
 
@@ -931,7 +1039,7 @@ def test_half_accumulator_caught_per_half_type(value_cases):
 #: (op, case filter, why onnx.reference 1.23 is wrong).
 REFERENCE_WRONG = {
     "half accumulation": (
-        lambda c: c.op in ACCUMULATING and c.tags["dtype"] in HALF,
+        lambda c: (c.op in ACCUMULATING or c.op == "CumSum") and c.tags["dtype"] in HALF,
         "onnx.reference sums float16/bfloat16 in the type itself (numpy's sum / mean with dtype=T of a float16 "
         "or ml_dtypes bfloat16 array): below the float32 accumulation the suite requires for 16-bit floats "
         "(module docstring of conformance/ops/reduce.py); smallest: a bfloat16 row of 4096 ones and halves "

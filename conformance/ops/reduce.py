@@ -442,6 +442,83 @@ def reduce_log_sum_exp(ctx, data, *axes_in, **attrs) -> np.ndarray:
     return _reduce_oracle(_log_sum_exp_row)(ctx, data, *axes_in, **attrs)
 
 
+def _scaled_ints(vals: list[float]) -> tuple[list[int], int]:
+    """Finite floats as exact integers ``x * 2^k`` with one ``k`` for all (exact prefix sums by
+    integer addition)."""
+    k = 0
+    for v in vals:
+        if v != 0:
+            m, e = math.frexp(v)
+            k = max(k, 53 - e)
+    return [int(Fraction(v) * (1 << k)) if k >= 0 else int(v) for v in vals], k
+
+
+def _cumsum_row(r, exclusive: bool, reverse: bool):
+    """Exact (inclusive or exclusive, forward or reverse) prefix sums of one row: Python ints,
+    or floats correctly rounded from the exact rational prefix sums (IEEE rules for NaN and
+    infinities, element by element)."""
+    vals = list(r[::-1]) if reverse else list(r)
+    n = len(vals)
+    out: list = []
+    if r.dtype == object:
+        acc = 0
+        for v in vals:
+            out.append(acc if exclusive else acc + int(v))
+            acc += int(v)
+    else:
+        fl = [float(v) for v in vals]
+        fin = [v if math.isfinite(v) else 0.0 for v in fl]
+        ints, k = _scaled_ints(fin)
+        acc = 0
+        state = None  # NaN / +inf / -inf seen so far
+        for j in range(n):
+            cur_state, cur_acc = state, acc
+            v = fl[j]
+            new_state = state
+            if math.isnan(v) or state == "nan":
+                new_state = "nan"
+            elif math.isinf(v):
+                new_state = "nan" if state not in (None, v) else v
+            new_acc = acc + ints[j]
+            s_state, s_acc = (cur_state, cur_acc) if exclusive else (new_state, new_acc)
+            if s_state is None:
+                out.append(_to_float(Fraction(s_acc, 1 << k)) if k >= 0 else float(s_acc))
+            else:
+                out.append(math.nan if s_state == "nan" else s_state)
+            state, acc = new_state, new_acc
+    out = out[::-1] if reverse else out
+    res = np.empty(n, dtype=object if r.dtype == object else np.float64)
+    res[:] = out
+    return res
+
+
+def cumsum(ctx, x, axis, exclusive=0, reverse=0, **attrs) -> np.ndarray:
+    """CumSum: the exact cumulative sums of ``x`` along ``axis`` (a 0-D int32/int64 tensor; a
+    one-element 1-D one is read the same way, see the entry's ``contested``); ``exclusive``:
+    the j-th output is the sum of the first ``j - 1`` elements; ``reverse``: summed from the
+    end.  Returns an array of ``x``'s shape.
+
+    Raises:
+        ValueError: ``axis`` out of ``[-r, r-1]``, or an integer prefix sum outside the type."""
+    xa = np.asarray(x)
+    a = int(np.ravel(np.asarray(axis, dtype=object))[0])
+    if not -xa.ndim <= a < xa.ndim:
+        raise ValueError(f"axis {a} outside [{-xa.ndim}, {xa.ndim - 1}]")
+    a %= xa.ndim
+    moved = np.moveaxis(xa, a, -1)
+    flat = moved.reshape((-1, moved.shape[-1])) if moved.size else moved.reshape((0, moved.shape[-1]))
+    out = np.empty(flat.shape, dtype=object if xa.dtype == object else np.float64)
+    for i in range(flat.shape[0]):
+        out[i] = _cumsum_row(flat[i], bool(exclusive), bool(reverse))
+    res = np.moveaxis(out.reshape(moved.shape), -1, a)
+    t = ctx.out_types.get("y")
+    if t is not None and V.kind(t) == V.INT and res.size:
+        lo, hi = _int_bounds(t)
+        if any(not lo <= int(v) <= hi for v in res.ravel()):
+            raise ValueError("CumSum: an integer prefix sum outside the type (a data class produced an overflow)")
+    return res
+
+
 def reduce_l1(ctx, data, *axes_in, **attrs) -> np.ndarray:
     """ReduceL1: the exact sum of ``|x|`` over every reduced set.  ``axes_in`` as
     :func:`reduce_sum`.
@@ -759,6 +836,32 @@ def log_sum_exp_tolerance(ctx, inputs, attrs, outputs) -> dict:
     return {"reduced": Tolerance(atol, acc + 2.01 * u, variants=(f"bound:max shift at u={acc:g}, exp/log 3 ulp",))}
 
 
+def cumsum_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """CumSum: each output is a sum of up to ``n`` elements of its row (``n`` the axis length),
+    which any order of any scan (sequential, Blelloch, blocked) evaluates within
+    ``gamma_{n-1}(u') A_j``, ``A_j`` the sum of ``|x|`` over that output's elements; as
+    :func:`sum_tolerance` with the largest ``A_j`` of each row (the full row's)::
+
+        atol = max over rows of gamma_{n-1}(u') (1 + u) sum|x| + 2 s,   rtol = 2.01 u
+    """
+    t = ctx.out_types["y"]
+    if V.kind(t) != V.FLOAT:
+        return {"y": Tolerance(0.0, 0.0, exact=True)}
+    u, s, acc = units(t)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    a = int(np.ravel(np.asarray(inputs[1], dtype=object))[0]) % max(x.ndim, 1)
+    rows = np.moveaxis(x, a, -1)
+    n = rows.shape[-1] if rows.ndim else 1
+    out = np.moveaxis(np.asarray(outputs["y"], dtype=np.float64), a, -1)
+    with np.errstate(all="ignore"):
+        fin = np.where(np.isfinite(rows), np.abs(rows), 0.0)
+        b = _gamma(n - 1, acc) * (1 + u) * fin.sum(axis=-1, keepdims=True)
+        b = np.where(np.isfinite(out), b, 0.0)
+    atol = float(b.max()) if b.size else 0.0
+    return {"y": Tolerance(atol + 2 * s if n > 1 else 0.0, 2.01 * u,
+                           variants=(f"bound:any scan order, accumulator u={acc:g}",))}
+
+
 def _rows_out(ctx, inputs, attrs, outputs):
     """(rows of the exact inputs, the exact outputs flattened like the rows' kept part)."""
     rows = _rows_of(ctx, inputs, attrs)
@@ -845,7 +948,8 @@ def _elementwise(make: Callable) -> Callable:
 
 
 def _t(ctx) -> str:
-    return ctx.types["data"]
+    """The element type of the data input (``data``; CumSum's ``x``; TopK's ``X``)."""
+    return ctx.types.get("data") or ctx.types.get("x") or ctx.types["X"]
 
 
 def _wide(rng, ctx, shape, total):
@@ -1820,12 +1924,69 @@ def _log_entry(op: str) -> Entry:
                         "function body", 28: "integer types removed"})
 
 
+def cumsum_shapes() -> tuple[Shape, ...]:
+    """CumSum: ranks 1-4 with every kind of axis (first, middle, last, negative), the axis a
+    0-D tensor; a one-element 1-D axis (contested); size-1 and zero-size axes; long rows."""
+    out: list[Shape] = []
+
+    def add(name, tmpl, axis, one=False, dims=None, numerics=()):
+        d = dims or {c: _DIMS[len(tmpl)] for c in tmpl if c.isalpha()}
+        out.append(Shape(name, {"x": tmpl, "axis": "1" if one else ""}, {}, dims=d, numerics=numerics,
+                         values={"axis": [axis] if one else axis}))
+
+    add("r2/axis=1", "SM", 1)
+    add("r3/axis=-2", "SMK", -2)
+    add("r1/axis=0", "S", 0)
+    add("r2/axis=-1", "SM", -1)
+    add("r2/axis=0", "SM", 0)
+    add("r3/axis=2", "SMK", 2)
+    add("r3/axis=0", "SMK", 0)
+    add("r4/axis=3", "SMKN", 3)
+    add("r4/axis=-4", "SMKN", -4)
+    add("r1/axis=-1", "S", -1)
+    add("size1/axis=1", "S1K", 1)
+    add("zero-size/axis=1", "S0K", 1)
+    add("zero-size/axis=2", "S0K", 2)
+    add("r2/axis=[1]", "SM", 1, one=True)
+    add("r3/axis=[-1]", "SMK", -1, one=True)
+    add("long/axis=1", "2L", 1, dims={"L": (4096, 4096)}, numerics=("normal", "cancel", "ones"))
+    return tuple(out)
+
+
+def _cumsum_contested(ctx, attrs) -> str | None:
+    """A one-element 1-D ``axis``: the text says "A 0-D tensor"; onnx's checker, onnxruntime and
+    numpy-style readers accept it, onnx.reference refuses it."""
+    if ctx.shapes.get("axis") not in (None, ()):
+        return ("CumSum's axis given as a one-element 1-D tensor: the text says 'A 0-D tensor'; onnx.checker "
+                "accepts the model and onnxruntime reads the one element, onnx.reference refuses it")
+    return None
+
+
+def _cumsum_entry() -> Entry:
+    shapes = cumsum_shapes()
+    errors = (Err("axis 2 outside [-2, 1] for rank 2 ('Must be in the range [-rank(x), rank(x)-1]')", "axis=2", {},
+                  ((2, 3), ()), values={"axis": 2}),
+              Err("axis -3 outside [-2, 1] for rank 2", "axis=-3", {}, ((2, 3), ()), values={"axis": -3}),
+              Err("axis must be int32 or int64 (T2)", "axis-float", {}, ((2, 3), ()), types={"axis": "float"},
+                  values={"axis": 1.0}),
+              Err("axis must be a 0-D tensor, not two values", "axis-2-values", {}, ((2, 3), (2,)),
+                  values={"axis": [0, 1]}))
+    return Entry("CumSum", cumsum, family="shaped", shapes=shapes, tolerance=cumsum_tolerance,
+                 attrs=(Attrs({"exclusive": 1}, tag="exclusive"), Attrs({"reverse": 1}, tag="reverse"),
+                        Attrs({"exclusive": 1, "reverse": 1}, tag="exclusive,reverse")),
+                 per_type=sweep(shapes, ints=4, floats=12), errors=errors, contested=_cumsum_contested,
+                 float_numerics={"wide": _elementwise(_wide), "special": _rowwise(_sum_special),
+                                 "cancel": _rowwise(_cancel), "ones": _rowwise(_ones)},
+                 int_numerics={"int": _elementwise(_sum_ints), "int-extremes": _rowwise(_sum_int_extremes)},
+                 notes={14: "float16, bfloat16"})
+
+
 _SQUARE_FLOATS = {"wide": _elementwise(_wide_square), "special": _rowwise(_sum_special)}
 _SUM_FLOATS = {"wide": _elementwise(_wide), "special": _rowwise(_sum_special), "ones": _rowwise(_ones)}
 
 ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry("ReduceMin", reduce_min),
            _mean_entry(), _arg_entry("ArgMax", argmax), _arg_entry("ArgMin", argmin),
-           _prod_entry(), _log_entry("ReduceLogSum"), _log_entry("ReduceLogSumExp"),
+           _prod_entry(), _log_entry("ReduceLogSum"), _log_entry("ReduceLogSumExp"), _cumsum_entry(),
            _norm_entry("ReduceL1", reduce_l1, sum_tolerance, _SUM_FLOATS,
                        {"int": _elementwise(_sum_ints), "int-extremes": _rowwise(_l1_int_extremes)}),
            _norm_entry("ReduceSumSquare", reduce_sum_square, sum_square_tolerance, dict(_SQUARE_FLOATS),
