@@ -1,15 +1,23 @@
 """Tests of the shape and layout entries (``conformance/ops/shape.py``): Reshape, Transpose,
 Concat, Squeeze, Unsqueeze, Flatten, Slice, Split, Expand, Tile, Pad.
 
-* the oracles against independent formulas (index loops, numpy written here) and the
+* the oracles against independent formulas (index loops, numpy written here, Slice-13's
+  effective-value rules as a loop over a grid of starts/ends/steps, numpy.pad) and the
   expected outputs of onnx's own node tests for these operators (the spec's examples);
 * agreement with ``onnx.reference`` on every generated case, each disagreement listed with
-  who is right and why;
+  who is right and why; onnx.checker (full_check) accepts every uncontested model;
 * numpy kernels written here through ``KernelBackend``: legitimate ones (two independent
-  implementations per operator) pass every case; each deliberately wrong one (Reshape
-  copying a 0 under ``allowzero=1``, Transpose's default perm not reversed, values routed
-  through arithmetic or a narrower type, ...) fails at least one case;
-* coverage: every type combination of every version, the patterns the traps need.
+  implementations per operator) pass every case; each deliberately wrong one fails at least
+  one case: Reshape copying a 0 under ``allowzero=1``, Fortran order; Transpose's default
+  perm not reversed, perm inverted; Concat/Flatten/Split/Pad negative axis not wrapped,
+  Concat dropping an input; Squeeze ignoring negative axes or all axes; Unsqueeze wrapping
+  negative axes by the input's rank, inserting in the given order; Flatten default axis 0,
+  axis off by one; Split's uneven chunk first; Expand left-aligned; Tile repeating elements,
+  repeats reversed; Slice clamping a negative step like a positive one, a negative index not
+  wrapped, int64 ends cut to int32; Pad reflect off by one (symmetric), pads read
+  interleaved, constant_value ignored; any op through double/float32 or through ``x + 0``;
+* coverage: every type combination of every version, every attribute and optional input
+  exercised, the patterns the traps need present.
 """
 
 from __future__ import annotations
@@ -462,7 +470,8 @@ def test_trap_patterns_present(value_cases):
             else:
                 assert names == {n for n, *_ in table}, (op, v)
     for v in (1, 11, 13, 21, 23, 24, 25):  # every Unsqueeze pattern of the version (negative ones from 11)
-        names = {c.tags["shape"].removeprefix("attr/") for c in value_cases if c.op == "Unsqueeze" and c.since_version == v}
+        names = {c.tags["shape"].removeprefix("attr/") for c in value_cases
+                 if c.op == "Unsqueeze" and c.since_version == v}
         assert names == {n for n, _, _, since in S._UNSQUEEZES if since <= v}, v
     assert any(c.op == "Squeeze" and c.since_version == 11 and min(c.attributes.get("axes", [0])) < 0
                for c in value_cases)

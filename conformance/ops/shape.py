@@ -6,12 +6,16 @@ sign of zero included (``signed_zero=True``: a kernel must not round-trip values
 arithmetic), NaN as a class; every type each version's schema admits gets value cases
 (strings, complex, bool, float8, 4-bit and 2-bit types included).  The ``special`` class
 sprinkles the type's special values (NaN, +-inf, -0, subnormals, extremes) into the data,
-``int-extremes`` the integer extremes (an int64 routed through double loses them).
+``int-extremes`` the integer extremes (an int64 routed through double loses them); ``wide``
+is kept for double only (values beyond float32 catch a copy routed through float).
 
 Structural inputs (Reshape's ``shape``, Squeeze's ``axes``, Slice's ``starts``...) are
 fixed per shape pattern (:attr:`Shape.values`) with literal dimensions, so every pattern is
-one exact situation the text describes; as the engine does for every input after the first,
-they are graph inputs in some cases and initializers in others.  Decisions, quoting
+one exact situation the text describes; an optional structural input is present exactly in
+the patterns that give it (:attr:`Shape.optional`); as the engine does for every input after
+the first, they are graph inputs in some cases and initializers in others.  An attribute
+list cannot be empty in a model (``case.py`` infers the attribute type from the elements), so
+empty ``shape``/``perm`` attributes are not generated.  Decisions, quoting
 ``onnx.defs.get_schema(op, version).doc``:
 
 **Reshape** (1: ``shape`` attribute; 5: ``shape`` input; 14: ``allowzero``).  "A dimension
@@ -25,6 +29,69 @@ shape (``(2, 0)`` reshaped to ``[0, 0]`` is ``(0, 0)``, not ``(2, 0)``).  A 0 at
 beyond the input's rank (nothing to copy) is not defined by the text: not generated.
 Errors: element counts differ, two ``-1``, ``allowzero=1`` with both 0 and -1 (the text:
 "it is invalid for the specified shape to contain both a zero value and -1").
+
+**Transpose**: every permutation of ranks 1-4, the omitted ``perm`` (reversed axes) on
+ranks 0-5, pairwise distinct dims (a misplaced axis changes the shape) and square/cubic ones
+(only the values tell); errors: a repeated, out-of-range or short ``perm``.
+
+**Concat**: 1 to 3 inputs (``inputs_0``...), ranks 1-5, every axis kind (version 1's
+default 1, negative from 11), equal-shape patterns where any axis would be valid (only the
+right one passes), zero-size inputs.  Version 4's text says nothing of negative axes: not
+generated there.  Errors: other dimensions or ranks differ, axis out of range, scalars (no
+axis), ``axis`` missing from 4.
+
+**Squeeze / Unsqueeze**: ``axes`` as attribute (1: "non-negative integers"; 11: negative)
+then input (13; optional for Squeeze).  Squeeze: subsets, unsorted and mixed-sign axes, a
+zero-size dimension kept when ``axes`` is omitted; an empty ``axes`` tensor is not
+generated (the text defines only the omitted one; onnxruntime squeezes every 1,
+onnx.reference none).  Unsqueeze: axes index the *output* ("as seen in the output tensor";
+11: "the order of values in axes does not matter"), negative ones counted against the
+output's rank.  Errors: a selected dimension not 1, out of range, negative at 1, duplicates
+(Unsqueeze 11+), the attribute missing.  Squeeze-1 with unsorted axes is ``contested``:
+onnx's own Squeeze-1 shape inference assumes sorted axes and onnx.checker rejects the model.
+
+**Flatten**: every axis in ``[0, r]`` of ranks 0-4 (negative ``[-r, -1]`` from 11), the
+default 1, zero-size inputs with every axis; errors: axis beyond the range, negative before
+11, the default axis on a scalar ("a tensor of rank >= axis").
+
+**Slice** (1: attributes; 10: inputs with Tind int32/int64, steps; 11: negative axes, steps
+!= 0, INT_MIN for backward slicing; 13: the effective values spelled out).  The oracle follows
+13's rules (:func:`slice_indices`); the rows that need them beyond what the earlier texts state
+(values below ``-dim``, a start beyond the dimension with a negative step) are since 13.  Where
+13's rule and numpy differ (a start below ``-dim`` with a negative step keeps index 0; numpy's
+``x[-10::-1]`` is empty) the case follows the text.  INT_MAX/INT_MIN are the case's index
+type's (:attr:`Shape.values` as a function of the types).  A repeated axis is undefined (13):
+not generated.  Errors: step 0, lengths that differ, axis out of range, ``ends`` missing.
+
+**Split** (outputs ``outputs_0``... as :attr:`Shape.variadic_outputs`): lengths as the
+attribute (1-12), as version 1's T-typed input, as the int64 input (13, 18), equal parts
+(only divisible lengths), ``num_outputs`` (18) with ``ceil(dim / n)`` chunks and the last one
+smaller, a zero-length chunk from 11 ("Values should be >= 0").  Version 1's ``axis`` has no
+default and is always written.  Errors: lengths not summing to the axis (13), both or neither
+of ``split``/``num_outputs`` (18), axis out of range.
+
+**Expand**: the multidirectional rule ("similar to numpy.array(input) * numpy.ones(shape)"):
+a shorter or 1-holding ``shape`` (the output larger than ``shape``), an empty ``shape``,
+scalars, zero-size, right alignment where left alignment would also be valid.
+
+**Tile** (6, 13): ``output_dim[i] = input_dim[i] * repeats[i]``, zero repeats, scalars,
+zero-size; errors: ``repeats`` shorter than the rank ("no broadcast").  Tile-1 ("Repeat the
+elements of a tensor along an axis", yet "Output tensor of same shape and type as input",
+``tiles``/``axis`` typed T) is generated with ``tiles = 1`` only, which every reading maps
+to the input; its T1 is bound by no formal (:attr:`Entry.declared`).
+
+**Pad** (1: ``paddings``; 2: ``pads`` attribute, negative pads remove; 11: inputs,
+``constant_value``; 13: every type, default constant 0, '' or False; 18: ``axes``; 19:
+``wrap``).  ``reflect`` pads stay below the dimension except the text's own example 2 (a pad
+equal to the dimension, mirrored twice as numpy does); a larger reflect pad is not defined by
+the text: not generated.  ``wrap`` may exceed the dimension ("as if the data tensor forms a
+torus").  Negative pads are combined with ``reflect``/``wrap`` on other axes only.  Version
+1's ``paddings`` format text and its example disagree on the layout: only rows where both
+readings coincide.  From 18 the cycled rows give ``axes`` (so every T x Tind combination binds
+Tind) and a few omit it (fill cases).  Int32 ``axes`` at 18+ are ``contested``: onnx's Pad
+shape inference reads a constant ``axes`` as int64 only (onnx.checker and onnxruntime reject
+the model when it is an initializer).  Errors: pads of the wrong length, axes out of range,
+``wrap`` before 19, an unknown mode.
 """
 
 from __future__ import annotations
@@ -36,10 +103,6 @@ import numpy as np
 from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
-
-#: The default pattern dims are literal, so the data stay small; the oracle is numpy on exact
-#: values (float64, object ints, bool, str, complex128).
-
 
 def pattern(name: str, shapes, attrs=None, since: int = 0, until: int = 10**6, values=None, **more) -> Shape:
     """A :class:`Shape` of fixed shapes: ``shapes`` maps a formal input to a shape tuple
@@ -366,7 +429,8 @@ SQUEEZE = Entry(
     "Squeeze", squeeze_oracle, family="shaped", shapes=_squeeze_shapes(), signed_zero=True, numerics_types=_WIDE,
     contested=_squeeze_contested,
     errors=_axes_errors((
-        ("not-one", (2, 3), [0], 0, 10**6, "if an axis is selected with shape entry not equal to one, an error is raised"),
+        ("not-one", (2, 3), [0], 0, 10**6,
+         "if an axis is selected with shape entry not equal to one, an error is raised"),
         ("zero-not-one", (0, 1), [0], 0, 10**6, "if an axis is selected with shape entry not equal to one, an error "
                                                  "is raised (a zero-size dimension)"),
         ("axis=2/r2", (1, 1), [2], 0, 10**6, "axes outside the rank (accepted range [-r, r-1])"),
