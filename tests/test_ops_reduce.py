@@ -36,7 +36,7 @@ from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ArgMax", "ArgMin", "ReduceL1", "ReduceSumSquare",
-       "ReduceL2", "ReduceProd", "ReduceLogSum", "ReduceLogSumExp", "CumSum"]
+       "ReduceL2", "ReduceProd", "ReduceLogSum", "ReduceLogSumExp", "CumSum", "TopK"]
 ENTRY = {e.op: e for e in R.ENTRIES}
 HALF = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
@@ -491,6 +491,73 @@ def test_cumsum_coverage(value_cases):
     assert not any(c.contested for c in cs if "[" not in c.tags["shape"])
 
 
+def test_topk_oracle():
+    """onnx/backend/test/case/node/topk.py (k=3 of arange(12) as [3, 4]; smallest, sorted;
+    negative axis) and the ties rule ('the element with the lower index will appear first',
+    -0 == +0), for the attribute k of version 1 and the K input."""
+    o = ENTRY["TopK"].oracle
+    c = Ctx("TopK", 11, 11, {"X": "float", "K": "int64"}, {"Values": "float", "Indices": "int64"})
+    x = np.arange(12, dtype=np.float64).reshape(3, 4)
+    v, i = o(c, x, np.array([3]), axis=1)
+    assert v.tolist() == [[3, 2, 1], [7, 6, 5], [11, 10, 9]] and i.tolist() == [[3, 2, 1]] * 3
+    v1, i1 = o(Ctx("TopK", 1, 1, {"X": "float"}), x, axis=-1, k=3)
+    assert v1.tolist() == v.tolist() and i1.tolist() == i.tolist()
+    s = np.array([[0, 1, 2, 3], [4, 5, 6, 7], [11, 10, 9, 8]], dtype=np.float64)
+    v, i = o(c, s, np.array([3]), axis=1, largest=0, sorted=1)
+    assert v.tolist() == [[0, 1, 2], [4, 5, 6], [8, 9, 10]] and i.tolist() == [[0, 1, 2], [0, 1, 2], [3, 2, 1]]
+    v, i = o(c, x, np.array([2]), axis=-2)
+    assert v.tolist() == [[8, 9, 10, 11], [4, 5, 6, 7]] and i.tolist() == [[2, 2, 2, 2], [1, 1, 1, 1]]
+    t = np.array([1.0, 2.0, 2.0, 1.0])
+    assert [a.tolist() for a in o(c, t, np.array([2]))] == [[2, 2], [1, 2]]
+    assert [a.tolist() for a in o(c, t, np.array([3]), largest=0)] == [[1, 1, 2], [0, 3, 1]]
+    z = np.array([-0.0, 0.0, -1.0])
+    assert o(c, z, np.array([1]))[1].tolist() == [0]
+    big = _objs([2**63 - 2, 2**63 - 1, 2**63 - 1])  # float64 would tie all three
+    assert o(Ctx("TopK", 11, 11, {"X": "int64"}), big, np.array([1]))[1].tolist() == [1]
+    for bad in ([0], [5]):
+        with pytest.raises(ValueError):
+            o(c, t, np.array(bad))
+
+
+def test_topk_unsorted_check():
+    """sorted=0: any order of the right (value, index) pairs passes; another set, a value not
+    at its index, or the higher of tied indices at the k-th place fails."""
+    x = np.array([[5.0, 1.0, 5.0, 3.0]], dtype=np.float32)
+    ok = {"Values": np.array([[5.0, 5.0]], dtype=np.float32), "Indices": np.array([[2, 0]], dtype=np.int64)}
+    assert R.check_topk_unsorted({"X": x, "K": np.array([2])}, ok, {"axis": 1, "sorted": 0})[0]
+    tie = {"Values": np.array([[5.0, 5.0, 3.0]], dtype=np.float32), "Indices": np.array([[0, 2, 3]], dtype=np.int64)}
+    assert R.check_topk_unsorted({"X": x, "K": np.array([3])}, tie, {"sorted": 0})[0]
+    wrong_set = {"Values": np.array([[5.0, 3.0]], dtype=np.float32), "Indices": np.array([[0, 3]], dtype=np.int64)}
+    assert not R.check_topk_unsorted({"X": x, "K": np.array([2])}, wrong_set, {"sorted": 0})[0]
+    bad_val = {"Values": np.array([[5.0, 4.0]], dtype=np.float32), "Indices": np.array([[0, 2]], dtype=np.int64)}
+    assert not R.check_topk_unsorted({"X": x, "K": np.array([2])}, bad_val, {"sorted": 0})[0]
+    y = np.array([[1.0, 2.0, 2.0]], dtype=np.float32)
+    hi_tie = {"Values": np.array([[2.0]], dtype=np.float32), "Indices": np.array([[2]], dtype=np.int64)}
+    assert not R.check_topk_unsorted({"X": y, "K": np.array([1])}, hi_tie, {"sorted": 0})[0]
+    small = {"Values": np.array([[1.0, 3.0]], dtype=np.float32), "Indices": np.array([[1, 3]], dtype=np.int64)}
+    assert R.check_topk_unsorted({"X": x, "K": np.array([2])}, small, {"sorted": 0, "largest": 0})[0]
+
+
+def test_topk_coverage(value_cases):
+    """Every version's patterns; from 11 largest and sorted both ways, sorted=0 judged by the
+    check; tie cases (values repeating in a row) for floats and integers."""
+    cs = [c for c in value_cases if c.op == "TopK"]
+    for v in (1, 10, 11, 24):
+        vc = [c for c in cs if c.since_version == v]
+        assert {c.tags["shape"] for c in vc} == {sh.name for sh in ENTRY["TopK"].shapes if sh.applies(v)}
+        if v >= 11:
+            assert {(int(c.attributes.get("largest", 1)), int(c.attributes.get("sorted", 1))) for c in vc} == \
+                {(0, 0), (0, 1), (1, 0), (1, 1)}
+    assert all((c.check is not None) == (int(c.attributes.get("sorted", 1)) == 0) for c in cs)
+    ties = [c for c in cs if c.tags["numerics"] == "ties" and c.since_version >= 11]
+    assert {np.asarray(_dx(c)).dtype.kind for c in ties} >= {"f", "i"}
+
+
+def _dx(c):
+    d = c.datasets[0].inputs.get("X")
+    return d if d is not None else next(i.value for i in c.inputs if i.name == "X")
+
+
 def test_exact_sqrt_against_mpmath():
     """R.exact_sqrt is sqrt correctly rounded to float64 (mpmath at 300 bits, then rounded)."""
     import mpmath
@@ -935,6 +1002,48 @@ def make_cumsum_kernel(variant="numpy", flaw=None):
     return kernel
 
 
+def make_topk_kernel(variant="numpy", flaw=None):
+    """TopK from the text: a stable sort (ties: the lower index first); ``variant="reversed"``
+    returns a ``sorted=0`` result in reverse order (the text leaves it open)."""
+
+    def kernel(inputs, attributes, outputs, opset):
+        x = inputs["X"]
+        if "K" in inputs:
+            kt = inputs["K"]
+            if kt.ndim != 1 or kt.size != 1:
+                raise ValueError("K must be a 1-D tensor of one element")
+            k = int(kt[0])
+        else:
+            k = int(attributes["k"])
+        axis = int(attributes.get("axis", 0 if flaw == "axis-default-0" else -1))
+        if flaw == "negative-axis-as-0" and axis < 0:
+            axis = 0
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError("axis out of range")
+        axis %= x.ndim
+        n = x.shape[axis]
+        if not 1 <= k <= n:
+            raise ValueError("k out of range")
+        largest = int(attributes.get("largest", 1)) if flaw != "largest-ignored" else 1
+        xs = np.moveaxis(x, axis, -1)
+        keys = xs.astype(np.float32) if flaw == "via-float32" else xs
+        if largest and flaw == "unstable-ties":  # descending, but equal values by the higher index
+            order = np.argsort(keys, axis=-1, kind="stable")[..., ::-1]
+        elif largest:
+            order = (n - 1 - np.argsort(keys[..., ::-1], axis=-1, kind="stable"))[..., ::-1]
+        elif flaw == "unstable-ties":
+            order = (n - 1 - np.argsort(keys[..., ::-1], axis=-1, kind="stable"))
+        else:
+            order = np.argsort(keys, axis=-1, kind="stable")
+        order = order[..., :k]
+        if variant == "reversed" and int(attributes.get("sorted", 1)) == 0:
+            order = order[..., ::-1]
+        vals = np.take_along_axis(xs, order, axis=-1)
+        return {outputs[0]: np.moveaxis(vals, -1, axis), outputs[1]: np.moveaxis(order.astype(np.int64), -1, axis)}
+
+    return kernel
+
+
 def make_reduce_kernel(op, variant="numpy", flaw=None):
     """A numpy kernel of ``op`` written from the text; ``variant`` a legitimate order or
     accumulator, ``flaw`` a wrong reading."""
@@ -943,6 +1052,8 @@ def make_reduce_kernel(op, variant="numpy", flaw=None):
         return make_arg_kernel(op, variant, flaw)
     if op == "CumSum":
         return make_cumsum_kernel(variant, flaw)
+    if op == "TopK":
+        return make_topk_kernel(variant, flaw)
 
     def kernel(inputs, attributes, outputs, opset):
         x = inputs["data"]
@@ -976,7 +1087,7 @@ ACCUMULATING = ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare", "Reduc
 LEGIT = {"numpy": OPS, "forward": ACCUMULATING, "reverse": ACCUMULATING + ["ReduceMax", "ReduceMin"],
          "pairwise": ACCUMULATING, "float64": ACCUMULATING, "last-before-12": ["ArgMax", "ArgMin"],
          "body": ["ReduceSumSquare", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"],
-         "scan": ["CumSum"]}
+         "scan": ["CumSum"], "reversed": ["TopK"]}
 
 
 @pytest.mark.parametrize("variant", list(LEGIT))
@@ -993,7 +1104,7 @@ def test_legitimate_kernel_passes_everything(variant, suite):
 
 WRONG = {
     "ignore-noop": ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceL2"],
-    "keepdims-ignored": [op for op in OPS if op != "CumSum"],
+    "keepdims-ignored": [op for op in OPS if op not in ("CumSum", "TopK")],
     "negative-axis-dropped": [op for op in OPS if op.startswith("Reduce")],
     "half-accumulator": [op for op in ACCUMULATING if op != "ReduceLogSumExp"] + ["CumSum"],
     "int-via-double": ["ReduceSum", "ReduceMean", "ReduceL1", "ReduceSumSquare", "ReduceProd", "CumSum"],
@@ -1004,12 +1115,15 @@ WRONG = {
     "last-of-ties": ["ArgMax", "ArgMin"],  # the last of equal extremes with select_last_index=0
     "select-last-ignored": ["ArgMax", "ArgMin"],
     "axis-default-last": ["ArgMax", "ArgMin"],
-    "negative-axis-as-0": ["ArgMax", "ArgMin", "CumSum"],
-    "via-float32": ["ArgMax", "ArgMin"],
+    "negative-axis-as-0": ["ArgMax", "ArgMin", "CumSum", "TopK"],
+    "via-float32": ["ArgMax", "ArgMin", "TopK"],
     "nan-dropped": ["ReduceMax", "ReduceMin"],
     "empty-zero": ["ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSumExp"],
     "no-max-shift": ["ReduceLogSumExp"],
     "exclusive-reverse-swapped": ["CumSum"],
+    "unstable-ties": ["TopK"],  # equal values by the higher index
+    "largest-ignored": ["TopK"],
+    "axis-default-0": ["TopK"],
     "exclusive-ignored": ["CumSum"],
     "reverse-ignored": ["CumSum"],
     "inf-nan": ["ReduceLogSumExp"],
@@ -1065,6 +1179,10 @@ REFERENCE_WRONG = {
         lambda c: c.op == "ReduceLogSumExp" and c.tags.get("numerics") == "special",
         "onnx.reference shifts by the maximum without special values: a set with +inf gives inf - inf = NaN "
         "(log(sum(exp(x))) is +inf; the function body of 18 gives +inf), a set of -inf gives NaN (-inf: log 0)"),
+    "TopK's K and axis unchecked": (
+        lambda c: c.op == "TopK" and c.tags.get("error") in ("k=-1", "K-two-values", "axis=-3"),
+        "onnx.reference runs TopK with K = [-1] (the text: 'a single positive value'), with K = [1, 2] (a 1-D "
+        "tensor of one element) and with axis -3 on a rank-2 input (accepted range [-r, r-1]): invalid models"),
     "axes type unchecked": (
         lambda c: c.expect_error is not None and c.tags.get("error") == "axes-int32",
         "onnx.reference runs ReduceSum-13 (the others at 18) with an int32 axes input; the schema allows "

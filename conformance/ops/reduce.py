@@ -519,6 +519,79 @@ def cumsum(ctx, x, axis, exclusive=0, reverse=0, **attrs) -> np.ndarray:
     return res
 
 
+def _topk_order(vals: list, largest: bool) -> list[int]:
+    """Indices of ``vals`` in the text's order: by value (descending for ``largest``), equal
+    values (``-0 == +0`` included) by the lower index first."""
+    return sorted(range(len(vals)), key=lambda i: ((-vals[i] if largest else vals[i]), i))
+
+
+def topk(ctx, X, *k_in, axis=-1, k=None, largest=1, sorted=1, **attrs) -> tuple[np.ndarray, np.ndarray]:
+    """TopK: the ``k`` largest (``largest=0``: smallest) elements along ``axis`` and their
+    indices, ordered by value with ties broken by the lower index (the text), for every
+    version (``k`` an attribute at 1, the ``K`` input from 10).  With ``sorted=0`` the order is
+    undefined: the expected outputs are the sorted ones and the case is judged by
+    :func:`check_topk_unsorted`.  Returns ``(Values, Indices)`` (exact values, Python ints).
+
+    Raises:
+        ValueError: ``axis`` out of range, ``k`` not in ``[1, axis length]``, a NaN (the text
+            does not order it: never generated)."""
+    xa = np.asarray(X)
+    kk = int(np.ravel(np.asarray(k_in[0], dtype=object))[0]) if k_in and k_in[0] is not None else int(k)
+    a = int(axis)
+    if not -xa.ndim <= a < xa.ndim:
+        raise ValueError(f"axis {a} outside [{-xa.ndim}, {xa.ndim - 1}]")
+    a %= xa.ndim
+    n = xa.shape[a]
+    if not 1 <= kk <= n:
+        raise ValueError(f"k = {kk} outside [1, {n}] (the axis length)")
+    moved = np.moveaxis(xa, a, -1)
+    flat = moved.reshape((-1, n))
+    vals_out = np.empty((flat.shape[0], kk), dtype=object if xa.dtype == object else np.float64)
+    idx_out = np.empty((flat.shape[0], kk), dtype=object)
+    for i, r in enumerate(flat):
+        vals = [int(v) for v in r] if xa.dtype == object else [float(v) for v in r]
+        if any(isinstance(v, float) and math.isnan(v) for v in vals):
+            raise ValueError("TopK of a NaN: the text does not order it; never generated")
+        order = _topk_order(vals, bool(largest))[:kk]
+        vals_out[i] = [vals[j] for j in order]
+        idx_out[i] = order
+    shape = moved.shape[:-1] + (kk,)
+    return (np.moveaxis(vals_out.reshape(shape), -1, a), np.moveaxis(idx_out.reshape(shape), -1, a))
+
+
+def check_topk_unsorted(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """Judge TopK with ``sorted=0`` ("order of returned 'Values' and 'Indices' are
+    undefined"): the outputs' shapes and types, every ``Values`` element equal to ``X`` at its
+    ``Indices`` element, and, per row, the set of indices equal to the text's top-k set (ties
+    at the k-th place resolved by the lower index).  Returns ``(passed, message)``."""
+    x = np.asarray(inputs["X"])
+    k = int(np.ravel(inputs["K"])[0]) if "K" in inputs else int(attrs["k"])
+    axis = int(attrs.get("axis", -1)) % x.ndim
+    largest = int(attrs.get("largest", 1))
+    vals, idx = np.asarray(outputs["Values"]), np.asarray(outputs["Indices"])
+    want = tuple(k if d == axis else s for d, s in enumerate(x.shape))
+    if vals.shape != want or idx.shape != want or idx.dtype != np.int64 or vals.dtype != x.dtype:
+        return False, f"outputs {vals.dtype}{list(vals.shape)} / {idx.dtype}{list(idx.shape)}, expected " \
+                      f"{x.dtype}{list(want)} / int64{list(want)}"
+    xs = np.moveaxis(x, axis, -1)
+    vs, js = np.moveaxis(vals, axis, -1), np.moveaxis(idx, axis, -1)
+    for pos in np.ndindex(xs.shape[:-1]):
+        row = [int(v) for v in xs[pos]] if x.dtype.kind in "iu" else [float(v) for v in xs[pos].astype(np.float64)]
+        got = [int(j) for j in js[pos]]
+        if any(not 0 <= j < len(row) for j in got):
+            return False, f"an index outside the axis at {list(pos)}: {got}"
+        if sorted(got) != sorted(_topk_order(row, bool(largest))[:k]):
+            return False, f"indices {got} at {list(pos)} are not the top-{k} set"
+        vrow = vs[pos]
+        if any(not (vrow[q] == xs[pos][j] or (np.isnan(vrow[q]) and np.isnan(xs[pos][j]))) for q, j in enumerate(got)):
+            return False, f"values at {list(pos)} do not match X at their indices"
+    return True, "the top-k set, in an order the text leaves open (sorted=0)"
+
+
+def _topk_check(ctx, inputs, attrs) -> str | None:
+    return "conformance.ops.reduce:check_topk_unsorted" if int(attrs.get("sorted", 1)) == 0 else None
+
+
 def reduce_l1(ctx, data, *axes_in, **attrs) -> np.ndarray:
     """ReduceL1: the exact sum of ``|x|`` over every reduced set.  ``axes_in`` as
     :func:`reduce_sum`.
@@ -1981,12 +2054,93 @@ def _cumsum_entry() -> Entry:
                  notes={14: "float16, bfloat16"})
 
 
+def topk_shapes() -> tuple[Shape, ...]:
+    """TopK: ranks 1-4, ``k`` of 1, a few and the whole axis (the axis length drawn at least
+    ``k``), the axis omitted (-1), negative axes from 11, a size-1 axis, a zero-size input whose
+    axis is not empty, a long axis; ``k`` the attribute at 1, the ``K`` input (``[k]``) from 10."""
+    out: list[Shape] = []
+
+    def add(name, tmpl, axis, k, dims=None, since=0, numerics=()):
+        d = {c: _DIMS[len(tmpl)] for c in tmpl if c.isalpha()}
+        d.update(dims or {})
+        attrs = {} if axis is None else {"axis": axis}
+        if since < 10:
+            out.append(Shape(name + "/attr", {"X": tmpl}, {**attrs, "k": k}, since, 9, d, numerics))
+        out.append(Shape(name, {"X": tmpl, "K": "1"}, attrs, max(since, 10), 10**6, d, numerics, values={"K": [k]}))
+
+    add("r2/axis=default/k=2", "SL", None, 2, {"L": (2, 8)})
+    add("r2/axis=0/k=2", "LS", 0, 2, {"L": (2, 6)})
+    add("r3/axis=1/k=2", "SLK", 1, 2, {"L": (2, 5)})
+    add("r1/k=1", "L", 0, 1, {"L": (1, 12)})
+    add("r1/k=all", "5", -1, 5)
+    add("r2/axis=-2/k=3", "LS", -2, 3, {"L": (3, 6)}, since=11)
+    add("r3/axis=-1/k=all", "SM4", -1, 4)
+    add("r4/axis=2/k=3", "SMLK", 2, 3, {"L": (3, 4)})
+    add("r3/axis=-3/k=1", "LMK", -3, 1, since=11)
+    add("size1/k=1", "S1", -1, 1)
+    add("zero-size/k=1", "0L", -1, 1, {"L": (1, 4)})
+    add("long/k=10", "2L", -1, 10, {"L": (1000, 1000)}, numerics=("normal", "ties"))
+    return tuple(out)
+
+
+def _topk_normal(rng, ctx, shapes):
+    x = V.representable(rng.uniform(-4, 4, size=shapes[0]), _t(ctx))
+    return [x] + [np.zeros(s, dtype=object) for s in shapes[1:]]
+
+
+def _topk_ties(rng, ctx, shapes):
+    """Few distinct small values: ties everywhere, also across the k-th place (the lower index
+    wins); signed zeros among the floats (``-0 == +0``)."""
+    kind = V.kind(_t(ctx))
+    lo = 0 if kind == V.INT and _int_bounds(_t(ctx))[0] == 0 else -2
+    x = rng.integers(lo, lo + 4, size=shapes[0]).astype(np.float64)
+    if kind == V.INT:
+        return [_objs(x.astype(np.int64), shapes[0])] + [np.zeros(s, dtype=object) for s in shapes[1:]]
+    x = np.where(x == 0, rng.choice([0.0, -0.0], size=x.shape), x)
+    return [x] + [np.zeros(s, dtype=object) for s in shapes[1:]]
+
+
+def _topk_special(rng, ctx, shapes):
+    """The special values without NaN (the text does not order it): +-inf, +-fmax, +-the
+    smallest normal and subnormal, signed zeros, +-1."""
+    fi = V.finfo(_t(ctx))
+    pool = np.array([math.inf, -math.inf, float(fi.max), -float(fi.max), float(fi.smallest_normal),
+                     -float(fi.smallest_normal), float(fi.smallest_subnormal), -float(fi.smallest_subnormal), 0.0,
+                     -0.0, 1.0, -1.0])
+    x = V.representable(rng.choice(pool, size=shapes[0]), _t(ctx))
+    return [x] + [np.zeros(s, dtype=object) for s in shapes[1:]]
+
+
+def _topk_entry() -> Entry:
+    shapes = topk_shapes()
+    errors = (Err("k = 5 exceeds the axis length 3", "k>n/attr", {"k": 5, "axis": 1}, ((2, 3),), until=9),
+              Err("k = 5 exceeds the axis length 3", "k>n", {"axis": 1}, ((2, 3), (1,)), since=10, values={"K": [5]}),
+              Err("K must hold a positive value", "k=-1", {"axis": 1}, ((2, 3), (1,)), since=10, values={"K": [-1]}),
+              Err("K must hold a single value (a 1-D tensor of one element)", "K-two-values", {"axis": 1},
+                  ((2, 3), (2,)), since=10, values={"K": [1, 2]}),
+              Err("axis 2 outside [-2, 1] for rank 2", "axis=2", {"axis": 2}, ((2, 3), (1,)), since=10,
+                  values={"K": [1]}),
+              Err("axis -3 outside [-2, 1] for rank 2", "axis=-3", {"axis": -3}, ((2, 3), (1,)), since=11,
+                  values={"K": [1]}))
+    return Entry("TopK", topk, family="shaped", shapes=shapes, tolerance=exact_tolerance, check=_topk_check,
+                 # version 1's required k (every pattern writes its own over it)
+                 attrs=(Attrs({"k": 1}, tag="k"), Attrs({"k": 1, "axis": -1}, tag="k,axis=-1"),
+                        Attrs({"largest": 0}, since=11, tag="smallest"), Attrs({"sorted": 0}, since=11, tag="unsorted"),
+                        Attrs({"largest": 0, "sorted": 0}, since=11, tag="smallest,unsorted")),
+                 per_type=sweep(shapes, ints=4, floats=12), errors=errors, nan=False,
+                 float_numerics={"normal": _topk_normal, "ties": _topk_ties, "special": _topk_special},
+                 int_numerics={"ties": _topk_ties},
+                 notes={10: "k as the K input", 11: "largest, sorted (sorted=0: order undefined); negative axes; "
+                        "integer types", 24: "bfloat16"})
+
+
 _SQUARE_FLOATS = {"wide": _elementwise(_wide_square), "special": _rowwise(_sum_special)}
 _SUM_FLOATS = {"wide": _elementwise(_wide), "special": _rowwise(_sum_special), "ones": _rowwise(_ones)}
 
 ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry("ReduceMin", reduce_min),
            _mean_entry(), _arg_entry("ArgMax", argmax), _arg_entry("ArgMin", argmin),
            _prod_entry(), _log_entry("ReduceLogSum"), _log_entry("ReduceLogSumExp"), _cumsum_entry(),
+           _topk_entry(),
            _norm_entry("ReduceL1", reduce_l1, sum_tolerance, _SUM_FLOATS,
                        {"int": _elementwise(_sum_ints), "int-extremes": _rowwise(_l1_int_extremes)}),
            _norm_entry("ReduceSumSquare", reduce_sum_square, sum_square_tolerance, dict(_SQUARE_FLOATS),
