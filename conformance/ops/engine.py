@@ -882,7 +882,8 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
               tuple(f.name for f in out_formals), {**{o[0]: tuple(o[2]) for o in occ if o[3] and o[2] is not None},
                                                    **({o[1]: tuple(o[2]) for o in occ if o[3] and o[1] != o[0]}
                                                       if shaped else {})},
-              dict(attrs_given), {o[0]: pattern_values[o[0]] for o in occ if o[3] and o[0] in pattern_values})
+              dict(attrs_given), {o[0]: pattern_values[o[0]] for o in occ if o[3] and o[0] in pattern_values},
+              tuple(o[0] for i, o in enumerate(occ) if o[3] and p.params == "initializers" and i > 0))
     n_data = sum(1 for o in occ if o[3] and o[2] is not None and o[0] in data_names)
 
     frozen = frozenset(pattern_values) | frozenset(entry.structural)

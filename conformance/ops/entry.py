@@ -58,6 +58,9 @@ class Ctx:
             case's shape pattern (:attr:`Shape.values`; family ``shaped``), known before the
             data are drawn, so a numerics class can lay its data out along the reduced axes
             (ReduceSum-13's ``axes`` input).  Empty where the pattern fixes none.
+        initializers: the formal inputs the model gives as initializers (constants), not graph
+            inputs (a ``contested`` rule that depends on it: Pad-18's int32 ``axes``, which
+            onnx's shape inference rejects only as a constant).
     """
 
     op: str
@@ -70,6 +73,7 @@ class Ctx:
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     given: Mapping[str, Any] = field(default_factory=dict)
     values: Mapping[str, Any] = field(default_factory=dict)
+    initializers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
