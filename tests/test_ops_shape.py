@@ -1020,6 +1020,11 @@ def test_onnx_checker_accepts_every_uncontested_model(suite):
     contested = Counter((c.op, c.since_version) for c in suite if c.contested)
     assert {op for op, _ in contested} == {"Pad", "Squeeze"} and contested[("Squeeze", 1)] >= 1, contested
     assert all(v >= 18 for op, v in contested if op == "Pad")
+    for c in suite:  # exactly the int32 axes given as a constant
+        if c.op == "Pad" and c.since_version >= 18 and c.expect_error is None:
+            axes = next((i for i in c.inputs if i.name == "axes" and i.present), None)
+            int32_const = axes is not None and axes.initializer and axes.elem_type == onnx.TensorProto.INT32
+            assert bool(c.contested) == int32_const, c.id
     rejected = Counter(c.op for c, r in zip(suite, results) if r.outcome == "unsupported")
     assert rejected["Pad"] >= 1 and rejected["Squeeze"] >= 1, rejected
 

@@ -88,9 +88,9 @@ the text: not generated.  ``wrap`` may exceed the dimension ("as if the data ten
 torus").  Negative pads are combined with ``reflect``/``wrap`` on other axes only.  Version
 1's ``paddings`` format text and its example disagree on the layout: only rows where both
 readings coincide.  From 18 the cycled rows give ``axes`` (so every T x Tind combination binds
-Tind) and a few omit it (fill cases).  Int32 ``axes`` at 18+ are ``contested``: onnx's Pad
-shape inference reads a constant ``axes`` as int64 only (onnx.checker and onnxruntime reject
-the model when it is an initializer).  Errors: pads of the wrong length, axes out of range,
+Tind) and a few omit it (fill cases).  Int32 ``axes`` given as an initializer at 18+ are
+``contested``: onnx's Pad shape inference reads a constant ``axes`` as int64 only
+(onnx.checker and onnxruntime reject the model; as a graph input it runs).  Errors: pads of the wrong length, axes out of range,
 ``wrap`` before 19, an unknown mode.
 """
 
@@ -1097,10 +1097,10 @@ def _pad_errors() -> tuple[Err, ...]:
 
 
 def _pad_contested(ctx, attrs):
-    if ctx.version >= 18 and ctx.types.get("axes") == "int32":
+    if ctx.version >= 18 and ctx.types.get("axes") == "int32" and "axes" in ctx.initializers:
         return ("Tind admits int32 axes, but onnx's Pad-18+ shape inference reads a constant axes as int64 only "
                 "('ParseData type mismatch for tensor: axes'): onnx.checker full_check and onnxruntime reject the "
-                "model when axes is an initializer (as a graph input it runs)")
+                "model (as a graph input the same axes run)")
     return None
 
 
