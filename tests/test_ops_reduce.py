@@ -558,6 +558,18 @@ def _dx(c):
     return d if d is not None else next(i.value for i in c.inputs if i.name == "X")
 
 
+def test_dyadic_sum_is_exact():
+    """R.dyadic_sum equals the Fraction sum (and sum of squares) over the whole float64 range."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(13)
+    for _ in range(200):
+        v = (rng.normal(size=20) * 10.0 ** rng.integers(-300, 300, size=20)).tolist() + [5e-324, -0.0]
+        assert R.dyadic_sum(v) == sum((Fraction(x) for x in v), Fraction(0))
+        assert R.dyadic_sum(v, 2) == sum((Fraction(x) ** 2 for x in v), Fraction(0))
+    assert R.dyadic_sum([]) == 0
+
+
 def test_exact_sqrt_against_mpmath():
     """R.exact_sqrt is sqrt correctly rounded to float64 (mpmath at 300 bits, then rounded)."""
     import mpmath

@@ -30,48 +30,77 @@ fixes the ``axes`` value (``Shape.values``; the engine decides whether the input
 with non-empty axes (where it changes nothing).
 
 **Empty reductions** ("Reduction over an empty set of values yields ..."): the sentence is in
-the text of versions 1, 13 and later of every Reduce*; versions 11 (and ReduceMax/Min-12)
-say nothing, so no empty reduction is generated there.  Identities: 0 (Sum, L1, L2,
-SumSquare), 1 (Prod), minus infinity or the type's minimum (Max; ``False`` for bool at 20),
-plus infinity or the maximum (Min), minus infinity for LogSum/LogSumExp on floating types
-("or undefined otherwise": never for integers), and "undefined" for ReduceMean (never).
+the text of versions 1, 13 and later of every Reduce* (1, 11, 13 and later for Max/Min);
+ReduceSum-11 and the others at 11 (Max/Min at 12) say nothing, so no empty reduction is
+generated there.  Identities: 0 (Sum, L1, L2, SumSquare), 1 (Prod), minus infinity or the
+type's minimum (Max; ``False`` for bool at 20), plus infinity or the maximum (Min), minus
+infinity for LogSum/LogSumExp ("or undefined otherwise": generated at 28 only, where T is
+floating only, because a pattern cannot be limited to some types), and "undefined" for
+ReduceMean (never).
 
 **Precision (the legitimacy rule of docs/tolerance.md).**  The texts fix no summation order
-and no accumulator.  Legitimate: any order (sequential, reverse, pairwise, blocked lanes),
-FMA or not, at the type's precision for float and double and in at least float32 for
-float16 and bfloat16 (the project's rule for accumulating 16-bit floats: the issue's
+and no accumulator.  Legitimate: any order (sequential, reverse, pairwise, blocked lanes,
+any scan), FMA or not, at the type's precision for float and double and in at least float32
+for float16 and bfloat16 (the project's rule for accumulating 16-bit floats: the issue's
 "accepts every accumulation order in at least float32"; onnxruntime 1.32 accumulates a
-float16 ReduceSum in float32, OPERATORS.md §4.4).  A float16 accumulator is *not*
-legitimate: it stalls at 2048 on a long row of ones (caught by the long-row cases).  The
-tolerance is the worst any such order can do (Higham, *Accuracy and Stability of Numerical
-Algorithms*, 2nd ed., §4.2, eq. 4.4-4.5: every recursive summation of ``n`` terms has
-``|S' - S| <= gamma_{n-1} sum|x_i|``, ``gamma_k = k u / (1 - k u)``), plus the rounding of
-the result to the type, per output element; the largest element bound becomes ``atol``,
-``rtol`` covers the final rounding (:func:`sum_tolerance` and its siblings).
+float16 ReduceSum in float32, OPERATORS.md §4.4).  A 16-bit accumulator is *not* legitimate:
+it stalls at 2048 (float16) or 256 (bfloat16) on a long row of ones (the long-row cases
+catch it; onnx.reference sums in T and fails them).  The tolerance is the worst any such
+order can do (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §4.2, eq.
+4.4-4.5: every recursive summation of ``n`` terms has ``|S' - S| <= gamma_{n-1} sum|x_i|``,
+``gamma_k = k u / (1 - k u)``; §3.1 for products), plus the rounding of the result to the
+type, per output element; the largest element bound becomes ``atol``, ``rtol`` covers the
+final rounding (:func:`sum_tolerance` and its siblings).  The function bodies of 18 are
+legitimate too: ReduceSumSquare/L2 square in T (``Mul(data, data)``), ReduceLogSum rounds the
+sum to T before ``Log``, ReduceLogSumExp computes in double without a max shift; the
+tolerances grant what they do, and the data stay where the bodies are exact enough (no
+square below T's normal range for L2, nothing beyond double's ``exp`` range for LogSumExp).
 Overflow that depends on the order (``fmax + fmax - fmax``) is never generated: the data
-classes keep every partial sum of every order inside the type, or every order overflowing.
-Integer results are exact; an integer sum, product or mean outside the type is undefined
-("integer overflow where the type wraps") and the integer classes never produce one (the
-oracle refuses it, so a generator bug cannot slip through as a repaired case).
+classes keep every partial sum or product of every order inside the accumulator, or every
+order overflowing.  Integer results are exact; an integer sum, product or mean outside the
+type is undefined ("integer overflow where the type wraps") and the integer classes never
+produce one (the oracle refuses it, so a generator bug cannot slip through as a repaired
+case).  Integer results the text does not say how to round (a mean, a root, a log) are
+generated only where every rounding agrees: sums that are multiples of the count, perfect
+squares, logs 0.1 to 0.35 above an integer.
 
 **ReduceMean** is the exact mean (the exact sum over ``n``); "Reduction over an empty set of
 values yields undefined": never generated (the input versions' zero-size pattern always
-gives its axes).  Integer means: the text does not say how a non-integer mean is rounded
-(truncation, floor, to nearest), so the integer classes make every reduced set's sum a
-multiple of its size.  A mean of values near ``fmax`` overflows in a kernel that sums first
-in T and not in one that divides first: order-dependent, never generated.
+gives its axes).  A mean of values near ``fmax`` overflows in a kernel that sums first in T
+and not in one that divides first: order-dependent, never generated.
 
-**NaN.**  ReduceSum: IEEE addition (NaN in, NaN out; ``+inf`` and ``-inf`` together give
-NaN); the sign of a zero sum is not checked (the text does not make the reduction an IEEE
-addition chain; ``-0 + -0`` and ``+0`` differ only in it).  ReduceMax / ReduceMin: "Computes
-the max of the input tensor's elements" and nothing about NaN; the decision is the one
-recorded for the variadic Max/Min (conformance/ops/variadic.py): **NaN propagates** (IEEE
-754-2019 ``maximum``, the array API standard's ``max``, numpy's ``max`` and onnx.reference),
-so a kernel that drops NaN (``fmax``, ``maximumNumber``) fails the ``special`` cases, whose
-rows each hold one kind of special value (a NaN among numbers, infinities, signed zeros,
-subnormals, the extremes).  The sign of a zero maximum is not checked (``max(-0, +0)``: the
-text does not order the zeros).  Max/Min are exact (the result is one of the inputs; bool
-from 20 compares ``False < True``).
+**ReduceL1/L2/SumSquare/LogSum/LogSumExp/Prod** keep their non-reduction step under
+``noop_with_empty_axes`` (``|x|``, ``x^2``, ``log x``...).  ReduceL2-18 with double data is
+*contested*: its function body casts the sum of squares to float (``Cast to=1``) before
+``Sqrt``.  ReduceLogSum-18 with an integer T is contested: its body applies ``Log``, which
+has no integer types, to the integer sum (28 removes the integer types).
+
+**NaN.**  ReduceSum/L1/Prod...: IEEE arithmetic (NaN in, NaN out; ``+inf`` and ``-inf``
+together give NaN; ``0 * inf`` NaN); the sign of a zero result is not checked (the text does
+not make the reduction an IEEE chain).  ReduceMax / ReduceMin: "Computes the max of the
+input tensor's elements" and nothing about NaN; the decision is the one recorded for the
+variadic Max/Min (conformance/ops/variadic.py): **NaN propagates** (IEEE 754-2019
+``maximum``, the array API standard's ``max``, numpy's ``max`` and onnx.reference), so a
+kernel that drops NaN (``fmax``, ``maximumNumber``) fails the ``special`` cases, whose rows
+each hold one kind of special value (a NaN among numbers, infinities, signed zeros,
+subnormals, the extremes).  The sign of a zero maximum is not checked.  Max/Min are exact
+(the result is one of the inputs; bool from 20 compares ``False < True``).  ArgMax/ArgMin
+and TopK: the index of a NaN is not specified; never generated.
+
+**ArgMax/ArgMin** (1, 11, 12, 13): the first occurrence of the extreme, the last with
+``select_last_index`` (12); before 12 the text does not say which of tied extremes, so tied
+cases there are judged by :func:`check_argmax` / :func:`check_argmin` (any tied index) and
+the other classes draw distinct values; ``-0 == +0`` is a tie.  "The input tensor must not
+be empty" (11): an empty axis is an error case, zero-size inputs are not generated at 11.
+
+**CumSum** (11, 14): exact prefix sums, ``exclusive`` and ``reverse`` as the text's example;
+``axis`` "A 0-D tensor" of int32 or int64; a one-element 1-D axis is a contested case
+(onnx.checker and onnxruntime accept it, onnx.reference refuses it).
+
+**TopK** (1, 10, 11, 24): ``k`` the attribute at 1, the ``K`` input (a 1-D tensor of one
+positive value) from 10; values by value, ties by the lower index ("the element with the
+lower index will appear first"); ``sorted=0`` leaves the order undefined: judged by
+:func:`check_topk_unsorted` (the text's top-k set, any order).
 """
 
 from __future__ import annotations
@@ -180,6 +209,16 @@ def _to_float(q: Fraction) -> float:
         return math.inf if q > 0 else -math.inf
 
 
+def dyadic_sum(vals, power: int = 1) -> Fraction:
+    """The exact sum of finite floats (``power=2``: of their squares) as a Fraction, by
+    integer arithmetic over one power-of-two denominator (every float is ``p / 2^k``)."""
+    ratios = [float(v).as_integer_ratio() for v in vals]
+    if not ratios:
+        return Fraction(0)
+    den = max(q for _, q in ratios) ** power
+    return Fraction(sum(p ** power * (den // q ** power) for p, q in ratios), den)
+
+
 def _specials(vals) -> float | None:
     """IEEE result of a sum with NaN or infinities (``None`` if all finite)."""
     if any(math.isnan(v) for v in vals):
@@ -200,7 +239,7 @@ def exact_sum(vals) -> float:
     try:
         return math.fsum(vals)
     except OverflowError:
-        return _to_float(sum((Fraction(v) for v in vals), Fraction(0)))
+        return _to_float(dyadic_sum(vals))
 
 
 def _sum_row(r):
@@ -261,7 +300,7 @@ def _mean_row(r):
     sp = _specials(vals)
     if sp is not None:
         return sp
-    return _to_float(sum((Fraction(v) for v in vals), Fraction(0)) / n)
+    return _to_float(dyadic_sum(vals) / n)
 
 
 def reduce_mean(ctx, data, *axes_in, **attrs) -> np.ndarray:
@@ -287,7 +326,7 @@ def _sum_square_exact(r) -> Fraction | float:
         return math.nan
     if any(math.isinf(v) for v in vals):
         return math.inf
-    return sum((Fraction(v) ** 2 for v in vals), Fraction(0))
+    return dyadic_sum(vals, 2)
 
 
 def _sum_square_row(r):
@@ -394,7 +433,7 @@ def _log_sum_row(r):
         sp = _specials(vals)
         if sp is not None:
             return math.nan if math.isnan(sp) or sp < 0 else math.inf
-        q = sum((Fraction(v) for v in vals), Fraction(0))
+        q = dyadic_sum(vals)
         if q < 0:
             return math.nan
         if q == 0:
@@ -404,7 +443,7 @@ def _log_sum_row(r):
 
 def _log_sum_exp_row(r):
     mp = _mp()
-    with mp.workprec(200):
+    with mp.workprec(96):  # 43 bits beyond double: a misrounding needs a tie within 2^-96
         if r.dtype == object:
             vals = [int(v) for v in r]
             if not vals:
@@ -434,12 +473,30 @@ def reduce_log_sum(ctx, data, *axes_in, **attrs) -> np.ndarray:
     return _reduce_oracle(_log_sum_row)(ctx, data, *axes_in, **attrs)
 
 
+def _log_sum_exp_row64(r):
+    """:func:`_log_sum_exp_row` in float64 (``exp`` within an ulp, an exact ``fsum``, ``log1p``):
+    within ``4e-16`` of the exact value, which is far inside a float or 16-bit output's
+    rounding (DESIGN.md: float64, or mpmath where float64 is not enough: for double)."""
+    vals = [float(v) for v in r]
+    if any(math.isnan(v) for v in vals):
+        return math.nan
+    if any(v == math.inf for v in vals):
+        return math.inf
+    fin = [v for v in vals if v != -math.inf]
+    if not fin:
+        return -math.inf
+    m = max(fin)
+    return m + math.log1p(math.fsum(math.exp(v - m) for v in fin) - 1.0)
+
+
 def reduce_log_sum_exp(ctx, data, *axes_in, **attrs) -> np.ndarray:
     """ReduceLogSumExp: ``log(sum(exp(x)))`` evaluated exactly (``m + log(sum(exp(x - m)))`` at
-    200 bits; ``+inf`` with a ``+inf`` element, ``-inf`` for a set of ``-inf`` or the empty
-    set), correctly rounded; integers as :func:`reduce_log_sum`.  ``axes_in`` as
-    :func:`reduce_sum`."""
-    return _reduce_oracle(_log_sum_exp_row)(ctx, data, *axes_in, **attrs)
+    96 bits for double data, in float64 with an error below ``4e-16`` for the narrower types;
+    ``+inf`` with a ``+inf`` element, ``-inf`` for a set of ``-inf`` or the empty set),
+    rounded to nearest; integers as :func:`reduce_log_sum`.  ``axes_in`` as :func:`reduce_sum`."""
+    x = np.asarray(data)
+    row = _log_sum_exp_row if x.dtype == object or ctx.types.get("data") == "double" else _log_sum_exp_row64
+    return _reduce_oracle(row)(ctx, data, *axes_in, **attrs)
 
 
 def _scaled_ints(vals: list[float]) -> tuple[list[int], int]:
@@ -912,10 +969,11 @@ def log_sum_exp_tolerance(ctx, inputs, attrs, outputs) -> dict:
 def cumsum_tolerance(ctx, inputs, attrs, outputs) -> dict:
     """CumSum: each output is a sum of up to ``n`` elements of its row (``n`` the axis length),
     which any order of any scan (sequential, Blelloch, blocked) evaluates within
-    ``gamma_{n-1}(u') A_j``, ``A_j`` the sum of ``|x|`` over that output's elements; as
-    :func:`sum_tolerance` with the largest ``A_j`` of each row (the full row's)::
+    ``gamma_{n-1}(u') A_j``, ``A_j`` the sum of ``|x|`` over that output's elements (the
+    inclusive prefix in the summing direction, which bounds the exclusive one); as
+    :func:`sum_tolerance`::
 
-        atol = max over rows of gamma_{n-1}(u') (1 + u) sum|x| + 2 s,   rtol = 2.01 u
+        atol = max over finite outputs of gamma_{n-1}(u') (1 + u) A_j + 2 s,   rtol = 2.01 u
     """
     t = ctx.out_types["y"]
     if V.kind(t) != V.FLOAT:
@@ -928,8 +986,12 @@ def cumsum_tolerance(ctx, inputs, attrs, outputs) -> dict:
     out = np.moveaxis(np.asarray(outputs["y"], dtype=np.float64), a, -1)
     with np.errstate(all="ignore"):
         fin = np.where(np.isfinite(rows), np.abs(rows), 0.0)
-        b = _gamma(n - 1, acc) * (1 + u) * fin.sum(axis=-1, keepdims=True)
-        b = np.where(np.isfinite(out), b, 0.0)
+        if int(attrs.get("reverse", 0)):  # the |x| an output sums: its prefix (inclusive bounds exclusive)
+            prefix = np.cumsum(fin[..., ::-1], axis=-1)[..., ::-1]
+        else:
+            prefix = np.cumsum(fin, axis=-1)
+        b = _gamma(n - 1, acc) * (1 + u) * prefix
+        b = np.where(np.isfinite(out) & np.isfinite(b), b, 0.0)
     atol = float(b.max()) if b.size else 0.0
     return {"y": Tolerance(atol + 2 * s if n > 1 else 0.0, 2.01 * u,
                            variants=(f"bound:any scan order, accumulator u={acc:g}",))}
