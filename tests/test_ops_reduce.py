@@ -658,6 +658,16 @@ def test_sum_tolerance_exact_for_single_elements_and_ints():
 
 
 # ============================================================================ coverage
+def test_tolerances_are_finite(value_cases):
+    """Every output's tolerance is finite (a bound over an overflowing partial sum once gave
+    CumSum an infinite atol, which a bundle's JSON manifest cannot hold) and floating outputs
+    of the accumulating operators are not exact."""
+    for c in value_cases:
+        for o in c.outputs:
+            if o.present:
+                assert math.isfinite(o.tolerance.atol) and math.isfinite(o.tolerance.rtol), c.id
+
+
 def test_coverage_every_combination(suite):
     cov = compute_coverage(suite)
     assert set(cov["ops"]) == set(OPS)
@@ -1159,6 +1169,30 @@ def test_half_accumulator_caught_per_half_type(value_cases):
     res = run_cases(cases, KernelBackend({"ReduceSum": make_reduce_kernel("ReduceSum", flaw="half-accumulator")},
                                          check=False))
     assert {c.tags["dtype"] for c, r in zip(cases, res) if r.outcome == "fail"} == set(HALF)
+
+
+# ============================================================================ explore mode
+def test_explore_draws_pass_the_numpy_kernels():
+    """Explore mode draws from the same parameter space (dims drawn by hypothesis, any opset of
+    the version): the numpy kernels pass every drawn case of every operator of the family."""
+    from conformance.explore import explore_op
+    from conformance.runner import run_case
+
+    backend = KernelBackend({op: make_reduce_kernel(op) for op in OPS}, name="numpy")
+    for op in OPS:
+        counts = explore_op(op, lambda c: run_case(c, backend), max_examples=12, derandomize=True)
+        assert set(counts) == {"pass"} and counts["pass"] >= 12, (op, counts)
+
+
+def test_explore_finds_the_tie_order_of_argmax():
+    """explore_op finds ArgMax returning the last of equal maxima with select_last_index=0."""
+    from conformance.explore import ExploreFailure, explore_op
+    from conformance.runner import run_case
+
+    backend = KernelBackend({"ArgMax": make_reduce_kernel("ArgMax", flaw="last-of-ties")}, check=False)
+    with pytest.raises(ExploreFailure) as info:
+        explore_op("ArgMax", lambda c: run_case(c, backend), max_examples=200, derandomize=True)
+    assert info.value.result.outcome == "fail"
 
 
 # ============================================================================ onnx.reference / onnxruntime
