@@ -1,18 +1,27 @@
-"""Reductions and scans (conformance/ops/reduce.py).
+"""Reductions and scans (conformance/ops/reduce.py): the ten Reduce*, ArgMax/ArgMin, CumSum, TopK.
 
-* the oracles against independent formulas (numpy in float64 on data whose sums are exact,
-  Python ints at the 64-bit extremes, ``math.fsum``) and the spec's worked examples (onnx's
-  node-test cases for each operator);
-* the axes semantics (attribute, input, ``noop_with_empty_axes``, negative axes) and the
-  tolerances: the accumulation bounds hold for forward, reverse, pairwise and float32
-  accumulation on random data, and are not vacuous;
-* coverage: every type combination of every version has value cases, every pattern and the
-  noop / empty-axes / empty-set combinations the texts distinguish are generated, empty
-  reductions only where the version's text states their result;
-* legitimate kernels (numpy, sequential, reverse, pairwise, float32 accumulation for 16-bit
-  floats, float64 accumulation) pass every case; wrong kernels are caught (the issue's
-  noop_with_empty_axes ignored, keepdims ignored, a negative axis not wrapped, a float16
-  accumulator, int64 summed through double, empty axes taken as a no-op without noop);
+* the oracles against independent formulas (numpy in float64 on data whose results are
+  exact, Python ints at the 64-bit extremes, ``math.fsum``/Fraction, mpmath square roots, a
+  numpy max-shifted logsumexp, numpy's argmax/cumsum) and the spec's worked examples (onnx's
+  node-test cases, CumSum's and TopK's texts);
+* the axes semantics (attribute, input, ``noop_with_empty_axes`` with its non-reduction
+  step, negative axes) and the tolerances: the accumulation bounds hold for forward,
+  reverse, pairwise and float32 accumulation (and every way to divide a mean), are sharp,
+  and a 16-bit accumulator breaks them; the data classes keep their promises (partial
+  products inside the accumulator, integer logs with a margin);
+* coverage: every type combination of every version, every pattern, the noop / empty-axes /
+  empty-set combinations the texts distinguish, empty reductions only where the version's
+  text states the result, every identity kind, ties for ArgMax/TopK, every
+  exclusive/reverse, largest/sorted state;
+* legitimate kernels (numpy, sequential, reverse, pairwise, float64, the function bodies of
+  18, a Hillis-Steele scan, the last of tied extremes before ArgMax-12, TopK's unsorted
+  output reversed) pass every case; wrong kernels are caught: the issue's ReduceSum
+  ignoring noop_with_empty_axes, ReduceMax dropping NaN, ArgMax returning the last of equal
+  maxima with select_last_index=0, and keepdims ignored, negative axes not wrapped, CumSum
+  exclusive/reverse swapped, TopK's ties by the higher index, a 16-bit accumulator, 64-bit
+  integers through double, empty axes as a no-op, an empty set as 0, LogSumExp without its
+  max shift, L2 without its root, noop skipping |x| / x^2 / log...;
+* explore mode's draws pass the numpy kernels; it finds ArgMax's wrong tie;
 * onnx.reference and onnxruntime: every disagreement asserted, with who is right.
 """
 
@@ -1205,7 +1214,8 @@ REFERENCE_WRONG = {
         "(module docstring of conformance/ops/reduce.py); smallest: a bfloat16 row of 4096 ones and halves "
         "sums to 512"),
     "64-bit integer mean through float64": (
-        lambda c: c.op == "ReduceMean" and c.tags["dtype"] in ("int64", "uint64") and c.tags.get("numerics") == "int-extremes",
+        lambda c: c.op == "ReduceMean" and c.tags["dtype"] in ("int64", "uint64")
+        and c.tags.get("numerics") == "int-extremes",
         "onnx.reference's ReduceMean of int64/uint64 is np.mean (float64) cast back: ReduceMean-18(uint64 "
         "[2^64 - 1], noop) gives 0 and int64 means beyond 2^53 lose their low bits; the exact mean is in range"),
     "32-bit sum of squares as 64-bit": (
@@ -1243,7 +1253,8 @@ def test_onnx_reference(suite):
     for c, r in zip(suite, res):
         if r.outcome == "pass" or (r.outcome == "unsupported" and c.contested):
             continue
-        why = [k for k, (f, _) in REFERENCE_WRONG.items() if f(c) and r.outcome == ("error" if "refused" in k else "fail")]
+        why = [k for k, (f, _) in REFERENCE_WRONG.items()
+               if f(c) and r.outcome == ("error" if "refused" in k else "fail")]
         if why:
             seen[why[0]] += 1
         else:

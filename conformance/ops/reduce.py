@@ -894,7 +894,8 @@ def mean_tolerance(ctx, inputs, attrs, outputs) -> dict:
     b = np.where(np.isfinite(np.asarray(outputs["reduced"], dtype=np.float64)).reshape(b.shape), b, 0.0)
     atol = float(b.max()) if b.size else 0.0
     return {"reduced": Tolerance(atol + n * s_acc + 2 * s, 2.01 * u,
-                                 variants=(f"bound:any order, sum/n, sum*fl(1/n) or sum of x/n, accumulator u={acc:g}",))}
+                                 variants=("bound:any order, sum/n, sum*fl(1/n) or sum of x/n, "
+                                           f"accumulator u={acc:g}",))}
 
 
 def prod_tolerance(ctx, inputs, attrs, outputs) -> dict:
