@@ -1211,8 +1211,8 @@ REFERENCE_WRONG = {
         lambda c: (c.op in ACCUMULATING or c.op == "CumSum") and c.tags["dtype"] in HALF,
         "onnx.reference sums float16/bfloat16 in the type itself (numpy's sum / mean with dtype=T of a float16 "
         "or ml_dtypes bfloat16 array): below the float32 accumulation the suite requires for 16-bit floats "
-        "(module docstring of conformance/ops/reduce.py); smallest: a bfloat16 row of 4096 ones and halves "
-        "sums to 512"),
+        "(module docstring of conformance/ops/reduce.py); smallest: ReduceSum-13 of 4096 bfloat16 ones gives "
+        "256"),
     "64-bit integer mean through float64": (
         lambda c: c.op == "ReduceMean" and c.tags["dtype"] in ("int64", "uint64")
         and c.tags.get("numerics") == "int-extremes",
@@ -1233,8 +1233,9 @@ REFERENCE_WRONG = {
         "valid')"),
     "LogSumExp of infinities": (
         lambda c: c.op == "ReduceLogSumExp" and c.tags.get("numerics") == "special",
-        "onnx.reference shifts by the maximum without special values: a set with +inf gives inf - inf = NaN "
-        "(log(sum(exp(x))) is +inf; the function body of 18 gives +inf), a set of -inf gives NaN (-inf: log 0)"),
+        "onnx.reference shifts by the maximum without special values: ReduceLogSumExp-13([-inf, -inf]) gives "
+        "NaN (log(0) = -inf; onnxruntime and the function body of 18 give -inf), and sets holding +inf with "
+        "other values give inf - inf = NaN where the result is +inf"),
     "TopK's K and axis unchecked": (
         lambda c: c.op == "TopK" and c.tags.get("error") in ("k=-1", "K-two-values", "axis=-3"),
         "onnx.reference runs TopK with K = [-1] (the text: 'a single positive value'), with K = [1, 2] (a 1-D "
