@@ -273,7 +273,8 @@ def _node_tests():
 
     for m in ("add", "sub", "mul", "div", "pow", "mod", "bitshift"):
         importlib.import_module(f"onnx.backend.test.case.node.{m}")
-    return [t for t in N._NodeTestCases if t.model.graph.node[0].op_type in OPS]
+    return [t for t in N._NodeTestCases
+             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type in OPS]
 
 
 def test_oracle_reproduces_onnx_node_tests():

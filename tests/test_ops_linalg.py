@@ -106,7 +106,8 @@ def test_matmul_oracle_reproduces_the_node_tests():
     import onnx.backend.test.case.node as N
 
     importlib.import_module("onnx.backend.test.case.node.matmul")
-    tests = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == "MatMul"]
+    tests = [t for t in N._NodeTestCases
+             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == "MatMul"]
     assert len(tests) >= 7
     for t in tests:
         for ins, outs in t.data_sets:
@@ -147,7 +148,8 @@ def test_gemm_oracle_reproduces_the_node_tests():
     import onnx.backend.test.case.node as N
 
     importlib.import_module("onnx.backend.test.case.node.gemm")
-    tests = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == "Gemm"]
+    tests = [t for t in N._NodeTestCases
+             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == "Gemm"]
     assert len(tests) >= 10
     for t in tests:
         node = t.model.graph.node[0]
@@ -192,7 +194,8 @@ def test_matmul_integer_oracle_is_the_formula():
     import onnx.backend.test.case.node as N
 
     importlib.import_module("onnx.backend.test.case.node.matmulinteger")
-    tests = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == "MatMulInteger"]
+    tests = [t for t in N._NodeTestCases
+             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == "MatMulInteger"]
     assert tests
     for t in tests:
         for ins, outs in t.data_sets:
@@ -230,7 +233,8 @@ def test_det_oracle_reproduces_the_node_tests():
     import onnx.backend.test.case.node as N
 
     importlib.import_module("onnx.backend.test.case.node.det")
-    tests = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == "Det"]
+    tests = [t for t in N._NodeTestCases
+             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == "Det"]
     assert len(tests) >= 2
     for t in tests:
         for ins, outs in t.data_sets:
@@ -331,7 +335,8 @@ def test_einsum_oracle_reproduces_the_node_tests():
     import onnx.backend.test.case.node as N
 
     importlib.import_module("onnx.backend.test.case.node.einsum")
-    tests = [t for t in N._NodeTestCases if t.model.graph.node[0].op_type == "Einsum"]
+    tests = [t for t in N._NodeTestCases
+             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == "Einsum"]
     assert len(tests) >= 9
     for t in tests:
         eq = onnx.helper.get_attribute_value(t.model.graph.node[0].attribute[0]).decode()
