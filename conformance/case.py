@@ -234,6 +234,25 @@ def _hash_array(h, name: str, a: np.ndarray) -> None:
     h.update(a.tobytes())
 
 
+def _attribute(case: Case, name: str, value) -> onnx.AttributeProto:
+    """``helper.make_attribute``; an empty list takes its type from the schema (Reshape-1's
+    ``shape=[]``, Transpose's ``perm=[]`` on a rank-0 input: onnx cannot infer it from no
+    element).
+
+    Raises:
+        ValueError: an empty list for an attribute the schema does not know.
+    """
+    if isinstance(value, (list, tuple)) and len(value) == 0:
+        try:
+            schema = onnx.defs.get_schema(case.op, case.opset, case.domain or "")
+            attr_type = schema.attributes[name].type
+        except Exception as exc:  # noqa: BLE001 - a schema onnx.defs lacks, or no such attribute
+            raise ValueError(f"{case.op}: empty list for attribute {name!r}, whose type the schema "
+                             f"does not give ({exc})") from None
+        return helper.make_attribute(name, [], attr_type=int(attr_type))
+    return helper.make_attribute(name, value)
+
+
 def build_model(case: Case) -> onnx.ModelProto:
     """Build the single-node model of ``case`` (see module docstring).
 
@@ -248,7 +267,7 @@ def build_model(case: Case) -> onnx.ModelProto:
         node_outputs.pop()
     node = helper.make_node(case.op, node_inputs, node_outputs, name=case.op, domain=case.domain or None)
     for k in sorted(case.attributes):
-        node.attribute.append(helper.make_attribute(k, case.attributes[k]))
+        node.attribute.append(_attribute(case, k, case.attributes[k]))
     graph_inputs, inits = [], []
     for i in case.inputs:
         if not i.present:

@@ -1073,3 +1073,24 @@ def test_wrong_kernel_is_caught(flaw, value_cases):
         results = run_cases(cases, _backend(flaw=flaw.split("/")[0], ops=[name]))
         outcomes = Counter(r.outcome for r in results)
         assert outcomes["fail"] >= 1, (flaw, name, outcomes)
+
+
+def test_empty_list_attributes_take_their_type_from_the_schema(suite):
+    """Transpose's ``perm=[]`` on a scalar and Reshape-1's ``shape=[]`` are written as empty
+    INTS attributes (onnx cannot infer a type from no element) and pass onnx's checker; an
+    empty list for an attribute the schema does not have is refused with its name."""
+    import dataclasses
+
+    from conformance.case import build_model
+
+    empty = [c for c in suite if c.expect_error is None and c.op in ("Transpose", "Reshape")
+             and any(v == [] for v in c.attributes.values())]
+    assert {c.op for c in empty} == {"Transpose", "Reshape"}, [c.id for c in empty]
+    for c in empty:
+        model = build_model(c)
+        onnx.checker.check_model(model, full_check=True)
+        attr = next(a for a in model.graph.node[0].attribute if a.name in ("perm", "shape"))
+        assert attr.type == onnx.AttributeProto.INTS and list(attr.ints) == []
+    bad = dataclasses.replace(empty[0], attributes={"no_such_attribute": []})
+    with pytest.raises(ValueError, match="no_such_attribute"):
+        build_model(bad)

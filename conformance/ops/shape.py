@@ -13,9 +13,9 @@ Structural inputs (Reshape's ``shape``, Squeeze's ``axes``, Slice's ``starts``..
 fixed per shape pattern (:attr:`Shape.values`) with literal dimensions, so every pattern is
 one exact situation the text describes; an optional structural input is present exactly in
 the patterns that give it (:attr:`Shape.optional`); as the engine does for every input after
-the first, they are graph inputs in some cases and initializers in others.  An attribute
-list cannot be empty in a model (``case.py`` infers the attribute type from the elements), so
-empty ``shape``/``perm`` attributes are not generated.  Decisions, quoting
+the first, they are graph inputs in some cases and initializers in others.  An empty list
+attribute (Reshape-1's ``shape=[]``, Transpose's ``perm=[]`` on a scalar) takes its type from
+the schema (``case.py``).  Decisions, quoting
 ``onnx.defs.get_schema(op, version).doc``:
 
 **Reshape** (1: ``shape`` attribute; 5: ``shape`` input; 14: ``allowzero``).  "A dimension
@@ -214,8 +214,8 @@ def _reshape_shapes() -> tuple[Shape, ...]:
         if az == 1:
             out.append(pattern(name, {"data": data}, {"allowzero": 1}, since=14, values={"shape": value}))
             continue
-        if value:  # version 1: the shape is an attribute (an empty list cannot be written: case.py)
-            out.append(pattern(f"attr/{name}", {"data": data}, {"shape": list(value)}, until=4))
+        # version 1: the shape is an attribute (an empty list takes its type from the schema: case.py)
+        out.append(pattern(f"attr/{name}", {"data": data}, {"shape": list(value)}, until=4))
         if az == 0:  # a copying zero: allowzero must be 0 (absent before 14, written 0 from 14)
             out.append(pattern(name, {"data": data}, since=5, until=13, values={"shape": value}))
             out.append(pattern(f"{name}/allowzero=0", {"data": data}, {"allowzero": 0}, since=14,
@@ -263,7 +263,8 @@ def _transpose_shapes() -> tuple[Shape, ...]:
     out = []
     for r in range(0, 6):
         out.append(pattern(f"r{r}/perm=default", {"data": _TDIMS[r]}))
-    for r in range(1, 5):  # every permutation of rank 1-4 (rank 0's perm is [], which case.py cannot write)
+    out.append(pattern("r0/perm=[]", {"data": _TDIMS[0]}, {"perm": []}))  # rank 0's one permutation
+    for r in range(1, 5):  # every permutation of rank 1-4
         for perm in itertools.permutations(range(r)):
             out.append(pattern(f"r{r}/perm={''.join(map(str, perm))}", {"data": _TDIMS[r]}, {"perm": list(perm)}))
     out.append(pattern("r5/perm=31420", {"data": _TDIMS[5]}, {"perm": [3, 1, 4, 2, 0]}))
