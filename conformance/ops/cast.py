@@ -46,6 +46,7 @@ import math
 import numpy as np
 from onnx import TensorProto
 
+from ..opspec import op_spec
 from ..reference import cast as ref
 from ..tolerance import Tolerance
 from . import values as V
@@ -459,8 +460,19 @@ def _shapes(castlike: bool) -> tuple[Shape, ...]:
 
 # ----------------------------------------------------------------------------- error cases
 #: (since_version, a type the version's constraint first admits): the type is invalid just before.
-_TYPE_ARRIVALS = ((9, "string"), (13, "bfloat16"), (19, "float8e4m3fn"), (21, "int4"), (23, "float4e2m1"),
-                  (24, "float8e8m0"), (25, "int2"), (28, "float6e2m3"))
+def _arrivals() -> tuple[tuple[int, str], ...]:
+    """(version, type): the first type (schema order) that Cast's T2 gains at each version,
+    read from the installed onnx's schemas (string at 9, bfloat16 at 13, float8e4m3fn at
+    19, ...; an older onnx has fewer)."""
+    spec = op_spec("Cast")
+    vs = spec.since_versions
+    out = []
+    for a, b in zip(vs, vs[1:]):
+        old = set(spec.versions[a].type_constraints["T2"])
+        new = [t for t in spec.versions[b].type_constraints["T2"] if t not in old]
+        if new:
+            out.append((b, new[0][7:-1] if new[0].startswith("tensor(") else new[0]))
+    return tuple(out)
 
 
 def _before(versions: tuple[int, ...], since: int) -> int | None:
@@ -469,8 +481,9 @@ def _before(versions: tuple[int, ...], since: int) -> int | None:
     return prev[-1] if prev else None
 
 
-_CAST_VERSIONS = (1, 6, 9, 13, 19, 21, 23, 24, 25, 28)
-_CASTLIKE_VERSIONS = (15, 19, 21, 23, 24, 25)
+_TYPE_ARRIVALS = _arrivals()
+_CAST_VERSIONS = tuple(op_spec("Cast").since_versions)
+_CASTLIKE_VERSIONS = tuple(op_spec("CastLike").since_versions)
 
 
 def _cast_errors() -> tuple[Err, ...]:
@@ -505,7 +518,8 @@ def _castlike_errors() -> tuple[Err, ...]:
            Err("target_type is a required input", "target-missing", {}, ((2, 3),), type_name="float",
                out_types={"output": "float"})]
     for since, t in _TYPE_ARRIVALS:
-        prev = _before(_CASTLIKE_VERSIONS, since) if since <= 25 else 25
+        # a type Cast gains after CastLike's newest version is outside that version's T2 too
+        prev = _before(_CASTLIKE_VERSIONS, since) if since <= _CASTLIKE_VERSIONS[-1] else _CASTLIKE_VERSIONS[-1]
         if prev is None:
             continue
         out.append(Err(f"target_type {t} is outside T2 of CastLike-{prev}", f"target-{t}", {}, ((2, 3), (1,)),
