@@ -174,6 +174,8 @@ def _ort_index() -> dict[tuple[str, str], list]:
     from onnxruntime.capi import onnxruntime_pybind11_state as C
 
     idx: dict[tuple[str, str], list] = {}
+    if not hasattr(C, "get_all_operator_schema"):  # onnxruntime 1.15 does not expose its contrib schemas
+        return idx
     for s in C.get_all_operator_schema():
         idx.setdefault((s.domain, s.name), []).append(s)
     return idx
@@ -236,7 +238,18 @@ def op_spec(op: str, domain: str = "") -> OpSpec:
         except ImportError:
             schemas = []
         if not schemas:
-            raise KeyError(f"no schema for operator {op!r} in domain {domain or 'ai.onnx'!r}")
+            why = ""
+            try:
+                from onnxruntime.capi import onnxruntime_pybind11_state as C
+
+                if not hasattr(C, "get_all_operator_schema"):
+                    import onnxruntime
+
+                    why = (f" (onnxruntime {onnxruntime.__version__} does not expose its contrib schemas: "
+                           "get_all_operator_schema is missing)")
+            except ImportError:
+                why = " (onnxruntime, whose registry holds the contrib schemas, is not installed)"
+            raise KeyError(f"no schema for operator {op!r} in domain {domain or 'ai.onnx'!r}{why}")
         spec = OpSpec(op, domain, "onnxruntime")
         for s in schemas:
             spec.versions[int(s.since_version)] = _version_ort(s)

@@ -15,6 +15,7 @@ import importlib
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -49,6 +50,9 @@ class GeneratorInfo:
     domain: str
     version: str
     fn: Callable[[int], Iterable[Case]]
+    #: ``fn() -> reason or None``: why the generator cannot run with the installed libraries
+    #: (a contrib operator whose schema an old onnxruntime does not expose).
+    unavailable: Callable[[], str | None] | None = None
 
     @property
     def name(self) -> str:
@@ -60,17 +64,20 @@ class GeneratorInfo:
 _REGISTRY: dict[tuple[str, str], GeneratorInfo] = {}
 
 
-def register(op: str, *, domain: str = "", version: str = "1") -> Callable:
+def register(op: str, *, domain: str = "", version: str = "1", unavailable=None) -> Callable:
     """Decorator registering ``fn(seed) -> Iterable[Case]`` as the generator of ``op``.
 
     Args:
         op: operator type.
         domain: operator domain (``""`` for ai.onnx).
         version: generator version; bump it whenever the cases it makes change.
+        unavailable: optional ``fn() -> reason or None``, asked when the operators are listed:
+            an operator with a reason is left out of :func:`available_ops` and :func:`get`
+            names the reason.
     """
 
     def deco(fn):
-        _REGISTRY[(domain, op)] = GeneratorInfo(op, domain, version, fn)
+        _REGISTRY[(domain, op)] = GeneratorInfo(op, domain, version, fn, unavailable)
         return fn
 
     return deco
@@ -111,7 +118,17 @@ def available_ops() -> list[str]:
     """Names of all operators that have a generator (``domain:Op`` only where two domains share
     an operator type)."""
     _load()
-    return sorted(_name(k, _REGISTRY) for k in _REGISTRY)
+    return sorted(_name(k, _REGISTRY) for k, info in _REGISTRY.items() if _why_not(info) is None)
+
+
+@lru_cache(maxsize=None)
+def _reason(info: GeneratorInfo) -> str | None:
+    return info.unavailable() if info.unavailable is not None else None
+
+
+def _why_not(info: GeneratorInfo) -> str | None:
+    """Why ``info``'s generator cannot run here (None: it can)."""
+    return _reason(info)
 
 
 def get(op: str) -> GeneratorInfo:
@@ -121,7 +138,11 @@ def get(op: str) -> GeneratorInfo:
         KeyError: no generator for ``op`` (the message lists the known ones).
     """
     _load()
-    return _REGISTRY[resolve(op)]
+    info = _REGISTRY[resolve(op)]
+    why = _why_not(info)
+    if why is not None:
+        raise KeyError(f"operator {op!r} cannot be generated here: {why}")
+    return info
 
 
 def op_seed(seed: int, op: str) -> int:

@@ -433,3 +433,22 @@ def test_node_test_with_unreadable_data_is_skipped_with_the_reason(tmp_path):
     assert case.skip.startswith("test data unreadable: ValueError:") and "2 input and 1 output files" in case.skip
     with pytest.raises(ValueError, match="2 input and 1 output files"):
         load_test_dir(root)
+
+
+def test_an_operator_without_a_schema_here_is_left_out_with_the_reason(monkeypatch):
+    """onnxruntime 1.15 exposes no contrib schemas: such an operator is not listed (``--ops all``
+    leaves it out) and asking for it names the reason instead of failing inside generation."""
+    from conformance import opspec, registry
+
+    registry.available_ops()
+    key = ("com.example", "NoSchemaHere")
+    monkeypatch.setitem(registry._REGISTRY, key, registry.GeneratorInfo(
+        "NoSchemaHere", "com.example", "1", lambda seed: [],
+        unavailable=lambda: "no schema for operator 'NoSchemaHere' (onnxruntime 1.15.0 does not expose it)"))
+    assert "NoSchemaHere" not in registry.available_ops()
+    with pytest.raises(KeyError, match="cannot be generated here: no schema .*1.15.0"):
+        registry.get("NoSchemaHere")
+    # the engine's entries ask opspec; a contrib operator without onnxruntime's registry says why
+    monkeypatch.setattr(opspec, "_ort_index", lambda: {})
+    with pytest.raises(KeyError, match="SkipLayerNormalization"):
+        opspec.op_spec.__wrapped__("SkipLayerNormalization", "com.microsoft")  # past the cache

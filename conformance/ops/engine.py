@@ -1270,7 +1270,14 @@ def register_entries(entries: Iterable[Entry]) -> None:
             return strategy(_e)
 
         strat.__qualname__ = f"strategy_{e.op}"
-        registry.register(e.op, domain=e.domain, version=GEN_VERSION)(gen)
+        def unavailable(_e=e) -> str | None:
+            try:
+                op_spec(_e.op, _e.domain)
+            except KeyError as exc:
+                return str(exc.args[0]) if exc.args else str(exc)
+            return None
+
+        registry.register(e.op, domain=e.domain, version=GEN_VERSION, unavailable=unavailable)(gen)
         registry.register_strategy(e.op, domain=e.domain)(strat)
 
 

@@ -485,7 +485,11 @@ def _y_operand_types(inputs, names, types, eps, lay: Layout) -> np.ndarray:
     """
     x, s, b, m, v = (np.asarray(inputs[n], dtype=np.float64).astype(dtypes.np_dtype(types[n])) for n in names)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        y = (x - lay.bcast(m)) / np.sqrt(lay.bcast(v) + np.float32(eps)) * lay.bcast(s) + lay.bcast(b)
+        # var + epsilon in at least float32 whatever numpy's scalar promotion (numpy 1 kept a
+        # float16 array's type when adding a float32 scalar; NEP 50 widens it)
+        vv = lay.bcast(v)
+        wide = np.promote_types(vv.dtype, np.float32)
+        y = (x - lay.bcast(m)) / np.sqrt(vv.astype(wide) + wide.type(np.float32(eps))) * lay.bcast(s) + lay.bcast(b)
     return dtypes.round_to(np.asarray(y, dtype=np.float64), types[names[0]]).astype(np.float64)
 
 
