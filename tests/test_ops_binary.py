@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections import Counter
 from fractions import Fraction
@@ -35,6 +34,7 @@ from conformance.coverage import compute_coverage
 from conformance.ops import binary, values as V
 from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
+from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift"]
@@ -269,12 +269,7 @@ def test_bitshift_oracle():
 
 
 def _node_tests():
-    import onnx.backend.test.case.node as N
-
-    for m in ("add", "sub", "mul", "div", "pow", "mod", "bitshift"):
-        importlib.import_module(f"onnx.backend.test.case.node.{m}")
-    return [t for t in N._NodeTestCases
-             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type in OPS]
+    return single_node_tests(OPS, ("add", "sub", "mul", "div", "pow", "mod", "bitshift"))
 
 
 def test_oracle_reproduces_onnx_node_tests():
@@ -351,17 +346,8 @@ def _reference_disagreement(case, res) -> str | None:
 
 def test_agreement_with_onnx_reference(suite):
     results = run_cases(suite, resolve_backend("onnx-reference"))
-    why = Counter()
-    unexplained = []
-    for c, r in zip(suite, results):
-        if r.outcome == "pass":
-            continue
-        if r.outcome == "unsupported" and c.contested:
-            continue
-        k = _reference_disagreement(c, r)
-        if k is None:
-            unexplained.append((c.id, r.outcome, r.message[:200]))
-        why[k] += 1
+    why, unexplained = sort_findings(suite, results, _reference_disagreement,
+                                     skip=lambda c, r: r.outcome == "unsupported" and c.contested)
     assert not unexplained, unexplained[:5]
     # every listed disagreement still exists (the list is not stale)
     assert set(why) == {"legacy-axis", "pow1-legacy-attrs", "legacy-shape", "fmod-2", "pow-int-through-float"}, why

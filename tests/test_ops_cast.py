@@ -41,6 +41,7 @@ from conformance.ops import values as V
 from conformance.ops.entry import Ctx
 from conformance.reference import cast as ref
 from conformance.runner import run_cases
+from oracle_checks import single_node_tests  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["Cast", "CastLike"]
@@ -409,17 +410,13 @@ def _node_tests():
     module (its Base class records the exported cases)."""
     import warnings
 
-    import onnx.backend.test.case.node as N
-
     from conformance.onnx_node import as_tensor
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from onnx.backend.test.case.node import cast as _cast  # noqa: F401
+        tests = single_node_tests(("Cast",), ("cast",))
     out = []
-    for t in N._NodeTestCases:
-        if t.model is None or len(t.model.graph.node) != 1 or t.model.graph.node[0].op_type != "Cast":
-            continue
+    for t in tests:
         node = t.model.graph.node[0]
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         src = V.name_of(t.model.graph.input[0].type.tensor_type.elem_type)

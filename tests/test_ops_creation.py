@@ -15,7 +15,6 @@ Per operator:
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections import Counter
 from fractions import Fraction
@@ -32,6 +31,7 @@ from conformance.ops import creation
 from conformance.ops import values as V
 from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
+from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ("DepthToSpace", "SpaceToDepth", "Shape", "Size", "Trilu", "Range", "EyeLike", "ReverseSequence", "CenterCropPad",
@@ -47,10 +47,7 @@ def _of(cases, op):
 
 def _node_tests(module: str, op: str):
     """onnx's own node tests of ``op`` (the spec's examples)."""
-    import onnx.backend.test.case.node as N
-
-    importlib.import_module(f"onnx.backend.test.case.node.{module}")
-    found = [t for t in N._NodeTestCases if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == op]
+    found = single_node_tests((op,), (module,))
     assert found, op
     return found
 
@@ -307,15 +304,7 @@ def _reference_disagreement(case, res) -> str | None:
 
 
 def _reference_findings(cases, results):
-    why, unexplained = Counter(), []
-    for c, r in zip(cases, results):
-        if r.outcome == "pass":
-            continue
-        k = _reference_disagreement(c, r)
-        if k is None:
-            unexplained.append((c.id, r.outcome, (r.message or "")[:200]))
-        why[(c.op, k, r.outcome)] += 1
-    return why, unexplained
+    return sort_findings(cases, results, _reference_disagreement, key=lambda c, k, r: (c.op, k, r.outcome))
 
 
 def test_depth_space_agreement_with_onnx_reference(suite, reference_results):

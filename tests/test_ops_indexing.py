@@ -27,6 +27,7 @@ from conformance.opspec import op_spec, type_combinations
 from conformance.ops import indexing as ix
 from conformance.ops.entry import Ctx
 from conformance.runner import run_cases
+from oracle_checks import sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ("Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "OneHot", "NonZero", "Compress",
@@ -825,14 +826,7 @@ def _reference_disagreement(case, res) -> str | None:
 
 def test_agreement_with_onnx_reference(suite):
     results = run_cases(suite, resolve_backend("onnx-reference"))
-    why, unexplained = Counter(), []
-    for c, r in zip(suite, results):
-        if r.outcome == "pass":
-            continue
-        k = _reference_disagreement(c, r)
-        if k is None:
-            unexplained.append((c.id, r.outcome, r.message[:200]))
-        why[k] += 1
+    why, unexplained = sort_findings(suite, results, _reference_disagreement)
     assert not unexplained, unexplained[:5]
     assert set(why) == {"gather-data-rank0", "gather-elements-out-of-range-wraps", "gather-elements-negative-axis",
                         "gather-elements-smaller-dims", "scatter-reduction-value-unchecked",

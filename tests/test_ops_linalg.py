@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import math
 from collections import Counter
@@ -37,6 +36,7 @@ from conformance.coverage import compute_coverage
 from conformance.ops import linalg, values as V
 from conformance.reference import linalg as ref
 from conformance.runner import run_cases
+from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["MatMul", "Gemm", "MatMulInteger", "Einsum", "Det"]
@@ -103,11 +103,7 @@ def test_matmul_oracle_special_values_follow_ieee():
 
 
 def test_matmul_oracle_reproduces_the_node_tests():
-    import onnx.backend.test.case.node as N
-
-    importlib.import_module("onnx.backend.test.case.node.matmul")
-    tests = [t for t in N._NodeTestCases
-             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == "MatMul"]
+    tests = single_node_tests(("MatMul",), ("matmul",))
     assert len(tests) >= 7
     for t in tests:
         for ins, outs in t.data_sets:
@@ -145,11 +141,7 @@ def test_gemm_oracle_is_the_formula(ta, tb, cshape, alpha, beta):
 
 
 def test_gemm_oracle_reproduces_the_node_tests():
-    import onnx.backend.test.case.node as N
-
-    importlib.import_module("onnx.backend.test.case.node.gemm")
-    tests = [t for t in N._NodeTestCases
-             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == "Gemm"]
+    tests = single_node_tests(("Gemm",), ("gemm",))
     assert len(tests) >= 10
     for t in tests:
         node = t.model.graph.node[0]
@@ -191,11 +183,7 @@ def test_matmul_integer_oracle_is_the_formula():
     assert E["MatMulInteger"].oracle(None, a, v, za, None).tolist() == \
         [sum((a[i, q] - za[i]) * v[q] for q in range(k)) for i in range(m)]
     # the node test
-    import onnx.backend.test.case.node as N
-
-    importlib.import_module("onnx.backend.test.case.node.matmulinteger")
-    tests = [t for t in N._NodeTestCases
-             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == "MatMulInteger"]
+    tests = single_node_tests(("MatMulInteger",), ("matmulinteger",))
     assert tests
     for t in tests:
         for ins, outs in t.data_sets:
@@ -230,11 +218,7 @@ def test_det_oracle_is_the_leibniz_formula(shape):
 
 
 def test_det_oracle_reproduces_the_node_tests():
-    import onnx.backend.test.case.node as N
-
-    importlib.import_module("onnx.backend.test.case.node.det")
-    tests = [t for t in N._NodeTestCases
-             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == "Det"]
+    tests = single_node_tests(("Det",), ("det",))
     assert len(tests) >= 2
     for t in tests:
         for ins, outs in t.data_sets:
@@ -332,11 +316,7 @@ def test_einsum_oracle_is_the_definition():
 
 
 def test_einsum_oracle_reproduces_the_node_tests():
-    import onnx.backend.test.case.node as N
-
-    importlib.import_module("onnx.backend.test.case.node.einsum")
-    tests = [t for t in N._NodeTestCases
-             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type == "Einsum"]
+    tests = single_node_tests(("Einsum",), ("einsum",))
     assert len(tests) >= 9
     for t in tests:
         eq = onnx.helper.get_attribute_value(t.model.graph.node[0].attribute[0]).decode()
@@ -866,14 +846,7 @@ def _reference_disagreement(case, res) -> str | None:
 
 def test_agreement_with_onnx_reference(suite):
     results = run_cases(suite, resolve_backend("onnx-reference"))
-    why, unexplained = Counter(), []
-    for c, r in zip(suite, results):
-        if r.outcome == "pass":
-            continue
-        k = _reference_disagreement(c, r)
-        if k is None:
-            unexplained.append((c.id, r.outcome, r.message[:200]))
-        why[k] += 1
+    why, unexplained = sort_findings(suite, results, _reference_disagreement)
     assert not unexplained, unexplained[:5]
     assert set(why) == {"matmul-scalar", "gemm-1-missing", "gemm6-beta-ignored", "gemm-int-through-double",
                         "gemm-no-validation", "mmi-per-row-zero-point", "mmi-no-type-check", "det-float16",

@@ -34,6 +34,7 @@ from conformance.ops import logical, values as V
 from conformance.ops.entry import Ctx
 from conformance.opspec import op_spec
 from conformance.runner import run_cases
+from oracle_checks import single_node_tests  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -197,13 +198,8 @@ def _onnx_examples():
     """The node-test examples onnx ships for these operators (their ``expect`` calls)."""
     node = importlib.import_module("onnx.backend.test.case.node")
     node._TargetOpType = None
-    mods = ["and_", "or_", "xor", "not_", "equal", "greater", "less", "greater_or_equal", "less_or_equal",
-            "bitwiseand", "bitwiseor", "bitwisexor", "bitwisenot"]
-    for m in mods:
-        importlib.import_module(f"onnx.backend.test.case.node.{m}")
-    # single-node models only (the ``_expanded`` ones are function bodies)
-    return [tc for tc in node._NodeTestCases if len(tc.model.graph.node) == 1
-            and tc.model.graph.node[0].op_type in ENTRY]
+    return single_node_tests(ENTRY, ["and_", "or_", "xor", "not_", "equal", "greater", "less", "greater_or_equal",
+                                     "less_or_equal", "bitwiseand", "bitwiseor", "bitwisexor", "bitwisenot"])
 
 
 def test_oracle_matches_onnx_node_test_examples():

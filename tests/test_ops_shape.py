@@ -22,7 +22,6 @@ Concat, Squeeze, Unsqueeze, Flatten, Slice, Split, Expand, Tile, Pad.
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 
 import numpy as np
@@ -37,6 +36,7 @@ from conformance.ops import shape as S, values as V
 from conformance.ops.entry import Ctx
 from conformance.opspec import op_spec
 from conformance.runner import run_cases
+from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["Reshape", "Transpose", "Concat", "Squeeze", "Unsqueeze", "Flatten", "Split", "Expand", "Tile", "Slice",
@@ -62,12 +62,7 @@ def _ctx(op, version, types=None):
 
 # ============================================================================ oracles vs spec examples
 def _node_tests(ops):
-    import onnx.backend.test.case.node as N
-
-    for m in ops:
-        importlib.import_module(f"onnx.backend.test.case.node.{m.lower()}")
-    return [t for t in N._NodeTestCases
-             if len(t.model.graph.node) == 1 and t.model.graph.node[0].op_type in ops]
+    return single_node_tests(ops, [m.lower() for m in ops])
 
 
 def test_oracle_reproduces_onnx_node_tests():
@@ -604,15 +599,7 @@ def _input_values(case, name) -> list:
 
 def test_agreement_with_onnx_reference(suite):
     results = run_cases(suite, resolve_backend("onnx-reference"))
-    why = Counter()
-    unexplained = []
-    for c, r in zip(suite, results):
-        if r.outcome == "pass":
-            continue
-        k = _reference_disagreement(c, r)
-        if k is None:
-            unexplained.append((c.id, r.outcome, r.message[:200]))
-        why[k] += 1
+    why, unexplained = sort_findings(suite, results, _reference_disagreement)
     assert not unexplained, unexplained[:5]
     assert set(why) == {"no-legacy-kernel", "concat1-default-axis", "squeeze11-mixed-axes", "v1-negative-axes",
                         "unsqueeze-attr-order", "unsqueeze11-duplicates", "flatten-zero-size",
