@@ -1152,6 +1152,33 @@ def _mean_special(rng, ctx, m, n):
     return _sum_special(rng, ctx, m, n, overflow=False)
 
 
+def _row_kinds(rng, kinds, m: int, n: int):
+    """``(row, kind, a random order of the row's n positions)`` for the ``m`` rows of a data
+    class built one kind of row each, the kinds cycling from a random start (a row of a
+    zero-length axis has nothing to shape and is skipped)."""
+    start = int(rng.integers(len(kinds)))
+    for i in range(m):
+        if n:
+            yield i, kinds[(start + i) % len(kinds)], rng.permutation(n)
+
+
+def _common_special(kind: str, r: np.ndarray, pos: np.ndarray, rng) -> bool:
+    """Shape row ``r`` as the kinds every floating ``special`` class shares -- ``nan`` (one NaN
+    among finite values), ``pinf`` / ``ninf`` (one infinity), ``zeros`` (signed zeros only) --
+    and say whether ``kind`` was one of them."""
+    if kind == "nan":
+        r[pos[0]] = math.nan
+    elif kind == "pinf":
+        r[pos[0]] = math.inf
+    elif kind == "ninf":
+        r[pos[0]] = -math.inf
+    elif kind == "zeros":
+        r[:] = rng.choice([0.0, -0.0], size=r.size)
+    else:
+        return False
+    return True
+
+
 def _sum_special(rng, ctx, m, n, overflow=True, kinds=None):
     """One kind of row each (cycling from a random start): NaN among finite values; ``+inf``;
     ``-inf``; both infinities (NaN); signed zeros only; subnormals only (their sum is exact in
@@ -1164,25 +1191,14 @@ def _sum_special(rng, ctx, m, n, overflow=True, kinds=None):
     rows = V.representable(rng.uniform(-2.0, 2.0, size=(m, n)), t)
     kinds = kinds or ("nan", "pinf", "ninf", "both-inf", "zeros", "subnormal", "tiny", "finite") + (
         ("overflow",) if overflow else ())
-    start = int(rng.integers(len(kinds)))
-    for i in range(m):
-        kind = kinds[(start + i) % len(kinds)]
+    for i, kind, pos in _row_kinds(rng, kinds, m, n):
         r = rows[i]
-        if n == 0:
+        if _common_special(kind, r, pos, rng):
             continue
-        pos = rng.permutation(n)
-        if kind == "nan":
-            r[pos[0]] = math.nan
-        elif kind == "pinf":
-            r[pos[0]] = math.inf
-        elif kind == "ninf":
-            r[pos[0]] = -math.inf
-        elif kind == "both-inf":
+        if kind == "both-inf":
             r[pos[0]] = math.inf
             if n > 1:
                 r[pos[1]] = -math.inf
-        elif kind == "zeros":
-            r[:] = rng.choice([0.0, -0.0], size=n)
         elif kind == "subnormal":
             r[:] = sub * rng.integers(-3, 4, size=n)
         elif kind == "tiny":
@@ -1202,26 +1218,15 @@ def _extreme_special(rng, ctx, m, n):
     sub, tiny, fmax = float(fi.smallest_subnormal), float(fi.smallest_normal), float(fi.max)
     rows = V.representable(rng.uniform(-2.0, 2.0, size=(m, n)), t)
     kinds = ("nan", "nan-inf", "pinf", "ninf", "all-ninf", "all-pinf", "zeros", "subnormal", "extremes", "finite")
-    start = int(rng.integers(len(kinds)))
-    for i in range(m):
-        kind = kinds[(start + i) % len(kinds)]
+    for i, kind, pos in _row_kinds(rng, kinds, m, n):
         r = rows[i]
-        if n == 0:
+        if _common_special(kind, r, pos, rng):
             continue
-        pos = rng.permutation(n)
-        if kind == "nan":
-            r[pos[0]] = math.nan
-        elif kind == "nan-inf":
+        if kind == "nan-inf":
             r[:] = rng.choice([math.inf, -math.inf], size=n)
             r[pos[0]] = math.nan
-        elif kind == "pinf":
-            r[pos[0]] = math.inf
-        elif kind == "ninf":
-            r[pos[0]] = -math.inf
         elif kind in ("all-ninf", "all-pinf"):
             r[:] = -math.inf if kind == "all-ninf" else math.inf
-        elif kind == "zeros":
-            r[:] = rng.choice([0.0, -0.0], size=n)
         elif kind == "subnormal":
             r[:] = sub * rng.integers(-3, 4, size=n)
         elif kind == "extremes":
@@ -1371,12 +1376,7 @@ def _sum_int_extremes(rng, ctx, m, n, both_sum=-1):
     lo, hi = _int_bounds(_t(ctx))
     rows = np.zeros((m, n), dtype=object)
     kinds = ("max", "min", "both", "zeros") if lo < 0 else ("max", "max-k", "zeros")
-    start = int(rng.integers(len(kinds)))
-    for i in range(m):
-        kind = kinds[(start + i) % len(kinds)]
-        if n == 0:
-            continue
-        pos = rng.permutation(n)
+    for i, kind, pos in _row_kinds(rng, kinds, m, n):
         r = [0] * n
         if kind == "max":
             r = [-int(v) if lo < 0 else 0 for v in rng.integers(0, 5, size=n)]
@@ -1404,12 +1404,7 @@ def _l1_int_extremes(rng, ctx, m, n):
     lo, hi = _int_bounds(_t(ctx))
     rows = np.zeros((m, n), dtype=object)
     kinds = ("max", "neg-max", "split", "zeros") if lo < 0 else ("max", "split", "zeros")
-    start = int(rng.integers(len(kinds)))
-    for i in range(m):
-        if n == 0:
-            continue
-        kind = kinds[(start + i) % len(kinds)]
-        pos = rng.permutation(n)
+    for i, kind, pos in _row_kinds(rng, kinds, m, n):
         r = [0] * n
         if kind in ("max", "neg-max"):
             r[pos[0]] = hi if kind == "max" else -hi
@@ -1519,14 +1514,9 @@ def _prod_special(rng, ctx, m, n):
     fmax, sub = float(fi.max), float(fi.smallest_subnormal)
     rows = np.asarray(_prod_normal(rng, ctx, m, n), dtype=np.float64).copy()
     kinds = ("nan", "inf", "inf-zero", "zero", "overflow", "underflow", "signs", "finite")
-    start = int(rng.integers(len(kinds)))
     emin = int(round(math.log2(sub)))
-    for i in range(m):
-        if n == 0:
-            continue
-        kind = kinds[(start + i) % len(kinds)]
+    for i, kind, pos in _row_kinds(rng, kinds, m, n):
         r = rows[i]
-        pos = rng.permutation(n)
         if kind == "nan":
             r[pos[0]] = math.nan
         elif kind == "inf":
@@ -1576,12 +1566,7 @@ def _prod_int_extremes(rng, ctx, m, n):
     lo, hi = _int_bounds(_t(ctx))
     rows = np.empty((m, n), dtype=object)
     kinds = ("max", "min", "half", "zero") if lo < 0 else ("max", "half", "zero")
-    start = int(rng.integers(len(kinds)))
-    for i in range(m):
-        if n == 0:
-            continue
-        kind = kinds[(start + i) % len(kinds)]
-        pos = rng.permutation(n)
+    for i, kind, pos in _row_kinds(rng, kinds, m, n):
         r = [1] * n
         if kind == "max":
             r = [1 if lo == 0 or rng.random() < 0.5 else -1 for _ in range(n)]
@@ -1620,23 +1605,12 @@ def _log_sum_special(rng, ctx, m, n):
     sub = float(fi.smallest_subnormal)
     rows = V.representable(rng.uniform(0.05, 4.0, size=(m, n)), t)
     kinds = ("nan", "pinf", "ninf", "both-inf", "zeros", "cancel-zero", "negative", "subnormal", "finite")
-    start = int(rng.integers(len(kinds)))
-    for i in range(m):
-        if n == 0:
-            continue
-        kind = kinds[(start + i) % len(kinds)]
+    for i, kind, pos in _row_kinds(rng, kinds, m, n):
         r = rows[i]
-        pos = rng.permutation(n)
-        if kind == "nan":
-            r[pos[0]] = math.nan
-        elif kind == "pinf":
-            r[pos[0]] = math.inf
-        elif kind == "ninf":
-            r[pos[0]] = -math.inf
-        elif kind == "both-inf" and n > 1:
+        if _common_special(kind, r, pos, rng):
+            continue
+        if kind == "both-inf" and n > 1:
             r[pos[0]], r[pos[1]] = math.inf, -math.inf
-        elif kind == "zeros":
-            r[:] = rng.choice([0.0, -0.0], size=n)
         elif kind == "cancel-zero":
             r[:] = 0.0
             k = n // 2
@@ -1696,25 +1670,14 @@ def _lse_special(rng, ctx, m, n):
     sub = float(V.finfo(t).smallest_subnormal)
     rows = V.representable(rng.uniform(-4.0, 4.0, size=(m, n)), t)
     kinds = ("nan", "pinf", "ninf", "all-ninf", "both-inf", "zeros", "subnormal", "very-negative")
-    start = int(rng.integers(len(kinds)))
-    for i in range(m):
-        if n == 0:
-            continue
-        kind = kinds[(start + i) % len(kinds)]
+    for i, kind, pos in _row_kinds(rng, kinds, m, n):
         r = rows[i]
-        pos = rng.permutation(n)
-        if kind == "nan":
-            r[pos[0]] = math.nan
-        elif kind == "pinf":
-            r[pos[0]] = math.inf
-        elif kind == "ninf":
-            r[pos[0]] = -math.inf
-        elif kind == "all-ninf":
+        if _common_special(kind, r, pos, rng):
+            continue
+        if kind == "all-ninf":
             r[:] = -math.inf
         elif kind == "both-inf" and n > 1:
             r[pos[0]], r[pos[1]] = math.inf, -math.inf
-        elif kind == "zeros":
-            r[:] = rng.choice([0.0, -0.0], size=n)
         elif kind == "subnormal":
             r[:] = sub * rng.integers(-3, 4, size=n)
         elif kind == "very-negative":
