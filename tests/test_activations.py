@@ -53,16 +53,6 @@ def _generate(seed: int):
     return registry.generate(OPS, seed=seed)
 
 
-@pytest.fixture(scope="module")
-def suite():
-    return _generate(0)
-
-
-@pytest.fixture(scope="module")
-def value_cases(suite):
-    return [c for c in suite if c.expect_error is None]
-
-
 # ============================================================================ oracle
 def _sig(v):
     return 1.0 / (1.0 + math.exp(-v)) if v >= 0 else math.exp(v) / (1.0 + math.exp(v))

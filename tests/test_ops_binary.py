@@ -27,7 +27,6 @@ import numpy as np
 import onnx
 import pytest
 
-from conformance import registry
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
 from conformance.coverage import compute_coverage
@@ -39,16 +38,6 @@ from oracle_checks import single_node_tests, sort_findings  # tests/oracle_check
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift"]
 E = {e.op: e for e in binary.ENTRIES}
-
-
-@pytest.fixture(scope="module")
-def suite():
-    return registry.generate(OPS, 0)
-
-
-@pytest.fixture(scope="module")
-def value_cases(suite):
-    return [c for c in suite if c.expect_error is None]
 
 
 def _ctx(op, version, types, out=None):

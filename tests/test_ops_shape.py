@@ -28,7 +28,6 @@ import numpy as np
 import onnx
 import pytest
 
-from conformance import registry
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
 from conformance.coverage import compute_coverage
@@ -355,16 +354,6 @@ def test_pad_v1_rows_are_uncontested():
 
 
 # ============================================================================ suite
-@pytest.fixture(scope="module")
-def suite():
-    return registry.generate(OPS, 0)
-
-
-@pytest.fixture(scope="module")
-def value_cases(suite):
-    return [c for c in suite if c.expect_error is None]
-
-
 def test_coverage_every_combination_of_every_version(suite):
     cov = compute_coverage(suite)
     for op in OPS:

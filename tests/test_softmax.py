@@ -32,16 +32,6 @@ def _generate(ops, seed):
     return registry.generate(list(ops), seed=seed)
 
 
-@pytest.fixture(scope="module")
-def suite():
-    return _generate(OPS, 0)
-
-
-@pytest.fixture(scope="module")
-def value_cases(suite):
-    return [c for c in suite if c.expect_error is None]
-
-
 def _axis(c):
     """The case's ``axis`` attribute, or ``"default"`` when the node omits it."""
     return c.attributes.get("axis", "default")
