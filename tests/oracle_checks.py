@@ -35,3 +35,27 @@ def sort_findings(cases, results, explain, *, key=None, skip=None) -> tuple[Coun
             unexplained.append((c.id, r.outcome, (r.message or "")[:200]))
         why[key(c, k, r) if key is not None else k] += 1
     return why, unexplained
+
+
+def reduced_tolerances(cases, *, spread: bool, propagated: bool) -> list:
+    """Copies of ``cases`` whose derived tolerances keep only the named parts, beside the
+    output-ulp floor: the legitimate variants' ``spread`` (times the safety factor) and the
+    ``propagated`` statistics term (:class:`conformance.tolerance.Tolerance`); a test shows
+    which part a kernel needs."""
+    import copy
+    import dataclasses
+
+    from conformance.tolerance import DEFAULT_SAFETY
+
+    out = []
+    for c in cases:
+        c2 = copy.copy(c)
+        c2.outputs = []
+        for o in c.outputs:
+            tol = o.tolerance
+            if tol is not None and not tol.exact:
+                atol = tol.atol - (0 if spread else DEFAULT_SAFETY * tol.spread) - (0 if propagated else tol.propagated)
+                tol = dataclasses.replace(tol, atol=max(atol, 0.0))
+            c2.outputs.append(dataclasses.replace(o, tolerance=tol))
+        out.append(c2)
+    return out

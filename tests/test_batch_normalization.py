@@ -34,6 +34,7 @@ from conformance.reference import batch_normalization as ref
 # generator's registration win)
 registry.available_ops()
 from conformance.ops import batch_normalization as bnops  # noqa: E402
+from oracle_checks import reduced_tolerances  # tests/oracle_checks.py
 
 F16, BF16, F32, F64 = TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.FLOAT, TensorProto.DOUBLE
 OP = "BatchNormalization"
@@ -720,28 +721,6 @@ def test_legitimate_kernel_passes(name, suite):
 OFF = {k: v for k, v in LEGIT.items() if k.startswith("stats-ulp-off")}
 
 
-def _reduced(cases, *, propagated: bool):
-    """Copies of ``cases`` whose tolerances drop the variants' spread (and, unless
-    ``propagated``, the propagated term): the output-ulp floor and the derived term only."""
-    import copy
-    import dataclasses
-
-    from conformance.tolerance import DEFAULT_SAFETY
-
-    out = []
-    for c in cases:
-        c2 = copy.copy(c)
-        c2.outputs = []
-        for o in c.outputs:
-            tol = o.tolerance
-            if tol is not None and not tol.exact:
-                atol = tol.atol - DEFAULT_SAFETY * tol.spread - (0 if propagated else tol.propagated)
-                tol = dataclasses.replace(tol, atol=max(atol, 0.0))
-            c2.outputs.append(dataclasses.replace(o, tolerance=tol))
-        out.append(c2)
-    return out
-
-
 def _failed(cases) -> set:
     failed = set()
     for name, kernel in OFF.items():
@@ -763,13 +742,13 @@ def test_propagated_term_alone_bounds_ulp_off_statistics(training_cases):
     """The derived term, without the variants' spread, bounds the kernels whose batch mean and
     variance are one ulp off (every direction) on every training case: a derivation,
     not an empirical margin (docs/tolerance.md)."""
-    assert not _failed(_reduced(training_cases, propagated=True))
+    assert not _failed(reduced_tolerances(training_cases, spread=False, propagated=True))
 
 
 def test_propagated_term_is_needed(training_cases):
     """Without the term (and the spread) the ulp-off kernels fail large-offset or tiny-variance
     cases: the mean's rounding amplified by |scale| / sqrt(var + eps)."""
-    failed = _failed(_reduced(training_cases, propagated=False))
+    failed = _failed(reduced_tolerances(training_cases, spread=False, propagated=False))
     assert {n for n, _ in failed} & {"large-offset", "tiny-variance"}, failed
 
 

@@ -33,9 +33,9 @@ from conformance.backends import resolve_backend
 from conformance.backends.base import Backend
 from conformance.backends.kernel import KernelBackend
 from conformance.runner import run_cases
-from conformance.tolerance import DEFAULT_SAFETY
 from conformance.reference import layer_normalization as lnref
 from conformance.reference import normalization as ref
+from oracle_checks import reduced_tolerances  # tests/oracle_checks.py
 
 registry.available_ops()  # every family in registry order (the entries replace the retired generator)
 
@@ -1001,25 +1001,6 @@ def test_statistics_one_ulp_off_pass_every_case(op, value_cases):
         assert not bad, (sm, sv, len(bad), bad[:3])
 
 
-def _reduced(cases, *, spread: bool, propagated: bool):
-    """Copies of ``cases`` whose tolerances keep only the named parts (and the ulp floor)."""
-    import copy
-    import dataclasses
-
-    out = []
-    for c in cases:
-        c2 = copy.copy(c)
-        c2.outputs = []
-        for o in c.outputs:
-            tol = o.tolerance
-            if tol is not None and not tol.exact:
-                atol = tol.atol - (0 if spread else DEFAULT_SAFETY * tol.spread) - (0 if propagated else tol.propagated)
-                tol = dataclasses.replace(tol, atol=max(atol, 0.0))
-            c2.outputs.append(dataclasses.replace(o, tolerance=tol))
-        out.append(c2)
-    return out
-
-
 def _failed_numerics(op, cases):
     failed = set()
     for sm, sv in SIGNS:
@@ -1033,7 +1014,7 @@ def test_propagated_term_alone_bounds_ulp_off_statistics(op, value_cases):
     """The derived term, without the variants' spread (only it and the output-ulp floor), bounds
     the statistics-one-ulp-off kernels on every case: a derivation, not an empirical margin."""
     cases = [c for c in value_cases if c.op == op]
-    assert not _failed_numerics(op, _reduced(cases, spread=False, propagated=True))
+    assert not _failed_numerics(op, reduced_tolerances(cases, spread=False, propagated=True))
 
 
 CENTERED = ("InstanceNormalization", "GroupNormalization", "MeanVarianceNormalization", "SkipLayerNormalization")
@@ -1044,7 +1025,7 @@ def test_propagated_term_is_needed(op, value_cases):
     """Without the term (and the spread), the ulp-off kernels of the centred operators fail
     large-offset / tiny-variance cases: the mean's rounding is amplified by |scale|/sqrt(var + eps)."""
     cases = [c for c in value_cases if c.op == op]
-    failed = _failed_numerics(op, _reduced(cases, spread=False, propagated=False))
+    failed = _failed_numerics(op, reduced_tolerances(cases, spread=False, propagated=False))
     # MeanVarianceNormalization has no large-offset class (its body's one-pass variance is a variant)
     hard = {"large-offset", "tiny-variance", "long-rows"} if op != "MeanVarianceNormalization" else {"normal"}
     assert failed & hard, failed
