@@ -122,13 +122,9 @@ def available_ops() -> list[str]:
 
 
 @lru_cache(maxsize=None)
-def _reason(info: GeneratorInfo) -> str | None:
-    return info.unavailable() if info.unavailable is not None else None
-
-
 def _why_not(info: GeneratorInfo) -> str | None:
-    """Why ``info``'s generator cannot run here (None: it can)."""
-    return _reason(info)
+    """Why ``info``'s generator cannot run with the installed libraries (None: it can)."""
+    return info.unavailable() if info.unavailable is not None else None
 
 
 def get(op: str) -> GeneratorInfo:
