@@ -106,12 +106,15 @@ import numpy as np
 from onnx import TensorProto
 
 from conformance import dtypes
+from conformance.opspec import op_spec
 
-VERSIONS = (1, 6, 7, 9, 14, 15)
-#: Versions whose mode is set by ``is_test`` and whose spatial=0 parameters are 1-D.
-IS_TEST_VERSIONS = (1, 6)
-#: Versions with the ``spatial`` attribute.
-SPATIAL_VERSIONS = (1, 6, 7)
+_SPEC = op_spec("BatchNormalization")
+#: The since_versions of the installed onnx (1, 6, 7, 9, 14, 15).
+VERSIONS = tuple(_SPEC.since_versions)
+#: Versions whose mode is set by ``is_test`` and whose spatial=0 parameters are 1-D (1, 6).
+IS_TEST_VERSIONS = tuple(v for v in VERSIONS if "is_test" in _SPEC.versions[v].attributes)
+#: Versions with the ``spatial`` attribute (1, 6, 7).
+SPATIAL_VERSIONS = tuple(v for v in VERSIONS if "spatial" in _SPEC.versions[v].attributes)
 #: What legacy exporters wrote for ``consumed_inputs`` (mean and var updated in place).
 LEGACY_CONSUMED_INPUTS = (0, 0, 0, 1, 1)
 DEFAULT_EPSILON = 1e-5

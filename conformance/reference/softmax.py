@@ -29,9 +29,11 @@ from __future__ import annotations
 import numpy as np
 
 from conformance import dtypes
+from conformance.opspec import op_spec
 
 OPS = ("Softmax", "LogSoftmax", "Hardmax")
-VERSIONS = (1, 11, 13)
+#: The since_versions of Softmax, LogSoftmax and Hardmax in the installed onnx (1, 11, 13).
+VERSIONS = tuple(op_spec("Softmax").since_versions)
 
 
 def axis_range(since_version: int, rank: int) -> tuple[int, int]:
