@@ -53,6 +53,8 @@ class GeneratorInfo:
     #: ``fn() -> reason or None``: why the generator cannot run with the installed libraries
     #: (a contrib operator whose schema an old onnxruntime does not expose).
     unavailable: Callable[[], str | None] | None = None
+    #: the operator's family, as reports group operators (the operator table's module)
+    family: str = "other"
 
     @property
     def name(self) -> str:
@@ -64,7 +66,7 @@ class GeneratorInfo:
 _REGISTRY: dict[tuple[str, str], GeneratorInfo] = {}
 
 
-def register(op: str, *, domain: str = "", version: str = "1", unavailable=None) -> Callable:
+def register(op: str, *, domain: str = "", version: str = "1", unavailable=None, family: str = "other") -> Callable:
     """Decorator registering ``fn(seed) -> Iterable[Case]`` as the generator of ``op``.
 
     Args:
@@ -74,10 +76,11 @@ def register(op: str, *, domain: str = "", version: str = "1", unavailable=None)
         unavailable: optional ``fn() -> reason or None``, asked when the operators are listed:
             an operator with a reason is left out of :func:`available_ops` and :func:`get`
             names the reason.
+        family: the family reports group the operator under.
     """
 
     def deco(fn):
-        _REGISTRY[(domain, op)] = GeneratorInfo(op, domain, version, fn, unavailable)
+        _REGISTRY[(domain, op)] = GeneratorInfo(op, domain, version, fn, unavailable, family)
         return fn
 
     return deco
@@ -139,6 +142,17 @@ def get(op: str) -> GeneratorInfo:
     if why is not None:
         raise KeyError(f"operator {op!r} cannot be generated here: {why}")
     return info
+
+
+def family(op: str, domain: str = "") -> str:
+    """The family of operator ``op`` (type or ``domain:Op``; ``domain`` given apart is also
+    accepted), as reports group operators; ``"other"`` for an operator without a generator
+    (a foreign suite's)."""
+    _load()
+    try:
+        return _REGISTRY[resolve(f"{domain}:{op}" if domain and ":" not in op else op)].family
+    except KeyError:
+        return "other"
 
 
 def op_seed(seed: int, op: str) -> int:

@@ -4,7 +4,8 @@ Schema (``format: onnx-conformance-results/1``)::
 
     {
       "format": "onnx-conformance-results/1",
-      "suite":   {seed, ops, generators, versions, content_hash, n_cases, source},
+      "suite":   {seed, ops, generators, versions, content_hash, n_cases, source,
+                  families: {op type: family, as reports group operators}},
       "backend": {backend, versions and options of the runtime},
       "run":     {backend_spec, backend_options, bundle (absolute path or null), ops, seed,
                   match, argv}: enough to reproduce the run or one case of it
@@ -46,7 +47,7 @@ def results_document(suite: Suite, backend_env: dict, results: list[CaseResult],
     """Build the results document (see module docstring)."""
     return {
         "format": FORMAT,
-        "suite": suite.identity(),
+        "suite": {**suite.identity(), "families": families(results)},
         "backend": backend_env,
         "run": run or {},
         "host": host_environment(),
@@ -54,6 +55,20 @@ def results_document(suite: Suite, backend_env: dict, results: list[CaseResult],
         "duration_s": round(duration_s, 3),
         "cases": [r.to_json() for r in results],
     }
+
+
+def families(results) -> dict[str, str]:
+    """``{op type: family}`` for the operators of ``results`` (CaseResults or case records),
+    from the operator table (:func:`conformance.registry.family`; ``"other"`` for a foreign
+    suite's operator), so that a report re-rendered from the results alone groups them."""
+    from . import registry
+
+    seen = {}
+    for r in results:
+        op, domain = (r["op"], r.get("domain", "")) if isinstance(r, dict) else (r.op, r.domain)
+        if op not in seen:
+            seen[op] = registry.family(op, domain or "")
+    return dict(sorted(seen.items()))
 
 
 def write_results(doc: dict, path: str | os.PathLike) -> Path:

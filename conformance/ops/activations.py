@@ -239,4 +239,4 @@ def _prelu() -> Entry:
 
 
 ENTRIES = tuple(_prelu() if op == "PRelu" else _entry(op) for op in ref.ACTIVATIONS if onnx.defs.has(op))
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="activations")

@@ -599,4 +599,4 @@ ENTRY = Entry(
            14: "training_mode; running statistics of type U; saved_mean/saved_var go",
            15: "scale/B of type T1, statistics of type T2"})
 ENTRIES = (ENTRY,)
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="batch normalization")

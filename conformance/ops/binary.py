@@ -445,4 +445,4 @@ ENTRIES = [
           notes={28: "signed types; arithmetic right shift; amounts < 0 or >= width defined"}),
 ]
 
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="binary")

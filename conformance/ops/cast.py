@@ -546,4 +546,4 @@ CASTLIKE = Entry(
     notes={15: "Cast to target_type's type", 19: "saturate", 24: "round_mode"})
 
 ENTRIES = (CAST, CASTLIKE)
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="cast")

@@ -1068,4 +1068,4 @@ CONSTANT = Entry(
 
 ENTRIES: tuple = (DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, SIZE, TRILU, RANGE, EYE_LIKE, REVERSE_SEQUENCE,
                   CENTER_CROP_PAD, CONSTANT_OF_SHAPE, CONSTANT)
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="creation")

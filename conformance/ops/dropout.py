@@ -295,4 +295,4 @@ ENTRY = Entry(
 )
 
 ENTRIES = (ENTRY,)
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="dropout")

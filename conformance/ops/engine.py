@@ -1248,8 +1248,14 @@ _SKIPPED: dict[tuple[str, str], dict] = {}
 ENTRIES: dict[tuple[str, str], Entry] = {}
 
 
-def register_entries(entries: Iterable[Entry]) -> None:
-    """Register each entry's suite generator and explore strategy (keyed by (domain, op))."""
+def register_entries(entries: Iterable[Entry], family: str) -> None:
+    """Register each entry's suite generator and explore strategy (keyed by (domain, op)).
+
+    Args:
+        entries: the operator table's entries of one family module.
+        family: the family's name as reports show it (the module's name, words spaced:
+            ``"layer normalization"``); :func:`conformance.registry.family`.
+    """
     for e in entries:
         # a pattern is looked up by name: patterns sharing a name may differ only in the versions
         # they apply to (Softmax-13's long rows once took version 1's axis this way)
@@ -1277,7 +1283,7 @@ def register_entries(entries: Iterable[Entry]) -> None:
                 return str(exc.args[0]) if exc.args else str(exc)
             return None
 
-        registry.register(e.op, domain=e.domain, version=GEN_VERSION, unavailable=unavailable)(gen)
+        registry.register(e.op, domain=e.domain, version=GEN_VERSION, unavailable=unavailable, family=family)(gen)
         registry.register_strategy(e.op, domain=e.domain)(strat)
 
 

@@ -1159,4 +1159,4 @@ UNIQUE = Entry(
 
 ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND, ONE_HOT, NON_ZERO, COMPRESS,
                   UNIQUE)
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="indexing")

@@ -379,4 +379,4 @@ ENTRY = Entry(
     notes={17: "Mean/InvStdDev of type U = stash_type; stage one in U, stage two in T"},
 )
 ENTRIES = (ENTRY,)
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="layer normalization")

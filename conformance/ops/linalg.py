@@ -832,4 +832,4 @@ EINSUM = Entry(
 )
 
 ENTRIES = (MATMUL, GEMM, MATMUL_INTEGER, EINSUM, DET)
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="linalg")

@@ -268,4 +268,4 @@ ENTRIES = [
     Entry("BitwiseNot", bitwise_not),
 ]
 
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="logical")

@@ -905,4 +905,4 @@ def _skip_entry(simplified: bool) -> Entry:
 
 
 ENTRIES = (GROUP, INSTANCE, LRN, LP, MVN, RMS, SLN, _skip_entry(False), _skip_entry(True))
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="normalization")

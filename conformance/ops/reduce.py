@@ -2174,4 +2174,4 @@ ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry
            _norm_entry("ReduceL2", reduce_l2, l2_tolerance, {"wide": _elementwise(_wide_l2),
                                                              "special": _rowwise(_l2_special)},
                        {"int": _rowwise(_l2_small_ints), "int-extremes": _rowwise(_l2_ints)}, _l2_contested))
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="reduce")

@@ -1119,4 +1119,4 @@ PAD = Entry(
 
 
 ENTRIES = (RESHAPE, TRANSPOSE, CONCAT, SQUEEZE, UNSQUEEZE, FLATTEN, SPLIT, EXPAND, TILE, SLICE, PAD)
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="shape")

@@ -131,4 +131,4 @@ def _entry(op: str) -> Entry:
 
 
 ENTRIES = tuple(_entry(op) for op in ref.OPS)
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="softmax")

@@ -204,4 +204,4 @@ ENTRIES += [
                  Attrs({"min": 1.0, "max": 2.0}))),
 ]
 
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="unary")

@@ -278,4 +278,4 @@ ENTRIES = [
           notes={16: "bfloat16"}),
 ]
 
-register_entries(ENTRIES)
+register_entries(ENTRIES, family="variadic")
