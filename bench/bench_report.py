@@ -9,7 +9,10 @@ For a synthetic results document of N cases (tests/synthetic.py) this prints:
     longest main-thread task while loading, and the time each of a series of filter
     changes takes from the event to the next painted frame, plus a scroll.
 
-Usage: python bench/bench_report.py [--cases 100000] [--seed 0] [--keep DIR] [--no-browser]
+The operators are the real operator table's (every operator, in its family) unless
+``--ops synthetic`` asks for the dozen fixed names of tests/synthetic.py.
+
+Usage: python bench/bench_report.py [--cases 100000] [--seed 0] [--ops table|synthetic] [--keep DIR] [--no-browser]
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the package, and the test helpers browser.py and synthetic.py
 
 from browser import Browser, missing  # noqa: E402
-from synthetic import synthetic_results  # noqa: E402
+from synthetic import OPS, synthetic_results  # noqa: E402
 
 from conformance.reports.html import render_html  # noqa: E402
 
@@ -99,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=100_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ops", choices=("table", "synthetic"), default="table",
+                    help="operators of the cases: the real operator table (default) or synthetic.OPS")
     ap.add_argument("--keep", help="write results.json and report.html into this directory (kept)")
     ap.add_argument("--no-browser", action="store_true", help="skip the Chromium measurements")
     args = ap.parse_args(argv)
@@ -106,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-report-"))
     tmp.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
-    doc = synthetic_results(args.cases, args.seed)
-    print(f"synthetic document: {args.cases} cases in {time.perf_counter() - t:.2f} s")
+    doc = synthetic_results(args.cases, args.seed, ops="table" if args.ops == "table" else OPS)
+    print(f"synthetic document: {args.cases} cases, {len(doc['suite']['ops'])} operators, "
+          f"in {time.perf_counter() - t:.2f} s")
     rpath = tmp / "results.json"
     t = time.perf_counter()
     rpath.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

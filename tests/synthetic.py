@@ -5,6 +5,11 @@ any size whose records look like real ones: ids with a content-hash suffix, a do
 tags per case, one to five outputs with tolerance records, outcomes in realistic
 proportions, messages with numbers in them (mostly distinct), and a few hostile
 messages (markup, quotes, control characters).
+
+``ops="table"`` (or :func:`table_ops`) uses the real operator table
+(:func:`conformance.registry.available_ops`, every operator, each in its family from
+:func:`conformance.registry.family`), so a report of the whole suite can be built
+without running it; the document then carries ``suite.families`` as a real run's does.
 """
 
 from __future__ import annotations
@@ -36,9 +41,22 @@ def _ratio(rng: random.Random, dtype: str) -> float:
     return min(1.0, 10 ** rng.uniform(lo, 0))
 
 
+def table_ops() -> tuple[list[str], dict[str, str]]:
+    """The real operator table: ``(operator names, {op type: family})`` from the registry."""
+    from conformance import registry
+
+    names = registry.available_ops()
+    fams = {}
+    for name in names:
+        domain, _, op = name.rpartition(":")
+        fams[op] = registry.family(op, domain)
+    return names, fams
+
+
 def synthetic_case(rng: random.Random, k: int, ops=OPS) -> dict:
-    """One synthetic case record (see :mod:`conformance.results`)."""
-    op = ops[k % len(ops)]
+    """One synthetic case record (see :mod:`conformance.results`); operator ``ops[k % len(ops)]``
+    (a ``domain:Op`` name gives the record that domain)."""
+    domain, _, op = ops[k % len(ops)].rpartition(":")
     dtype = rng.choice(DTYPES)
     outcome = rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()))[0]
     rank = rng.randint(1, 5)
@@ -90,13 +108,23 @@ def synthetic_case(rng: random.Random, k: int, ops=OPS) -> dict:
         phase, message = "", "skipped: not selected"
     if k % 997 == 0:
         message = HOSTILE[(k // 997) % len(HOSTILE)] + " " + message
-    return {"id": cid, "op": op, "domain": "", "since_version": opset, "opset": opset, "tags": tags,
+    return {"id": cid, "op": op, "domain": domain, "since_version": opset, "opset": opset, "tags": tags,
             "outcome": outcome, "message": message, "phase": phase, "outputs": outputs, "expect_error": None,
             "duration_s": round(rng.uniform(0.0005, 0.05), 6)}
 
 
-def synthetic_results(n: int, seed: int = 0, ops=OPS) -> dict:
-    """A results document with ``n`` synthetic cases (deterministic for a given ``seed``)."""
+def synthetic_results(n: int, seed: int = 0, ops=OPS, families: dict[str, str] | None = None) -> dict:
+    """A results document with ``n`` synthetic cases (deterministic for a given ``seed``).
+
+    ``ops``: operator names, cases spread round-robin over them; ``"table"`` for the real
+    operator table (:func:`table_ops`, which also gives ``families``).  ``families``
+    (``{op type: family}``) is written to ``suite.families`` when given; without it the
+    document has no such key, as results written before it existed.
+    """
+    if isinstance(ops, str) and ops == "table":
+        ops, table_families = table_ops()
+        families = table_families if families is None else families
+    ops = tuple(ops)
     rng = random.Random(seed)
     cases = [synthetic_case(rng, k, ops) for k in range(n)]
     summary = {o: 0 for o in OUTCOMES}
@@ -107,7 +135,8 @@ def synthetic_results(n: int, seed: int = 0, ops=OPS) -> dict:
         "format": "onnx-conformance-results/1",
         "suite": {"seed": seed, "ops": list(ops), "generators": {op: "synthetic@1" for op in ops},
                   "versions": {"onnx-conformance": "0.1.0", "onnx": "1.17.0", "numpy": "2.0.0"},
-                  "content_hash": h, "n_cases": n, "source": "synthetic"},
+                  "content_hash": h, "n_cases": n, "source": "synthetic",
+                  **({"families": dict(sorted(families.items()))} if families is not None else {})},
         "backend": {"backend": "synthetic", "synthetic": "1.0", "providers": ["CPUExecutionProvider"]},
         "run": {"backend_spec": "synthetic.backend:Backend", "backend_options": {"device": "CPU"}, "bundle": None,
                 "ops": list(ops), "seed": seed, "match": None, "argv": ["run", "--backend", "synthetic.backend:Backend"]},
