@@ -96,15 +96,17 @@ def test_report_in_chromium(browser, tmp_path):
     page = browser.open(path.as_uri())
     _wait_ready(page)
 
-    # the matrix renders, with a coloured, linked cell per (op, dtype)
-    cells = page.eval("[...document.querySelectorAll('#dtype-matrix td.cell a')].map(a => a.getAttribute('href'))")
+    # the matrix renders, with a coloured, linked cell per (op, dtype), operator rows grouped by family
+    cells = page.eval("[...document.querySelectorAll('#dtype-matrix tr.op td.cell a')].map(a => a.getAttribute('href'))")
     ops = {c["op"] for c in doc["cases"]}
     assert len(cells) == len(ops) * 4
     assert page.eval("getComputedStyle(document.querySelector('#dtype-matrix td.cell')).backgroundColor") \
         not in ("rgba(0, 0, 0, 0)", "transparent")
-    # the accuracy plots (SVG data URIs) decode and are allowed by the page's policy
-    assert page.eval("[...document.querySelectorAll('figure.acc img')].every(i => i.complete && i.naturalWidth > 0)")
-    assert page.eval("document.querySelectorAll('figure.acc img').length") == len(ops)
+    # the accuracy histograms are inline SVG, drawn at their size (no image to load)
+    assert page.eval("document.querySelectorAll('#accuracy-table tr.famrow svg.hist').length") >= 1
+    assert page.eval("document.querySelectorAll('#accuracy-table svg.hist rect').length") > len(ops)
+    assert page.eval("document.querySelectorAll('img').length") == 0
+    assert page.eval("document.querySelector('#accuracy-table tr.famrow svg.hist').getBoundingClientRect().width") > 100
 
     # by default the list shows the cases that did not pass; filters narrow it
     n_bad = sum(c["outcome"] != "pass" for c in doc["cases"])
@@ -122,14 +124,25 @@ def test_report_in_chromium(browser, tmp_path):
     assert f"op={op}" in page.eval("location.hash") and "oc=fail" in page.eval("location.hash")
 
     # clicking a matrix cell lists that cell's cases (every outcome)
-    page.eval("document.querySelector('#dtype-matrix a[href*=\"dtype=float16\"]').click()")
+    page.eval("document.querySelector('#dtype-matrix tr.op a[href*=\"dtype=float16\"]').click()")
     time.sleep(0.1)
-    first_op = page.eval("document.querySelector('#dtype-matrix tbody th').textContent")
+    first_op = page.eval("document.querySelector('#dtype-matrix tr.op th').textContent")
     want = sum(c["op"] == first_op and c["tags"]["dtype"] == "float16" for c in doc["cases"])
     assert _count(page) == want
     assert page.eval("document.getElementById('f-op').value") == first_op
     assert page.eval("document.getElementById('f-dt').value") == "float16"
     assert page.eval("document.getElementById('f-oc').value") == "all"
+    # a family's cell lists the cases of all its operators, through the family filter
+    fam = page.eval("document.querySelector('#dtype-matrix tbody.fam').dataset.family")
+    fam_ops = set(page.eval(f"[...document.querySelectorAll('#dtype-matrix tbody.fam[data-family=\"{fam}\"] tr.op th')]"
+                            ".map(t => t.textContent)"))
+    assert fam_ops and fam_ops <= ops
+    page.eval(f"document.querySelector('#dtype-matrix tbody.fam[data-family=\"{fam}\"] tr.famrow a[href*=\"dtype=double\"]').click()")
+    time.sleep(0.1)
+    assert page.eval("document.getElementById('f-fam').value") == fam
+    assert page.eval("document.getElementById('f-op').value") == ""
+    assert _count(page) == sum(c["op"] in fam_ops and c["tags"]["dtype"] == "double" for c in doc["cases"])
+    assert {r[1] for r in _rows(page)} <= fam_ops
 
     # search finds the hostile message; the drill-down shows it as text and nothing ran
     page.run("document.getElementById('f-reset').click()")
@@ -192,3 +205,59 @@ def test_large_report_is_interactive_quickly(browser, tmp_path):
     print(f"20k cases: {path.stat().st_size / 1e6:.1f} MB, ready {ready:.2f} s, two filters {filter_s * 1000:.0f} ms")
     assert ready < 8 and filter_s < 2
     assert page.console_errors() == []
+
+
+def test_family_summary_is_on_the_first_screen_of_the_whole_suite(browser, tmp_path):
+    """The report of the whole suite (synthetic results over the real operator table: every
+    operator, about 28,700 cases, a realistic outcome mix) at 1280x800: the family summary is
+    on the first screen, lists every family of the table, and a family expands to its operators."""
+    from conformance import registry
+
+    doc = synthetic_results(28_700, seed=5, ops="table")
+    table = {}  # {op type: family} of the operator table
+    for name in registry.available_ops():
+        domain, _, op = name.rpartition(":")
+        table[op] = registry.family(op, domain)
+    assert {c["op"] for c in doc["cases"]} == set(table)  # every operator of the table has cases
+    path = write_html(doc, tmp_path / "suite.html")
+    shot = tmp_path / "first-screen.png"
+    driver = browser.driver
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    try:
+        page = browser.open(path.as_uri())
+        _wait_ready(page)
+        page.screenshot(shot)
+        where = f"(screenshot: {shot})"
+        assert page.eval("[window.innerWidth, window.innerHeight]") == [1280, 800], where
+        box = page.eval("(() => { const r = document.getElementById('family-summary').getBoundingClientRect();"
+                        " return {top: r.top, height: r.height}; })()")
+        assert box["height"] > 0 and 0 <= box["top"] < 800, (box, where)
+        rows = page.eval("[...document.querySelectorAll('#family-summary details.fam > summary')].map(s => {"
+                         " const r = s.getBoundingClientRect(); return [s.parentElement.dataset.family, r.top, r.bottom,"
+                         " s.querySelector('.name').textContent]; })")
+        # every family of the table, in order, and the first rows visible without scrolling
+        assert [r[0] for r in rows] == sorted(set(table.values()), key=lambda f: (f == "other", f)), where
+        assert all(r[0] == r[3] for r in rows), where
+        visible = [r for r in rows if r[2] <= 800]
+        assert len(visible) >= 3 and rows[0][1] >= box["top"], (rows[:4], where)
+        # expanding one family shows its operators' rows, in its own block (checkVisibility: a closed
+        # <details> hides its content with content-visibility, which getClientRects does not see)
+        fam = "normalization"
+        sel = f"#family-summary details.fam[data-family=\"{fam}\"]"
+        shown = f"[...document.querySelectorAll('{sel} .frow.op')].filter(e => e.checkVisibility()).length"
+        assert page.eval(shown) == 0, where
+        page.run(f"document.querySelector('{sel} > summary').click()")
+        names = page.eval(f"[...document.querySelectorAll('{sel} .frow.op')].filter(e => e.checkVisibility())"
+                          ".map(e => e.querySelector('.name').textContent)")
+        assert names == sorted(op for op, f in table.items() if f == fam), where
+        # the matrices' family rows expand the same way
+        tb = f"#dtype-matrix tbody.fam[data-family=\"{fam}\"]"
+        ops_shown = f"[...document.querySelectorAll('{tb} tr.op')].filter(e => e.checkVisibility()).length"
+        assert page.eval(ops_shown) == 0
+        page.run(f"document.querySelector('{tb} button.tog').click()")
+        assert page.eval(ops_shown) == len(names)
+        assert page.eval(f"document.querySelector('{tb} button.tog').getAttribute('aria-expanded')") == "true"
+        assert page.console_errors() == [], where
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

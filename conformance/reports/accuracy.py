@@ -1,17 +1,17 @@
 """Accuracy of passing cases: measured error relative to tolerance, per operator and dtype.
 
 Every output of every case records ``ratio``: the error at the worst element divided by
-the tolerance there (``<= 1`` passes, 0 is bit-exact).  For each operator this module
-draws, with matplotlib, one histogram per dtype of ``log10(ratio)`` over the outputs of
-passing cases, with a separate bar for exact results, and returns it as an SVG
-``data:`` URI for an ``<img>`` (no script, nothing the page must fetch).  The SVG keeps
-its text as text and carries no date, so the same results give the same bytes.
+the tolerance there (``<= 1`` passes, 0 is bit-exact).  For each operator and dtype this
+module counts, over the outputs of passing cases, how many were exact and how many fall
+in each bin of ``log10(ratio)`` (:data:`PER_DECADE` bins per decade from 10**:data:`LOG_MIN`
+to 1), with the numbers n / exact / median / 99th percentile / max beside them.  The page
+draws each histogram as a small inline SVG of ``<rect>`` elements from these counts
+(:func:`bars`: geometry computed here, written by the template; no plotting library, no
+script), so the same results give the same bytes.  Families aggregate their operators.
 """
 
 from __future__ import annotations
 
-import base64
-import io
 import math
 from collections import defaultdict
 
@@ -19,13 +19,16 @@ import numpy as np
 
 from .common import dtype_key, dtype_of
 
-#: Histogram range in log10(ratio): ratios below 10**LOG_MIN are drawn in the first bin.
+#: Histogram range in log10(ratio): ratios below 10**LOG_MIN are counted in the first bin.
 LOG_MIN, LOG_MAX = -8, 0
 #: Bins per decade.
 PER_DECADE = 2
 
-_BAR = "#3b7dd8"
-_EXACT = "#7aa95c"
+#: Geometry of one histogram, in SVG user units (CSS pixels): the exact bar, then the bins.
+WIDTH, HEIGHT = 216, 22
+EXACT_W = 12
+BIN_X0 = 32
+BIN_W = (WIDTH - BIN_X0 - 4) / ((LOG_MAX - LOG_MIN) * PER_DECADE)
 
 
 def collect(cases: list[dict]) -> dict[tuple[str, str], np.ndarray]:
@@ -36,22 +39,24 @@ def collect(cases: list[dict]) -> dict[tuple[str, str], np.ndarray]:
             continue
         for o in c.get("outputs") or ():
             r = o.get("ratio")
-            if isinstance(r, (int, float)) and math.isfinite(r):
-                acc[(c.get("op", ""), dtype_of(c))].append(float(r))
+            if isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r):
+                acc[(str(c.get("op", "")), dtype_of(c))].append(float(r))
     return {k: np.asarray(v, dtype=np.float64) for k, v in acc.items()}
 
 
-def stats(ratios: dict[tuple[str, str], np.ndarray]) -> list[dict]:
-    """Per ``(op, dtype)``: number of outputs, how many were exact, median, 99th percentile and maximum ratio."""
-    rows = []
-    for (op, dt), r in sorted(ratios.items(), key=lambda kv: (kv[0][0], dtype_key(kv[0][1]))):
-        rows.append({
-            "op": op, "dtype": dt, "n": int(r.size), "exact": int((r == 0).sum()),
+def _stat(r: np.ndarray) -> dict:
+    return {"n": int(r.size), "exact": int((r == 0).sum()),
             "median": float(np.median(r)) if r.size else None,
             "p99": float(np.quantile(r, 0.99)) if r.size else None,
-            "max": float(r.max()) if r.size else None,
-        })
-    return rows
+            "max": float(r.max()) if r.size else None}
+
+
+def stats(ratios: dict[tuple[str, str], np.ndarray]) -> list[dict]:
+    """Per ``(op, dtype)``, sorted by operator then dtype: ``op``, ``dtype``, ``n`` (outputs),
+    ``exact`` (ratio 0), ``median``, ``p99`` (99th percentile) and ``max`` of the ratios
+    (``None`` when there are none)."""
+    return [{"op": op, "dtype": dt, **_stat(r)}
+            for (op, dt), r in sorted(ratios.items(), key=lambda kv: (kv[0][0], dtype_key(kv[0][1])))]
 
 
 def _edges() -> np.ndarray:
@@ -59,7 +64,8 @@ def _edges() -> np.ndarray:
 
 
 def histogram(r: np.ndarray) -> tuple[int, np.ndarray]:
-    """``(exact count, counts per log10 bin)``; ratios below the range go to the first bin."""
+    """``(exact count, counts per log10 bin)`` of the ratios ``r``: :data:`PER_DECADE` bins per
+    decade over ``[LOG_MIN, LOG_MAX]``; ratios below the range go to the first bin."""
     exact = int((r == 0).sum())
     nz = r[r > 0]
     logs = np.clip(np.log10(nz), LOG_MIN, LOG_MAX) if nz.size else nz
@@ -67,78 +73,85 @@ def histogram(r: np.ndarray) -> tuple[int, np.ndarray]:
     return exact, counts
 
 
-def figure_svg(op: str, per_dtype: list[tuple[str, np.ndarray]]) -> str:
-    """One figure for ``op``: a row per dtype with a bar for exact results and a histogram of log10(ratio).
-
-    Bar heights are ``log(1 + count)`` scaled to the largest bin of the figure, so a single
-    output far from the rest stays visible next to thousands of exact ones; the numbers
-    beside each row give n, exact, median and max.
-
-    Returns:
-        The SVG document as text.
-    """
-    import matplotlib
-    from matplotlib.figure import Figure
-
-    rc = {"svg.fonttype": "none", "svg.hashsalt": "onnx-conformance", "font.size": 8,
-          "axes.spines.top": False, "axes.spines.right": False, "axes.spines.left": False}
-    edges = _edges()
-    width = edges[1] - edges[0]
-    exact_x = LOG_MIN - 1.0  # the exact bar sits one decade left of the histogram
-    hists = [(dt, r, *histogram(r)) for dt, r in per_dtype]
-    top = max([max(e, int(c.max()) if c.size else 0) for _, _, e, c in hists] + [1])
-    scale = 0.82 / math.log1p(top)
-    n = len(hists)
-    with matplotlib.rc_context(rc):
-        h_in = 0.75 + 0.42 * n
-        fig = Figure(figsize=(8.0, h_in))
-        ax = fig.add_axes((0.12, 0.55 / h_in, 0.70, 1 - 0.85 / h_in))
-        for j, (_dt, r, exact, counts) in enumerate(hists):
-            y0 = n - 1 - j
-            ax.axhline(y0, color="#d0d0d0", lw=0.6, zorder=1)
-            if exact:
-                ax.bar([exact_x], [math.log1p(exact) * scale], bottom=y0, width=width * 1.6, color=_EXACT,
-                       align="center", zorder=2)
-            nz = counts > 0
-            if nz.any():
-                ax.bar(edges[:-1][nz], np.log1p(counts[nz]) * scale, bottom=y0, width=width * 0.92, color=_BAR,
-                       align="edge", zorder=2)
-            med = float(np.median(r)) if r.size else float("nan")
-            mx = float(r.max()) if r.size else float("nan")
-            ax.text(1.01, (y0 + 0.35) / n, f"n={r.size} exact={exact}\nmedian={med:.2g} max={mx:.2g}",
-                    transform=ax.transAxes, ha="left", va="center", fontsize=7, color="#333", family="monospace")
-        ax.axvline(0, color="#c0392b", lw=1, ls="--", zorder=3)
-        ax.set_ylim(-0.08, n)
-        ax.set_yticks([n - 1 - j + 0.3 for j in range(n)], [h[0] for h in hists], fontsize=9, fontweight="bold")
-        ax.tick_params(axis="y", length=0)
-        ticks = [exact_x] + list(range(LOG_MIN, LOG_MAX + 1))
-        labels = ["0 (exact)"] + [f"\u2264 1e{LOG_MIN}"] + [f"1e{k}" for k in range(LOG_MIN + 1, LOG_MAX)] + ["1 (limit)"]
-        ax.set_xticks(ticks, labels)
-        ax.set_xlim(exact_x - 0.6, LOG_MAX + 0.3)
-        ax.set_xlabel("error / tolerance at the worst element; bar height ~ log(1 + number of outputs)")
-        fig.text(0.01, 1 - 0.12 / h_in, op, fontsize=10, fontweight="bold", va="top")
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    return buf.getvalue()
+def _bin_label(j: int) -> str:
+    """The range of err/tol in bin ``j`` as text (the first bin also holds the ratios below the range)."""
+    lo = LOG_MIN + j / PER_DECADE
+    hi = lo + 1 / PER_DECADE
+    return f"{'(0' if j == 0 else f'[1e{lo:g}'}, {'1]' if hi >= LOG_MAX else f'1e{hi:g})'}"
 
 
-def data_uri(svg: str) -> str:
-    """An SVG document as a ``data:image/svg+xml;base64,...`` URI."""
-    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
+def bars(exact: int, counts) -> list[dict]:
+    """The rectangles of one histogram (:data:`WIDTH` x :data:`HEIGHT` user units).
 
-
-def accuracy_section(cases: list[dict]) -> dict:
-    """Everything the report's accuracy section needs.
+    Bar heights are ``log(1 + count)`` scaled to the row's largest bar, so a single output
+    far from the rest stays visible next to thousands of exact ones.
 
     Returns:
-        ``{"figures": [{"op", "uri"}], "stats": [...]}`` (see :func:`stats`).
+        ``[{"x", "y", "w", "h" (text, 1 decimal), "n" (outputs), "what" (the bin, as text),
+        "kind" ("exact" or "bin")}]``, empty bins left out.
     """
+    counts = [int(k) for k in counts]
+    top = max([exact, *counts, 1])
+    scale = (HEIGHT - 2) / math.log1p(top)
+    out = []
+
+    def rect(x, w, n, what, kind):
+        h = max(1.0, math.log1p(n) * scale)
+        out.append({"x": f"{x:.1f}", "y": f"{HEIGHT - h:.1f}", "w": f"{w:.1f}", "h": f"{h:.1f}", "n": n,
+                    "what": what, "kind": kind})
+
+    if exact:
+        rect(0, EXACT_W, exact, "exact", "exact")
+    for j, n in enumerate(counts):
+        if n:
+            rect(BIN_X0 + j * BIN_W + 0.5, BIN_W - 1, n, _bin_label(j), "bin")
+    return out
+
+
+def axis() -> dict:
+    """The histogram axis for the table header: ``{"width", "height", "limit_x", "ticks": [(x, label)]}``
+    (x in the same user units as :func:`bars`)."""
+    ticks = [(f"{EXACT_W / 2:.1f}", "0")]
+    for k in range(LOG_MIN, LOG_MAX + 1, 2):
+        x = BIN_X0 + (k - LOG_MIN) * PER_DECADE * BIN_W
+        ticks.append((f"{x:.1f}", "1" if k == 0 else f"1e{k}"))
+    return {"width": WIDTH, "height": HEIGHT, "limit_x": f"{BIN_X0 + (LOG_MAX - LOG_MIN) * PER_DECADE * BIN_W:.1f}",
+            "ticks": ticks}
+
+
+def _row(r: np.ndarray, **extra) -> dict:
+    exact, counts = histogram(r)
+    return {**extra, **_stat(r), "bars": bars(exact, counts)}
+
+
+def accuracy_section(cases: list[dict], families: dict[str, str] | None = None) -> dict:
+    """Everything the report's accuracy section needs, grouped by family.
+
+    Args:
+        cases: case records of a results document.
+        families: ``{op type: family}`` (:func:`conformance.reports.families.op_families`);
+            operators missing there are in ``"other"``; ``None`` puts every operator in ``"other"``.
+
+    Returns:
+        ``{"families": [{"name", "n_ops", "row", "ops": [{"op", "rows": [row]}]}], "stats": [...],
+        "axis": axis()}``; ``row`` is ``{"n", "exact", "median", "p99", "max", "bars"}`` over the
+        family's outputs (see :func:`stats` and :func:`bars`), and each operator's rows carry
+        ``dtype`` as well; ``stats`` is :func:`stats` (flat, per operator and dtype).
+    """
+    from .families import OTHER, family_sort_key
+
+    families = families or {}
     ratios = collect(cases)
-    by_op: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
+    by_fam: dict[str, dict[str, list[tuple[str, np.ndarray]]]] = defaultdict(lambda: defaultdict(list))
     for (op, dt), r in ratios.items():
-        by_op[op].append((dt, r))
-    figures = []
-    for op in sorted(by_op):
-        rows = sorted(by_op[op], key=lambda t: dtype_key(t[0]))
-        figures.append({"op": op, "uri": data_uri(figure_svg(op, rows))})
-    return {"figures": figures, "stats": stats(ratios)}
+        by_fam[families.get(op, OTHER)][op].append((dt, r))
+    out = []
+    for fam in sorted(by_fam, key=family_sort_key):
+        ops = []
+        parts = []
+        for op in sorted(by_fam[fam]):
+            rows = [_row(r, dtype=dt) for dt, r in sorted(by_fam[fam][op], key=lambda t: dtype_key(t[0]))]
+            parts += [r for _, r in by_fam[fam][op]]
+            ops.append({"op": op, "rows": rows})
+        out.append({"name": fam, "n_ops": len(ops), "row": _row(np.concatenate(parts)), "ops": ops})
+    return {"families": out, "stats": stats(ratios), "axis": axis()}

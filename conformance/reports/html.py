@@ -2,26 +2,38 @@
 
 The page (jinja2, autoescaped everywhere; backend messages can contain anything) shows:
 
-* a headline: backend and environment, suite identity (version, seed, content hash),
-  counts per outcome and the score, defined on the page (:func:`conformance.reports.common.score`);
+* a headline: backend, suite identity (operators and families, seed, content hash, depth:
+  ``smoke`` says the run was a representative subset), counts per outcome and the score,
+  defined on the page (:func:`conformance.reports.common.score`);
+* the family summary: one row per operator family (:mod:`conformance.reports.families`) with
+  its operator and case counts, score, a stacked outcome bar and its most frequent problems;
+  each row expands (``<details>``) to its operators' rows;
 * the most frequent problems: non-passing cases grouped by outcome and message
   (:func:`top_problems`), each group linking to its cases;
 * matrices, coloured by the worst outcome in each cell: operator x dtype and operator x
-  feature (:data:`conformance.reports.common.FEATURES`); each cell links to its cases;
-* coverage: per operator version, the schema's type combinations the suite covers, each
-  with this backend's outcomes, and the ones it misses (:mod:`conformance.reports.coverage_view`);
-* accuracy: per operator and dtype, the distribution of measured error / tolerance over
-  passing cases, drawn by matplotlib (:mod:`conformance.reports.accuracy`) as inline SVG images;
-* every case, in a list that filters by operator, dtype, outcome, feature and free
+  feature (:data:`conformance.reports.common.FEATURES`), grouped by family: a family row
+  (its operators' counts summed) expands to the operator rows; each cell links to its cases;
+* coverage: per family, then per operator version, the schema's type combinations the suite
+  covers, each with this backend's outcomes, and the ones it misses
+  (:mod:`conformance.reports.coverage_view`);
+* accuracy: per family, then per operator and dtype, the distribution of measured error /
+  tolerance over passing cases, as small inline SVG histograms drawn from pre-aggregated
+  bin counts (:mod:`conformance.reports.accuracy`);
+* every case, in a list that filters by family, operator, dtype, outcome, feature and free
   text, with a drill-down (tags, attributes and input shapes when the bundle's manifest
   is at hand, expected vs actual at the worst element, the message, and the command
   that reproduces the case).
 
+Everything is computed from the results document alone; the bundle the run used (its
+manifest, its models) only adds input shapes and attributes to the drill-down, and the page
+renders without it.
+
 The case records travel as one JSON document in ``<script type="application/json">``
 (columnar, strings interned, ``<``, ``>`` and ``&`` written as ``\\u003c``... so that no
 text can close the script element), and the list is drawn lazily by a small vanilla
-script (only the visible rows exist in the DOM), so 100,000 cases stay responsive.
-Nothing is fetched from the network.
+script (only the visible rows exist in the DOM), so 100,000 cases stay responsive.  The
+same script expands and collapses the family rows of the matrices.  Nothing is fetched
+from the network, and the same results give the same bytes.
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ from markupsafe import Markup
 
 from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, feature_value, fmt_value,
                      outcome_cell, outcome_rank, repro_prefix, score, summarize, value_key, worst_outcome)
+from .families import OTHER, family_sort_key, family_summary, group_matrix, op_families
 
 __all__ = ["ORDER", "SEVERITY", "matrix", "data_matrix", "page_matrix", "worst_outcome", "case_data", "json_for_script",
            "render_html", "write_html", "load_manifest", "decode_ids", "top_problems"]
@@ -305,12 +318,15 @@ def _json_safe(v):
     return str(v)
 
 
-def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None) -> dict:
+def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None,
+              families: dict[str, str] | None = None) -> dict:
     """The case records of ``doc`` in the compact, columnar form the page's script reads.
 
     Layout (every list under ``c``, ``tags.col`` and ``feat.col`` has one entry per case)::
 
         {"n": cases, "outcomes", "ops", "dtypes", "phases", "strings": interned texts,
+         "families": family names (:func:`conformance.reports.families.family_sort_key` order),
+         "opfam": per entry of "ops", the index of its family in "families",
          "c": {"idp", "ids" (ids front-coded: id[i] = id[i-1][:idp[i]] + ids[i], see decode_ids),
                "op", "dt", "oc", "msg", "ph", "ov" (opset), "sv" (since_version),
                "dur" (milliseconds), "out", ["xe", "io", "at"]},
@@ -324,7 +340,8 @@ def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Path
     worst_index, expected_at_worst, actual_at_worst]`` otherwise (texts as indexes
     into ``strings``; non-finite numbers as strings).  With the bundle's ``manifest``,
     names, dtypes and shapes of inputs and outputs are added for non-passing cases
-    (``io``); with ``bundle_dir``, their model attributes (``at``).
+    (``io``); with ``bundle_dir``, their model attributes (``at``).  ``families`` is
+    ``{op type: family}`` (default :func:`conformance.reports.families.op_families` of ``doc``).
 
     Cases are ordered worst outcome first, then by operator and id.
     """
@@ -440,10 +457,15 @@ def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Path
         if all(v == empty for v in col[k]):
             del col[k]
     tkeys = sorted(tag_vals)
+    if families is None:
+        families = op_families(doc)
+    fam_names = sorted({families.get(o, OTHER) for o in ops.items}, key=family_sort_key)
     return {
         "n": n,
         "outcomes": outcomes,
         "ops": ops.items,
+        "families": fam_names,
+        "opfam": [fam_names.index(families.get(o, OTHER)) for o in ops.items],
         "dtypes": dtypes.items,
         "dtype_order": sorted(dtypes.items, key=dtype_key),
         "phases": phases.items,
@@ -506,20 +528,23 @@ def _render(doc: dict, manifest: dict | None, bundle_dir) -> str:
     total = len(cases)
     order = [o for o in summary if summary[o]]
     order.sort(key=outcome_rank)
-    data = case_data(doc, manifest, bundle_dir)
-    dtype_matrix = page_matrix(data_matrix(data, "dtype"), order)
+    fams = op_families(doc)
+    data = case_data(doc, manifest, bundle_dir, fams)
+    dtype_matrix = group_matrix(data_matrix(data, "dtype"), order, fams)
     features = []
     for key, title, expl in FEATURES:
-        fm = page_matrix(data_matrix(data, key), order, feature=True)
+        fm = group_matrix(data_matrix(data, key), order, fams, feature=True)
         if fm:
             fm.update(key=key, title=title, explanation=expl)
             features.append(fm)
     from .accuracy import accuracy_section
     from .coverage_view import coverage_rows
 
+    accuracy = accuracy_section(cases, fams)
     env = _env()
     suite = {"seed": None, "ops": [], "content_hash": None, "n_cases": None, "source": None, "versions": {},
              "generators": {}, **(doc.get("suite") or {})}
+    depth = str(suite.get("depth") or "full")
     manifest_hash = manifest.get("content_hash") if manifest else None
     backend = doc.get("backend") or {}
     script = _static(env, "report.js.j2")
@@ -544,10 +569,14 @@ def _render(doc: dict, manifest: dict | None, bundle_dir) -> str:
         bad=[o for o in BAD if summary.get(o)],
         stored_summary_differs=bool(doc.get("summary")) and any(
             doc["summary"].get(o, 0) != summary.get(o, 0) for o in set(doc["summary"]) | set(summary)),
+        depth=depth,
+        n_families=len(data["families"]),
+        family_rows=family_summary(cases, fams, order),
         dm=dtype_matrix,
         features=features,
-        accuracy=accuracy_section(cases),
-        coverage=coverage_rows(doc.get("coverage"), list(ORDER)),
+        accuracy=accuracy,
+        acc_axis=accuracy["axis"],
+        coverage=coverage_rows(doc.get("coverage"), list(ORDER), fams),
         problems=top_problems(cases),
         stale_xfails=[str(e) for e in ((doc.get("expected_failures") or {}).get("stale") or [])],
         xfail_file=(doc.get("expected_failures") or {}).get("file"),
