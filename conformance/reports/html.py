@@ -52,10 +52,10 @@ import jinja2
 from markupsafe import Markup
 
 from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, feature_value, fmt_value,
-                     outcome_cell, outcome_rank, repro_prefix, score, summarize, value_key, worst_outcome)
+                     outcome_rank, repro_prefix, score, summarize, value_key, worst_outcome)
 from .families import OTHER, family_sort_key, family_summary, group_matrix, op_families
 
-__all__ = ["ORDER", "SEVERITY", "matrix", "data_matrix", "page_matrix", "worst_outcome", "case_data", "json_for_script",
+__all__ = ["ORDER", "SEVERITY", "matrix", "data_matrix", "worst_outcome", "case_data", "json_for_script",
            "render_html", "write_html", "load_manifest", "decode_ids", "top_problems"]
 
 #: Non-passing cases whose input shapes (from the manifest) and model attributes (read from the
@@ -147,23 +147,6 @@ def data_matrix(data: dict, key: str = "dtype") -> dict:
     for (op, v, oc), k in Counter(zip(c["op"], col, c["oc"])).items():
         cells[(ops[op], names[v])][outcomes[oc]] += k
     return _assemble(cells, key)
-
-
-def page_matrix(m: dict, order: list[str], feature: bool = False) -> dict | None:
-    """A matrix (see :func:`matrix`) ready for the page: each cell's pass count, bar segments and colour.
-
-    With ``feature``, rows whose cases all lack the feature are left out (``None`` if no
-    row is left); the column :data:`conformance.reports.common.ABSENT` then holds the cases of a
-    listed operator without the feature.
-    """
-    rows = m["rows"]
-    if feature:
-        rows = [r for r in rows if any(k[0] == r and k[1] != ABSENT for k in m["cells"])]
-        if not rows:
-            return None
-    cols = [c for c in m["cols"] if any((r, c) in m["cells"] for r in rows)]
-    return {"rows": rows, "cols": cols,
-            "cells": {k: outcome_cell(v, order) for k, v in m["cells"].items() if k[0] in rows}}
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -508,6 +491,13 @@ def render_html(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Pa
             is used if it can be read.
         bundle_dir: the bundle directory, for the model attributes of non-passing cases
             (defaults to the recorded bundle when the manifest came from there).
+
+    The bundle is optional detail: when the recorded one is gone (or unreadable), the page is
+    rendered from ``doc`` alone, without input shapes and attributes in the drill-down.
+    Operators are grouped by family (:func:`conformance.reports.families.op_families`).
+
+    Returns:
+        The page as text (UTF-8 when written); the same ``doc`` (and bundle) gives the same text.
     """
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the render allocates millions of small containers and frees none of them early
@@ -592,7 +582,11 @@ def _render(doc: dict, manifest: dict | None, bundle_dir) -> str:
 
 def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
                bundle_dir: str | os.PathLike | None = None) -> Path:
-    """Render ``doc`` (see :func:`render_html`) and write it to ``path``."""
+    """Render ``doc`` (see :func:`render_html`) and write it to ``path`` (UTF-8); returns the path.
+
+    Raises:
+        OSError: ``path`` cannot be written.
+    """
     path = Path(path)
     path.write_text(render_html(doc, manifest, bundle_dir), encoding="utf-8")
     return path
