@@ -7,7 +7,8 @@ For a synthetic results document of N cases (tests/synthetic.py) this prints:
     chromedriver are installed): seconds from navigation until the case
     list is interactive (the page's script has parsed the data and drawn the list), the
     longest main-thread task while loading, and the time each of a series of filter
-    changes takes from the event to the next painted frame, plus a scroll.
+    changes takes from the event to the next painted frame, plus a scroll and expanding a
+    family's rows; the page's height and where the family summary starts (1280x800 viewport).
 
 The operators are the real operator table's (every operator, in its family) unless
 ``--ops synthetic`` asks for the dozen fixed names of tests/synthetic.py.
@@ -58,8 +59,11 @@ def _set(sel: str, value: str, event: str = "change") -> str:
 def measure_browser(html_path: Path, doc: dict) -> dict:
     """Open the report in headless Chromium and time loading and filtering (see module docstring)."""
     op = doc["cases"][0]["op"]
+    fam = (doc["suite"].get("families") or {}).get(op, "other")
     out: dict = {}
     with Browser(timeout=120) as b:
+        b.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                 {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
         b.driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": OBSERVE})
         t0 = time.perf_counter()
         page = b.open(html_path.resolve().as_uri())
@@ -75,6 +79,11 @@ def measure_browser(html_path: Path, doc: dict) -> dict:
         out["first_filter_ms"] = page.eval("window.__report.filterMs")
         time.sleep(0.5)  # let long tasks still running be observed
         out["longest_task_ms"] = page.eval("Math.max(0, ...window.__long)")
+        out["layout"] = page.eval(
+            "({height: document.documentElement.scrollHeight, viewport: window.innerHeight,"
+            " summaryTop: (document.getElementById('family-summary') || {getBoundingClientRect: () => ({top: NaN})})"
+            ".getBoundingClientRect().top,"
+            " sections: [...document.querySelectorAll('main > section')].map(s => [s.id, Math.round(s.getBoundingClientRect().height)])})")
         steps = [
             ("outcome = all", _set("f-oc", "all")),
             (f"operator = {op}", _set("f-op", op)),
@@ -86,6 +95,9 @@ def measure_browser(html_path: Path, doc: dict) -> dict:
             ("search 'axis=-1/outs=y,mean'", "const q = document.getElementById('f-q'); q.value = 'axis=-1/outs=Y,Mean';"
                                               " q.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'}));"),
             ("reset", "document.getElementById('f-reset').click();"),
+            (f"family = {fam}", _set("f-fam", fam) if fam else ""),
+            ("expand a family (dtype matrix)", "document.querySelector('#dtype-matrix button.tog').click();"),
+            ("expand all (accuracy)", "document.querySelector('#accuracy button.all[data-open=\"1\"]').click();"),
             ("scroll to the middle", "const l = document.getElementById('list'); l.scrollTop = l.scrollHeight / 2;"),
             ("select a row", "document.querySelector('#list .row').click();"),
         ]
@@ -139,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"chromium: interactive {m['wall_until_ready_s']:.2f} s after navigation "
                   f"(page script done at {m['page_ready_ms'] / 1000:.2f} s on the page clock; "
                   f"first filter {m['first_filter_ms']:.1f} ms); longest main-thread task {m['longest_task_ms']:.0f} ms")
+            lay = m["layout"]
+            print(f"  page height {lay['height']} px at a {lay['viewport']} px viewport (1280 wide); family summary at "
+                  f"{lay['summaryTop']:.0f} px; sections (px, families collapsed): "
+                  + ", ".join(f"{k} {v}" for k, v in lay["sections"]))
             for name, ms, fms, count in m["steps"]:
                 print(f"  {name:34s} {ms:7.1f} ms to the next frame (filter loop {fms:6.1f} ms)  -> {count}")
             print(f"  console errors: {m['console_errors'] or 'none'}")
