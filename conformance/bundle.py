@@ -89,7 +89,19 @@ def _case_entry(case: Case, rel: str) -> dict:
             for o in case.outputs
         ],
         "n_datasets": len(case.datasets),
+        "coverage": _analysis(case),
     }
+
+
+def _analysis(case: Case) -> dict:
+    """What the case's model exercises (:func:`conformance.coverage.analyse_case`, without the
+    id), measured when the bundle is written so that a run or ``coverage --bundle`` need not
+    read the models again; the model it describes is the one the case's content hash checks."""
+    from .analysis import analyse_case
+
+    a = analyse_case(case)
+    a.pop("id", None)
+    return a
 
 
 def prepare_out_dir(out: str | os.PathLike, force: bool, marker: str) -> Path:
@@ -134,17 +146,15 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        entries = []
+        lines = []
         for case in suite.cases:
             kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
             rel = f"{kind}/{case.dirname}"
             _write_case(case, tmp / rel)
-            entries.append(_case_entry(case, rel))
+            lines.append(_entry_line(_case_entry(case, rel)))
             if progress:
                 progress(case)
-        manifest = {"format": FORMAT, **suite.identity(), "cases": entries}
-        manifest["source"] = "generated"
-        _dump_json(manifest, tmp / "manifest.json")
+        _write_manifest(tmp / "manifest.json", lines, {**suite.identity(), "source": "generated"})
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -181,38 +191,44 @@ def _write_op(args: tuple[int, str, int, str]) -> tuple[str, list[tuple[str, str
             kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
             rel = f"{kind}/{case.dirname}"
             _write_case(case, Path(root) / rel)
-            f.write(json.dumps(_case_entry(case, rel), sort_keys=True, allow_nan=False) + "\n")
+            f.write(_entry_line(_case_entry(case, rel)) + "\n")
             keys.append((case.id, case.content_hash, case.expect_error is not None))
     info = registry.get(op)
-    return op, keys, {op: f"{info.name}@{info.version}"}
+    return op, keys, {op: f"{info.name}@{info.version}"}, {info.op: info.family}
 
 
-def _indented(obj, prefix: str) -> str:
-    """``json.dumps(obj, indent=1, sort_keys=True)`` as it appears nested under ``prefix``
-    indentation inside a larger document written by :func:`_dump_json` (JSON strings hold no
-    raw newlines, so re-indenting line by line is exact)."""
-    text = json.dumps(obj, indent=1, sort_keys=True, allow_nan=False)
-    return text.replace("\n", "\n" + prefix)
+def _entry_line(entry: dict) -> str:
+    """A case's manifest entry as it is written: one line of compact JSON, keys sorted."""
+    return json.dumps(entry, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def _stream_manifest(path: Path, entry_files: list[Path], identity: dict) -> None:
-    """Write ``{"format", **identity, "cases": [...]}`` to ``path`` with the bytes of
-    :func:`_dump_json`, reading the case entries one at a time from ``entry_files`` (JSON lines).
-    ``"cases"`` sorts first among the keys, so the entries stream before the identity."""
+def _write_manifest(path: Path, lines, identity: dict) -> None:
+    """Write the manifest ``{"cases": [...], "format", **identity}`` to ``path``: the case
+    entries first, one per line (:func:`_entry_line`: 40,000 entries stay a file a reader can
+    split and stream), then the identity, indented, keys sorted.
+
+    Args:
+        lines: the entries' lines, in case order (any iterable: streamed).
+        identity: :meth:`conformance.suite.Suite.identity`.
+    """
     rest = {"format": FORMAT, **identity}
-    assert all(k > "cases" for k in rest)
     with open(path, "w", encoding="utf-8") as out:
         out.write('{\n "cases": [')
         first = True
-        for ef in entry_files:
-            with open(ef, encoding="utf-8") as f:
-                for line in f:
-                    out.write(("\n" if first else ",\n") + "  " + _indented(json.loads(line), "  "))
-                    first = False
+        for line in lines:
+            out.write(("\n  " if first else ",\n  ") + line.rstrip("\n"))
+            first = False
         out.write("]" if first else "\n ]")
         for k in sorted(rest):
-            out.write(f',\n {json.dumps(k)}: ' + _indented(rest[k], " "))
+            text = json.dumps(rest[k], indent=1, sort_keys=True, allow_nan=False).replace("\n", "\n ")
+            out.write(f',\n {json.dumps(k)}: {text}')
         out.write("\n}\n")
+
+
+def _lines_of(entry_files: list[Path]):
+    for ef in entry_files:
+        with open(ef, encoding="utf-8") as f:
+            yield from f
 
 
 def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *, force: bool = False,
@@ -265,15 +281,17 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
             pool, results = None, map(_write_op, work)
         keys: dict[str, str] = {}
         generators: dict[str, str] = {}
+        families: dict[str, str] = {}
         n_error = 0
         try:
-            for op, op_keys, gen in results:
+            for op, op_keys, gen, fam in results:
                 for cid, chash, is_error in op_keys:
                     if cid in keys:
                         raise ValueError(f"duplicate case id {cid}")
                     keys[cid] = chash
                     n_error += is_error
                 generators.update(gen)
+                families.update(fam)
                 if progress:
                     progress(op, len(op_keys))
         finally:
@@ -284,9 +302,10 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
             h.update(f"{cid}\0{keys[cid]}\n".encode())
         identity = {"seed": seed, "ops": list(ops), "generators": dict(sorted(generators.items())),
                     "versions": library_versions(), "content_hash": h.hexdigest(), "n_cases": len(keys),
-                    "source": "generated"}
+                    "source": "generated", **({"families": dict(sorted(families.items()))} if families else {})}
         scratch = tmp / _ENTRIES_DIR
-        _stream_manifest(tmp / "manifest.json", sorted(scratch.glob("*.jsonl")) if scratch.exists() else [], identity)
+        _write_manifest(tmp / "manifest.json", _lines_of(sorted(scratch.glob("*.jsonl")) if scratch.exists() else []),
+                        identity)
         shutil.rmtree(scratch, ignore_errors=True)
         _replace_dir(tmp, out)
     except BaseException:
@@ -319,8 +338,223 @@ def _write_case(case: Case, d: Path) -> None:
         _dump_json({"expect_error": case.expect_error, "id": case.id}, d / "expect_error.json")
 
 
+class CaseRef:
+    """A bundle case as its manifest entry names it, without its files: what the runner needs to
+    schedule a case, report it and recover from a crash (``id``, ``op``, ``domain``,
+    ``since_version``, ``opset``, ``expect_error``, ``content_hash``).  :meth:`load` reads and
+    checks the case itself, in the worker that runs it; :attr:`tags` and :meth:`entry` read the
+    manifest entry again (from its byte span in ``manifest.json``), so a parent holding 40,000
+    refs holds a few small strings per case, not the entries.
+    """
+
+    __slots__ = ("root", "id", "op", "domain", "since_version", "opset", "expect_error", "content_hash",
+                 "_span", "_raw", "_stamp")
+
+    def __init__(self, root: str, e: dict, span: tuple[int, int] | None, raw: str | None, stamp: tuple = ()):
+        self.root, self._stamp = root, stamp
+        self.id, self.op, self.domain = str(e["id"]), str(e["op"]), str(e.get("domain") or "")
+        self.since_version, self.opset = int(e["since_version"]), int(e["opset"])
+        self.expect_error, self.content_hash = e.get("expect_error"), str(e["content_hash"])
+        self._span, self._raw = span, raw
+
+    def entry(self) -> dict:
+        """The case's manifest entry (read again from ``manifest.json``).
+
+        Raises:
+            BundleError: the manifest was replaced or edited since it was indexed.
+        """
+        if self._raw is not None:
+            return json.loads(self._raw)
+        start, end = self._span
+        return json.loads(os.pread(_manifest_fd(self.root, self._stamp), end - start, start))
+
+    @property
+    def tags(self) -> dict:
+        return dict(self.entry().get("tags") or {})
+
+    def load(self, verify: bool = True) -> Case:
+        """The case, read from its directory (see :func:`read_bundle`).
+
+        Raises:
+            BundleError: a missing or unparsable file, a path outside the bundle, or (``verify``)
+                content that no longer matches the manifest's hash.
+        """
+        return _load_entry(Path(self.root), self.entry(), verify)
+
+    def load_for_run(self) -> tuple[Case, dict | None]:
+        """The case (checked, as :meth:`load`) and the coverage analysis of its model that the
+        manifest records (``None`` for a bundle written before manifests had one).
+
+        Raises:
+            BundleError: see :meth:`load`.
+        """
+        e = self.entry()
+        case = _load_entry(Path(self.root), e, True)
+        a = e.get("coverage")
+        return case, ({**a, "id": case.id} if isinstance(a, dict) else None)
+
+    def __repr__(self) -> str:
+        return f"CaseRef({self.id!r})"
+
+
+#: (pid, bundle root, manifest stamp) -> an open descriptor of the manifest: a worker reads
+#: thousands of entries from it; keyed by process so that a forked worker opens its own.
+_MANIFEST_FDS: dict[tuple, int] = {}
+
+
+def _stamp(st: os.stat_result) -> tuple:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _manifest_fd(root: str, stamp: tuple) -> int:
+    """An open descriptor of ``root``'s manifest, which must be the file indexed (``stamp``).
+
+    Raises:
+        BundleError: the manifest was replaced or edited since it was indexed (the entries'
+            byte spans would no longer hold).
+    """
+    key = (os.getpid(), root, stamp)
+    path = os.path.join(root, "manifest.json")
+    fd = _MANIFEST_FDS.get(key)
+    if fd is None:
+        try:
+            fd = _MANIFEST_FDS[key] = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise BundleError(f"{path}: {exc.strerror}") from None
+    if _stamp(os.fstat(fd)) != stamp:  # every time: an edit in place keeps the descriptor
+        raise BundleError(f"{path} was replaced or edited since the bundle was read; read it again")
+    return fd
+
+
+def _manifest_entries(text: str, head: dict):
+    """Yield each case entry of the manifest ``text`` with its span in ``text`` (or, where spans
+    cannot stand for byte offsets, its JSON text); fill ``head`` with the top-level keys other
+    than ``cases`` once the entries are read.
+
+    The manifests :func:`write_bundle` and :func:`write_generated_bundle` write list ``"cases"``
+    first; they are parsed one entry at a time, so that the whole document never exists as Python
+    objects at once.  Any other valid JSON layout is parsed whole.
+
+    Raises:
+        ValueError: not valid JSON.
+    """
+    m = re.match(r'\s*\{\s*"cases"\s*:\s*\[\s*', text)
+    if m is None:
+        doc = json.loads(text)
+        if not isinstance(doc, dict):
+            raise ValueError("the manifest is not a JSON object")
+        cases = doc.pop("cases", [])
+        if not isinstance(cases, list):
+            raise ValueError('"cases" is not a list')
+        head.update(doc)
+        for e in cases:
+            yield e, None, json.dumps(e)
+        return
+    dec = json.JSONDecoder()
+    ws = re.compile(r"\s*")
+    spans_ok = text.isascii()  # character offsets are byte offsets
+    pos = m.end()
+    if text.startswith("]", pos):
+        pos += 1
+    else:
+        while True:
+            e, end = dec.raw_decode(text, pos)
+            yield (e, (pos, end), None) if spans_ok else (e, None, text[pos:end])
+            pos = ws.match(text, end).end()
+            if text.startswith(",", pos):
+                pos = ws.match(text, pos + 1).end()
+                continue
+            if not text.startswith("]", pos):
+                raise ValueError(f"expected ',' or ']' at character {pos}")
+            pos += 1
+            break
+    rest = ws.match(text, pos).end()
+    tail = "{" + text[rest + 1:] if text.startswith(",", rest) else "{}" if text.startswith("}", rest) else None
+    if tail is None:
+        raise ValueError(f"expected ',' or '}}' at character {rest}")
+    head.update(json.loads(tail))
+
+
+def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
+    """The identity and the case references of a bundle, from its manifest alone.
+
+    No case file is read: each :class:`CaseRef` reads and checks its case when loaded, so
+    a runner can hand cases to its workers as they are needed.  The manifest's
+    ``content_hash`` is checked against its entries (an edited manifest is refused here);
+    each case's files are checked against its entry's hash by :meth:`CaseRef.load`.
+
+    Returns:
+        ``(identity, refs)``: identity as :meth:`conformance.suite.Suite.identity` gives it
+        (``seed``, ``ops``, ``generators``, ``versions``, ``content_hash``, ``n_cases``,
+        ``source``; ``depth`` where the manifest has one), refs in manifest order.
+
+    Raises:
+        BundleError: missing or malformed manifest, an entry without the fields the runner
+            needs, a directory outside the bundle, duplicate ids, or a ``content_hash`` that
+            does not match the entries.
+    """
+    import hashlib
+
+    root = Path(path)
+    mpath = root / "manifest.json"
+    if not mpath.is_file():
+        raise BundleError(f"{root} is not a bundle: {mpath} not found")
+    head: dict = {}
+    refs = []
+    seen: set[str] = set()
+    try:
+        with open(mpath, encoding="utf-8") as f:
+            stamp = _stamp(os.fstat(f.fileno()))
+            text = f.read()
+        for n, (e, span, raw) in enumerate(_manifest_entries(text, head)):
+            _add_ref(refs, seen, root, mpath, n, e, span, raw, stamp)
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise BundleError(f"{mpath}: not valid JSON: {exc}") from exc
+    del text
+    if head.get("format") != FORMAT:
+        raise BundleError(f"{mpath}: unknown format {head.get('format')!r}, expected {FORMAT!r}")
+    h = hashlib.sha256()
+    for cid, ch in sorted((r.id, r.content_hash) for r in refs):
+        h.update(f"{cid}\0{ch}\n".encode())
+    if head.get("content_hash") is not None and head["content_hash"] != h.hexdigest():
+        raise BundleError(f"{mpath}: the suite's content_hash does not match its case entries (edited manifest?)")
+    identity = {
+        "seed": head.get("seed"), "ops": list(head.get("ops", [])), "generators": dict(head.get("generators", {})),
+        "versions": dict(head.get("versions", {})), "content_hash": h.hexdigest(), "n_cases": len(refs),
+        "source": str(root),
+    }
+    for key in ("depth", "families"):
+        if head.get(key):
+            identity[key] = head[key]
+    return identity, refs
+
+
+def _add_ref(refs: list, seen: set, root: Path, mpath: Path, n: int, e, span, raw, stamp: tuple) -> None:
+    """Append the :class:`CaseRef` of manifest entry #``n`` to ``refs``.
+
+    Raises:
+        BundleError: the entry lacks a field the runner needs, names a directory outside the
+            bundle, or repeats an id.
+    """
+    try:
+        rel = e["dir"]
+        if not isinstance(rel, str) or not _SAFE_DIR.match(rel):
+            raise BundleError(f"{mpath}: case #{n} ({e.get('id')!r}): directory {rel!r} is not a plain "
+                              "path inside the bundle")
+        ref = CaseRef(str(root), e, span, raw, stamp)
+    except BundleError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        ident = e.get("id", "?") if isinstance(e, dict) else "?"
+        raise BundleError(f"{mpath}: case #{n} ({ident}): malformed entry ({type(exc).__name__}: {exc})") from exc
+    if ref.id in seen:
+        raise BundleError(f"{mpath}: case id {ref.id!r} appears twice")
+    seen.add(ref.id)
+    refs.append(ref)
+
+
 def read_bundle(path: str | os.PathLike, *, verify: bool = True) -> Suite:
-    """Read a bundle written by :func:`write_bundle`.
+    """Read a bundle written by :func:`write_bundle`, every case's files included.
 
     Args:
         path: the bundle directory.
@@ -331,42 +565,32 @@ def read_bundle(path: str | os.PathLike, *, verify: bool = True) -> Suite:
             missing file, a tensor that does not parse, or (``verify``) a case whose
             content no longer matches its hash.
     """
-    root = Path(path)
-    mpath = root / "manifest.json"
-    if not mpath.is_file():
-        raise BundleError(f"{root} is not a bundle: {mpath} not found")
+    identity, refs = read_index(path)
+    return Suite(cases=[r.load(verify) for r in refs], seed=identity["seed"], ops=identity["ops"],
+                 generators=identity["generators"], versions=identity["versions"], source=identity["source"],
+                 depth=identity.get("depth"), families=dict(identity.get("families", {})))
+
+
+def _load_entry(root: Path, e: dict, verify: bool) -> Case:
+    """:func:`_read_case` with every failure as a :class:`BundleError` naming the case."""
     try:
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{mpath}: not valid JSON: {exc}") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise BundleError(f"{mpath}: unknown format {manifest.get('format') if isinstance(manifest, dict) else None!r}, "
-                          f"expected {FORMAT!r}")
-    cases = []
-    for n, e in enumerate(manifest.get("cases", [])):
-        try:
-            cases.append(_read_case(root, e, verify))
-        except BundleError:
-            raise
-        except (KeyError, TypeError, ValueError, OSError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
-            raise BundleError(f"{mpath}: case #{n} ({e.get('id', '?') if isinstance(e, dict) else '?'}): "
-                              f"{type(exc).__name__}: {exc}") from exc
-    return Suite(
-        cases=cases,
-        seed=manifest.get("seed"),
-        ops=list(manifest.get("ops", [])),
-        generators=dict(manifest.get("generators", {})),
-        versions=dict(manifest.get("versions", {})),
-        source=str(root),
-    )
+        return _read_case(root, e, verify)
+    except BundleError:
+        raise
+    except (KeyError, TypeError, ValueError, OSError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
+        raise BundleError(f"{root / 'manifest.json'}: case {e.get('id', '?') if isinstance(e, dict) else '?'}: "
+                          f"{type(exc).__name__}: {exc}") from exc
 
 
-def _load_tensor(p: Path) -> np.ndarray:
-    if not p.is_file():
-        raise BundleError(f"missing file {p}")
+def _load_tensor(p: str | Path) -> np.ndarray:
+    try:
+        with open(p, "rb") as f:
+            data = f.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise BundleError(f"missing file {p}") from None
     t = onnx.TensorProto()
     try:
-        t.ParseFromString(p.read_bytes())
+        t.ParseFromString(data)
     except Exception as exc:  # noqa: BLE001 - protobuf raises its own DecodeError
         raise BundleError(f"{p}: not a TensorProto: {exc}") from exc
     return numpy_helper.to_array(t)
@@ -376,11 +600,13 @@ def _read_case(root: Path, e: dict, verify: bool) -> Case:
     rel = e["dir"]
     if not isinstance(rel, str) or not _SAFE_DIR.match(rel):
         raise BundleError(f"case {e.get('id')!r}: directory {rel!r} is not a plain path inside the bundle")
-    d = root / rel
-    mfile = d / "model.onnx"
-    if not mfile.is_file():
-        raise BundleError(f"missing file {mfile}")
-    model_bytes = mfile.read_bytes()
+    d = os.path.join(root, rel)  # strings, not pathlib: this runs once per case of every run
+    mfile = os.path.join(d, "model.onnx")
+    try:
+        with open(mfile, "rb") as f:
+            model_bytes = f.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise BundleError(f"missing file {mfile}") from None
     try:
         model = onnx.load_model_from_string(model_bytes)
     except Exception as exc:  # noqa: BLE001
@@ -398,11 +624,11 @@ def _read_case(root: Path, e: dict, verify: bool) -> Case:
     present_outputs = [o for o in outputs if o.present]
     datasets = []
     for k in range(int(e["n_datasets"])):
-        dd = d / f"test_data_set_{k}"
-        ins = {i.name: _load_tensor(dd / f"input_{n}.pb") for n, i in enumerate(graph_inputs)}
+        dd = os.path.join(d, f"test_data_set_{k}")
+        ins = {i.name: _load_tensor(os.path.join(dd, f"input_{n}.pb")) for n, i in enumerate(graph_inputs)}
         outs = {}
         if e.get("expect_error") is None and not e.get("check"):
-            outs = {o.name: _load_tensor(dd / f"output_{n}.pb") for n, o in enumerate(present_outputs)}
+            outs = {o.name: _load_tensor(os.path.join(dd, f"output_{n}.pb")) for n, o in enumerate(present_outputs)}
         datasets.append(DataSet(ins, outs))
     inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     for i in inputs:

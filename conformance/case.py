@@ -229,9 +229,20 @@ def _hash_array(h, name: str, a: np.ndarray) -> None:
             h.update(s)
         return
     h.update(name.encode())
-    h.update(str(a.dtype).encode())
+    h.update(_dtype_name(a.dtype))
     h.update(repr(a.shape).encode())
     h.update(a.tobytes())
+
+
+_DTYPE_NAMES: dict[np.dtype, bytes] = {}
+
+
+def _dtype_name(dt: np.dtype) -> bytes:
+    """``str(dt).encode()``, cached (numpy builds the name anew each time; bundles hash every tensor)."""
+    name = _DTYPE_NAMES.get(dt)
+    if name is None:
+        name = _DTYPE_NAMES[dt] = str(dt).encode()
+    return name
 
 
 def _attribute(case: Case, name: str, value) -> onnx.AttributeProto:

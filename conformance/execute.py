@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -68,24 +69,37 @@ class RunSpec:
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
-def load_suite(spec: RunSpec, status: Callable[[str], None] = lambda s: None) -> Suite:
+def load_suite(spec: RunSpec, status: Callable[[str], None] = lambda s: None, *,
+               scratch: Path | None = None) -> Suite:
     """Build the suite a :class:`RunSpec` names (generate, read a bundle, or onnx's node tests).
+
+    A bundle's cases are :class:`conformance.bundle.CaseRef` references (the manifest only;
+    each case is read and checked where it runs) unless the spec needs them whole (variants:
+    a variant is made from the case's data); with ``scratch``, generated cases are written there
+    as a bundle (:func:`conformance.bundle.write_generated_bundle`, one worker per core) and
+    referenced the same way, so that the parent never holds the suite's data.
 
     Raises:
         RunError: an unreadable bundle, unknown operator, or bad variant.
     """
     from . import variants as variants_mod
-    from .bundle import BundleError, read_bundle
+    from .bundle import BundleError, write_generated_bundle
 
     try:
         if spec.suite == "bundle":
             status(f"reading {spec.bundle}")
-            suite = read_bundle(spec.bundle)
+            suite = _indexed_suite(spec.bundle)
         elif spec.suite == "onnx-node":
             from .onnx_node import onnx_node_suite
 
             status("loading onnx's node test cases")
             suite = onnx_node_suite()
+        elif scratch is not None:
+            status(f"generating {', '.join(spec.ops) if len(spec.ops) <= 5 else f'{len(spec.ops)} operators'} "
+                   f"(seed {spec.seed})")
+            write_generated_bundle(spec.ops, spec.seed, scratch, force=True, jobs=default_jobs())
+            suite = _indexed_suite(scratch)
+            suite.source = "generated"
         else:
             from .suite import generate_suite
 
@@ -99,10 +113,34 @@ def load_suite(spec: RunSpec, status: Callable[[str], None] = lambda s: None) ->
         suite.cases = [c for c in suite.cases if any(m in c.id for m in spec.match)]
     if spec.variants:
         try:
-            suite.cases = variants_mod.expand(suite.cases, spec.variants)
+            suite.cases = variants_mod.expand(materialize(suite.cases), spec.variants)
         except ValueError as exc:
             raise RunError(str(exc)) from None
     return suite
+
+
+def _indexed_suite(path) -> Suite:
+    """A bundle's suite whose cases are references (:func:`conformance.bundle.read_index`)."""
+    from .bundle import read_index
+
+    identity, refs = read_index(path)
+    return Suite(cases=refs, seed=identity["seed"], ops=identity["ops"], generators=identity["generators"],
+                 versions=identity["versions"], source=identity["source"], depth=identity.get("depth"),
+                 families=dict(identity.get("families", {})))
+
+
+def materialize(cases: list) -> list[Case]:
+    """``cases`` with every reference (:class:`conformance.bundle.CaseRef`) read and checked.
+
+    Raises:
+        RunError: a referenced case cannot be read or fails its content check.
+    """
+    from .bundle import BundleError
+
+    try:
+        return [c if isinstance(c, Case) else c.load() for c in cases]
+    except BundleError as exc:
+        raise RunError(f"cannot read bundle: {exc}") from None
 
 
 def read_jsonl(path: Path) -> list[CaseResult]:
@@ -154,9 +192,7 @@ def execute(
         KeyboardInterrupt: passed through; what was done is in results.jsonl.
     """
     from .backends import resolve_backend
-    from .isolation import WorkerError, run_isolated
     from .results import results_document, write_results
-    from .runner import run_cases
     from .xfail import ExpectedFailureError, apply_expected_failures, load_expected_failures
     from conformance.reports.html import write_html
 
@@ -171,8 +207,53 @@ def execute(
             entries = load_expected_failures(spec.xfail)
         except ExpectedFailureError as exc:
             raise RunError(str(exc)) from None
+    scratch = None
+    streaming = spec.executor == "local" and spec.jobs > 0
     if suite is None:
-        suite = load_suite(spec, status)
+        if spec.suite == "generated" and streaming:
+            scratch = out / ".cases"  # a scratch bundle, removed at the end
+        suite = load_suite(spec, status, scratch=scratch)
+    if not streaming:
+        suite.cases = materialize(suite.cases)
+    try:
+        duration, analyses, n_done = _run(spec, out, suite, backend, resume, on_start, on_result, status)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    by_id = {r.id: r for r in read_jsonl(out / "results.jsonl")}
+    missing = [c.id for c in suite.cases if c.id not in by_id]
+    if missing:
+        raise RunError(f"{len(missing)} case(s) have no result (first: {missing[0]}); run with --resume")
+    results = [by_id[c.id] for c in suite.cases]
+    stale = apply_expected_failures(results, entries, backend.name) if entries else []
+    run_info = {
+        **{k: v for k, v in spec.to_json().items() if k != "format"},
+        "bundle": str(Path(spec.bundle).resolve()) if spec.bundle else None,
+        "argv": sys.argv[1:],
+        "resumed": bool(resume and n_done),
+    }
+    doc = results_document(suite, backend.environment(), results, duration, run_info)
+    doc["expected_failures"] = {"file": spec.xfail, "stale": [f"{e.source}: {e.id} ({e.reason})" for e in stale]}
+    doc["coverage"] = _coverage(suite, results, analyses, status)
+    write_results(doc, out / "results.json")
+    write_html(doc, out / "report.html")
+    return doc, stale
+
+
+def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start, on_result, status):
+    """Run the cases of ``suite`` that ``out/results.jsonl`` lacks, appending their results to it.
+
+    Returns:
+        ``(seconds, analyses, n_done)``: the wall time, the coverage analyses of every case's
+        model when the workers computed them (cases given by reference), else ``None``, and the
+        number of cases done before (a resume).
+
+    Raises:
+        RunError: see :func:`execute`.
+    """
+    from .isolation import CaseLoadError, WorkerError, run_isolated
+    from .runner import run_cases
+
     if resume:
         if spec.suite_content_hash and spec.suite_content_hash != suite.content_hash:
             raise RunError(f"the suite changed since the run began (content hash {suite.content_hash[:12]} != "
@@ -183,7 +264,16 @@ def execute(
         (out / "results.jsonl").write_bytes(b"")
     ids = {c.id for c in suite.cases}
     done = {r.id: r for r in read_jsonl(out / "results.jsonl") if r.id in ids}
-    todo: list[Case] = [c for c in suite.cases if c.id not in done]
+    todo: list = [c for c in suite.cases if c.id not in done]
+    by_ref = any(not isinstance(c, Case) for c in suite.cases)
+    analyses: list[dict] | None = None
+    if by_ref:
+        from .isolation import _parent_analysis
+
+        try:  # cases done before a resume: analysed here (the workers analyse the rest)
+            analyses = [_parent_analysis(c) for c in suite.cases if c.id in done]
+        except CaseLoadError as exc:
+            raise RunError(f"cannot read bundle: {exc}") from None
     if on_start:
         on_start(len(suite.cases), len(done))
     t0 = time.perf_counter()
@@ -206,38 +296,29 @@ def execute(
         else:
             try:
                 run_isolated(todo, backend, spec=spec.backend_spec, options=spec.backend_options, jobs=spec.jobs,
-                             timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb, on_result=record)
+                             timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb, on_result=record,
+                             on_analysis=analyses.append if analyses is not None else None, collect=False)
             except WorkerError as exc:
                 raise RunError(str(exc)) from None
-    duration = time.perf_counter() - t0
-    by_id = {r.id: r for r in read_jsonl(out / "results.jsonl")}
-    missing = [c.id for c in suite.cases if c.id not in by_id]
-    if missing:
-        raise RunError(f"{len(missing)} case(s) have no result (first: {missing[0]}); run with --resume")
-    results = [by_id[c.id] for c in suite.cases]
-    stale = apply_expected_failures(results, entries, backend.name) if entries else []
-    run_info = {
-        **{k: v for k, v in spec.to_json().items() if k != "format"},
-        "bundle": str(Path(spec.bundle).resolve()) if spec.bundle else None,
-        "argv": sys.argv[1:],
-        "resumed": bool(resume and done),
-    }
-    doc = results_document(suite, backend.environment(), results, duration, run_info)
-    doc["expected_failures"] = {"file": spec.xfail, "stale": [f"{e.source}: {e.id} ({e.reason})" for e in stale]}
-    doc["coverage"] = _coverage(suite, results, status)
-    write_results(doc, out / "results.json")
-    write_html(doc, out / "report.html")
-    return doc, stale
+            except CaseLoadError as exc:
+                raise RunError(f"cannot read bundle: {exc}. The run stopped; nothing was charged to the backend, "
+                               f"and the results so far are in {out / 'results.jsonl'}") from None
+    return time.perf_counter() - t0, analyses, len(done)
 
 
-def _coverage(suite: Suite, results: list[CaseResult], status: Callable[[str], None]) -> dict | None:
-    """The suite's coverage with this run's outcomes (:func:`conformance.coverage.compute_coverage`),
-    or ``None`` (and a status message) if it cannot be computed: coverage is an extra view, and a
-    foreign suite must not lose its run over it."""
+def _coverage(suite: Suite, results: list[CaseResult], analyses: list[dict] | None,
+              status: Callable[[str], None]) -> dict | None:
+    """The suite's coverage with this run's outcomes (:func:`conformance.coverage.compute_coverage`,
+    from the workers' ``analyses`` of the models where given), or ``None`` (and a status message) if
+    it cannot be computed: coverage is an extra view, and a foreign suite must not lose its run over
+    it."""
     from .coverage import compute_coverage
 
     try:
-        return compute_coverage(suite.cases, {r.id: r.outcome for r in results})
+        outcomes = {r.id: r.outcome for r in results}
+        if analyses is not None:
+            return compute_coverage((), outcomes, analyses=analyses)
+        return compute_coverage(suite.cases, outcomes)
     except Exception as exc:  # noqa: BLE001 - see docstring
         status(f"coverage not computed: {type(exc).__name__}: {exc}")
         return None

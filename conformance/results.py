@@ -47,7 +47,7 @@ def results_document(suite: Suite, backend_env: dict, results: list[CaseResult],
     """Build the results document (see module docstring)."""
     return {
         "format": FORMAT,
-        "suite": {**suite.identity(), "families": families(results)},
+        "suite": {**suite.identity(), "families": families(results, suite.families)},
         "backend": backend_env,
         "run": run or {},
         "host": host_environment(),
@@ -57,17 +57,21 @@ def results_document(suite: Suite, backend_env: dict, results: list[CaseResult],
     }
 
 
-def families(results) -> dict[str, str]:
-    """``{op type: family}`` for the operators of ``results`` (CaseResults or case records),
-    from the operator table (:func:`conformance.registry.family`; ``"other"`` for a foreign
-    suite's operator), so that a report re-rendered from the results alone groups them."""
-    from . import registry
-
+def families(results, known: dict[str, str] | None = None) -> dict[str, str]:
+    """``{op type: family}`` for the operators of ``results`` (CaseResults or case records):
+    from ``known`` (the suite's record), else from the operator table
+    (:func:`conformance.registry.family`, which imports it; ``"other"`` for a foreign suite's
+    operator), so that a report re-rendered from the results alone groups them."""
     seen = {}
     for r in results:
         op, domain = (r["op"], r.get("domain", "")) if isinstance(r, dict) else (r.op, r.domain)
         if op not in seen:
-            seen[op] = registry.family(op, domain or "")
+            if known and op in known:
+                seen[op] = known[op]
+            else:
+                from . import registry
+
+                seen[op] = registry.family(op, domain or "")
     return dict(sorted(seen.items()))
 
 

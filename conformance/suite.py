@@ -41,6 +41,9 @@ class Suite:
         generators: op -> ``module.function@version`` of its generator.
         versions: :func:`library_versions` at generation time.
         source: where the cases came from (``generated`` or a bundle path).
+        depth: ``"smoke"`` for the representative subset (:mod:`conformance.depth`), ``None``
+            for the full suite.
+        families: op type -> the family reports group it under (:func:`conformance.registry.family`).
     """
 
     cases: list[Case]
@@ -49,6 +52,8 @@ class Suite:
     generators: dict[str, str] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=library_versions)
     source: str = "generated"
+    depth: str | None = None
+    families: dict[str, str] = field(default_factory=dict)
 
     @property
     def content_hash(self) -> str:
@@ -68,6 +73,8 @@ class Suite:
             "content_hash": self.content_hash,
             "n_cases": len(self.cases),
             "source": self.source,
+            **({"depth": self.depth} if self.depth else {}),
+            **({"families": dict(sorted(self.families.items()))} if self.families else {}),
         }
 
 
@@ -81,4 +88,5 @@ def generate_suite(ops: list[str], seed: int = 0) -> Suite:
 
     cases = registry.generate(ops, seed)
     gens = {op: f"{registry.get(op).name}@{registry.get(op).version}" for op in ops}
-    return Suite(cases=cases, seed=seed, ops=list(ops), generators=gens)
+    families = {registry.get(op).op: registry.get(op).family for op in ops}
+    return Suite(cases=cases, seed=seed, ops=list(ops), generators=gens, families=families)

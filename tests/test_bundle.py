@@ -245,3 +245,73 @@ def test_streamed_generation_writes_the_same_bytes(tmp_path):
         assert files == got
         match, mismatch, errors = filecmp.cmpfiles(ref, tmp_path / f"s{jobs}", files, shallow=False)
         assert mismatch == [] and errors == [] and len(match) == len(files)
+
+
+# ============================================================================ index and references
+def test_index_reads_the_manifest_only(toy_suite, tmp_path):
+    """read_index gives references without reading a case file; each reference loads the same
+    case as read_bundle, with the analysis the manifest recorded equal to one measured now."""
+    from conformance.analysis import analyse_case
+    from conformance.bundle import CaseRef, read_index
+
+    out = write_bundle(toy_suite, tmp_path / "b")
+    shutil.move(out / "cases", tmp_path / "moved")  # no case file can be read
+    identity, refs = read_index(out)
+    assert all(isinstance(r, CaseRef) for r in refs)
+    assert [r.id for r in refs] == [c.id for c in toy_suite.cases]
+    assert identity["content_hash"] == toy_suite.content_hash and identity["n_cases"] == len(toy_suite.cases)
+    assert [r.tags for r in refs] == [c.tags for c in toy_suite.cases]
+    shutil.move(tmp_path / "moved", out / "cases")
+    for ref, case in zip(refs, toy_suite.cases):
+        loaded, analysis = ref.load_for_run()
+        assert loaded.id == case.id and loaded.model_bytes == case.model_bytes
+        assert analysis == analyse_case(case)
+
+
+def test_manifest_in_any_json_layout(toy_suite, tmp_path):
+    """The entry-at-a-time reader and a whole-document parse agree (a manifest re-written by
+    another tool, keys in another order, indented, still reads)."""
+    from conformance.bundle import read_index
+
+    out = write_bundle(toy_suite, tmp_path / "b")
+    ours = read_index(out)
+    entries = [r.entry() for r in ours[1]]
+    m = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps(dict(reversed(list(m.items()))), indent=3))
+    theirs = read_index(out)
+    assert ours[0] == theirs[0] and [r.id for r in ours[1]] == [r.id for r in theirs[1]]
+    assert [r.entry() for r in theirs[1]] == entries
+    with pytest.raises(BundleError, match="replaced or edited since"):  # the old references' spans no longer hold
+        ours[1][0].entry()
+
+
+def test_edited_manifest_hash_is_refused_before_any_case(toy_suite, tmp_path):
+    from conformance.bundle import read_index
+
+    out = write_bundle(toy_suite, tmp_path / "b")
+    text = (out / "manifest.json").read_text()
+    first = json.loads(text)["cases"][0]["content_hash"]
+    (out / "manifest.json").write_text(text.replace(first, "0" * 64, 1))
+    with pytest.raises(BundleError, match="content_hash does not match"):
+        read_index(out)
+
+
+def test_edited_case_stops_the_run_and_charges_nothing(toy_suite, tmp_path):
+    """A case whose files no longer match its hash is found by the worker that loads it: the run
+    stops with the case named, and no result is recorded for it (it is not the backend's fault)."""
+    from conformance.execute import RunError, RunSpec, execute
+
+    out = write_bundle(toy_suite, tmp_path / "b")
+    edited = sorted((out / "cases").iterdir())[-1]
+    p = edited / "test_data_set_0" / "input_0.pb"
+    data = bytearray(p.read_bytes())
+    data[-1] ^= 1
+    p.write_bytes(bytes(data))
+    run = tmp_path / "run"
+    run.mkdir()
+    spec = RunSpec(backend_spec="onnxruntime", suite="bundle", bundle=str(out), jobs=1)
+    with pytest.raises(RunError, match="does not match its hash.*nothing was charged to the backend"):
+        execute(spec, run)
+    recorded = [json.loads(line)["id"] for line in (run / "results.jsonl").read_text().splitlines()]
+    assert edited.name[-10:] not in " ".join(recorded)
+    assert not (run / "results.json").exists()

@@ -22,6 +22,7 @@ import pytest
 from onnx import TensorProto
 from rich.console import Console
 
+from conformance import analysis as analysis_mod
 from conformance import coverage as cov_mod
 from conformance import registry
 from conformance.cli import UsageError
@@ -149,7 +150,7 @@ def test_unbound_parameter_is_partial_not_covered(cases, monkeypatch):
     c = next(c for c in cases if c.op == "LayerNormalization" and c.expect_error is None
              and not any(o.present for o in c.outputs[1:]))
     assert analyse_case(c)["combo"]["U"] in ("tensor(float)", "tensor(bfloat16)")  # from stash_type
-    monkeypatch.setattr(cov_mod, "ATTRIBUTE_TYPE_PARAMS", {})
+    monkeypatch.setattr(analysis_mod, "ATTRIBUTE_TYPE_PARAMS", {})
     a = analyse_case(c)
     assert a["combo"]["U"] == "*"
     e = compute_coverage([c])["ops"]["LayerNormalization"]["versions"]["17"]
