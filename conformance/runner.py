@@ -67,6 +67,8 @@ class CaseResult:
         outputs: per output, the worst :class:`Check` over the data sets (JSON dicts).
         expect_error: the case's expected rejection, if it is an error case.
         duration_s: wall time of prepare + all runs, in seconds.
+        detail: for a case that did not pass, what it fed the backend (:func:`case_detail`), so
+            that a report drawn from the results alone can show it; ``None`` otherwise.
     """
 
     id: str
@@ -81,9 +83,10 @@ class CaseResult:
     outputs: list[dict] = field(default_factory=list)
     expect_error: str | None = None
     duration_s: float = 0.0
+    detail: dict | None = None
 
     def to_json(self) -> dict:
-        return {
+        d = {
             "id": self.id,
             "op": self.op,
             "domain": self.domain,
@@ -97,6 +100,9 @@ class CaseResult:
             "expect_error": self.expect_error,
             "duration_s": round(self.duration_s, 6),
         }
+        if self.detail is not None:
+            d["detail"] = self.detail
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> CaseResult:
@@ -131,7 +137,37 @@ def run_case(case: Case, backend: Backend) -> CaseResult:
         _run_case(case, backend, res)
     finally:
         res.duration_s = time.perf_counter() - t0
+    if res.outcome != "pass":
+        res.detail = case_detail(case)
     return res
+
+
+def case_detail(case: Case) -> dict:
+    """What ``case`` fed the backend, for the drill-down of a case that did not pass.
+
+    Returns:
+        ``{"inputs": [[name, elem_type, shape, initializer (0/1), present (0/1)], ...],
+        "outputs": [[name, elem_type, present (0/1)], ...], "attributes": {name: value}}``;
+        attribute values as JSON has them (bytes as text; a tensor or graph attribute as its
+        type's name).
+    """
+    return {
+        "inputs": [[i.name, i.elem_type, list(i.shape), int(i.initializer), int(i.present)] for i in case.inputs],
+        "outputs": [[o.name, o.elem_type, int(o.present)] for o in case.outputs],
+        "attributes": {k: _attr_json(v) for k, v in sorted(case.attributes.items())},
+    }
+
+
+def _attr_json(v):
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v if not (isinstance(v, float) and not math.isfinite(v)) else str(v)
+    if isinstance(v, (list, tuple)):
+        return [_attr_json(x) for x in v]
+    if isinstance(v, (np.integer, np.floating)):
+        return _attr_json(v.item())
+    return type(v).__name__
 
 
 def _declined(case: Case, backend: Backend, res: CaseResult, exc: Exception, phase: str) -> None:

@@ -425,20 +425,28 @@ def test_report_renders_from_results_alone_when_the_bundle_is_gone(tmp_path, toy
 
     bundle = write_bundle(toy_suite, tmp_path / "bundle")
     results = run_cases(toy_suite.cases, resolve_backend("onnx-reference"))
+    assert any(r.outcome != "pass" for r in results) and all((r.detail is None) == (r.outcome == "pass") for r in results)
     run = {"backend_spec": "onnx-reference", "backend_options": {}, "bundle": str(bundle), "ops": ["Abs"], "seed": 0}
-    path = write_results(results_document(toy_suite, {"backend": "onnx-reference"}, results, 1.0, run),
-                         tmp_path / "results.json")
+    doc = results_document(toy_suite, {"backend": "onnx-reference"}, results, 1.0, run)
+    path = write_results(doc, tmp_path / "results.json")
+    old = write_results({**doc, "cases": [{k: v for k, v in c.items() if k != "detail"} for c in doc["cases"]]},
+                        tmp_path / "old.json")  # results written before the runner recorded details
     assert main(["report", str(path), "--out", str(tmp_path / "with.html")]) == 0
+    assert main(["report", str(old), "--out", str(tmp_path / "old_with.html")]) == 0
     with_bundle = (tmp_path / "with.html").read_text(encoding="utf-8")
-    assert "io" in _embedded(with_bundle)["c"]  # the drill-down had the bundle's shapes
+    old_with = (tmp_path / "old_with.html").read_text(encoding="utf-8")
+    assert "io" in _embedded(with_bundle)["c"] and "at" in _embedded(with_bundle)["c"]  # from the results
+    assert "io" in _embedded(old_with)["c"]  # from the bundle's manifest
     shutil.rmtree(bundle)
     assert main(["report", str(path), "--out", str(tmp_path / "r.html")]) == 0
-    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == with_bundle  # the results say it all
+    assert main(["report", str(old), "--out", str(tmp_path / "old.html")]) == 0
+    page = (tmp_path / "old.html").read_text(encoding="utf-8")
     data = _embedded(page)
     assert sorted(decode_ids(data)) == sorted(c.id for c in toy_suite.cases)
     assert "io" not in data["c"] and "at" not in data["c"]  # the optional detail is left out, nothing else
     assert 'id="family-summary"' in page and 'data-family="unary"' in page
     # the same bytes as the page with the bundle, but for the drill-down's shapes and the manifest check
     strip = lambda p: re.sub(r'<script type="application/json".*?</script>', "", p, flags=re.S)  # noqa: E731
-    assert strip(page) == strip(with_bundle).replace(
-        re.search(r"<tr><th>bundle manifest</th>.*?</tr>", with_bundle).group(0), "")
+    assert strip(page) == strip(old_with).replace(
+        re.search(r"<tr><th>bundle manifest</th>.*?</tr>", old_with).group(0), "")

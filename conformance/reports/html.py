@@ -403,6 +403,17 @@ def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Path
                          _json_safe(o.get("worst_index")), _num(o.get("expected_at_worst")),
                          _num(o.get("actual_at_worst"))])
         c_out.append(outs or 0)
+        det = c.get("detail") if not passed_case else None
+        if isinstance(det, dict) and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
+            n_io += 1
+            sig = {"in": [[str(x[0]), _type_name(x[1]), x[2], x[3], x[4]] for x in det.get("inputs") or []],
+                   "out": [[str(x[0]), _type_name(x[1]), x[2]] for x in det.get("outputs") or []]}
+            col["io"].append(iosigs.add(sig, json.dumps(sig, sort_keys=True)))
+            attrs = _json_safe({k: (_num(v, 7) if isinstance(v, float) else
+                                    [_num(x, 7) if isinstance(x, float) else x for x in v] if isinstance(v, list) else v)
+                                for k, v in (det.get("attributes") or {}).items()})
+            col["at"].append(attrsets.add(attrs, json.dumps(attrs, sort_keys=True)))
+            continue
         e = entries.get(c.get("id"))
         if e and not passed_case and n_io < MAX_DETAIL_CASES:  # shapes are for the drill-down of failures
             n_io += 1
@@ -477,6 +488,8 @@ def _auto_manifest(doc: dict) -> tuple[dict | None, Path | None]:
     bundle = (doc.get("run") or {}).get("bundle")
     if not bundle:
         return None, None
+    if all(c.get("outcome") == "pass" or "detail" in c for c in doc.get("cases") or ()):
+        return None, None  # the results carry every drill-down detail: no manifest to read
     m = load_manifest(bundle)
     return m, (Path(bundle) if m is not None else None)
 
