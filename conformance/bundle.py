@@ -176,18 +176,18 @@ def _replace_dir(tmp: Path, out: Path) -> None:
 _ENTRIES_DIR = ".entries"
 
 
-def _write_op(args: tuple[int, str, int, str]) -> tuple[str, list[tuple[str, str, bool]], dict]:
+def _write_op(args: tuple[int, str, int, str, str]) -> tuple[str, list[tuple[str, str, bool]], dict, dict]:
     """Generate one operator's cases and write them under ``root`` (a worker of
     :func:`write_generated_bundle`), with their manifest entries as JSON lines in
     ``root/.entries/<index>.jsonl``; returns (op, [(id, content hash, is error case)], generator
     info): nothing that grows with the cases' data."""
     from . import registry
 
-    index, op, seed, root = args
+    index, op, seed, root, depth = args
     keys = []
     (Path(root) / _ENTRIES_DIR).mkdir(exist_ok=True)
     with open(Path(root) / _ENTRIES_DIR / f"{index:06d}.jsonl", "w", encoding="utf-8") as f:
-        for case in registry.generate([op], seed):
+        for case in registry.generate([op], seed, depth):
             kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
             rel = f"{kind}/{case.dirname}"
             _write_case(case, Path(root) / rel)
@@ -232,7 +232,7 @@ def _lines_of(entry_files: list[Path]):
 
 
 def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *, force: bool = False,
-                           jobs: int = 1, progress=None) -> dict:
+                           jobs: int = 1, progress=None, depth: str = "full") -> dict:
     """Generate ``ops`` with ``seed`` and write them as a bundle at ``out``, streaming: each
     operator's cases are generated and written by a worker (``jobs`` processes; 1: in this
     process), their manifest entries go to a scratch file, and the manifest is assembled from
@@ -247,6 +247,8 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
         out: target directory (written atomically, as :func:`write_bundle`).
         force: replace an existing bundle.
         jobs: worker processes (each generates whole operators).
+        depth: ``"full"`` or ``"smoke"`` (:data:`conformance.registry.DEPTHS`), recorded in the
+            manifest (a full suite's manifest has no ``depth``).
         progress: optional ``fn(op, n_cases)`` called as each operator is written.
 
     Returns:
@@ -263,13 +265,15 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
     from . import registry
     from .suite import library_versions
 
+    if depth not in registry.DEPTHS:
+        raise ValueError(f"unknown depth {depth!r}; known: {', '.join(registry.DEPTHS)}")
     for op in ops:
         registry.get(op)  # unknown operators fail before anything is written
     out = prepare_out_dir(out, force, "manifest.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        work = [(i, op, seed, str(tmp)) for i, op in enumerate(ops)]
+        work = [(i, op, seed, str(tmp), depth) for i, op in enumerate(ops)]
         if jobs > 1 and len(ops) > 1:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -302,7 +306,8 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
             h.update(f"{cid}\0{keys[cid]}\n".encode())
         identity = {"seed": seed, "ops": list(ops), "generators": dict(sorted(generators.items())),
                     "versions": library_versions(), "content_hash": h.hexdigest(), "n_cases": len(keys),
-                    "source": "generated", **({"families": dict(sorted(families.items()))} if families else {})}
+                    "source": "generated", **({"families": dict(sorted(families.items()))} if families else {}),
+                    **({"depth": depth} if depth != "full" else {})}
         scratch = tmp / _ENTRIES_DIR
         _write_manifest(tmp / "manifest.json", _lines_of(sorted(scratch.glob("*.jsonl")) if scratch.exists() else []),
                         identity)

@@ -49,6 +49,7 @@ class RunSpec:
     bundle: str | None = None
     ops: list[str] = field(default_factory=list)
     seed: int = 0
+    depth: str = "full"
     match: list[str] | None = None
     variants: list[str] = field(default_factory=list)
     xfail: str | None = None
@@ -97,14 +98,14 @@ def load_suite(spec: RunSpec, status: Callable[[str], None] = lambda s: None, *,
         elif scratch is not None:
             status(f"generating {', '.join(spec.ops) if len(spec.ops) <= 5 else f'{len(spec.ops)} operators'} "
                    f"(seed {spec.seed})")
-            write_generated_bundle(spec.ops, spec.seed, scratch, force=True, jobs=default_jobs())
+            write_generated_bundle(spec.ops, spec.seed, scratch, force=True, jobs=default_jobs(), depth=spec.depth)
             suite = _indexed_suite(scratch)
             suite.source = "generated"
         else:
             from .suite import generate_suite
 
             status(f"generating {', '.join(spec.ops)} (seed {spec.seed})")
-            suite = generate_suite(spec.ops, spec.seed)
+            suite = generate_suite(spec.ops, spec.seed, spec.depth)
     except BundleError as exc:
         raise RunError(f"cannot read bundle: {exc}") from None
     except KeyError as exc:

@@ -55,6 +55,9 @@ class GeneratorInfo:
     unavailable: Callable[[], str | None] | None = None
     #: the operator's family, as reports group operators (the operator table's module)
     family: str = "other"
+    #: ``fn(seed, depth)`` takes a depth (:data:`DEPTHS`); else a smoke selection is made from
+    #: the full cases (:func:`smoke_selection`)
+    depths: bool = False
 
     @property
     def name(self) -> str:
@@ -66,7 +69,8 @@ class GeneratorInfo:
 _REGISTRY: dict[tuple[str, str], GeneratorInfo] = {}
 
 
-def register(op: str, *, domain: str = "", version: str = "1", unavailable=None, family: str = "other") -> Callable:
+def register(op: str, *, domain: str = "", version: str = "1", unavailable=None, family: str = "other",
+             depths: bool = False) -> Callable:
     """Decorator registering ``fn(seed) -> Iterable[Case]`` as the generator of ``op``.
 
     Args:
@@ -77,10 +81,11 @@ def register(op: str, *, domain: str = "", version: str = "1", unavailable=None,
             an operator with a reason is left out of :func:`available_ops` and :func:`get`
             names the reason.
         family: the family reports group the operator under.
+        depths: ``fn`` takes ``depth`` as a second argument (``"full"`` or ``"smoke"``).
     """
 
     def deco(fn):
-        _REGISTRY[(domain, op)] = GeneratorInfo(op, domain, version, fn, unavailable, family)
+        _REGISTRY[(domain, op)] = GeneratorInfo(op, domain, version, fn, unavailable, family, depths)
         return fn
 
     return deco
@@ -168,17 +173,52 @@ def case_rng(seed: int, *key: int | str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(words))
 
 
-def generate(ops: Iterable[str], seed: int = 0) -> list[Case]:
+#: Suite depths: ``full`` (every case: nightly and compliance runs) and ``smoke`` (a fixed
+#: subset with every version and type combination of every operator at least once, and one
+#: invalid model per version: pull-request CI).
+DEPTHS = ("full", "smoke")
+
+
+def smoke_selection(cases: Iterable[Case]) -> list[Case]:
+    """The smoke subset of one operator's ``cases`` (for generators that do not select it
+    themselves): the first value case of every (version, combination of input/output element
+    types) and the first error case of every version, in generation order."""
+    seen, out = set(), []
+    for c in cases:
+        if c.expect_error is not None:
+            key = ("error", c.since_version)
+        else:
+            key = (c.since_version, tuple(i.elem_type for i in c.inputs if i.present),
+                   tuple(o.elem_type for o in c.outputs if o.present))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def generate(ops: Iterable[str], seed: int = 0, depth: str = "full") -> list[Case]:
     """Generate the cases of ``ops`` with ``seed``, in a deterministic order.
+
+    Args:
+        depth: ``"full"`` or ``"smoke"`` (:data:`DEPTHS`): a smoke case is the full suite's
+            case of the same id, byte for byte.
 
     Raises:
         KeyError: an unknown operator.
-        ValueError: two cases of the suite have the same id.
+        ValueError: two cases of the suite have the same id, or an unknown depth.
     """
+    if depth not in DEPTHS:
+        raise ValueError(f"unknown depth {depth!r}; known: {', '.join(DEPTHS)}")
     cases: list[Case] = []
     for op in ops:
         info = get(op)
-        for case in info.fn(op_seed(seed, op)):
+        if depth == "full":
+            made = info.fn(op_seed(seed, op))
+        elif info.depths:
+            made = info.fn(op_seed(seed, op), depth)
+        else:
+            made = smoke_selection(info.fn(op_seed(seed, op)))
+        for case in made:
             case.generator = f"{info.name}@{info.version}"
             case.seed = seed
             cases.append(case)

@@ -41,8 +41,8 @@ class Suite:
         generators: op -> ``module.function@version`` of its generator.
         versions: :func:`library_versions` at generation time.
         source: where the cases came from (``generated`` or a bundle path).
-        depth: ``"smoke"`` for the representative subset (:mod:`conformance.depth`), ``None``
-            for the full suite.
+        depth: ``"smoke"`` for the representative subset (:data:`conformance.registry.DEPTHS`),
+            ``None`` for the full suite.
         families: op type -> the family reports group it under (:func:`conformance.registry.family`).
     """
 
@@ -78,15 +78,17 @@ class Suite:
         }
 
 
-def generate_suite(ops: list[str], seed: int = 0) -> Suite:
-    """Generate the suite of ``ops`` with ``seed`` (see :func:`conformance.registry.generate`).
+def generate_suite(ops: list[str], seed: int = 0, depth: str = "full") -> Suite:
+    """Generate the suite of ``ops`` with ``seed`` at ``depth`` (see :func:`conformance.registry.generate`).
 
     Raises:
         KeyError: an unknown operator.
+        ValueError: an unknown depth.
     """
     from . import registry
 
-    cases = registry.generate(ops, seed)
+    cases = registry.generate(ops, seed, depth)
     gens = {op: f"{registry.get(op).name}@{registry.get(op).version}" for op in ops}
     families = {registry.get(op).op: registry.get(op).family for op in ops}
-    return Suite(cases=cases, seed=seed, ops=list(ops), generators=gens, families=families)
+    return Suite(cases=cases, seed=seed, ops=list(ops), generators=gens, families=families,
+                 depth=depth if depth != "full" else None)

@@ -84,11 +84,11 @@ def cmd_generate(args, console: Console) -> int:
     t0 = time.perf_counter()
     with _progress(console) as prog:
         task = prog.add_task(f"generating (seed {args.seed}, {jobs} worker(s))", total=len(ops), status="")
-        ident = write_generated_bundle(ops, args.seed, args.out, force=args.force, jobs=jobs,
+        ident = write_generated_bundle(ops, args.seed, args.out, force=args.force, jobs=jobs, depth=args.depth,
                                        progress=lambda op, n: prog.update(task, advance=1, status=f"{op}: {n}"))
     n, n_err = ident["n_cases"], ident["n_error"]
     console.print(
-        f"generated and wrote {n} cases ({n - n_err} value, {n_err} error) to {args.out} "
+        f"generated and wrote {n} cases ({n - n_err} value, {n_err} error; depth {args.depth}) to {args.out} "
         f"in {time.perf_counter() - t0:.1f} s\n"
         f"suite content hash {ident['content_hash']}"
     )
@@ -131,6 +131,9 @@ def _spec_from_args(args, backend_spec: str | None = None):
         raise UsageError(str(exc)) from None
     if args.jobs is not None and args.jobs < 0:
         raise UsageError("--jobs must be >= 0")
+    if getattr(args, "depth", "full") != "full" and not args.ops:
+        raise UsageError("--depth selects among generated cases (--ops); a bundle keeps the depth it was generated "
+                         "with (onnx-conformance generate --depth smoke)")
     variants = [v.strip() for v in (args.variants or "").split(",") if v.strip()]
     return RunSpec(
         backend_spec=backend_spec or args.backend,
@@ -139,6 +142,7 @@ def _spec_from_args(args, backend_spec: str | None = None):
         bundle=args.bundle,
         ops=parse_ops(args.ops) if args.ops else [],
         seed=args.seed,
+        depth=args.depth,
         match=args.match,
         variants=variants,
         xfail=args.xfail,
@@ -290,6 +294,13 @@ def cmd_list(args, console: Console) -> int:
     return 0
 
 
+def _add_depth_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--depth", choices=["full", "smoke"], default="full",
+                   help="full: every case (nightly and compliance runs; default); smoke: every version and type "
+                        "combination of every operator once and one invalid model per version, the same cases "
+                        "(same ids) as in the full suite, for pull-request CI")
+
+
 def _add_suite_args(r: argparse.ArgumentParser) -> None:
     from ..isolation import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT
 
@@ -298,6 +309,7 @@ def _add_suite_args(r: argparse.ArgumentParser) -> None:
     src.add_argument("--ops", help="generate cases for these operators (comma-separated, or 'all')")
     src.add_argument("--suite", choices=["onnx-node"], help="onnx-node: onnx's own node test cases, with their tolerances")
     r.add_argument("--seed", type=int, default=0, help="seed for --ops (default 0)")
+    _add_depth_arg(r)
     r.add_argument("--match", action="append", metavar="TEXT", help="only cases whose id contains TEXT (repeatable)")
     r.add_argument("--variants", metavar="KINDS",
                    help="also run each case with its parameters as 'inputs' and/or 'initializers' (comma-separated)")
@@ -336,6 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--jobs", type=int, default=0,
                    help="worker processes, each generating and writing whole operators (default: one per CPU); "
                         "the bundle's bytes do not depend on it")
+    _add_depth_arg(g)
     g.set_defaults(fn=cmd_generate)
 
     r = sub.add_parser("run", help="run a suite on a backend; write results.json and report.html",

@@ -1157,18 +1157,52 @@ def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why, err=None
 
 
 # ----------------------------------------------------------------------------- suite and explore
-def cases(entry: Entry, seed: int) -> list[Case]:
+def cases(entry: Entry, seed: int, depth: str = "full") -> list[Case]:
     """Every case of ``entry`` (value cases at :func:`points`, then :func:`error_cases`),
-    deterministic in ``seed``: each case draws from its own stream keyed by its coordinates."""
+    deterministic in ``seed``: each case draws from its own stream keyed by its coordinates.
+
+    ``depth="smoke"`` keeps the first point of every (version, type combination) and the first
+    invalid model of every version (:data:`conformance.registry.DEPTHS`); as each case's stream is keyed by
+    its coordinates, those cases are byte for byte the full suite's (same ids).
+    """
     spec = op_spec(entry.op, entry.domain)
     out = []
-    for k, p in enumerate(points(entry, spec)):
+    pts = points(entry, spec)
+    if depth == "smoke":
+        pts = _smoke_points(pts, spec)
+    for k, p in enumerate(pts):
         key = (repr(p.outputs),) if p.outputs else ()
         rng = registry.case_rng(seed, entry.op, p.version, repr(p.types), p.numerics, p.shape, p.attrs_tag,
                                 repr(p.attrs), repr(p.optional), p.params, p.arity, p.opset, repr(p.extra), *key)
         out.append(build(entry, p, rng, spec))
-    out.extend(error_cases(entry, spec))
+    errors = error_cases(entry, spec)
+    if depth == "smoke":
+        firsts: dict[int, Case] = {}
+        for c in errors:
+            firsts.setdefault(c.since_version, c)
+        errors = [c for c in errors if firsts[c.since_version] is c]
+    out.extend(errors)
     return out
+
+
+def _smoke_points(pts: list[Point], spec: OpSpec) -> list[Point]:
+    """One point per (version, type combination), in order of first appearance: the one whose
+    present formals bind the most type parameters, then with the most optional formals present
+    (the first among equals), so that a parameter only an optional formal binds is exercised
+    (Dropout's T1 through ratio, T2 through mask)."""
+    def score(p: Point) -> tuple[int, int]:
+        vs = spec.versions[p.version]
+        present = [f for f in vs.inputs if f.option != "optional" or f.name in p.optional]
+        present += [f for f in vs.outputs if f.option != "optional" or f.name in p.outputs]
+        return len({f.type_str for f in present} & set(vs.type_constraints)), len(p.optional) + len(p.outputs)
+
+    best: dict[tuple, tuple[tuple[int, int], Point]] = {}
+    for p in pts:
+        key, sc = (p.version, p.types), score(p)
+        if key not in best or sc > best[key][0]:
+            best[key] = (sc, p)
+    keep = {id(p) for _, p in best.values()}
+    return [p for p in pts if id(p) in keep]
 
 
 def strategy(entry: Entry):
@@ -1266,8 +1300,8 @@ def register_entries(entries: Iterable[Entry], family: str) -> None:
                 raise ValueError(f"{e.op}: two different shape patterns are named {sh.name!r}")
         ENTRIES[e.key] = e
 
-        def gen(seed: int, _e=e) -> list[Case]:
-            return cases(_e, seed)
+        def gen(seed: int, depth: str = "full", _e=e) -> list[Case]:
+            return cases(_e, seed, depth)
 
         gen.__qualname__ = f"cases_{e.op}"
         gen.__doc__ = f"Cases of {e.op} (the element-wise engine)."
@@ -1283,7 +1317,8 @@ def register_entries(entries: Iterable[Entry], family: str) -> None:
                 return str(exc.args[0]) if exc.args else str(exc)
             return None
 
-        registry.register(e.op, domain=e.domain, version=GEN_VERSION, unavailable=unavailable, family=family)(gen)
+        registry.register(e.op, domain=e.domain, version=GEN_VERSION, unavailable=unavailable, family=family,
+                          depths=True)(gen)
         registry.register_strategy(e.op, domain=e.domain)(strat)
 
 
