@@ -14,6 +14,7 @@ pickling; elsewhere with ``spawn``, where the backend must be given as a spec.
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import os
 import signal
@@ -47,7 +48,7 @@ def _rss_mb(pid: int) -> float | None:
 
 
 def _worker_main(conn, backend, spec, options, cases, analyse=False) -> None:
-    """Worker loop: receive a batch, send back one ``("result", index, CaseResult json, analysis)``
+    """Worker loop: receive a batch, send back one ``("result", index, (JSON line, outcome), analysis)``
     per case.
 
     A batch is a list of indices into ``cases`` (fork: the cases are inherited, nothing
@@ -84,10 +85,11 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False) -> None:
                 conn.send(("bundle", i, problem, None))
                 continue
             try:
-                res = run_case(case, backend).to_json()
+                res = run_case(case, backend)
                 if analyse and analysis is None:
                     analysis = _analysis(case)
-                conn.send(("result", i, res, analysis if analyse else None))
+                # the JSON line results.jsonl stores, made here: the parent only writes it
+                conn.send(("result", i, (json.dumps(res.to_json()), res.outcome), analysis if analyse else None))
             except BaseException:  # noqa: BLE001 - e.g. a result that cannot be pickled
                 conn.send(("internal", i, traceback.format_exc(), None))
 
@@ -235,6 +237,7 @@ def run_isolated(
     start_method: str | None = None,
     on_analysis: Callable[[dict], None] | None = None,
     collect: bool = True,
+    on_line: Callable[[str, str], None] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` in ``jobs`` worker processes; results in the order of ``cases``.
 
@@ -262,6 +265,9 @@ def run_isolated(
             (in the parent for a case whose worker died).
         collect: return the results (``False``: return an empty list; ``on_result`` sees them),
             so that a long run's results need not stay in the parent.
+        on_line: called in the parent with each result as a line of JSON (``CaseResult.to_json``,
+            no newline) and its outcome: the worker serialised it, so a parent that only stores
+            results parses nothing (with ``on_result`` unset and ``collect`` false).
 
     Raises:
         WorkerError: a worker cannot create the backend.
@@ -279,7 +285,15 @@ def run_isolated(
     pending = deque(range(len(cases)))
     workers: list[_Worker] = []
 
-    def finish(i: int, res: CaseResult, analysis: dict | None = None) -> None:
+    def finish(i: int, res: CaseResult | tuple[str, str], analysis: dict | None = None) -> None:
+        if isinstance(res, tuple):  # (JSON line, outcome) from a worker
+            line, outcome = res
+            if on_line is not None:
+                on_line(line, outcome)
+            if collect or on_result:
+                res = CaseResult.from_json(json.loads(line))
+        elif on_line is not None:
+            on_line(json.dumps(res.to_json()), res.outcome)
         if collect:
             results[i] = res
         if on_result:
@@ -318,7 +332,7 @@ def run_isolated(
                         w.started = time.monotonic()
                         if kind == "bundle":
                             raise CaseLoadError(payload)
-                        finish(i, CaseResult.from_json(payload) if kind == "result" else
+                        finish(i, tuple(payload) if kind == "result" else
                                _synthetic(cases[i], "error", f"runner internal error: {payload}", 0.0), analysis)
                     if w.inflight and not w.proc.is_alive():
                         raise EOFError
@@ -429,7 +443,7 @@ class IsolatedExecutor:
                         kind, _i, payload, _analysis = w.conn.recv()
                         w.inflight.clear()
                         if kind == "result":
-                            return CaseResult.from_json(payload)
+                            return CaseResult.from_json(json.loads(payload[0]))
                         return _synthetic(case, "error", f"runner internal error: {payload}", 0.0)
                     if not w.proc.is_alive():
                         raise EOFError

@@ -166,13 +166,13 @@ def _execute_with_progress(spec, out: Path, console: Console, *, resume: bool = 
             if done:
                 console.print(f"resuming: {done} of {total} cases already done")
 
-        def on_result(r):
-            counts[r.outcome] += 1
+        def on_outcome(outcome):
+            counts[outcome] += 1
             prog.update(task, advance=1, status=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
         try:
             return execute(spec, out, backend=backend, suite=suite, resume=resume, on_start=on_start,
-                           on_result=on_result, status=lambda m: prog.update(task, description=m))
+                           on_outcome=on_outcome, status=lambda m: prog.update(task, description=m))
         except RunError as exc:
             raise UsageError(str(exc)) from None
 
