@@ -147,7 +147,9 @@ def _entry_unbuildable(spec: OpSpec, version: int, combo: dict[str, str]) -> str
     return skipped_combinations(entry).get((version, types_label(names)))
 
 
-def _version_entry(spec: OpSpec, version: int, analyses: list[dict], outcomes=None) -> dict:
+def _version_entry(spec: OpSpec, version: int, pairs: list[tuple[str, dict]], outcomes=None) -> dict:
+    """The coverage entry of one version from its cases' ``(id, analysis)`` pairs."""
+    analyses = [a for _, a in pairs]
     vs = spec.versions[version]
     op_key = f"{spec.domain}:{spec.op}" if spec.domain else spec.op
     params = list(vs.type_constraints)
@@ -188,8 +190,8 @@ def _version_entry(spec: OpSpec, version: int, analyses: list[dict], outcomes=No
     if outcomes is not None:
         by_combo: dict[str, Counter] = defaultdict(Counter)
         err: Counter = Counter()
-        for a in analyses:
-            o = outcomes.get(a["id"])
+        for cid, a in pairs:
+            o = outcomes.get(cid)
             if o is None:
                 continue
             if a["error"]:
@@ -213,7 +215,8 @@ def compute_coverage(cases: Iterable, outcomes: Mapping[str, str] | None = None,
             and ``error_outcomes`` ({outcome: count} over its error cases), so a report
             can say which covered combinations a backend passes.
         analyses: :func:`analyse_case` results computed elsewhere (the runner's workers, which
-            read the models), counted with those of ``cases``.
+            read the models), counted with those of ``cases``; each a dict with its ``id``, or an
+            ``(id, analysis)`` pair (equal analyses may then share one dict).
 
     Returns:
         ``{"ops": {key: {"op", "domain", "source", "versions": {since: entry}}},
@@ -234,16 +237,17 @@ def compute_coverage(cases: Iterable, outcomes: Mapping[str, str] | None = None,
     n = 0
     for a in itertools.chain((analyse_case(c) for c in cases), analyses):
         n += 1
+        cid, a = a if isinstance(a, tuple) else (a["id"], a)
         if a["problem"] is not None:
-            unmatched.append({"id": a["id"], "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
+            unmatched.append({"id": cid, "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
             continue
-        by_op[(a["domain"], a["op"])].append(a)
+        by_op[(a["domain"], a["op"])].append((cid, a))
     ops = {}
     for (domain, op), analyses in sorted(by_op.items()):
         spec = op_spec(op, domain)
         versions = {}
         for v in spec.since_versions:
-            versions[str(v)] = _version_entry(spec, v, [a for a in analyses if a["version"] == v], outcomes)
+            versions[str(v)] = _version_entry(spec, v, [p for p in analyses if p[1]["version"] == v], outcomes)
         ops[f"{domain}:{op}" if domain else op] = {"op": op, "domain": domain, "source": spec.source,
                                                    "versions": versions}
     return {"cases": n, "ops": ops, "unmatched": unmatched}

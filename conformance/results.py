@@ -42,9 +42,10 @@ class ResultsError(Exception):
     """A results file is missing or malformed."""
 
 
-def results_document(suite: Suite, backend_env: dict, results: list[CaseResult], duration_s: float,
+def results_document(suite: Suite, backend_env: dict, results: list[CaseResult] | list[dict], duration_s: float,
                      run: dict | None = None) -> dict:
-    """Build the results document (see module docstring)."""
+    """Build the results document (see module docstring) from CaseResults or their records
+    (``CaseResult.to_json`` dicts, used as they are)."""
     return {
         "format": FORMAT,
         "suite": {**suite.identity(), "families": families(results, suite.families)},
@@ -53,7 +54,7 @@ def results_document(suite: Suite, backend_env: dict, results: list[CaseResult],
         "host": host_environment(),
         "summary": summarize(results),
         "duration_s": round(duration_s, 3),
-        "cases": [r.to_json() for r in results],
+        "cases": [r if isinstance(r, dict) else r.to_json() for r in results],
     }
 
 

@@ -315,3 +315,28 @@ def test_edited_case_stops_the_run_and_charges_nothing(toy_suite, tmp_path):
     recorded = [json.loads(line)["id"] for line in (run / "results.jsonl").read_text().splitlines()]
     assert edited.name[-10:] not in " ".join(recorded)
     assert not (run / "results.json").exists()
+
+
+def test_the_parent_never_reads_a_case(toy_suite, tmp_path, monkeypatch):
+    """A bundle run reads the cases in the workers only: reading one in the parent raises here,
+    and the run still gives every case its outcome, coverage included."""
+    import os
+
+    from conformance.bundle import CaseRef
+    from conformance.execute import RunSpec, execute
+
+    parent = os.getpid()
+    real = CaseRef.load_for_run
+
+    def guarded(self):
+        assert os.getpid() != parent, "the parent read a case"
+        return real(self)
+
+    monkeypatch.setattr(CaseRef, "load_for_run", guarded)
+    monkeypatch.setattr(CaseRef, "load", lambda self, verify=True: pytest.fail("the parent read a case"))
+    out = write_bundle(toy_suite, tmp_path / "b")
+    run = tmp_path / "run"
+    run.mkdir()
+    doc, _ = execute(RunSpec(backend_spec="onnxruntime", suite="bundle", bundle=str(out), jobs=2), run)
+    assert sorted(c["id"] for c in doc["cases"]) == sorted(c.id for c in toy_suite.cases)
+    assert doc["coverage"]["cases"] == len(toy_suite.cases) and doc["suite"]["content_hash"] == toy_suite.content_hash
