@@ -92,6 +92,8 @@ def run_dask(cases: Sequence[Case], spec, *, on_result: Callable[[CaseResult], N
 
 
 def _crash(case: Case, message: str, outcome: str = "crash") -> CaseResult:
+    from .runner import case_detail
+
     return CaseResult(id=case.id, op=case.op, domain=case.domain, since_version=case.since_version, opset=case.opset,
                       tags=dict(case.tags), outcome=outcome, message=message, phase="run",
-                      expect_error=case.expect_error)
+                      expect_error=case.expect_error, detail=case_detail(case))

@@ -166,7 +166,12 @@ class _Worker:
         if not self.inflight:  # else the head case is running since its predecessor's result came
             self.started = time.monotonic()
         self.inflight.extend(indices)
-        self.conn.send(indices if self.forked else [(i, cases[i]) for i in indices])
+        try:
+            self.conn.send(indices if self.forked else [(i, cases[i]) for i in indices])
+        except (BrokenPipeError, ConnectionResetError):
+            # it died after its last result was read (a top-up races the crash of the case it is
+            # running): the next drain sees the death, charges the head case, re-queues the rest
+            pass
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -187,10 +192,18 @@ class _Worker:
 
 
 def _synthetic(case: Case, outcome: str, message: str, duration: float) -> CaseResult:
+    """The result of a case whose worker gave none (it died, hung or broke), made here, with the
+    case's :func:`~conformance.runner.case_detail` (a referenced case is read for it: rare)."""
+    from .runner import case_detail
+
+    try:
+        detail = case_detail(case if isinstance(case, Case) else case.load(verify=False))
+    except Exception:  # noqa: BLE001 - a case that cannot be read has no detail; the outcome stands
+        detail = None
     return CaseResult(
         id=case.id, op=case.op, domain=case.domain, since_version=case.since_version, opset=case.opset,
         tags=dict(case.tags), outcome=outcome, message=message, phase="run", expect_error=case.expect_error,
-        duration_s=duration,
+        duration_s=duration, detail=detail,
     )
 
 

@@ -52,3 +52,30 @@ def test_on_result_sees_every_case(toy_suite):
     seen = []
     run_isolated(toy_suite.cases, faulty.aborting(), jobs=2, on_result=lambda r: seen.append(r.id))
     assert sorted(seen) == sorted(c.id for c in toy_suite.cases)
+
+
+def test_a_batch_sent_to_a_dead_worker_is_not_an_error(toy_suite):
+    """Batches are topped up while a worker still runs, so a send can meet a worker that has just
+    died on its current case: it must not raise (it once raised BrokenPipeError and took the run
+    down); the cases stay in flight, for the death to be charged to the head and the rest re-run."""
+    import multiprocessing as mp
+
+    from conformance.isolation import _Worker
+
+    w = _Worker(mp.get_context("fork"), faulty.aborting(), None, None, toy_suite.cases)
+    w.proc.kill()  # as a crash would: the process is gone, the parent's end of the pipe open
+    w.proc.join(5)
+    w.send([0, 1], toy_suite.cases)
+    assert list(w.inflight) == [0, 1] and not w.proc.is_alive()
+    w.kill()
+
+
+def test_many_crashes_amid_topped_up_batches(toy_suite):
+    """40 crashes among 200 cases, one worker, batches topped up: every case gets its outcome,
+    in order."""
+    cases = toy_suite.cases * 40
+    results = run_isolated(cases, faulty.aborting(), jobs=1, timeout=10.0)
+    assert [r.id for r in results] == [c.id for c in cases]
+    crashed = [r for r in results if r.outcome == "crash"]
+    assert len(crashed) == 40 and all("SIGABRT" in r.message and r.tags["dtype"] == "float16" for r in crashed)
+    assert all(r.outcome == "pass" for r in results if r.tags["dtype"] != "float16" or r.tags.get("error"))
