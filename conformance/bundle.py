@@ -394,9 +394,26 @@ class CaseRef:
             BundleError: see :meth:`load`.
         """
         e = self.entry()
-        case = _load_entry(Path(self.root), e, True)
+        return _load_entry(Path(self.root), e, True), self._recorded(e)
+
+    def analysis(self) -> dict:
+        """The coverage analysis of the case's model (:func:`conformance.analysis.analyse_case`):
+        the one the manifest records, else measured from the model (the case is read, unchecked).
+
+        Raises:
+            BundleError: see :meth:`load`.
+        """
+        e = self.entry()
+        a = self._recorded(e)
+        if a is None:
+            from .analysis import analyse_case
+
+            a = analyse_case(_load_entry(Path(self.root), e, False))
+        return a
+
+    def _recorded(self, e: dict) -> dict | None:
         a = e.get("coverage")
-        return case, ({**a, "id": case.id} if isinstance(a, dict) else None)
+        return {**a, "id": self.id} if isinstance(a, dict) else None
 
     def __repr__(self) -> str:
         return f"CaseRef({self.id!r})"

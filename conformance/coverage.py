@@ -416,7 +416,8 @@ def render_coverage(cov: dict, console) -> None:
 # ----------------------------------------------------------------------------- command line
 def bundle_analyses(path):
     """Yield the analysis (:func:`conformance.analysis.analyse_case`) of every case of the bundle
-    at ``path``: the one its manifest records, else measured from the case's model.
+    at ``path``: the one its manifest records, else measured from the case's model
+    (:meth:`conformance.bundle.CaseRef.analysis`).
 
     Raises:
         conformance.bundle.BundleError: an unreadable manifest or case.
@@ -425,8 +426,7 @@ def bundle_analyses(path):
 
     _, refs = read_index(path)
     for ref in refs:
-        a = ref.entry().get("coverage")
-        yield {**a, "id": ref.id} if isinstance(a, dict) else analyse_case(ref.load(verify=False))
+        yield ref.analysis()
 
 
 def cmd_coverage(args, console) -> int:

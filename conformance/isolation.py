@@ -381,19 +381,21 @@ def run_isolated(
 
 
 def _parent_analysis(case) -> dict:
-    """Coverage analysis of a case whose worker gave none (it died): read here if by reference.
+    """Coverage analysis of a case no worker analysed (its worker died, or it ran before a
+    resume): for a reference, the manifest's record (:meth:`conformance.bundle.CaseRef.analysis`;
+    the case is read here only for a manifest without one).
 
     Raises:
         CaseLoadError: the referenced case cannot be read.
     """
-    if not isinstance(case, Case):
-        from .bundle import BundleError
+    if isinstance(case, Case):
+        return _analysis(case)
+    from .bundle import BundleError
 
-        try:
-            case = case.load(verify=False)
-        except BundleError as exc:
-            raise CaseLoadError(str(exc)) from None
-    return _analysis(case)
+    try:
+        return case.analysis()
+    except BundleError as exc:
+        raise CaseLoadError(str(exc)) from None
 
 
 class IsolatedExecutor:

@@ -441,6 +441,19 @@ def _log_sum_row(r):
         return _mp_to_float(mp.log(mp.mpf(q.numerator)) - mp.log(mp.mpf(q.denominator)))
 
 
+def _log_sum_exp_terms(r) -> tuple[float | None, list[float]]:
+    """``(result, [])`` where a float row's LogSumExp is decided by its special values (NaN if any
+    is NaN, ``+inf`` with a ``+inf``, ``-inf`` when every term is ``-inf`` or there is none), else
+    ``(None, the finite terms)``."""
+    vals = [float(v) for v in r]
+    if any(math.isnan(v) for v in vals):
+        return math.nan, []
+    if any(v == math.inf for v in vals):
+        return math.inf, []
+    fin = [v for v in vals if v != -math.inf]
+    return (None, fin) if fin else (-math.inf, [])
+
+
 def _log_sum_exp_row(r):
     mp = _mp()
     with mp.workprec(96):  # 43 bits beyond double: a misrounding needs a tie within 2^-96
@@ -451,14 +464,9 @@ def _log_sum_exp_row(r):
             m = max(vals)
             y = m + mp.log(mp.fsum(mp.exp(v - m) for v in vals))
             return _int_log_result(y, "LogSumExp")
-        vals = [float(v) for v in r]
-        if any(math.isnan(v) for v in vals):
-            return math.nan
-        if any(v == math.inf for v in vals):
-            return math.inf
-        fin = [v for v in vals if v != -math.inf]
-        if not fin:
-            return -math.inf
+        special, fin = _log_sum_exp_terms(r)
+        if special is not None:
+            return special
         m = max(fin)
         return _mp_to_float(m + mp.log(mp.fsum(mp.exp(mp.mpf(v) - m) for v in fin)))
 
@@ -477,14 +485,9 @@ def _log_sum_exp_row64(r):
     """:func:`_log_sum_exp_row` in float64 (``exp`` within an ulp, an exact ``fsum``, ``log1p``):
     within ``4e-16`` of the exact value, which is far inside a float or 16-bit output's
     rounding (DESIGN.md: float64, or mpmath where float64 is not enough: for double)."""
-    vals = [float(v) for v in r]
-    if any(math.isnan(v) for v in vals):
-        return math.nan
-    if any(v == math.inf for v in vals):
-        return math.inf
-    fin = [v for v in vals if v != -math.inf]
-    if not fin:
-        return -math.inf
+    special, fin = _log_sum_exp_terms(r)
+    if special is not None:
+        return special
     m = max(fin)
     return m + math.log1p(math.fsum(math.exp(v - m) for v in fin) - 1.0)
 

@@ -230,6 +230,16 @@ def _type_name(elem_type) -> str:
             return str(elem_type)
 
 
+def _attr_display(v):
+    """An attribute value as the drill-down shows it: float attributes are float32 in the
+    model, so 7 significant digits say all of it (lists element by element)."""
+    if isinstance(v, float):
+        return _num(v, 7)
+    if isinstance(v, list):
+        return [_num(x, 7) if isinstance(x, float) else x for x in v]
+    return v
+
+
 def _model_attributes(path: Path, op: str) -> dict | None:
     """Attributes of the node ``op`` in the model at ``path`` (``None`` if unreadable)."""
     try:
@@ -255,12 +265,7 @@ def _model_attributes(path: Path, op: str) -> dict | None:
                         v = str(v)
                 elif not isinstance(v, (int, float, str)):
                     v = type(v).__name__
-                # float attributes are float32 in the model: 7 significant digits say all of it
-                if isinstance(v, float):
-                    v = _num(v, 7)
-                elif isinstance(v, list):
-                    v = [_num(x, 7) if isinstance(x, float) else x for x in v]
-                out[a.name] = v
+                out[a.name] = _attr_display(v)
             return out
     return {}
 
@@ -423,9 +428,7 @@ def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Path
             sig = {"in": [[str(x[0]), _type_name(x[1]), x[2], x[3], x[4]] for x in det.get("inputs") or []],
                    "out": [[str(x[0]), _type_name(x[1]), x[2]] for x in det.get("outputs") or []]}
             col["io"].append(iosigs.add(sig, json.dumps(sig, sort_keys=True)))
-            attrs = _json_safe({k: (_num(v, 7) if isinstance(v, float) else
-                                    [_num(x, 7) if isinstance(x, float) else x for x in v] if isinstance(v, list) else v)
-                                for k, v in (det.get("attributes") or {}).items()})
+            attrs = _json_safe({k: _attr_display(v) for k, v in (det.get("attributes") or {}).items()})
             col["at"].append(attrsets.add(attrs, json.dumps(attrs, sort_keys=True)))
             continue
         e = entries.get(c.get("id"))
