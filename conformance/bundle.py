@@ -353,14 +353,18 @@ class CaseRef:
     """
 
     __slots__ = ("root", "id", "op", "domain", "since_version", "opset", "expect_error", "content_hash",
-                 "_span", "_raw", "_stamp")
+                 "recorded_analysis", "_span", "_raw", "_stamp")
 
-    def __init__(self, root: str, e: dict, span: tuple[int, int] | None, raw: str | None, stamp: tuple = ()):
+    def __init__(self, root: str, e: dict, span: tuple[int, int] | None, raw: str | None, stamp: tuple = (),
+                 interned: dict | None = None):
         self.root, self._stamp = root, stamp
         self.id, self.op, self.domain = str(e["id"]), str(e["op"]), str(e.get("domain") or "")
         self.since_version, self.opset = int(e["since_version"]), int(e["opset"])
         self.expect_error, self.content_hash = e.get("expect_error"), str(e["content_hash"])
         self._span, self._raw = span, raw
+        #: the coverage analysis the manifest records for the case (without ``id``; equal ones are
+        #: one shared dict), or None for a manifest written before entries had one
+        self.recorded_analysis = _intern(e.get("coverage"), interned) if interned is not None else None
 
     def entry(self) -> dict:
         """The case's manifest entry (read again from ``manifest.json``).
@@ -386,15 +390,16 @@ class CaseRef:
         """
         return _load_entry(Path(self.root), self.entry(), verify)
 
-    def load_for_run(self) -> tuple[Case, dict | None]:
-        """The case (checked, as :meth:`load`) and the coverage analysis of its model that the
-        manifest records (``None`` for a bundle written before manifests had one).
+    def load_for_run(self) -> tuple[Case, bool]:
+        """The case (checked, as :meth:`load`), and whether the manifest records the coverage
+        analysis of its model (False for a bundle written before manifests had one: the runner
+        measures it then).
 
         Raises:
             BundleError: see :meth:`load`.
         """
         e = self.entry()
-        return _load_entry(Path(self.root), e, True), self._recorded(e)
+        return _load_entry(Path(self.root), e, True), isinstance(e.get("coverage"), dict)
 
     def analysis(self) -> dict:
         """The coverage analysis of the case's model (:func:`conformance.analysis.analyse_case`):
@@ -403,20 +408,33 @@ class CaseRef:
         Raises:
             BundleError: see :meth:`load`.
         """
+        if self.recorded_analysis is not None:
+            return {**self.recorded_analysis, "id": self.id}
         e = self.entry()
-        a = self._recorded(e)
-        if a is None:
-            from .analysis import analyse_case
-
-            a = analyse_case(_load_entry(Path(self.root), e, False))
-        return a
-
-    def _recorded(self, e: dict) -> dict | None:
         a = e.get("coverage")
-        return {**a, "id": self.id} if isinstance(a, dict) else None
+        if isinstance(a, dict):
+            return {**a, "id": self.id}
+        from .analysis import analyse_case
+
+        return analyse_case(_load_entry(Path(self.root), e, False))
 
     def __repr__(self) -> str:
         return f"CaseRef({self.id!r})"
+
+
+def _intern(a, interned: dict) -> dict | None:
+    """``a`` (a recorded coverage analysis), or the equal one already in ``interned``: most cases of
+    an operator version exercise the same types, formals and attributes, so 54,000 refs hold a few
+    thousand analyses.  ``None`` when ``a`` is not a dict."""
+    if not isinstance(a, dict):
+        return None
+    try:
+        key = tuple((k, tuple(v.items()) if isinstance(v, dict) else tuple(v) if isinstance(v, list) else v)
+                    for k, v in sorted(a.items()))
+        hash(key)
+    except TypeError:  # a nested value this key does not flatten: the canonical text instead
+        key = json.dumps(a, sort_keys=True)
+    return interned.setdefault(key, a)
 
 
 #: (pid, bundle root, manifest stamp) -> an open descriptor of the manifest: a worker reads
@@ -524,12 +542,13 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
     head: dict = {}
     refs = []
     seen: set[str] = set()
+    interned: dict = {}
     try:
         with open(mpath, encoding="utf-8") as f:
             stamp = _stamp(os.fstat(f.fileno()))
             text = f.read()
         for n, (e, span, raw) in enumerate(_manifest_entries(text, head)):
-            _add_ref(refs, seen, root, mpath, n, e, span, raw, stamp)
+            _add_ref(refs, seen, root, mpath, n, e, span, raw, stamp, interned)
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise BundleError(f"{mpath}: not valid JSON: {exc}") from exc
     del text
@@ -551,7 +570,8 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
     return identity, refs
 
 
-def _add_ref(refs: list, seen: set, root: Path, mpath: Path, n: int, e, span, raw, stamp: tuple) -> None:
+def _add_ref(refs: list, seen: set, root: Path, mpath: Path, n: int, e, span, raw, stamp: tuple,
+             interned: dict) -> None:
     """Append the :class:`CaseRef` of manifest entry #``n`` to ``refs``.
 
     Raises:
@@ -563,7 +583,7 @@ def _add_ref(refs: list, seen: set, root: Path, mpath: Path, n: int, e, span, ra
         if not isinstance(rel, str) or not _SAFE_DIR.match(rel):
             raise BundleError(f"{mpath}: case #{n} ({e.get('id')!r}): directory {rel!r} is not a plain "
                               "path inside the bundle")
-        ref = CaseRef(str(root), e, span, raw, stamp)
+        ref = CaseRef(str(root), e, span, raw, stamp, interned)
     except BundleError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

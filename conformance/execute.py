@@ -231,12 +231,11 @@ def execute(
     if not streaming:
         suite.cases = materialize(suite.cases)
     try:
-        duration, analyses, n_done = _run(spec, out, suite, backend, resume, on_start, on_result, status, on_outcome)
+        duration, analyses, n_done, by_id = _run(spec, out, suite, backend, resume, on_start, on_result, status,
+                                                 on_outcome)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
-    # records (dicts), not CaseResults: at 54,000 cases the objects alone took 285 MB
-    by_id = {r["id"]: r for r in read_records(out / "results.jsonl")}
     missing = [c.id for c in suite.cases if c.id not in by_id]
     if missing:
         raise RunError(f"{len(missing)} case(s) have no result (first: {missing[0]}); run with --resume")
@@ -266,9 +265,11 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
     """Run the cases of ``suite`` that ``out/results.jsonl`` lacks, appending their results to it.
 
     Returns:
-        ``(seconds, analyses, n_done)``: the wall time, the coverage analyses of every case's
-        model when the workers computed them (cases given by reference), else ``None``, and the
-        number of cases done before (a resume).
+        ``(seconds, analyses, n_done, records)``: the wall time; the coverage analyses of every
+        case's model as ``(id, analysis)`` pairs for cases given by reference (the manifest's, or
+        measured by the workers), else ``None``; the number of cases done before (a resume); and
+        every case's result record (:meth:`CaseResult.to_json`, as ``results.jsonl`` has it) by id
+        (records, not CaseResults: at 54,000 cases the objects alone took 285 MB).
 
     Raises:
         RunError: see :func:`execute`.
@@ -285,15 +286,20 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
         (out / "run.json").write_text(json.dumps(spec.to_json(), indent=1) + "\n", encoding="utf-8")
         (out / "results.jsonl").write_bytes(b"")
     ids = {c.id for c in suite.cases}
-    done = {r["id"] for r in read_records(out / "results.jsonl") if r["id"] in ids}
+    records = {r["id"]: r for r in read_records(out / "results.jsonl") if r["id"] in ids}
+    done = set(records)
     todo: list = [c for c in suite.cases if c.id not in done]
     by_ref = any(not isinstance(c, Case) for c in suite.cases)
     analyses: list | None = None
     if by_ref:
         from .isolation import _parent_analysis
 
-        try:  # cases done before a resume: analysed here (the workers analyse the rest)
-            analyses = [_intern_analysis(_parent_analysis(c)) for c in suite.cases if c.id in done]
+        # the manifest's analyses, shared dicts already; measured ones for cases done before a
+        # resume are found here, the workers measure the rest
+        analyses = [(c.id, c.recorded_analysis) for c in suite.cases if c.recorded_analysis is not None]
+        try:
+            analyses += [_intern_analysis(_parent_analysis(c)) for c in suite.cases
+                         if c.id in done and c.recorded_analysis is None]
         except CaseLoadError as exc:
             raise RunError(f"cannot read bundle: {exc}") from None
     if on_start:
@@ -302,15 +308,16 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
     with (out / "results.jsonl").open("a", encoding="utf-8") as stream:
 
         def record(r: CaseResult) -> None:
-            line(json.dumps(r.to_json()), r.outcome)
+            keep(r.to_json())
             if on_result:
                 on_result(r)
 
-        def line(text: str, outcome: str) -> None:
-            stream.write(text + "\n")
+        def keep(rec: dict) -> None:
+            records[rec["id"]] = rec
+            stream.write(json.dumps(rec) + "\n")
             stream.flush()
             if on_outcome:
-                on_outcome(outcome)
+                on_outcome(rec["outcome"])
 
         if not todo:
             pass
@@ -323,7 +330,7 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
         else:
             try:
                 run_isolated(todo, backend, spec=spec.backend_spec, options=spec.backend_options, jobs=spec.jobs,
-                             timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb, on_line=line,
+                             timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb, on_record=keep,
                              on_result=on_result, collect=False,
                              on_analysis=(lambda a: analyses.append(_intern_analysis(a))) if analyses is not None else None)
             except WorkerError as exc:
@@ -331,7 +338,7 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
             except CaseLoadError as exc:
                 raise RunError(f"cannot read bundle: {exc}. The run stopped; nothing was charged to the backend, "
                                f"and the results so far are in {out / 'results.jsonl'}") from None
-    return time.perf_counter() - t0, analyses, len(done)
+    return time.perf_counter() - t0, analyses, len(done), records
 
 
 _ANALYSES: dict[tuple, dict] = {}

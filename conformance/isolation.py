@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import time
 import traceback
@@ -48,15 +49,18 @@ def _rss_mb(pid: int) -> float | None:
 
 
 def _worker_main(conn, backend, spec, options, cases, analyse=False) -> None:
-    """Worker loop: receive a batch, send back one ``("result", index, (JSON line, outcome), analysis)``
-    per case.
+    """Worker loop: receive a batch, send back one ``("result", index, record, analysis)`` per case.
 
     A batch is a list of indices into ``cases`` (fork: the cases are inherited, nothing
     is pickled) or of ``(index, Case)`` pairs (spawn/forkserver).  ``None`` stops.  A case
     given by reference (:class:`conformance.bundle.CaseRef`) is read and checked here;
     when it cannot be (an edited or damaged bundle), ``("bundle", index, message, None)`` is
-    sent instead of a result.  ``analysis`` is the coverage analysis of the case's model
-    (:func:`conformance.coverage.analyse_case`) when ``analyse``, else ``None``.
+    sent instead of a result.  ``record`` is the result as :meth:`CaseResult.to_json` gives it;
+    ``analysis`` is the coverage analysis of the case's model
+    (:func:`conformance.analysis.analyse_case`) when ``analyse`` and the parent cannot have it
+    (a case given whole, or a manifest without analyses), else ``None``.  Messages are pickled
+    here with the highest protocol and sent as bytes (``Connection.recv`` reads them): half the
+    cost of ``Connection.send``'s pickler, measured.
     """
     import faulthandler
 
@@ -70,6 +74,10 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False) -> None:
         conn.send(("fatal", f"cannot create backend {spec!r}: {type(exc).__name__}: {exc}"))
         return
     conn.send(("ready", os.getpid()))
+
+    def send(msg, dumps=pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL, send_bytes=conn.send_bytes):
+        send_bytes(dumps(msg, protocol))
+
     while True:
         try:
             batch = conn.recv()
@@ -80,33 +88,30 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False) -> None:
         # the whole batch is read before any of it runs: interleaving reading with onnxruntime's
         # session set-up made each case ~20% slower (measured, 2,315 cases: 2.2 s against 1.8 s)
         loaded = [_load(item, cases) for item in batch]
-        for i, case, analysis, problem in loaded:
+        for i, case, recorded, problem in loaded:
             if problem is not None:
-                conn.send(("bundle", i, problem, None))
+                send(("bundle", i, problem, None))
                 continue
             try:
                 res = run_case(case, backend)
-                if analyse and analysis is None:
-                    analysis = _analysis(case)
-                # the JSON line results.jsonl stores, made here: the parent only writes it
-                conn.send(("result", i, (json.dumps(res.to_json()), res.outcome), analysis if analyse else None))
+                send(("result", i, res.to_json(), _analysis(case) if analyse and not recorded else None))
             except BaseException:  # noqa: BLE001 - e.g. a result that cannot be pickled
                 conn.send(("internal", i, traceback.format_exc(), None))
 
 
-def _load(item, cases) -> tuple[int, Case | None, dict | None, str | None]:
-    """``(index, case, coverage analysis from the manifest or None, problem or None)`` of one batch
-    item: a referenced case is read and checked here (a problem: why it could not be)."""
+def _load(item, cases) -> tuple[int, Case | None, bool, str | None]:
+    """``(index, case, whether the manifest records its coverage analysis, problem or None)`` of one
+    batch item: a referenced case is read and checked here (a problem: why it could not be)."""
     i, case = (item, cases[item]) if cases is not None else item
     if isinstance(case, Case):
-        return i, case, None, None
+        return i, case, False, None
     from .bundle import BundleError
 
     try:
-        case, analysis = case.load_for_run()
+        case, recorded = case.load_for_run()
     except BundleError as exc:
-        return i, None, None, str(exc)
-    return i, case, analysis, None
+        return i, None, False, str(exc)
+    return i, case, recorded, None
 
 
 def _analysis(case) -> dict:
@@ -250,7 +255,7 @@ def run_isolated(
     start_method: str | None = None,
     on_analysis: Callable[[dict], None] | None = None,
     collect: bool = True,
-    on_line: Callable[[str, str], None] | None = None,
+    on_record: Callable[[dict], None] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` in ``jobs`` worker processes; results in the order of ``cases``.
 
@@ -273,14 +278,16 @@ def run_isolated(
             (the backend object and the cases are inherited), else ``spawn``;
             ``forkserver`` or ``spawn`` need ``spec`` (the backend is rebuilt in each
             worker, and cases are pickled to it).
-        on_analysis: called in the parent with the coverage analysis of every case's model
-            (:func:`conformance.coverage.analyse_case`), computed in the worker that loaded it
-            (in the parent for a case whose worker died).
+        on_analysis: called in the parent with the coverage analysis
+            (:func:`conformance.analysis.analyse_case`) of the model of every case whose
+            analysis the caller cannot have: a reference's manifest records it
+            (``recorded_analysis``: not called for those), a whole case's is measured in the
+            worker that ran it (in the parent for a case whose worker died).
         collect: return the results (``False``: return an empty list; ``on_result`` sees them),
             so that a long run's results need not stay in the parent.
-        on_line: called in the parent with each result as a line of JSON (``CaseResult.to_json``,
-            no newline) and its outcome: the worker serialised it, so a parent that only stores
-            results parses nothing (with ``on_result`` unset and ``collect`` false).
+        on_record: called in the parent with each result as its record
+            (:meth:`CaseResult.to_json`): a parent that only stores results builds no
+            :class:`CaseResult` (with ``on_result`` unset and ``collect`` false).
 
     Raises:
         WorkerError: a worker cannot create the backend.
@@ -298,20 +305,19 @@ def run_isolated(
     pending = deque(range(len(cases)))
     workers: list[_Worker] = []
 
-    def finish(i: int, res: CaseResult | tuple[str, str], analysis: dict | None = None) -> None:
-        if isinstance(res, tuple):  # (JSON line, outcome) from a worker
-            line, outcome = res
-            if on_line is not None:
-                on_line(line, outcome)
+    def finish(i: int, res: CaseResult | dict, analysis: dict | None = None) -> None:
+        if isinstance(res, dict):  # a record from a worker
+            if on_record is not None:
+                on_record(res)
             if collect or on_result:
-                res = CaseResult.from_json(json.loads(line))
-        elif on_line is not None:
-            on_line(json.dumps(res.to_json()), res.outcome)
+                res = CaseResult.from_json(res)
+        elif on_record is not None:
+            on_record(res.to_json())
         if collect:
             results[i] = res
         if on_result:
             on_result(res)
-        if on_analysis is not None:
+        if on_analysis is not None and getattr(cases[i], "recorded_analysis", None) is None:
             on_analysis(analysis if analysis is not None else _parent_analysis(cases[i]))
 
     def new_worker() -> _Worker:
@@ -345,7 +351,7 @@ def run_isolated(
                         w.started = time.monotonic()
                         if kind == "bundle":
                             raise CaseLoadError(payload)
-                        finish(i, tuple(payload) if kind == "result" else
+                        finish(i, payload if kind == "result" else
                                _synthetic(cases[i], "error", f"runner internal error: {payload}", 0.0), analysis)
                     if w.inflight and not w.proc.is_alive():
                         raise EOFError
@@ -458,7 +464,7 @@ class IsolatedExecutor:
                         kind, _i, payload, _analysis = w.conn.recv()
                         w.inflight.clear()
                         if kind == "result":
-                            return CaseResult.from_json(json.loads(payload[0]))
+                            return CaseResult.from_json(payload)
                         return _synthetic(case, "error", f"runner internal error: {payload}", 0.0)
                     if not w.proc.is_alive():
                         raise EOFError
