@@ -388,8 +388,21 @@ def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
         # [..., 1] imaginary); comparing moduli let a conjugate or a rotated value pass
         expected = np.stack([expected.real, expected.imag], axis=-1)
         actual = np.stack([actual.real, actual.imag], axis=-1)
-    a = actual.astype(np.float64)
-    e = expected.astype(np.float64)
+    a = np.asarray(actual, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
+    if tol.atol > 0 and not tol.exact:
+        # Fast path: no NaN or infinity on either side and the bound atol + rtol|e| > 0 everywhere,
+        # where the full path below gives the same numbers in a third of the numpy calls (a run
+        # compares every output of every case).
+        if (np.isfinite(a).all() and np.isfinite(e).all()
+                and not (tol.signed_zero and _zero_sign_differs(a, e).any())):
+            err = np.abs(a - e)
+            return _within(name, a, e, err, err / (tol.atol + tol.rtol * np.abs(e)), tol)
+    return _compare_float(name, a, e, tol)
+
+
+def _compare_float(name: str, a: np.ndarray, e: np.ndarray, tol: Tolerance) -> Check:
+    """:func:`compare` of float64 arrays of one shape, special values and all (the general path)."""
     nan_e, nan_a = np.isnan(e), np.isnan(a)
     inf_e = np.isinf(e)
     special_bad = (nan_e != nan_a) | (inf_e & (a != e)) | (~nan_e & ~inf_e & ~np.isfinite(a))
@@ -408,7 +421,7 @@ def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
             tolerance=tol,
         )
     if tol.signed_zero:
-        zero_bad = (e == 0) & (a == 0) & (np.signbit(e) != np.signbit(a))
+        zero_bad = _zero_sign_differs(a, e)
         if zero_bad.any():
             idx = np.unravel_index(int(np.argmax(zero_bad)), e.shape)
             return Check(name, False, f"{int(zero_bad.sum())} zero(s) of the wrong sign, first at "
@@ -423,6 +436,17 @@ def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
         bound = tol.atol + tol.rtol * np.abs(np.where(fin, e, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(err == 0, 0.0, err / bound)
+    return _within(name, a, e, err, r, tol)
+
+
+def _zero_sign_differs(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Where an expected zero has a zero of the other sign (float64 arrays of one shape)."""
+    return (e == 0) & (a == 0) & (np.signbit(e) != np.signbit(a))
+
+
+def _within(name: str, a: np.ndarray, e: np.ndarray, err: np.ndarray, r: np.ndarray, tol: Tolerance) -> Check:
+    """The :class:`Check` of finite errors ``err`` = |a - e| (0 where ``e`` is not finite) and their
+    ratios ``r`` to the bound (float64 arrays of one shape)."""
     flat = int(np.argmax(r))
     idx = np.unravel_index(flat, e.shape)
     ratio = float(r[idx])

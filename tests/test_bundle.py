@@ -85,6 +85,38 @@ def test_edited_bundle_is_detected(toy_suite, tmp_path):
         read_bundle(out)
 
 
+def test_edited_manifest_entry_is_detected(toy_suite, tmp_path):
+    """A tolerance edited in a case's manifest entry (its files untouched, its content hash kept) is
+    found as an edited file is: the files' digest covers what the content hash covers."""
+    out = write_bundle(toy_suite, tmp_path / "b")
+    m = json.loads((out / "manifest.json").read_text())
+    tol = next(o["tolerance"] for e in m["cases"] for o in e["outputs"] if o["tolerance"])
+    tol["atol"] *= 10
+    (out / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BundleError, match="does not match its hash"):
+        read_bundle(out)
+
+
+@pytest.mark.parametrize("edit", [False, True])
+def test_manifest_without_file_digests_is_checked_by_content_hash(toy_suite, tmp_path, edit):
+    """A bundle written before entries had ``files_sha256`` is still checked, by recomputing each
+    case's content hash from its decoded files."""
+    out = write_bundle(toy_suite, tmp_path / "b")
+    m = json.loads((out / "manifest.json").read_text())
+    for e in m["cases"]:
+        assert len(e.pop("files_sha256")) == 64
+    (out / "manifest.json").write_text(json.dumps(m))
+    if edit:
+        p = sorted((out / "cases").iterdir())[0] / "test_data_set_0" / "output_0.pb"
+        data = bytearray(p.read_bytes())
+        data[-1] ^= 1
+        p.write_bytes(bytes(data))
+        with pytest.raises(BundleError, match="does not match its hash"):
+            read_bundle(out)
+    else:
+        assert [c.id for c in read_bundle(out).cases] == [c.id for c in toy_suite.cases]
+
+
 @pytest.mark.parametrize("mutate, match", [
     (lambda m: m["cases"][0].update(dir="../../etc"), "not a plain path"),
     (lambda m: m["cases"][0].update(dir="/tmp/x"), "not a plain path"),
@@ -179,11 +211,12 @@ def _all_types_suite() -> tuple[Suite, dict]:
 def test_every_element_type_round_trips_bit_for_bit(tmp_path):
     suite, arrays = _all_types_suite()
     assert len({c.id for c in suite.cases}) == len(suite.cases)
-    back = read_bundle(write_bundle(suite, tmp_path / "b"))  # verify=True: content hashes recomputed and equal
+    back = read_bundle(write_bundle(suite, tmp_path / "b"))  # verify=True: the files' digests checked
     assert back.content_hash == suite.content_hash
     seen = set()
     for a, b in zip(suite.cases, back.cases):
         assert a.id == b.id and a.model_bytes == b.model_bytes
+        assert Case.content_hash.func(b) == a.content_hash, a.id  # recomputed from the arrays as read
         x, y = arrays[a.id]
         seen.add(a.inputs[0].elem_type)
         if a.inputs[0].initializer:

@@ -147,3 +147,34 @@ def test_complex_outputs_compare_real_and_imaginary_parts():
     near = e + np.complex64(1e-7 + 1e-7j)
     assert compare("y", near, e, Tolerance(atol=1e-6, rtol=0.0)).passed
     assert not compare("y", near, e, exact).passed
+
+
+# ------------------------------------------------------------------ the fast path agrees
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.data(),
+    dtype=st.sampled_from([np.float16, np.float32, np.float64]),
+    shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=5),
+    atol=st.floats(1e-12, 10.0),
+    rtol=st.floats(0.0, 1.0),
+    signed_zero=st.booleans(),
+)
+def test_compare_fast_path_agrees_with_the_general_path(data, dtype, shape, atol, rtol, signed_zero):
+    """compare's shortcut for finite outputs under atol > 0 gives the check the general path gives,
+    field for field (passing, failing, signed zeros, worst index and its values)."""
+    from conformance.tolerance import _compare_float
+
+    finite = st.floats(-1e4, 1e4, width=np.finfo(dtype).bits) | st.sampled_from([0.0, -0.0])
+    e = data.draw(hnp.arrays(dtype, shape, elements=finite))
+    noise = data.draw(hnp.arrays(dtype, shape, elements=finite))
+    a = (e + noise * data.draw(st.sampled_from([0.0, 1e-6, 1e-3, 1.0]))).astype(dtype)
+    a = np.where(data.draw(hnp.arrays(np.bool_, shape)), -a, a).astype(dtype)  # sign flips, -0.0 included
+    tol = Tolerance(atol=atol, rtol=rtol, signed_zero=signed_zero)
+    fast = compare("y", a, e, tol)
+    general = _compare_float("y", a.astype(np.float64), e.astype(np.float64), tol)
+    assert fast.to_json() == general.to_json()

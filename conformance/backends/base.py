@@ -195,6 +195,8 @@ class Backend(ABC):
         found = self._table_refusal(exc)
         if found is not None and found.kind == "version":
             return found
+        if type(self).is_unsupported is Backend.is_unsupported:  # the table's answer: not matched again
+            return found
         if not self.is_unsupported(exc):
             return None
         return found or Refusal("kernel", _short(f"{type(exc).__name__}: {exc}"))
