@@ -115,9 +115,75 @@ def _exc_text(exc: BaseException, limit: int = 2000) -> str:
 
 
 def run_case(case: Case, backend: Backend) -> CaseResult:
-    """Run every data set of ``case`` on ``backend`` and classify the outcome.
+    """Run every data set of ``case`` on ``backend`` and classify the outcome
+    (:func:`judge_case` of :func:`attempt_case`).
 
     Never raises for backend failures (``KeyboardInterrupt``/``SystemExit`` pass through).
+    """
+    return judge_case(case, backend, attempt_case(case, backend))
+
+
+@dataclass
+class Attempt:
+    """What a backend did with one case, before it is judged (:func:`attempt_case`).
+
+    Attributes:
+        outputs: per data set run, the outputs the backend returned (as it returned them).
+        phase: ``"prepare"`` or ``"run"`` when the backend raised ``exc`` there, else ``""``.
+        exc: the exception the backend raised (its traceback holds no prepared model).
+        duration_s: wall time of prepare + the runs, in seconds.
+        skipped: the case was not run (``Case.skip``).
+    """
+
+    outputs: list = field(default_factory=list)
+    phase: str = ""
+    exc: Exception | None = None
+    duration_s: float = 0.0
+    skipped: bool = False
+
+
+def attempt_case(case: Case, backend: Backend) -> Attempt:
+    """Prepare ``case``'s model on ``backend`` and run its data sets, keeping what came back and
+    judging nothing: the isolated runner attempts a batch of cases, then judges them one after
+    another, where comparing costs half what it costs between two runs of onnxruntime
+    (measured: 0.10 s against 0.21 s for 3,027 outputs, its caches being the difference).
+
+    Stops at the first exception, after the first data set of an error case (an invalid model
+    that runs is judged from that) and after a run that returns the wrong number of outputs.
+    Never raises for backend failures.
+    """
+    if case.skip is not None:
+        return Attempt(skipped=True)
+    names = [o.name for o in case.present_outputs]
+    got = Attempt()
+    t0 = time.perf_counter()
+    try:
+        prepared = backend.prepare(case.model, case.model_bytes)
+    except Exception as exc:  # noqa: BLE001 - any backend failure is classified
+        got.phase, got.exc = "prepare", exc
+    else:
+        for ds in case.datasets:
+            try:
+                outs = backend.run(prepared, ds.inputs, names)
+            except Exception as exc:  # noqa: BLE001
+                got.phase, got.exc = "run", exc
+                break
+            try:
+                outs = list(outs)
+            except TypeError:
+                outs = [outs]
+            got.outputs.append(outs)
+            if case.expect_error is not None or len(outs) != len(names):
+                break
+        del prepared  # not held by the traceback of an exception kept for judging
+    got.duration_s = time.perf_counter() - t0
+    return got
+
+
+def judge_case(case: Case, backend: Backend, got: Attempt) -> CaseResult:
+    """Classify ``got`` (:func:`attempt_case` of ``case`` on ``backend``) into a :class:`CaseResult`.
+
+    Never raises for backend failures (a backend's output that cannot be compared is a fail).
     """
     res = CaseResult(
         id=case.id,
@@ -129,14 +195,11 @@ def run_case(case: Case, backend: Backend) -> CaseResult:
         outcome="pass",
         expect_error=case.expect_error,
     )
-    if case.skip is not None:
+    if got.skipped:
         res.outcome, res.message = "skip", case.skip
         return res
-    t0 = time.perf_counter()
-    try:
-        _run_case(case, backend, res)
-    finally:
-        res.duration_s = time.perf_counter() - t0
+    res.duration_s = got.duration_s
+    _judge(case, backend, res, got)
     if res.outcome != "pass":
         res.detail = case_detail(case)
     return res
@@ -204,32 +267,19 @@ def _declined(case: Case, backend: Backend, res: CaseResult, exc: Exception, pha
             res.message += "\n" + "".join(traceback.format_exception(exc)[-3:])
 
 
-def _run_case(case: Case, backend: Backend, res: CaseResult) -> None:
-    try:
-        prepared = backend.prepare(case.model, case.model_bytes)
-    except Exception as exc:  # noqa: BLE001 - any backend failure is classified
-        _declined(case, backend, res, exc, "prepare")
-        return
+def _judge(case: Case, backend: Backend, res: CaseResult, got: Attempt) -> None:
     names = [o.name for o in case.present_outputs]
     worst: dict[str, Check] = {}
-    for k, ds in enumerate(case.datasets):
-        try:
-            outs = backend.run(prepared, ds.inputs, names)
-        except Exception as exc:  # noqa: BLE001
-            _declined(case, backend, res, exc, "run")
-            return
+    for k, outs in enumerate(got.outputs):
         if case.expect_error is not None:
             res.outcome, res.phase = "fail", "run"
             res.message = f"accepted an invalid model ({case.expect_error}) and returned outputs"
             return
-        try:
-            outs = list(outs)
-        except TypeError:
-            outs = [outs]
         if len(outs) != len(names):
             res.outcome, res.phase = "fail", "compare"
             res.message = f"data set {k}: backend returned {len(outs)} output(s), expected {len(names)} ({', '.join(names)})"
             return
+        ds = case.datasets[k]
         if case.check is not None:
             if not _run_check(case, ds, dict(zip(names, outs)), res, k):
                 return
@@ -240,6 +290,9 @@ def _run_case(case: Case, backend: Backend, res: CaseResult) -> None:
             if prev is None or _worse(chk, prev):
                 chk.reason = f"data set {k}: {chk.reason}" if (chk.reason and len(case.datasets) > 1) else chk.reason
                 worst[out.name] = chk
+    if got.exc is not None:  # the data sets before the failing one were judged first, as they ran
+        _declined(case, backend, res, got.exc, got.phase)
+        return
     if case.check is not None:
         res.phase = "compare"
         res.message = res.message or f"judged by {case.check}"

@@ -63,6 +63,20 @@ def wrong_dtype() -> KernelBackend:
                                                      if _is_victim(i["X"]) else np.abs(i["X"])}}, name="wrong-dtype")
 
 
+class _AbortOnRead:
+    """An output that aborts the process when it is read as an array (a backend whose output
+    buffer is gone, say): the crash happens when the case is judged, not when it runs."""
+
+    def __array__(self, dtype=None, copy=None):
+        os.abort()
+
+
+def bad_output() -> KernelBackend:
+    """Returns, on float16 cases, an output whose reading aborts the process (SIGABRT)."""
+    return KernelBackend({"Abs": lambda i, a, o, v: {"Y": _AbortOnRead() if _is_victim(i["X"]) else np.abs(i["X"])}},
+                         name="bad-output")
+
+
 def dropping() -> "DroppingBackend":
     """Returns no outputs on float16 cases."""
     return DroppingBackend()

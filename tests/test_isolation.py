@@ -19,6 +19,7 @@ def _outcomes(results):
     (faulty.exiting, "crash", "status 3"),
     (faulty.hanging, "timeout", "no result within"),
     (faulty.leaking, "crash", "exceeded the limit of 400 MiB"),
+    (faulty.bad_output, "crash", "SIGABRT"),  # when judged, after the rest of its batch ran
     (faulty.wrong_dtype, "fail", "dtype float64 != expected float16"),
     (faulty.dropping, "fail", "returned 0 output(s), expected 1"),
 ])
