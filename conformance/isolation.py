@@ -19,6 +19,7 @@ import multiprocessing as mp
 import os
 import pickle
 import signal
+import threading
 import time
 import traceback
 from collections import deque
@@ -292,6 +293,7 @@ def run_isolated(
     on_analysis: Callable[[dict], None] | None = None,
     collect: bool = True,
     on_record: Callable[[dict], None] | None = None,
+    background: Callable[[], None] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` in ``jobs`` worker processes; results in the order of ``cases``.
 
@@ -324,6 +326,11 @@ def run_isolated(
         on_record: called in the parent with each result as its record
             (:meth:`CaseResult.to_json`): a parent that only stores results builds no
             :class:`CaseResult` (with ``on_result`` unset and ``collect`` false).
+        background: work for the parent while the workers run (what it needs afterwards:
+            imports, templates), called in a thread once the first workers are started; no
+            worker is started while it runs (forking beside a thread that holds an import
+            lock could leave the child waiting on it), and it is over when this returns.  It
+            must not raise.
 
     Raises:
         WorkerError: a worker cannot create the backend.
@@ -356,12 +363,19 @@ def run_isolated(
         if on_analysis is not None and getattr(cases[i], "recorded_analysis", None) is None:
             on_analysis(analysis if analysis is not None else _parent_analysis(cases[i]))
 
+    helper: threading.Thread | None = None
+
     def new_worker() -> _Worker:
+        if helper is not None:
+            helper.join()
         return _Worker(ctx, backend, spec, options, inherited, on_analysis is not None)
 
     try:
         for _ in range(min(jobs, len(cases))):
             workers.append(new_worker())
+        if background is not None:
+            helper = threading.Thread(target=background, name="onnx-conformance-background", daemon=True)
+            helper.start()
         while pending or any(w.inflight for w in workers):
             for w in workers:
                 size = max(1, min(MAX_BATCH, len(pending) // (2 * len(workers))))
@@ -419,6 +433,8 @@ def run_isolated(
     finally:
         for w in workers:
             w.stop()
+        if helper is not None:
+            helper.join()
     return [r for r in results if r is not None]
 
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from conformance.cli import main
+from conformance.cli import console_main
 
-sys.exit(main())
+sys.exit(console_main())
