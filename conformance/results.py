@@ -76,11 +76,26 @@ def families(results, known: dict[str, str] | None = None) -> dict[str, str]:
     return dict(sorted(seen.items()))
 
 
-def write_results(doc: dict, path: str | os.PathLike) -> Path:
-    """Write ``doc`` as JSON to ``path`` (via a temporary file and a rename)."""
+def write_results(doc: dict, path: str | os.PathLike, *, case_lines: list[bytes] | None = None) -> Path:
+    """Write ``doc`` as compact JSON to ``path`` (via a temporary file and a rename), ``"cases"``
+    last.
+
+    Args:
+        case_lines: ``doc["cases"]`` already serialised, one compact JSON text per case in order
+            (the lines of a run's ``results.jsonl``): written as they are, giving the bytes
+            serialising the cases would give.
+    """
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, separators=(",", ":")) + "\n", encoding="utf-8")  # compact: 100k cases = 200+ MB
+    head = {k: v for k, v in doc.items() if k != "cases"}
+    compact = (",", ":")  # 100k cases = 200+ MB
+    with open(tmp, "wb") as f:
+        f.write(json.dumps(head, separators=compact)[:-1].encode() + b',"cases":')
+        if case_lines is None:
+            f.write(json.dumps(doc.get("cases", []), separators=compact).encode())
+        else:
+            f.write(b"[" + b",".join(case_lines) + b"]")
+        f.write(b"}\n")
     os.replace(tmp, path)
     return path
 

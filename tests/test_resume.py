@@ -70,6 +70,13 @@ def test_interrupt_then_resume_equals_uninterrupted(bundle, tmp_path, sig):
     assert b"already done" in stdout
     assert _cases(out) == _cases(ref)
     assert _lines(out / "results.jsonl") == 40
+    # results.json's cases are results.jsonl's lines spliced (those of both sessions): the bytes
+    # serialising the document gives
+    from conformance.results import write_results
+
+    for run in (ref, out):
+        text = (run / "results.json").read_bytes()
+        assert write_results(json.loads(text), tmp_path / "again.json").read_bytes() == text
 
 
 def test_resume_refuses_a_changed_suite(bundle, tmp_path):
