@@ -62,7 +62,7 @@ def _dump_json(obj, path: Path) -> None:
     path.write_text(json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
 
 
-def _case_entry(case: Case, rel: str, files_sha256: str) -> dict:
+def _case_entry(case: Case, rel: str) -> dict:
     return {
         "id": case.id,
         "dir": rel,
@@ -90,27 +90,43 @@ def _case_entry(case: Case, rel: str, files_sha256: str) -> dict:
         ],
         "n_datasets": len(case.datasets),
         "coverage": _analysis(case),
-        "files_sha256": files_sha256,
     }
 
 
-def _files_digest(files: list[bytes], case: Case) -> str:
-    """sha256 over a case's files as written (``model.onnx``, then each data set's ``input_I.pb``
-    and ``output_J.pb`` in order, each after its length) and what its content hash covers in the
-    manifest entry (:meth:`Case.hash_terms`).
+#: The case files' digest (:func:`_files_hash`) starts from this.
+_DIGEST_TAG = b"onnx-conformance case files/1\n"
 
-    Checking this instead of recomputing the content hash from decoded tensors costs a tenth as
-    much; it holds exactly when the files are the bytes written, which fixes the content, and
-    an edited tolerance or expectation changes it as it changes the content hash.
-    """
+
+def _files_hash():
+    """A sha256 that a case's files are fed to as they are written or read (:func:`_feed`), then its
+    manifest entry (:func:`_entry_line_with_digest`): ``files_sha256``."""
     import hashlib
 
-    h = hashlib.sha256(b"onnx-conformance case files/1\n")
-    for b in files:
-        h.update(len(b).to_bytes(8, "little"))
-        h.update(b)
-    case.hash_terms(h)
-    return h.hexdigest()
+    return hashlib.sha256(_DIGEST_TAG)
+
+
+def _feed(h, data: bytes) -> None:
+    h.update(len(data).to_bytes(8, "little"))
+    h.update(data)
+
+
+def _entry_line_with_digest(entry: dict, h) -> str:
+    """The manifest line of ``entry`` (:func:`_entry_line`) with ``files_sha256``: the digest of
+    the case's files (fed to ``h`` in the order a reader reads them: ``model.onnx``, then each
+    data set's ``input_I.pb`` and ``output_J.pb``) and of the line without that member.
+
+    A reader that gets the same bytes back (the files, and the line minus the member) knows the
+    case is as written, tolerances and expectation included, at a tenth of the cost of
+    recomputing its content hash from decoded tensors; one that does not (an edited case, or a
+    manifest another tool re-formatted) checks the content hash instead.
+    """
+    h.update(_entry_line(entry).encode())
+    return _entry_line({**entry, "files_sha256": h.hexdigest()})
+
+
+def _digest_member(digest: str) -> bytes:
+    """How ``files_sha256`` appears in an entry's line (after ``expect_error``, keys sorted)."""
+    return b',"files_sha256":"' + digest.encode() + b'"'
 
 
 def _analysis(case: Case) -> dict:
@@ -170,7 +186,7 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
         for case in suite.cases:
             kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
             rel = f"{kind}/{case.dirname}"
-            lines.append(_entry_line(_case_entry(case, rel, _write_case(case, tmp / rel))))
+            lines.append(_entry_line_with_digest(_case_entry(case, rel), _write_case(case, tmp / rel)))
             if progress:
                 progress(case)
         _write_manifest(tmp / "manifest.json", lines, {**suite.identity(), "source": "generated"})
@@ -209,7 +225,7 @@ def _write_op(args: tuple[int, str, int, str, str]) -> tuple[str, list[tuple[str
         for case in registry.generate([op], seed, depth):
             kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
             rel = f"{kind}/{case.dirname}"
-            f.write(_entry_line(_case_entry(case, rel, _write_case(case, Path(root) / rel))) + "\n")
+            f.write(_entry_line_with_digest(_case_entry(case, rel), _write_case(case, Path(root) / rel)) + "\n")
             keys.append((case.id, case.content_hash, case.expect_error is not None))
     info = registry.get(op)
     return op, keys, {op: f"{info.name}@{info.version}"}, {info.op: info.family}
@@ -337,10 +353,11 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
     return {**identity, "n_error": n_error}
 
 
-def _write_case(case: Case, d: Path) -> str:
-    """Write ``case``'s files under ``d``; return their digest (:func:`_files_digest`)."""
+def _write_case(case: Case, d: Path):
+    """Write ``case``'s files under ``d``; return the hash they were fed to (:func:`_files_hash`)."""
     d.mkdir(parents=True)
-    files = [case.model_bytes]
+    h = _files_hash()
+    _feed(h, case.model_bytes)
     (d / "model.onnx").write_bytes(case.model_bytes)
     graph_inputs = case.graph_inputs
     for k, ds in enumerate(case.datasets):
@@ -348,13 +365,15 @@ def _write_case(case: Case, d: Path) -> str:
         dd.mkdir()
         for i, inp in enumerate(graph_inputs):
             t = numpy_helper.from_array(np.asarray(ds.inputs[inp.name]), inp.name)
-            files.append(t.SerializeToString(deterministic=True))
-            (dd / f"input_{i}.pb").write_bytes(files[-1])
+            data = t.SerializeToString(deterministic=True)
+            _feed(h, data)
+            (dd / f"input_{i}.pb").write_bytes(data)
         if case.expect_error is None and case.check is None:
             for j, o in enumerate(case.present_outputs):
                 t = numpy_helper.from_array(np.asarray(ds.outputs[o.name]), o.name)
-                files.append(t.SerializeToString(deterministic=True))
-                (dd / f"output_{j}.pb").write_bytes(files[-1])
+                data = t.SerializeToString(deterministic=True)
+                _feed(h, data)
+                (dd / f"output_{j}.pb").write_bytes(data)
     if case.check is not None:
         _dump_json({"check": case.check, "id": case.id}, d / "check.json")
     elif case.expect_error is None:
@@ -363,7 +382,7 @@ def _write_case(case: Case, d: Path) -> str:
                    d / "data.json")
     else:
         _dump_json({"expect_error": case.expect_error, "id": case.id}, d / "expect_error.json")
-    return _files_digest(files, case)
+    return h
 
 
 class CaseRef:
@@ -395,10 +414,15 @@ class CaseRef:
         Raises:
             BundleError: the manifest was replaced or edited since it was indexed.
         """
+        return json.loads(self._entry_text())
+
+    def _entry_text(self) -> bytes:
+        """The entry's JSON text, as the manifest has it (or, for a manifest whose layout has no
+        byte spans, as it was parsed and serialised again)."""
         if self._raw is not None:
-            return json.loads(self._raw)
+            return self._raw.encode()
         start, end = self._span
-        return json.loads(os.pread(_manifest_fd(self.root, self._stamp), end - start, start))
+        return os.pread(_manifest_fd(self.root, self._stamp), end - start, start)
 
     @property
     def tags(self) -> dict:
@@ -411,7 +435,8 @@ class CaseRef:
             BundleError: a missing or unparsable file, a path outside the bundle, or (``verify``)
                 content that no longer matches the manifest's hash.
         """
-        return _load_entry(Path(self.root), self.entry(), verify)
+        text = self._entry_text()
+        return _load_entry(Path(self.root), json.loads(text), verify, text)
 
     def load_for_run(self) -> tuple[Case, bool]:
         """The case (checked, as :meth:`load`), and whether the manifest records the coverage
@@ -421,8 +446,9 @@ class CaseRef:
         Raises:
             BundleError: see :meth:`load`.
         """
-        e = self.entry()
-        return _load_entry(Path(self.root), e, True), isinstance(e.get("coverage"), dict)
+        text = self._entry_text()
+        e = json.loads(text)
+        return _load_entry(Path(self.root), e, True, text), isinstance(e.get("coverage"), dict)
 
     def analysis(self) -> dict:
         """The coverage analysis of the case's model (:func:`conformance.analysis.analyse_case`):
@@ -636,10 +662,10 @@ def read_bundle(path: str | os.PathLike, *, verify: bool = True) -> Suite:
                  depth=identity.get("depth"), families=dict(identity.get("families", {})))
 
 
-def _load_entry(root: Path, e: dict, verify: bool) -> Case:
+def _load_entry(root: Path, e: dict, verify: bool, text: bytes | None = None) -> Case:
     """:func:`_read_case` with every failure as a :class:`BundleError` naming the case."""
     try:
-        return _read_case(root, e, verify)
+        return _read_case(root, e, verify, text)
     except BundleError:
         raise
     except (KeyError, TypeError, ValueError, OSError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
@@ -647,9 +673,9 @@ def _load_entry(root: Path, e: dict, verify: bool) -> Case:
                           f"{type(exc).__name__}: {exc}") from exc
 
 
-def _load_tensor(p: str | Path, files: list[bytes] | None = None) -> np.ndarray:
-    """The tensor in the file ``p`` (a serialised ``TensorProto``); its bytes are appended to
-    ``files`` when given.
+def _load_tensor(p: str | Path, h=None) -> np.ndarray:
+    """The tensor in the file ``p`` (a serialised ``TensorProto``); its bytes are fed to the
+    files' hash ``h`` (:func:`_feed`) when given.
 
     Raises:
         BundleError: the file is missing or is not a TensorProto.
@@ -659,8 +685,8 @@ def _load_tensor(p: str | Path, files: list[bytes] | None = None) -> np.ndarray:
             data = f.read()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise BundleError(f"missing file {p}") from None
-    if files is not None:
-        files.append(data)
+    if h is not None:
+        _feed(h, data)
     t = onnx.TensorProto()
     try:
         t.ParseFromString(data)
@@ -703,7 +729,11 @@ def tensor_array(t: onnx.TensorProto) -> np.ndarray:
     return numpy_helper.to_array(t)
 
 
-def _read_case(root: Path, e: dict, verify: bool) -> Case:
+def _read_case(root: Path, e: dict, verify: bool, text: bytes | None = None) -> Case:
+    """The case of manifest entry ``e`` (whose JSON text in the manifest is ``text``), read from
+    its directory under ``root``; with ``verify``, checked: by the digest of its files and entry
+    (``files_sha256``, :func:`_entry_line_with_digest`) where that holds, else by recomputing its
+    content hash."""
     rel = e["dir"]
     if not isinstance(rel, str) or not _SAFE_DIR.match(rel):
         raise BundleError(f"case {e.get('id')!r}: directory {rel!r} is not a plain path inside the bundle")
@@ -714,8 +744,11 @@ def _read_case(root: Path, e: dict, verify: bool) -> Case:
             model_bytes = f.read()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise BundleError(f"missing file {mfile}") from None
-    digest = e.get("files_sha256") if verify else None
-    files = [model_bytes] if digest is not None else None
+    digest = e.get("files_sha256") if verify and text is not None else None
+    files = None
+    if isinstance(digest, str):
+        files = _files_hash()
+        _feed(files, model_bytes)
     try:
         model = onnx.load_model_from_string(model_bytes)
     except Exception as exc:  # noqa: BLE001
@@ -763,13 +796,14 @@ def _read_case(root: Path, e: dict, verify: bool) -> Case:
     # The model on disk is the model under test; it is not rebuilt from the manifest.
     case.__dict__["model"] = model
     case.__dict__["model_bytes"] = model_bytes
-    if digest is not None:  # the files as written: their digest, not the content hash from decoded arrays
-        case.__dict__["content_hash"] = e["content_hash"]
-        if _files_digest(files, case) != digest:
-            raise BundleError(f"case {e['id']!r} in {d}: content does not match its hash (edited after generation?)")
-        if case.id != e["id"]:
-            raise BundleError(f"case {e['id']!r} in {d}: id does not match its content ({case.id})")
-    elif verify:
+    if files is not None:
+        files.update(text.replace(_digest_member(digest), b"", 1))
+        if files.hexdigest() == digest:  # the files and the entry as written: nothing to recompute
+            case.__dict__["content_hash"] = e["content_hash"]
+            if case.id != e["id"]:
+                raise BundleError(f"case {e['id']!r} in {d}: id does not match its content ({case.id})")
+            return case
+    if verify:  # no digest, or one that does not hold (an edited case, or a re-formatted manifest)
         got = case.content_hash
         if got != e["content_hash"]:
             raise BundleError(f"case {e['id']!r} in {d}: content does not match its hash (edited after generation?)")

@@ -169,13 +169,6 @@ class Case:
             if self.check is None:  # a check case's expected outputs are unused (and not stored)
                 for name in sorted(ds.outputs):
                     _hash_array(h, name, ds.outputs[name])
-        self.hash_terms(h)
-        return h.hexdigest()
-
-    def hash_terms(self, h) -> None:
-        """Feed ``h`` what the content hash covers besides the model and the data: the tolerances,
-        the expected rejection, the check and the contested reason (the parts a bundle keeps in its
-        manifest entry, not in the case's files)."""
         for o in self.outputs:
             if o.tolerance is not None:
                 h.update(repr(sorted(o.tolerance.to_json().items())).encode())
@@ -184,6 +177,7 @@ class Case:
             h.update(b"check:" + self.check.encode())
         if self.contested is not None:
             h.update(b"contested:" + self.contested.encode())
+        return h.hexdigest()
 
     @property
     def id(self) -> str:

@@ -97,6 +97,16 @@ def test_edited_manifest_entry_is_detected(toy_suite, tmp_path):
         read_bundle(out)
 
 
+def test_a_bundle_as_written_is_checked_by_its_digest(toy_suite, tmp_path, monkeypatch):
+    """Reading a case of a bundle as written recomputes no content hash (the files' and entry's
+    digest holds); the hashes a run would otherwise pay for are not computed."""
+    import conformance.case
+
+    out = write_bundle(toy_suite, tmp_path / "b")
+    monkeypatch.setattr(conformance.case, "_hash_array", lambda *a: pytest.fail("a content hash was recomputed"))
+    assert [c.id for c in read_bundle(out).cases] == [c.id for c in toy_suite.cases]
+
+
 @pytest.mark.parametrize("edit", [False, True])
 def test_manifest_without_file_digests_is_checked_by_content_hash(toy_suite, tmp_path, edit):
     """A bundle written before entries had ``files_sha256`` is still checked, by recomputing each
@@ -325,6 +335,9 @@ def test_manifest_in_any_json_layout(toy_suite, tmp_path):
     theirs = read_index(out)
     assert ours[0] == theirs[0] and [r.id for r in ours[1]] == [r.id for r in theirs[1]]
     assert [r.entry() for r in theirs[1]] == entries
+    # its entries' text is not what was written, so their digests do not hold: each case is
+    # checked by its content hash instead, and reads
+    assert [r.load().id for r in theirs[1]] == [r.id for r in ours[1]]
     with pytest.raises(BundleError, match="replaced or edited since"):  # the old references' spans no longer hold
         ours[1][0].entry()
 
