@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import orjson
 from onnx import helper, numpy_helper
 
 from .case import Case, DataSet, Input, Output
@@ -414,7 +415,7 @@ class CaseRef:
         Raises:
             BundleError: the manifest was replaced or edited since it was indexed.
         """
-        return json.loads(self._entry_text())
+        return _loads(self._entry_text())
 
     def _entry_text(self) -> bytes:
         """The entry's JSON text, as the manifest has it (or, for a manifest whose layout has no
@@ -436,7 +437,7 @@ class CaseRef:
                 content that no longer matches the manifest's hash.
         """
         text = self._entry_text()
-        return _load_entry(Path(self.root), json.loads(text), verify, text)
+        return _load_entry(Path(self.root), _loads(text), verify, text)
 
     def load_for_run(self) -> tuple[Case, bool]:
         """The case (checked, as :meth:`load`), and whether the manifest records the coverage
@@ -447,7 +448,7 @@ class CaseRef:
             BundleError: see :meth:`load`.
         """
         text = self._entry_text()
-        e = json.loads(text)
+        e = _loads(text)
         return _load_entry(Path(self.root), e, True, text), isinstance(e.get("coverage"), dict)
 
     def analysis(self) -> dict:
@@ -478,10 +479,8 @@ def _intern(a, interned: dict) -> dict | None:
     if not isinstance(a, dict):
         return None
     try:
-        key = tuple((k, tuple(v.items()) if isinstance(v, dict) else tuple(v) if isinstance(v, list) else v)
-                    for k, v in sorted(a.items()))
-        hash(key)
-    except TypeError:  # a nested value this key does not flatten: the canonical text instead
+        key = orjson.dumps(a, option=orjson.OPT_SORT_KEYS)  # texts, numbers, lists: its canonical text
+    except TypeError:
         key = json.dumps(a, sort_keys=True)
     return interned.setdefault(key, a)
 
@@ -513,6 +512,36 @@ def _manifest_fd(root: str, stamp: tuple) -> int:
     if _stamp(os.fstat(fd)) != stamp:  # every time: an edit in place keeps the descriptor
         raise BundleError(f"{path} was replaced or edited since the bundle was read; read it again")
     return fd
+
+
+def _loads(text: bytes | str):
+    """``json.loads``, by orjson (2-3x faster on a manifest entry: a run parses every entry twice,
+    in the parent and in the worker); JSON that orjson refuses but Python's reader takes
+    (``NaN``, which our manifests never hold) goes to ``json.loads``.
+
+    Raises:
+        ValueError: not valid JSON.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+def _decode_entry(text: str, pos: int, dec: json.JSONDecoder) -> tuple[object, int]:
+    """The JSON value at ``pos`` in ``text`` and where it ends.  An entry that fills its line (as
+    :func:`_write_manifest` writes them, a comma after) is parsed by :func:`_loads`; any other
+    layout by ``dec.raw_decode``."""
+    nl = text.find("\n", pos)
+    line = text[pos:nl if nl >= 0 else len(text)].rstrip()
+    if line.endswith(","):
+        line = line[:-1]
+    if line.startswith("{") and line.endswith("}"):
+        try:
+            return orjson.loads(line), pos + len(line)
+        except orjson.JSONDecodeError:
+            pass
+    return dec.raw_decode(text, pos)
 
 
 def _manifest_entries(text: str, head: dict):
@@ -547,7 +576,7 @@ def _manifest_entries(text: str, head: dict):
         pos += 1
     else:
         while True:
-            e, end = dec.raw_decode(text, pos)
+            e, end = _decode_entry(text, pos, dec)
             yield (e, (pos, end), None) if spans_ok else (e, None, text[pos:end])
             pos = ws.match(text, end).end()
             if text.startswith(",", pos):

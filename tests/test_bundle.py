@@ -1,6 +1,7 @@
 """Bundle layout, reproducibility, integrity and hostile input."""
 
 import json
+import math
 import shutil
 
 import numpy as np
@@ -95,6 +96,23 @@ def test_edited_manifest_entry_is_detected(toy_suite, tmp_path):
     (out / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(BundleError, match="does not match its hash"):
         read_bundle(out)
+
+
+def test_manifest_with_nan_from_another_writer_reads(toy_suite, tmp_path):
+    """A manifest line holding ``NaN`` (Python's json writes it; orjson, which reads our lines, does
+    not take it) is read by Python's reader, one entry per line or not."""
+    from conformance.bundle import read_index
+
+    out = write_bundle(toy_suite, tmp_path / "b")
+    lines = (out / "manifest.json").read_text().split("\n")
+    k = next(i for i, line in enumerate(lines) if line.startswith("  {"))
+    e = json.loads(lines[k].rstrip(","))
+    e["tags"]["note"] = float("nan")
+    lines[k] = "  " + json.dumps(e) + ("," if lines[k].endswith(",") else "")
+    (out / "manifest.json").write_text("\n".join(lines))
+    _, refs = read_index(out)
+    assert math.isnan(refs[0].entry()["tags"]["note"]) and [r.id for r in refs] == [c.id for c in toy_suite.cases]
+    assert refs[0].load().id == refs[0].id  # its line is not as written: checked by the content hash
 
 
 def test_a_bundle_as_written_is_checked_by_its_digest(toy_suite, tmp_path, monkeypatch):

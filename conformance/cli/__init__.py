@@ -199,11 +199,12 @@ def cmd_run(args, console: Console) -> int:
             out = prepare_out_dir(args.out, args.force, "run.json")
         except BundleError as exc:
             raise UsageError(str(exc)) from None
-        _check_backend(spec)
+        backend = _check_backend(spec)
         out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     try:
-        doc, stale = _execute_with_progress(spec, out, console, resume=bool(args.resume))
+        doc, stale = _execute_with_progress(spec, out, console, resume=bool(args.resume),
+                                            backend=None if args.resume else backend)
     except KeyboardInterrupt:
         console.print(f"interrupted; the results so far are in {out / 'results.jsonl'}; "
                       f"finish with: onnx-conformance run --resume {out}")
@@ -216,12 +217,16 @@ def cmd_run(args, console: Console) -> int:
     return 1 if any(doc["summary"].get(o) for o in BAD) else 0
 
 
-def _check_backend(spec) -> None:
-    """Fail fast, before any case runs, on a backend that cannot be built."""
+def _check_backend(spec):
+    """The run's backend, built before any case runs (a backend that cannot be built fails fast).
+
+    Raises:
+        UsageError: the backend cannot be built; the message says why.
+    """
     from ..backends import resolve_backend
 
     try:
-        resolve_backend(spec.backend_spec, spec.backend_options)
+        return resolve_backend(spec.backend_spec, spec.backend_options)
     except (ValueError, ImportError) as exc:
         raise UsageError(f"backend {spec.backend_spec!r}: {exc}") from None
 
