@@ -437,7 +437,7 @@ class CaseRef:
                 content that no longer matches the manifest's hash.
         """
         text = self._entry_text()
-        return _load_entry(Path(self.root), _loads(text), verify, text)
+        return _load_entry(self.root, _loads(text), verify, text)
 
     def load_for_run(self) -> tuple[Case, bool]:
         """The case (checked, as :meth:`load`), and whether the manifest records the coverage
@@ -449,7 +449,7 @@ class CaseRef:
         """
         text = self._entry_text()
         e = _loads(text)
-        return _load_entry(Path(self.root), e, True, text), isinstance(e.get("coverage"), dict)
+        return _load_entry(self.root, e, True, text), isinstance(e.get("coverage"), dict)
 
     def analysis(self) -> dict:
         """The coverage analysis of the case's model (:func:`conformance.analysis.analyse_case`):
@@ -466,7 +466,7 @@ class CaseRef:
             return {**a, "id": self.id}
         from .analysis import analyse_case
 
-        return analyse_case(_load_entry(Path(self.root), e, False))
+        return analyse_case(_load_entry(self.root, e, False))
 
     def __repr__(self) -> str:
         return f"CaseRef({self.id!r})"
@@ -691,14 +691,14 @@ def read_bundle(path: str | os.PathLike, *, verify: bool = True) -> Suite:
                  depth=identity.get("depth"), families=dict(identity.get("families", {})))
 
 
-def _load_entry(root: Path, e: dict, verify: bool, text: bytes | None = None) -> Case:
+def _load_entry(root: str | Path, e: dict, verify: bool, text: bytes | None = None) -> Case:
     """:func:`_read_case` with every failure as a :class:`BundleError` naming the case."""
     try:
         return _read_case(root, e, verify, text)
     except BundleError:
         raise
     except (KeyError, TypeError, ValueError, OSError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
-        raise BundleError(f"{root / 'manifest.json'}: case {e.get('id', '?') if isinstance(e, dict) else '?'}: "
+        raise BundleError(f"{os.path.join(root, 'manifest.json')}: case {e.get('id', '?') if isinstance(e, dict) else '?'}: "
                           f"{type(exc).__name__}: {exc}") from exc
 
 
@@ -754,11 +754,11 @@ def tensor_array(t: onnx.TensorProto) -> np.ndarray:
     tensor (external data, typed fields, packed types, strings) goes to ``to_array``."""
     dt = _RAW_DTYPES.get(t.data_type)
     if dt is not None and t.data_location == 0 and t.HasField("raw_data") and not t.HasField("segment"):
-        return np.frombuffer(t.raw_data, dtype=dt).reshape(t.dims)
+        return np.frombuffer(t.raw_data, dtype=dt).reshape(tuple(t.dims))
     return numpy_helper.to_array(t)
 
 
-def _read_case(root: Path, e: dict, verify: bool, text: bytes | None = None) -> Case:
+def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = None) -> Case:
     """The case of manifest entry ``e`` (whose JSON text in the manifest is ``text``), read from
     its directory under ``root``; with ``verify``, checked: by the digest of its files and entry
     (``files_sha256``, :func:`_entry_line_with_digest`) where that holds, else by recomputing its
