@@ -440,16 +440,17 @@ class CaseRef:
         return _load_entry(self.root, _loads(text), verify, text)
 
     def load_for_run(self) -> tuple[Case, bool]:
-        """The case (checked, as :meth:`load`), and whether the manifest records the coverage
-        analysis of its model (False for a bundle written before manifests had one: the runner
-        measures it then).
+        """The case (checked, as :meth:`load`; its initializers' values decoded only when a check
+        function judges it), and whether the manifest records the coverage analysis of its model
+        (False for a bundle written before manifests had one: the runner measures it then).
 
         Raises:
             BundleError: see :meth:`load`.
         """
         text = self._entry_text()
         e = _loads(text)
-        return _load_entry(self.root, e, True, text), isinstance(e.get("coverage"), dict)
+        # initializer values are decoded only for a check function (the backend gets the model)
+        return _load_entry(self.root, e, True, text, bool(e.get("check"))), isinstance(e.get("coverage"), dict)
 
     def analysis(self) -> dict:
         """The coverage analysis of the case's model (:func:`conformance.analysis.analyse_case`):
@@ -691,10 +692,11 @@ def read_bundle(path: str | os.PathLike, *, verify: bool = True) -> Suite:
                  depth=identity.get("depth"), families=dict(identity.get("families", {})))
 
 
-def _load_entry(root: str | Path, e: dict, verify: bool, text: bytes | None = None) -> Case:
+def _load_entry(root: str | Path, e: dict, verify: bool, text: bytes | None = None,
+                initializers: bool = True) -> Case:
     """:func:`_read_case` with every failure as a :class:`BundleError` naming the case."""
     try:
-        return _read_case(root, e, verify, text)
+        return _read_case(root, e, verify, text, initializers)
     except BundleError:
         raise
     except (KeyError, TypeError, ValueError, OSError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
@@ -758,11 +760,13 @@ def tensor_array(t: onnx.TensorProto) -> np.ndarray:
     return numpy_helper.to_array(t)
 
 
-def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = None) -> Case:
+def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = None,
+               initializers: bool = True) -> Case:
     """The case of manifest entry ``e`` (whose JSON text in the manifest is ``text``), read from
     its directory under ``root``; with ``verify``, checked: by the digest of its files and entry
     (``files_sha256``, :func:`_entry_line_with_digest`) where that holds, else by recomputing its
-    content hash."""
+    content hash.  Without ``initializers``, an initializer input's ``value`` is left ``None`` (the
+    model carries it; only a check function reads it)."""
     rel = e["dir"]
     if not isinstance(rel, str) or not _SAFE_DIR.match(rel):
         raise BundleError(f"case {e.get('id')!r}: directory {rel!r} is not a plain path inside the bundle")
@@ -802,10 +806,11 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
         if expected:
             outs = {o.name: _load_tensor(f"{dd}/output_{n}.pb", files) for n, o in enumerate(present_outputs)}
         datasets.append(DataSet(ins, outs))
-    inits = {t.name: tensor_array(t) for t in model.graph.initializer}
-    for i in inputs:
-        if i.initializer:
-            i.value = inits.get(i.name)
+    if initializers:
+        inits = {t.name: tensor_array(t) for t in model.graph.initializer}
+        for i in inputs:
+            if i.initializer:
+                i.value = inits.get(i.name)
     node = model.graph.node[0] if len(model.graph.node) == 1 else None
     attrs = {}
     if node is not None:
