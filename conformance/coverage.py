@@ -188,19 +188,24 @@ def _version_entry(spec: OpSpec, version: int, pairs: list[tuple[str, dict]], ou
         "error": error,
     }
     if outcomes is not None:
-        by_combo: dict[str, Counter] = defaultdict(Counter)
-        err: Counter = Counter()
-        for cid, a in pairs:
-            o = outcomes.get(cid)
-            if o is None:
-                continue
-            if a["error"]:
-                err[o] += 1
-            else:
-                by_combo[_combo_key(a["combo"], params)][o] += 1
-        entry["outcomes"] = {k: dict(sorted(v.items())) for k, v in sorted(by_combo.items())}
-        entry["error_outcomes"] = dict(sorted(err.items()))
+        _add_outcomes(entry, params, pairs, outcomes)
     return entry
+
+
+def _add_outcomes(entry: dict, params: list[str], pairs: list[tuple[str, dict]], outcomes: Mapping[str, str]) -> None:
+    """Add ``outcomes`` and ``error_outcomes`` to a version entry (see :func:`compute_coverage`)."""
+    by_combo: dict[str, Counter] = defaultdict(Counter)
+    err: Counter = Counter()
+    for cid, a in pairs:
+        o = outcomes.get(cid)
+        if o is None:
+            continue
+        if a["error"]:
+            err[o] += 1
+        else:
+            by_combo[_combo_key(a["combo"], params)][o] += 1
+    entry["outcomes"] = {k: dict(sorted(v.items())) for k, v in sorted(by_combo.items())}
+    entry["error_outcomes"] = dict(sorted(err.items()))
 
 
 def compute_coverage(cases: Iterable, outcomes: Mapping[str, str] | None = None, *,
@@ -232,16 +237,7 @@ def compute_coverage(cases: Iterable, outcomes: Mapping[str, str] | None = None,
         ``io_patterns``, ``attributes``, ``opsets``).  Every version of every operator is
         listed, also versions without cases.
     """
-    by_op: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    unmatched = []
-    n = 0
-    for a in itertools.chain((analyse_case(c) for c in cases), analyses):
-        n += 1
-        cid, a = a if isinstance(a, tuple) else (a["id"], a)
-        if a["problem"] is not None:
-            unmatched.append({"id": cid, "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
-            continue
-        by_op[(a["domain"], a["op"])].append((cid, a))
+    by_op, unmatched, n = _group(itertools.chain((analyse_case(c) for c in cases), analyses))
     ops = {}
     for (domain, op), analyses in sorted(by_op.items()):
         spec = op_spec(op, domain)
@@ -251,6 +247,42 @@ def compute_coverage(cases: Iterable, outcomes: Mapping[str, str] | None = None,
         ops[f"{domain}:{op}" if domain else op] = {"op": op, "domain": domain, "source": spec.source,
                                                    "versions": versions}
     return {"cases": n, "ops": ops, "unmatched": unmatched}
+
+
+def _group(analyses: Iterable) -> tuple[dict, list, int]:
+    """``(by (domain, op): [(id, analysis)], unmatched cases, number of cases)`` of analyses given
+    as dicts with their ``id`` or as ``(id, analysis)`` pairs."""
+    by_op: dict[tuple[str, str], list] = defaultdict(list)
+    unmatched = []
+    n = 0
+    for a in analyses:
+        n += 1
+        cid, a = a if isinstance(a, tuple) else (a["id"], a)
+        if a["problem"] is not None:
+            unmatched.append({"id": cid, "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
+            continue
+        by_op[(a["domain"], a["op"])].append((cid, a))
+    return by_op, unmatched, n
+
+
+def with_outcomes(cov: dict, analyses: Iterable, outcomes: Mapping[str, str]) -> dict:
+    """``cov`` (:func:`compute_coverage` of ``analyses`` without outcomes) with a run's ``outcomes``
+    added, as ``compute_coverage(..., outcomes, analyses=analyses)`` would give it: a run computes
+    the rest while its workers run, from the analyses its bundle records.
+
+    Raises:
+        ValueError: ``analyses`` are not those ``cov`` was computed from.
+    """
+    by_op, _, n = _group(analyses)
+    if n != cov["cases"]:
+        raise ValueError(f"{n} analyses, but the coverage counts {cov['cases']} cases")
+    for (domain, op), pairs in by_op.items():
+        spec = op_spec(op, domain)
+        versions = cov["ops"][f"{domain}:{op}" if domain else op]["versions"]
+        for v in spec.since_versions:
+            params = list(spec.versions[v].type_constraints)
+            _add_outcomes(versions[str(v)], params, [p for p in pairs if p[1]["version"] == v], outcomes)
+    return cov
 
 
 # ----------------------------------------------------------------------------- rendering

@@ -232,16 +232,15 @@ def execute(
     if not streaming:
         suite.cases = materialize(suite.cases)
     try:
-        duration, analyses, n_done, by_id, lines = _run(spec, out, suite, backend, resume, on_start, on_result,
-                                                        status, on_outcome)
+        ran = _run(spec, out, suite, backend, resume, on_start, on_result, status, on_outcome)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+    by_id = ran.records
     missing = [c.id for c in suite.cases if c.id not in by_id]
     if missing:
         raise RunError(f"{len(missing)} case(s) have no result (first: {missing[0]}); run with --resume")
     results: list = [by_id.pop(c.id) for c in suite.cases]
-    del by_id
     stale = []
     if entries:
         objs = [CaseResult.from_json(d) for d in results]
@@ -251,32 +250,51 @@ def execute(
         **{k: v for k, v in spec.to_json().items() if k != "format"},
         "bundle": str(Path(spec.bundle).resolve()) if spec.bundle else None,
         "argv": sys.argv[1:],
-        "resumed": bool(resume and n_done),
+        "resumed": bool(resume and ran.n_done),
     }
     from .reports.html import write_html
     from .results import results_document, write_results
 
-    doc = results_document(suite, backend.environment(), results, duration, run_info)
+    doc = results_document(suite, backend.environment(), results, ran.seconds, run_info)
     doc["expected_failures"] = {"file": spec.xfail, "stale": [f"{e.source}: {e.id} ({e.reason})" for e in stale]}
-    doc["coverage"] = _coverage(suite, results, analyses, status)
+    doc["coverage"] = _coverage(suite, results, ran, status)
     # the cases as results.jsonl has them, spliced (serialising them again cost 0.05 s a 2,300-case
     # run), unless expected failures changed some
-    write_results(doc, out / "results.json", case_lines=None if entries else [lines[c.id] for c in suite.cases])
+    write_results(doc, out / "results.json", case_lines=None if entries else [ran.lines[c.id] for c in suite.cases])
     write_html(doc, out / "report.html")
     return doc, stale
 
 
+@dataclass
+class _Ran:
+    """What :func:`_run` gives the end of a run.
+
+    Attributes:
+        seconds: the wall time of the cases run now.
+        analyses: the coverage analyses of every case's model as ``(id, analysis)`` pairs for
+            cases given by reference (the manifest's, or measured by the workers), else ``None``.
+        n_done: cases done before (a resume).
+        records: every case's result record (:meth:`CaseResult.to_json`) by id (records, not
+            CaseResults: at 54,000 cases the objects alone took 285 MB).
+        lines: each record's line of ``results.jsonl`` (compact JSON, no newline) by id.
+        coverage: the coverage of ``analyses`` without outcomes, computed while the workers ran
+            (:func:`_prepare_end`), or ``None``.
+    """
+
+    seconds: float
+    analyses: list | None
+    n_done: int
+    records: dict[str, dict]
+    lines: dict[str, bytes]
+    coverage: dict | None = None
+
+
 def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start, on_result, status,
-         on_outcome=None):
+         on_outcome=None) -> _Ran:
     """Run the cases of ``suite`` that ``out/results.jsonl`` lacks, appending their results to it.
 
     Returns:
-        ``(seconds, analyses, n_done, records, lines)``: the wall time; the coverage analyses of
-        every case's model as ``(id, analysis)`` pairs for cases given by reference (the
-        manifest's, or measured by the workers), else ``None``; the number of cases done before (a
-        resume); every case's result record (:meth:`CaseResult.to_json`) by id (records, not
-        CaseResults: at 54,000 cases the objects alone took 285 MB); and each record's line of
-        ``results.jsonl`` (compact JSON, no newline) by id.
+        see :class:`_Ran`.
 
     Raises:
         RunError: see :func:`execute`.
@@ -310,6 +328,10 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
                          if c.id in done and c.recorded_analysis is None]
         except CaseLoadError as exc:
             raise RunError(f"cannot read bundle: {exc}") from None
+    # the coverage of what the manifest records, computed while the workers run (outcomes added at the end)
+    recorded = list(analyses) if analyses is not None and all(c.recorded_analysis is not None for c in suite.cases) \
+        else None
+    precomputed: dict = {}
     if on_start:
         on_start(len(suite.cases), len(done))
     t0 = time.perf_counter()
@@ -340,25 +362,31 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
             try:
                 run_isolated(todo, backend, spec=spec.backend_spec, options=spec.backend_options, jobs=spec.jobs,
                              timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb, on_record=keep,
-                             on_result=on_result, collect=False, background=_prepare_report,
+                             on_result=on_result, collect=False,
+                             background=lambda: _prepare_end(recorded, precomputed),
                              on_analysis=(lambda a: analyses.append(_intern_analysis(a))) if analyses is not None else None)
             except WorkerError as exc:
                 raise RunError(str(exc)) from None
             except CaseLoadError as exc:
                 raise RunError(f"cannot read bundle: {exc}. The run stopped; nothing was charged to the backend, "
                                f"and the results so far are in {out / 'results.jsonl'}") from None
-    return time.perf_counter() - t0, analyses, len(done), records, lines
+    return _Ran(time.perf_counter() - t0, analyses, len(done), records, lines,
+                precomputed.get("coverage") if recorded is not None and len(recorded) == len(analyses) else None)
 
 
-def _prepare_report() -> None:
-    """Import and compile what the end of a run needs (results, coverage, the report's template),
-    in the parent while the workers run: ~0.1 s a run's end no longer waits for.  An optimisation
-    only: a failure here is left for the end of the run to meet and report."""
+def _prepare_end(recorded: list | None, out: dict) -> None:
+    """Import and compile what the end of a run needs (results, coverage, the report's template)
+    and compute the coverage of the ``recorded`` ``(id, analysis)`` pairs (into
+    ``out["coverage"]``), in the parent while the workers run: ~0.1 s a run's end no longer waits
+    for.  An optimisation only: a failure here is left for the end of the run to meet and report."""
     try:
-        from . import coverage, results  # noqa: F401 - imported for their cost
+        from . import results  # noqa: F401 - imported for its cost
+        from .coverage import compute_coverage
         from .reports.html import warm_up
 
         warm_up()
+        if recorded is not None:
+            out["coverage"] = compute_coverage((), analyses=recorded)
     except Exception:  # noqa: BLE001 - see docstring
         pass
 
@@ -374,18 +402,19 @@ def _intern_analysis(a: dict) -> tuple[str, dict]:
     return a["id"], _ANALYSES.setdefault(key, rest)
 
 
-def _coverage(suite: Suite, results: list[dict], analyses: list | None,
-              status: Callable[[str], None]) -> dict | None:
+def _coverage(suite: Suite, results: list[dict], ran: _Ran, status: Callable[[str], None]) -> dict | None:
     """The suite's coverage with this run's outcomes (:func:`conformance.coverage.compute_coverage`,
-    from the workers' ``analyses`` of the models where given), or ``None`` (and a status message) if
-    it cannot be computed: coverage is an extra view, and a foreign suite must not lose its run over
-    it."""
-    from .coverage import compute_coverage
+    from ``ran.analyses`` where given; where ``ran.coverage`` was computed while the workers ran,
+    only the outcomes are added), or ``None`` (and a status message) if it cannot be computed:
+    coverage is an extra view, and a foreign suite must not lose its run over it."""
+    from .coverage import compute_coverage, with_outcomes
 
     try:
         outcomes = {r["id"]: r["outcome"] for r in results}
-        if analyses is not None:
-            return compute_coverage((), outcomes, analyses=analyses)
+        if ran.coverage is not None:
+            return with_outcomes(ran.coverage, ran.analyses, outcomes)
+        if ran.analyses is not None:
+            return compute_coverage((), outcomes, analyses=ran.analyses)
         return compute_coverage(suite.cases, outcomes)
     except Exception as exc:  # noqa: BLE001 - see docstring
         status(f"coverage not computed: {type(exc).__name__}: {exc}")
