@@ -238,6 +238,16 @@ def load_manifest(bundle_or_file: str | os.PathLike) -> dict | None:
 
 
 def _type_name(elem_type) -> str:
+    """The name of an ONNX element type (``float16``; the type's enum name, or the value as text,
+    where it is no type we know)."""
+    try:
+        return _known_type_name(elem_type)
+    except TypeError:  # unhashable: not a type at all
+        return str(elem_type)
+
+
+@functools.lru_cache(maxsize=None)
+def _known_type_name(elem_type) -> str:
     try:
         from conformance.dtypes import type_name
 
@@ -408,6 +418,8 @@ def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Path
                 key = v
             elif t is int or t is bool or v is None:
                 key = (t, v)  # 1, True and 1.0 are equal as dict keys; keep them apart
+            elif t is float and math.isfinite(v):
+                key = (t, repr(v))  # repr: 0.0 and -0.0 apart
             else:
                 v = _json_safe(v)
                 key = json.dumps(v, sort_keys=True)
