@@ -11,6 +11,7 @@ what (:data:`REFUSAL_KINDS`: the model's version, an element type, a kernel), is
 
 from __future__ import annotations
 
+import functools
 import re
 from abc import ABC, abstractmethod
 from typing import Any, NamedTuple
@@ -118,10 +119,12 @@ def _short(text: str) -> str:
     return line if len(line) <= 200 else line[:197] + "..."
 
 
+@functools.lru_cache(maxsize=4096)
 def match_refusal(backend_name: str, text: str) -> Refusal | None:
     """The refusal the message ``text`` (``"ExceptionType: message"``) of backend ``backend_name``
     states, by the :data:`REFUSALS` table (the ``"*"`` row for names without a row of their own);
-    ``None`` when it states none (a rejection of an invalid model, or a failure)."""
+    ``None`` when it states none (a rejection of an invalid model, or a failure).  Remembered per
+    message: a suite meets the same refusal hundreds of times, and matching the table costs ~20 us."""
     row = _COMPILED.get(backend_name, _COMPILED["*"])
     for kind in REFUSAL_KINDS:
         pat = row.get(kind)
