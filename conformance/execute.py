@@ -261,7 +261,7 @@ def execute(
     # the cases as results.jsonl has them, spliced (serialising them again cost 0.05 s a 2,300-case
     # run), unless expected failures changed some
     write_results(doc, out / "results.json", case_lines=None if entries else [ran.lines[c.id] for c in suite.cases])
-    write_html(doc, out / "report.html")
+    write_html(doc, out / "report.html", rows=ran.rows if not entries else None)
     return doc, stale
 
 
@@ -279,6 +279,9 @@ class _Ran:
         lines: each record's line of ``results.jsonl`` (compact JSON, no newline) by id.
         coverage: the coverage of ``analyses`` without outcomes, computed while the workers ran
             (:func:`_prepare_end`), or ``None``.
+        rows: the report's :func:`conformance.reports.html.case_row` of the cases run now, by
+            id, computed as their results came in (``None`` with expected failures, which change
+            records at the end).
     """
 
     seconds: float
@@ -287,6 +290,7 @@ class _Ran:
     records: dict[str, dict]
     lines: dict[str, bytes]
     coverage: dict | None = None
+    rows: dict[str, tuple] | None = None
 
 
 def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start, on_result, status,
@@ -332,6 +336,7 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
     recorded = list(analyses) if analyses is not None and all(c.recorded_analysis is not None for c in suite.cases) \
         else None
     precomputed: dict = {}
+    rows: dict | None = {} if not spec.xfail else None  # expected failures change records at the end
     if on_start:
         on_start(len(suite.cases), len(done))
     t0 = time.perf_counter()
@@ -347,6 +352,10 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
             lines[rec["id"]] = text = json.dumps(rec, separators=(",", ":")).encode()
             stream.write(text + b"\n")
             stream.flush()
+            if rows is not None:  # the report's share of the record, while the workers run
+                from .reports.html import case_row
+
+                rows[rec["id"]] = case_row(rec)
             if on_outcome:
                 on_outcome(rec["outcome"])
 
@@ -371,7 +380,8 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
                 raise RunError(f"cannot read bundle: {exc}. The run stopped; nothing was charged to the backend, "
                                f"and the results so far are in {out / 'results.jsonl'}") from None
     return _Ran(time.perf_counter() - t0, analyses, len(done), records, lines,
-                precomputed.get("coverage") if recorded is not None and len(recorded) == len(analyses) else None)
+                precomputed.get("coverage") if recorded is not None and len(recorded) == len(analyses) else None,
+                rows)
 
 
 def _prepare_end(recorded: list | None, out: dict) -> None:

@@ -450,3 +450,23 @@ def test_report_renders_from_results_alone_when_the_bundle_is_gone(tmp_path, toy
     strip = lambda p: re.sub(r'<script type="application/json".*?</script>', "", p, flags=re.S)  # noqa: E731
     assert strip(page) == strip(old_with).replace(
         re.search(r"<tr><th>bundle manifest</th>.*?</tr>", old_with).group(0), "")
+
+
+def test_a_run_report_is_the_report_of_its_results(tmp_path, toy_suite):
+    """A run computes the report's share of each record as its results come in
+    (``case_row``); the page it writes is, byte for byte, the one ``report`` renders from its
+    results.json alone."""
+    from conformance.bundle import write_bundle
+    from conformance.cli import main
+    from conformance.execute import RunSpec, execute
+    from conformance.reports.html import case_row, render_html
+
+    bundle = write_bundle(toy_suite, tmp_path / "bundle")
+    out = tmp_path / "run"
+    out.mkdir()
+    doc, _ = execute(RunSpec(backend_spec="onnx-reference", suite="bundle", bundle=str(bundle), jobs=2), out)
+    assert {c["outcome"] for c in doc["cases"]} >= {"pass", "fail"}  # rows of both kinds, details included
+    assert main(["report", str(out / "results.json"), "--out", str(tmp_path / "again.html")]) == 0
+    assert (out / "report.html").read_bytes() == (tmp_path / "again.html").read_bytes()
+    rows = {c["id"]: case_row(c) for c in doc["cases"][::2]}  # some precomputed, the rest not
+    assert render_html(doc, rows=rows) == render_html(doc)

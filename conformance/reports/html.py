@@ -351,8 +351,74 @@ def _json_safe(v):
     return str(v)
 
 
+def case_row(c: dict) -> tuple:
+    """What :func:`case_data` takes from the case record ``c``, nothing interned yet: a function of
+    the record alone, so a run computes it as each result comes in (``case_data(rows=...)``) and
+    the end of the run only interns.
+
+    Returns:
+        ``(id, op, outcome, [(tag, interning key, JSON-safe value)], [feature value per
+        FEATURES], dtype, message, phase, opset, since_version, duration in ms, expected
+        rejection or "", [output], detail)``: an output ``(name, ratio)`` (passing output of a
+        passing case) or ``(name, passed, ratio, max_abs_err, atol, rtol, reason, worst_index,
+        expected_at_worst, actual_at_worst)``; detail ``(io signature, its key, attributes,
+        their key)`` for a case that did not pass and records one, else ``None``.
+    """
+    outcome = str(c.get("outcome"))
+    passed_case = outcome == "pass"
+    tags = c.get("tags")
+    if not isinstance(tags, dict):
+        tags = {}
+    tag_items = []
+    for k, v in tags.items():
+        t = type(v)
+        if t is str:
+            key = v
+        elif t is int or t is bool or v is None:
+            key = (t, v)  # 1, True and 1.0 are equal as dict keys; keep them apart
+        elif t is float and math.isfinite(v):
+            key = (t, repr(v))  # repr: 0.0 and -0.0 apart
+        else:
+            v = _json_safe(v)
+            key = json.dumps(v, sort_keys=True)
+        tag_items.append((k, key, v))
+    fvals = []
+    for k, _, _ in FEATURES:
+        if k in tags:
+            fvals.append(fmt_value(tags[k]))
+        elif k == "opset" and c.get("opset") is not None:
+            fvals.append(fmt_value(c["opset"]))
+        else:
+            fvals.append(ABSENT)
+    d = c.get("duration_s")
+    outs = []
+    for o in c.get("outputs") or ():
+        name = str(o.get("name", ""))
+        if passed_case and o.get("passed"):
+            outs.append((name, _num(o.get("ratio"), 3)))
+            continue
+        tol = o.get("tolerance") or {}
+        outs.append((name, 1 if o.get("passed") else 0, _num(o.get("ratio"), 4), _num(o.get("max_abs_err"), 4),
+                     _num(tol.get("atol"), 4), _num(tol.get("rtol"), 4), str(o.get("reason") or ""),
+                     _json_safe(o.get("worst_index")), _num(o.get("expected_at_worst")),
+                     _num(o.get("actual_at_worst"))))
+    det = c.get("detail") if not passed_case else None
+    if isinstance(det, dict):
+        sig = {"in": [[str(x[0]), _type_name(x[1]), x[2], x[3], x[4]] for x in det.get("inputs") or []],
+               "out": [[str(x[0]), _type_name(x[1]), x[2]] for x in det.get("outputs") or []]}
+        attrs = _json_safe({k: _attr_display(v) for k, v in (det.get("attributes") or {}).items()})
+        det = (sig, json.dumps(sig, sort_keys=True), attrs, json.dumps(attrs, sort_keys=True))
+    else:
+        det = None
+    return (str(c.get("id")), str(c.get("op", "")), outcome, tag_items, fvals,
+            fmt_value(tags["dtype"]) if "dtype" in tags else ABSENT, str(c.get("message") or ""),
+            str(c.get("phase") or ""), c.get("opset"), c.get("since_version"),
+            _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None,
+            str(c["expect_error"]) if c.get("expect_error") else "", outs, det)
+
+
 def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None,
-              families: dict[str, str] | None = None) -> dict:
+              families: dict[str, str] | None = None, rows: dict[str, tuple] | None = None) -> dict:
     """The case records of ``doc`` in the compact, columnar form the page's script reads.
 
     Layout (every list under ``c``, ``tags.col`` and ``feat.col`` has one entry per case)::
@@ -375,6 +441,7 @@ def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Path
     names, dtypes and shapes of inputs and outputs are added for non-passing cases
     (``io``); with ``bundle_dir``, their model attributes (``at``).  ``families`` is
     ``{op type: family}`` (default :func:`conformance.reports.families.op_families` of ``doc``).
+    ``rows``: :func:`case_row` of some of the cases, by id, computed before (the same page).
 
     Cases are ordered worst outcome first, then by operator and id.
     """
@@ -403,66 +470,41 @@ def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Path
     s_add, ops_add, dt_add, ph_add = strings.add, ops.add, dtypes.add, phases.add
     fadd = [v.add for v in feat_vals]
     for i, c in enumerate(cases):
-        outcome = str(c.get("outcome"))
+        row = rows.get(c.get("id")) if rows else None
+        (cid, op, outcome, tag_items, fvals, dt, msg, phase, opset, sv, dur, xe, outs_in, det) = \
+            row if row is not None else case_row(c)
         passed_case = outcome == "pass"
-        tags = c.get("tags")
-        if not isinstance(tags, dict):
-            tags = {}
-        for k, v in tags.items():
+        for k, key, v in tag_items:
             vi = tag_vals.get(k)
             if vi is None:
                 vi = tag_vals[k] = _Interner()
                 tag_col[k] = [0] * n
-            t = type(v)
-            if t is str:
-                key = v
-            elif t is int or t is bool or v is None:
-                key = (t, v)  # 1, True and 1.0 are equal as dict keys; keep them apart
-            elif t is float and math.isfinite(v):
-                key = (t, repr(v))  # repr: 0.0 and -0.0 apart
-            else:
-                v = _json_safe(v)
-                key = json.dumps(v, sort_keys=True)
             tag_col[k][i] = vi.add(v, key) + 1
-        for j, k in enumerate(fkeys):
-            if k in tags:
-                fv = fmt_value(tags[k])
-            elif k == "opset" and c.get("opset") is not None:
-                fv = fmt_value(c["opset"])
-            else:
-                fv = ABSENT
+        for j, fv in enumerate(fvals):
             feat_col[j].append(fadd[j](fv))
-        c_id.append(str(c.get("id")))
-        c_op.append(ops_add(str(c.get("op", ""))))
-        c_dt.append(dt_add(fmt_value(tags["dtype"]) if "dtype" in tags else ABSENT))
+        c_id.append(cid)
+        c_op.append(ops_add(op))
+        c_dt.append(dt_add(dt))
         c_oc.append(oc_index[outcome])
-        c_msg.append(s_add(str(c.get("message") or "")))
-        c_ph.append(ph_add(str(c.get("phase") or "")))
-        c_ov.append(c.get("opset"))
-        c_sv.append(c.get("since_version"))
-        d = c.get("duration_s")
-        c_dur.append(_num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None)
-        c_xe.append(s_add(str(c["expect_error"])) if c.get("expect_error") else 0)
+        c_msg.append(s_add(msg))
+        c_ph.append(ph_add(phase))
+        c_ov.append(opset)
+        c_sv.append(sv)
+        c_dur.append(dur)
+        c_xe.append(s_add(xe) if xe else 0)
         outs = []
-        for o in c.get("outputs") or ():
-            name = s_add(str(o.get("name", "")))
-            if passed_case and o.get("passed"):
-                outs.append([name, _num(o.get("ratio"), 3)])
-                continue
-            tol = o.get("tolerance") or {}
-            outs.append([name, 1 if o.get("passed") else 0, _num(o.get("ratio"), 4), _num(o.get("max_abs_err"), 4),
-                         _num(tol.get("atol"), 4), _num(tol.get("rtol"), 4), s_add(str(o.get("reason") or "")),
-                         _json_safe(o.get("worst_index")), _num(o.get("expected_at_worst")),
-                         _num(o.get("actual_at_worst"))])
+        for o in outs_in:
+            if len(o) == 2:
+                outs.append([s_add(o[0]), o[1]])
+            else:
+                name = s_add(o[0])
+                outs.append([name, o[1], o[2], o[3], o[4], o[5], s_add(o[6]), o[7], o[8], o[9]])
         c_out.append(outs or 0)
-        det = c.get("detail") if not passed_case else None
-        if isinstance(det, dict) and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
+        if det is not None and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
             n_io += 1
-            sig = {"in": [[str(x[0]), _type_name(x[1]), x[2], x[3], x[4]] for x in det.get("inputs") or []],
-                   "out": [[str(x[0]), _type_name(x[1]), x[2]] for x in det.get("outputs") or []]}
-            col["io"].append(iosigs.add(sig, json.dumps(sig, sort_keys=True)))
-            attrs = _json_safe({k: _attr_display(v) for k, v in (det.get("attributes") or {}).items()})
-            col["at"].append(attrsets.add(attrs, json.dumps(attrs, sort_keys=True)))
+            sig, sig_key, attrs, attrs_key = det
+            col["io"].append(iosigs.add(sig, sig_key))
+            col["at"].append(attrsets.add(attrs, attrs_key))
             continue
         e = entries.get(c.get("id"))
         if e and not passed_case and n_io < MAX_DETAIL_CASES:  # shapes are for the drill-down of failures
@@ -544,7 +586,8 @@ def _auto_manifest(doc: dict) -> tuple[dict | None, Path | None]:
     return m, (Path(bundle) if m is not None else None)
 
 
-def render_html(doc: dict, manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None) -> str:
+def render_html(doc: dict, manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None,
+                rows: dict[str, tuple] | None = None) -> str:
     """Render a results document (see :mod:`conformance.results`) to one self-contained HTML page.
 
     Args:
@@ -554,6 +597,8 @@ def render_html(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Pa
             is used if it can be read.
         bundle_dir: the bundle directory, for the model attributes of non-passing cases
             (defaults to the recorded bundle when the manifest came from there).
+        rows: :func:`case_row` of cases of ``doc`` by id, computed before (a run computes them
+            as its results come in); the page is the same with or without them.
 
     The bundle is optional detail: when the recorded one is gone (or unreadable), the page is
     rendered from ``doc`` alone, without input shapes and attributes in the drill-down.
@@ -565,13 +610,13 @@ def render_html(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Pa
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the render allocates millions of small containers and frees none of them early
     try:
-        return _render(doc, manifest, bundle_dir)
+        return _render(doc, manifest, bundle_dir, rows)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _render(doc: dict, manifest: dict | None, bundle_dir) -> str:
+def _render(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple] | None = None) -> str:
     if manifest is None:
         manifest, auto_dir = _auto_manifest(doc)
         bundle_dir = bundle_dir or auto_dir
@@ -582,7 +627,7 @@ def _render(doc: dict, manifest: dict | None, bundle_dir) -> str:
     order = [o for o in summary if summary[o]]
     order.sort(key=outcome_rank)
     fams = op_families(doc)
-    data = case_data(doc, manifest, bundle_dir, fams)
+    data = case_data(doc, manifest, bundle_dir, fams, rows)
     dtype_matrix = group_matrix(data_matrix(data, "dtype"), order, fams)
     features = []
     for key, title, expl in FEATURES:
@@ -644,12 +689,12 @@ def _render(doc: dict, manifest: dict | None, bundle_dir) -> str:
 
 
 def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
-               bundle_dir: str | os.PathLike | None = None) -> Path:
+               bundle_dir: str | os.PathLike | None = None, rows: dict[str, tuple] | None = None) -> Path:
     """Render ``doc`` (see :func:`render_html`) and write it to ``path`` (UTF-8); returns the path.
 
     Raises:
         OSError: ``path`` cannot be written.
     """
     path = Path(path)
-    path.write_text(render_html(doc, manifest, bundle_dir), encoding="utf-8")
+    path.write_text(render_html(doc, manifest, bundle_dir, rows), encoding="utf-8")
     return path
