@@ -378,7 +378,8 @@ def run_isolated(
             helper.start()
         while pending or any(w.inflight for w in workers):
             for w in workers:
-                size = max(1, min(MAX_BATCH, len(pending) // (2 * len(workers))))
+                # smaller batches at the end even the workers' load out; one worker needs no evening
+                size = MAX_BATCH if len(workers) == 1 else max(1, min(MAX_BATCH, len(pending) // (2 * len(workers))))
                 # a batch queued behind the one it is on: its results come when a batch is judged,
                 # so a worker topped up only then would wait for the parent's next drain
                 if pending and len(w.inflight) <= size:
