@@ -14,7 +14,6 @@ pickling; elsewhere with ``spawn``, where the backend must be given as a spec.
 
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import os
 import pickle
