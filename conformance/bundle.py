@@ -398,8 +398,8 @@ class CaseRef:
     __slots__ = ("root", "id", "op", "domain", "since_version", "opset", "expect_error", "content_hash",
                  "recorded_analysis", "_span", "_raw", "_stamp")
 
-    def __init__(self, root: str, e: dict, span: tuple[int, int] | None, raw: str | None, stamp: tuple = (),
-                 interned: dict | None = None):
+    def __init__(self, root: str, e: dict, span: tuple[int, int] | None, raw: str | None, stamp: tuple,
+                 interned: dict):
         self.root, self._stamp = root, stamp
         self.id, self.op, self.domain = str(e["id"]), str(e["op"]), str(e.get("domain") or "")
         self.since_version, self.opset = int(e["since_version"]), int(e["opset"])
@@ -407,7 +407,7 @@ class CaseRef:
         self._span, self._raw = span, raw
         #: the coverage analysis the manifest records for the case (without ``id``; equal ones are
         #: one shared dict), or None for a manifest written before entries had one
-        self.recorded_analysis = _intern(e.get("coverage"), interned) if interned is not None else None
+        self.recorded_analysis = _intern(e.get("coverage"), interned)
 
     def entry(self) -> dict:
         """The case's manifest entry (read again from ``manifest.json``).
@@ -439,18 +439,16 @@ class CaseRef:
         text = self._entry_text()
         return _load_entry(self.root, _loads(text), verify, text)
 
-    def load_for_run(self) -> tuple[Case, bool]:
-        """The case (checked, as :meth:`load`; its initializers' values decoded only when a check
-        function judges it), and whether the manifest records the coverage analysis of its model
-        (False for a bundle written before manifests had one: the runner measures it then).
+    def load_for_run(self) -> Case:
+        """The case, checked as :meth:`load` checks it, its initializers' values decoded only when a
+        check function judges it (the backend gets them in the model).
 
         Raises:
             BundleError: see :meth:`load`.
         """
         text = self._entry_text()
         e = _loads(text)
-        # initializer values are decoded only for a check function (the backend gets the model)
-        return _load_entry(self.root, e, True, text, bool(e.get("check"))), isinstance(e.get("coverage"), dict)
+        return _load_entry(self.root, e, True, text, bool(e.get("check")))
 
     def analysis(self) -> dict:
         """The coverage analysis of the case's model (:func:`conformance.analysis.analyse_case`):
@@ -461,13 +459,9 @@ class CaseRef:
         """
         if self.recorded_analysis is not None:
             return {**self.recorded_analysis, "id": self.id}
-        e = self.entry()
-        a = e.get("coverage")
-        if isinstance(a, dict):
-            return {**a, "id": self.id}
         from .analysis import analyse_case
 
-        return analyse_case(_load_entry(self.root, e, False))
+        return analyse_case(_load_entry(self.root, self.entry(), False))
 
     def __repr__(self) -> str:
         return f"CaseRef({self.id!r})"
@@ -700,8 +694,8 @@ def _load_entry(root: str | Path, e: dict, verify: bool, text: bytes | None = No
     except BundleError:
         raise
     except (KeyError, TypeError, ValueError, OSError, onnx.onnx_cpp2py_export.checker.ValidationError) as exc:
-        raise BundleError(f"{os.path.join(root, 'manifest.json')}: case {e.get('id', '?') if isinstance(e, dict) else '?'}: "
-                          f"{type(exc).__name__}: {exc}") from exc
+        ident = e.get("id", "?") if isinstance(e, dict) else "?"
+        raise BundleError(f"{os.path.join(root, 'manifest.json')}: case {ident}: {type(exc).__name__}: {exc}") from exc
 
 
 def _load_tensor(p: str | Path, h=None) -> np.ndarray:

@@ -332,9 +332,9 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
                          if c.id in done and c.recorded_analysis is None]
         except CaseLoadError as exc:
             raise RunError(f"cannot read bundle: {exc}") from None
-    # the coverage of what the manifest records, computed while the workers run (outcomes added at the end)
-    recorded = list(analyses) if analyses is not None and all(c.recorded_analysis is not None for c in suite.cases) \
-        else None
+    # where the manifest records every analysis, the coverage is computed while the workers run
+    # (they send none; the outcomes are added at the end)
+    recorded = analyses if by_ref and all(c.recorded_analysis is not None for c in suite.cases) else None
     precomputed: dict = {}
     rows: dict | None = {} if not spec.xfail else None  # expected failures change records at the end
     if on_start:
@@ -379,9 +379,7 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
             except CaseLoadError as exc:
                 raise RunError(f"cannot read bundle: {exc}. The run stopped; nothing was charged to the backend, "
                                f"and the results so far are in {out / 'results.jsonl'}") from None
-    return _Ran(time.perf_counter() - t0, analyses, len(done), records, lines,
-                precomputed.get("coverage") if recorded is not None and len(recorded) == len(analyses) else None,
-                rows)
+    return _Ran(time.perf_counter() - t0, analyses, len(done), records, lines, precomputed.get("coverage"), rows)
 
 
 def _prepare_end(recorded: list | None, out: dict) -> None:
@@ -401,15 +399,15 @@ def _prepare_end(recorded: list | None, out: dict) -> None:
         pass
 
 
-_ANALYSES: dict[tuple, dict] = {}
+_ANALYSES: dict = {}
 
 
 def _intern_analysis(a: dict) -> tuple[str, dict]:
-    """``(case id, analysis)`` with equal analyses sharing one dict (most cases of an operator
-    version exercise the same types, formals and attributes: 54,000 analyses took 100 MB)."""
-    rest = {k: v for k, v in a.items() if k != "id"}
-    key = json.dumps(rest, sort_keys=True)
-    return a["id"], _ANALYSES.setdefault(key, rest)
+    """``(case id, analysis)`` with equal analyses sharing one dict, as a bundle's index shares the
+    recorded ones (:func:`conformance.bundle._intern`; 54,000 analyses took 100 MB)."""
+    from .bundle import _intern
+
+    return a["id"], _intern({k: v for k, v in a.items() if k != "id"}, _ANALYSES)
 
 
 def _coverage(suite: Suite, results: list[dict], ran: _Ran, status: Callable[[str], None]) -> dict | None:

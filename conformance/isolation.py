@@ -104,9 +104,16 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False, current=Non
             if problem is not None:
                 break  # reported in order, after the cases before it
             at(i)
-            attempted.append((i, case, recorded, attempt_case(case, backend)))
+            try:
+                got = attempt_case(case, backend)
+            except BaseException:  # noqa: BLE001 - ours, not the backend's (attempt_case catches those)
+                got = traceback.format_exc()
+            attempted.append((i, case, recorded, got))
         for i, case, recorded, got in attempted:
             at(i)
+            if isinstance(got, str):
+                conn.send(("internal", i, got, None))
+                continue
             try:
                 res = judge_case(case, backend, got)
                 send(("result", i, res.to_json(), _analysis(case) if analyse and not recorded else None))
@@ -119,18 +126,19 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False, current=Non
 
 
 def _load(item, cases) -> tuple[int, Case | None, bool, str | None]:
-    """``(index, case, whether the manifest records its coverage analysis, problem or None)`` of one
-    batch item: a referenced case is read and checked here (a problem: why it could not be)."""
+    """``(index, case, whether the parent has its coverage analysis, problem or None)`` of one batch
+    item: a referenced case is read and checked here (a problem: why it could not be); the parent
+    has the analysis the manifest records (``CaseRef.recorded_analysis``)."""
     i, case = (item, cases[item]) if cases is not None else item
     if isinstance(case, Case):
         return i, case, False, None
     from .bundle import BundleError
 
+    recorded = case.recorded_analysis is not None
     try:
-        case, recorded = case.load_for_run()
+        return i, case.load_for_run(), recorded, None
     except BundleError as exc:
-        return i, None, False, str(exc)
-    return i, case, recorded, None
+        return i, None, recorded, str(exc)
 
 
 def _analysis(case) -> dict:

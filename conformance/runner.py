@@ -131,15 +131,14 @@ class Attempt:
         outputs: per data set run, the outputs the backend returned (as it returned them).
         phase: ``"prepare"`` or ``"run"`` when the backend raised ``exc`` there, else ``""``.
         exc: the exception the backend raised (its traceback holds no prepared model).
-        duration_s: wall time of prepare + the runs, in seconds.
-        skipped: the case was not run (``Case.skip``).
+        duration_s: wall time of prepare + the runs, in seconds (nothing runs for a case with
+            ``Case.skip``).
     """
 
     outputs: list = field(default_factory=list)
     phase: str = ""
     exc: Exception | None = None
     duration_s: float = 0.0
-    skipped: bool = False
 
 
 def attempt_case(case: Case, backend: Backend) -> Attempt:
@@ -153,7 +152,7 @@ def attempt_case(case: Case, backend: Backend) -> Attempt:
     Never raises for backend failures.
     """
     if case.skip is not None:
-        return Attempt(skipped=True)
+        return Attempt()
     names = [o.name for o in case.present_outputs]
     got = Attempt()
     t0 = time.perf_counter()
@@ -195,7 +194,7 @@ def judge_case(case: Case, backend: Backend, got: Attempt) -> CaseResult:
         outcome="pass",
         expect_error=case.expect_error,
     )
-    if got.skipped:
+    if case.skip is not None:
         res.outcome, res.message = "skip", case.skip
         return res
     res.duration_s = got.duration_s

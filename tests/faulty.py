@@ -77,6 +77,27 @@ def bad_output() -> KernelBackend:
                          name="bad-output")
 
 
+class _Unlistable:
+    """Outputs that cannot be listed: reading them raises inside the runner's own code."""
+
+    def __iter__(self):
+        raise ValueError("these outputs cannot be listed")
+
+
+def unlistable() -> "UnlistableBackend":
+    """Returns, on float16 cases, outputs whose iteration raises ValueError."""
+    return UnlistableBackend()
+
+
+class UnlistableBackend(KernelBackend):
+    def __init__(self):
+        super().__init__({"Abs": lambda i, a, o, v: {"Y": np.abs(i["X"])}}, name="unlistable")
+
+    def run(self, prepared, inputs, output_names):
+        outs = super().run(prepared, inputs, output_names)
+        return _Unlistable() if _is_victim(inputs["X"]) else outs
+
+
 def dropping() -> "DroppingBackend":
     """Returns no outputs on float16 cases."""
     return DroppingBackend()

@@ -20,6 +20,7 @@ def _outcomes(results):
     (faulty.hanging, "timeout", "no result within"),
     (faulty.leaking, "crash", "exceeded the limit of 400 MiB"),
     (faulty.bad_output, "crash", "SIGABRT"),  # when judged, after the rest of its batch ran
+    (faulty.unlistable, "error", "runner internal error"),  # the worker lives on; no crash is charged
     (faulty.wrong_dtype, "fail", "dtype float64 != expected float16"),
     (faulty.dropping, "fail", "returned 0 output(s), expected 1"),
 ])

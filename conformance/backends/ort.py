@@ -187,8 +187,8 @@ class OnnxRuntimeBackend(Backend):
             v = np.asarray(feeds[k], order="C")
             if v.dtype.kind in "OUS":
                 raise Unsupported(f"onnxruntime's Python API cannot feed the string input {k!r} as an OrtValue, "
-                                  f"which reading the output {bits_out[0]!r} (a type without a numpy dtype in onnxruntime) "
-                                  "needs",
+                                  f"which reading the output {bits_out[0]!r} (a type without a numpy dtype in "
+                                  "onnxruntime) needs",
                                   kind="type")
             keep.append(v)
             feeds[k] = self._ort.OrtValue.ortvalue_from_numpy(v)

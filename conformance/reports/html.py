@@ -52,7 +52,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, feature_value, fmt_value,
+from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, fmt_value,
                      outcome_rank, repro_prefix, score, summarize, value_key, worst_outcome)
 from .families import OTHER, family_sort_key, family_summary, group_matrix, op_families
 
@@ -369,6 +369,7 @@ def case_row(c: dict) -> tuple:
     tags = c.get("tags")
     if not isinstance(tags, dict):
         tags = {}
+        c = {**c, "tags": tags}
     tag_items = []
     for k, v in tags.items():
         t = type(v)
@@ -382,14 +383,7 @@ def case_row(c: dict) -> tuple:
             v = _json_safe(v)
             key = json.dumps(v, sort_keys=True)
         tag_items.append((k, key, v))
-    fvals = []
-    for k, _, _ in FEATURES:
-        if k in tags:
-            fvals.append(fmt_value(tags[k]))
-        elif k == "opset" and c.get("opset") is not None:
-            fvals.append(fmt_value(c["opset"]))
-        else:
-            fvals.append(ABSENT)
+    fvals = [feature_value(c, k) for k, _, _ in FEATURES]
     d = c.get("duration_s")
     outs = []
     for o in c.get("outputs") or ():
@@ -410,8 +404,7 @@ def case_row(c: dict) -> tuple:
         det = (sig, json.dumps(sig, sort_keys=True), attrs, json.dumps(attrs, sort_keys=True))
     else:
         det = None
-    return (str(c.get("id")), str(c.get("op", "")), outcome, tag_items, fvals,
-            fmt_value(tags["dtype"]) if "dtype" in tags else ABSENT, str(c.get("message") or ""),
+    return (str(c.get("id")), str(c.get("op", "")), outcome, tag_items, fvals, dtype_of(c), str(c.get("message") or ""),
             str(c.get("phase") or ""), c.get("opset"), c.get("since_version"),
             _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None,
             str(c["expect_error"]) if c.get("expect_error") else "", outs, det)
