@@ -84,32 +84,26 @@ class _Unlistable:
         raise ValueError("these outputs cannot be listed")
 
 
-def unlistable() -> "UnlistableBackend":
+def unlistable() -> "VictimOutputsBackend":
     """Returns, on float16 cases, outputs whose iteration raises ValueError."""
-    return UnlistableBackend()
+    return VictimOutputsBackend("unlistable", lambda outs: _Unlistable())
 
 
-class UnlistableBackend(KernelBackend):
-    def __init__(self):
-        super().__init__({"Abs": lambda i, a, o, v: {"Y": np.abs(i["X"])}}, name="unlistable")
-
-    def run(self, prepared, inputs, output_names):
-        outs = super().run(prepared, inputs, output_names)
-        return _Unlistable() if _is_victim(inputs["X"]) else outs
-
-
-def dropping() -> "DroppingBackend":
+def dropping() -> "VictimOutputsBackend":
     """Returns no outputs on float16 cases."""
-    return DroppingBackend()
+    return VictimOutputsBackend("dropping", lambda outs: [])
 
 
-class DroppingBackend(KernelBackend):
-    def __init__(self):
-        super().__init__({"Abs": lambda i, a, o, v: {"Y": np.abs(i["X"])}}, name="dropping")
+class VictimOutputsBackend(KernelBackend):
+    """Correct, but on float16 cases returns ``victim(outputs)`` instead of the outputs."""
+
+    def __init__(self, name: str, victim):
+        super().__init__({"Abs": lambda i, a, o, v: {"Y": np.abs(i["X"])}}, name=name)
+        self.victim = victim
 
     def run(self, prepared, inputs, output_names):
         outs = super().run(prepared, inputs, output_names)
-        return [] if _is_victim(inputs["X"]) else outs
+        return self.victim(outs) if _is_victim(inputs["X"]) else outs
 
 
 def slow(delay: str = "0.1") -> KernelBackend:
