@@ -34,6 +34,7 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from .analysis import UNBOUND, _attr_class, analyse_case
+from .jsonsafe import dumps
 from .opspec import OpSpec, VersionSpec, combination_notes, op_spec, type_combinations
 
 #: (op, since_version, combination as a sorted tuple of (param, type)) -> reason no case can
@@ -490,8 +491,7 @@ def cmd_coverage(args, console) -> int:
     if args.json:
         try:
             with open(args.json, "w", encoding="utf-8") as f:
-                json.dump(cov, f, indent=1, sort_keys=False)
-                f.write("\n")
+                f.write(dumps(cov, indent=1) + "\n")
         except OSError as exc:
             raise UsageError(f"cannot write {args.json}: {exc}") from None
         console.print(f"wrote {args.json}")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .case import Case
+from .jsonsafe import dumps, written
 from .runner import CaseResult
 from .suite import Suite
 
@@ -312,7 +313,7 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
                            f"{spec.suite_content_hash[:12]}); start a new run")
     else:
         spec.suite_content_hash = suite.content_hash
-        (out / "run.json").write_text(json.dumps(spec.to_json(), indent=1) + "\n", encoding="utf-8")
+        (out / "run.json").write_text(dumps(spec.to_json(), indent=1) + "\n", encoding="utf-8")
         (out / "results.jsonl").write_bytes(b"")
     ids = {c.id for c in suite.cases}
     lines: dict[str, bytes] = {}
@@ -348,8 +349,9 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
                 on_result(r)
 
         def keep(rec: dict) -> None:
+            rec, text = written(rec, separators=(",", ":"))  # strict JSON: a backend's NaN error is a string
             records[rec["id"]] = rec
-            lines[rec["id"]] = text = json.dumps(rec, separators=(",", ":")).encode()
+            lines[rec["id"]] = text = text.encode()
             stream.write(text + b"\n")
             stream.flush()
             if rows is not None:  # the report's share of the record, while the workers run

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
+from .jsonsafe import dumps
 from .runner import OUTCOMES
 
 FORMAT = "onnx-conformance-package/1"
@@ -166,9 +167,9 @@ def build_package(outdir: str | os.PathLike, out: str | os.PathLike, bundle: str
     }
     html = render_html(doc, manifest, Path(bdir) if Path(bdir).is_dir() else None)
     members = {
-        "environment.json": (json.dumps(environment, indent=1, sort_keys=True, default=str) + "\n").encode(),
+        "environment.json": (dumps(environment, indent=1, sort_keys=True) + "\n").encode(),
         "manifest.json": manifest_bytes,
-        "package.json": (json.dumps(package_info, indent=1, sort_keys=True, default=str) + "\n").encode(),
+        "package.json": (dumps(package_info, indent=1, sort_keys=True) + "\n").encode(),
         "report.html": html.encode("utf-8"),
         "results.json": results_bytes,
     }

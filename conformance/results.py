@@ -24,6 +24,11 @@ Schema (``format: onnx-conformance-results/1``)::
 
 ``ratio`` is the measured error divided by the tolerance at the worst element
 (<= 1 passes), so reports can show accuracy, not only pass/fail.
+
+The file is strict JSON: a number that is not finite (a ratio, an error, a value at the worst
+element, anything a backend produced) is the string ``"NaN"``, ``"Infinity"`` or
+``"-Infinity"`` (:mod:`conformance.jsonsafe`; readers use :func:`conformance.jsonsafe.decode_number`,
+which also reads the ``"nan"``/``"inf"`` of results written before suite 0.3.1).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import json
 import os
 from pathlib import Path
 
+from .jsonsafe import dumps
 from .runner import CaseResult, summarize
 from .suite import Suite, host_environment
 
@@ -78,7 +84,7 @@ def families(results, known: dict[str, str] | None = None) -> dict[str, str]:
 
 def write_results(doc: dict, path: str | os.PathLike, *, case_lines: list[bytes] | None = None) -> Path:
     """Write ``doc`` as compact JSON to ``path`` (via a temporary file and a rename), ``"cases"``
-    last.
+    last: strict JSON, non-finite numbers in :mod:`conformance.jsonsafe`'s encoding.
 
     Args:
         case_lines: ``doc["cases"]`` already serialised, one compact JSON text per case in order
@@ -90,9 +96,9 @@ def write_results(doc: dict, path: str | os.PathLike, *, case_lines: list[bytes]
     head = {k: v for k, v in doc.items() if k != "cases"}
     compact = (",", ":")  # 100k cases = 200+ MB
     with open(tmp, "wb") as f:
-        f.write(json.dumps(head, separators=compact)[:-1].encode() + b',"cases":')
+        f.write(dumps(head, separators=compact)[:-1].encode() + b',"cases":')
         if case_lines is None:
-            f.write(json.dumps(doc.get("cases", []), separators=compact).encode())
+            f.write(dumps(doc.get("cases", []), separators=compact).encode())
         else:
             f.write(b"[" + b",".join(case_lines) + b"]")
         f.write(b"}\n")

@@ -101,18 +101,19 @@ def summary_table(cases: list[dict], title: str) -> Table:
 
     by_op: dict[str, Counter] = defaultdict(Counter)
     for c in cases:
-        by_op[c["op"]][c["outcome"]] += 1
+        by_op[str(c.get("op", "?"))][str(c.get("outcome", "?"))] += 1
     present = [o for o in OUTCOMES if any(cnt.get(o) for cnt in by_op.values())]
-    t = Table(title=title)
+    present += sorted({o for cnt in by_op.values() for o in cnt} - set(OUTCOMES))  # a foreign file's
+    t = Table(title=escape(title))
     t.add_column("operator", no_wrap=True, min_width=max((len(op) for op in by_op), default=8))
     for o in present:
-        t.add_column(o, justify="right")
+        t.add_column(escape(o), justify="right")
     t.add_column("total", justify="right")
     total: Counter = Counter()
     for op in sorted(by_op):
         cnt = by_op[op]
         total.update(cnt)
-        t.add_row(op, *[str(cnt.get(o, 0)) for o in present], str(sum(cnt.values())))
+        t.add_row(escape(op), *[str(cnt.get(o, 0)) for o in present], str(sum(cnt.values())))
     t.add_row("[bold]all", *[f"[bold]{total.get(o, 0)}" for o in present], f"[bold]{sum(total.values())}")
     return t
 
@@ -249,7 +250,7 @@ def cmd_scoreboard(args, console: Console) -> int:
     except RunError as exc:
         raise UsageError(str(exc)) from None
     out.mkdir(parents=True, exist_ok=True)
-    docs, unavailable = {}, {}
+    docs, unavailable, failed = {}, {}, {}
     for name in backends:
         spec = _spec_from_args(args, backend_spec=name)
         spec.backend_options = {}
@@ -261,12 +262,36 @@ def cmd_scoreboard(args, console: Console) -> int:
             continue
         sub = out / _safe_name(name)
         sub.mkdir(exist_ok=True)
-        doc, _ = _execute_with_progress(spec, sub, console, suite=suite)
+        try:
+            doc, _ = _execute_with_progress(spec, sub, console, suite=suite)
+        except Exception as exc:  # noqa: BLE001 - one backend's run or report must not end the others'
+            why = f"{type(exc).__name__}: {exc}" if not isinstance(exc, UsageError) else str(exc)
+            doc = _written_results(sub)
+            failed[name] = why
+            unavailable[name] = (f"its run failed ({why})" if doc is None else
+                                 f"its results are shown, but writing its report failed ({why})")
+            console.print(f"[red]failed[/red] {escape(name)}: {escape(why)}; going on with the next backend")
+            if doc is None:
+                continue
         docs[name] = doc
         console.print(summary_table(doc["cases"], f"{name}: {len(doc['cases'])} cases"))
     path = write_scoreboard(docs, out / "scoreboard.html", unavailable=unavailable)
     console.print(f"scoreboard: {path}")
+    if failed:
+        console.print(f"[red]{len(failed)} backend(s) failed[/red]: "
+                      + "; ".join(f"{escape(n)} ({escape(w)})" for n, w in failed.items()))
+        return 1
     return 0
+
+
+def _written_results(outdir: Path) -> dict | None:
+    """The results.json a failed run still wrote in ``outdir`` (its report is what failed), else None."""
+    from ..results import ResultsError, load_results
+
+    try:
+        return load_results(outdir / "results.json")
+    except ResultsError:
+        return None
 
 
 def _safe_name(name: str) -> str:
@@ -377,7 +402,9 @@ def build_parser() -> argparse.ArgumentParser:
     sb = sub.add_parser("scoreboard", help="run one suite on several backends; one page side by side",
                         description="Run the same suite on each backend (OUT/<backend>/results.json) and render "
                                     "OUT/scoreboard.html: pass rates per op and backend, and the cases where "
-                                    "backends disagree. Backends that are not installed are skipped with a note.")
+                                    "backends disagree. Backends that are not installed are skipped with a note. "
+                                    "A backend whose run or report fails is named with the reason and the "
+                                    "next backend runs; the exit status is then 1 (else 0).")
     sb.add_argument("--backends", required=True, help="comma-separated backend specs, e.g. onnxruntime,onnx-reference")
     _add_suite_args(sb)
     sb.add_argument("--out", required=True, help="output directory")

@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..jsonsafe import decode_number
 from .common import dtype_of, outcome_rank, score, summarize
 
 #: Accuracy drift: the new worst ratio is at least this many times the old one...
@@ -35,8 +36,10 @@ DRIFT_MIN = 0.25
 
 
 def _max_ratio(case: dict) -> float | None:
-    rs = [o.get("ratio") for o in case.get("outputs") or ()]
-    rs = [float(r) for r in rs if isinstance(r, (int, float)) and math.isfinite(r)]
+    """The worst error/tolerance ratio over the case's outputs (infinite where an output is
+    infinitely wrong, e.g. a NaN where a number is expected); ``None`` when no output has one."""
+    rs = [decode_number(o.get("ratio")) for o in case.get("outputs") or ()]
+    rs = [r if not math.isnan(r) else math.inf for r in rs if r is not None]
     return max(rs) if rs else None
 
 

@@ -52,6 +52,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from ..jsonsafe import JS_SAFE_INT, dumps, encode_float, page_safe
 from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, fmt_value,
                      outcome_rank, repro_prefix, score, summarize, value_key, worst_outcome)
 from .families import OTHER, family_sort_key, family_summary, group_matrix, op_families
@@ -132,9 +133,10 @@ def json_for_script(obj) -> Markup:
 
     ``<``, ``>`` and ``&`` are written as JSON escapes, so no string can close the
     element (``</script>``) or open a comment; ``JSON.parse`` gives back the original
-    text.  Non-finite floats must have been replaced before (JSON has none).
+    text.  Non-finite floats and lone surrogates are written in :mod:`conformance.jsonsafe`'s
+    encoding (JSON has no NaN; the page is UTF-8).
     """
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    text = dumps(obj, separators=(",", ":"), ensure_ascii=False)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return Markup(text)
@@ -304,20 +306,23 @@ def _model_attributes(path: Path, op: str) -> dict | None:
 # -- the embedded case data ---------------------------------------------------------------
 
 def _num(x, sig: int | None = None):
-    """A number for the page's JSON: non-finite values as strings, optionally rounded."""
+    """A number for the page's JSON: non-finite values as :mod:`conformance.jsonsafe` encodes
+    them, optionally rounded to ``sig`` significant digits (a finite value that rounding would
+    take beyond the float range, such as the largest double, is kept as it is)."""
     if x is None or isinstance(x, bool):
         return x
     if isinstance(x, int):
-        return x
+        return x if abs(x) <= JS_SAFE_INT else str(x)
     if isinstance(x, float):
-        if math.isnan(x):
-            return "NaN"
-        if math.isinf(x):
-            return "Infinity" if x > 0 else "-Infinity"
-        return float(f"{x:.{sig}g}") if sig else x
+        if not math.isfinite(x):
+            return encode_float(x)
+        if sig:
+            r = float(f"{x:.{sig}g}")
+            return r if math.isfinite(r) else x
+        return x
     if isinstance(x, str):
         return x
-    return str(x)
+    return _json_safe(x)
 
 
 class _Interner:
@@ -337,18 +342,12 @@ class _Interner:
 
 
 def _json_safe(v):
+    """``v`` as page data (:func:`conformance.jsonsafe.page_safe`), with a fast path for the
+    plain values that most tags are."""
     t = type(v)
-    if t is str or t is int or t is bool or v is None:
+    if (t is str and v.isascii()) or t is bool or v is None or (t is int and abs(v) <= JS_SAFE_INT):
         return v
-    if isinstance(v, float):
-        return _num(v)
-    if isinstance(v, dict):
-        return {str(k): _json_safe(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_json_safe(x) for x in v]
-    if v is None or isinstance(v, (int, str, bool)):
-        return v
-    return str(v)
+    return page_safe(v)
 
 
 def case_row(c: dict) -> tuple:

@@ -1,0 +1,165 @@
+"""JSON-safe values: the one encoding of awkward values in every file the project writes.
+
+JSON (RFC 8259 §6) has no NaN and no infinities, and a backend under test produces them
+everywhere: an output that is infinite where a finite value is expected gives an infinite
+error and an infinite error/tolerance ratio.  Every document we write -- ``results.jsonl``,
+``results.json``, the report's embedded data, the submission package's JSON files, coverage
+JSON -- therefore follows one encoding:
+
+* a non-finite float is the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` (the spelling
+  both Python's ``float()`` and JavaScript's ``Number()`` read back);
+* every other value is plain JSON: numpy scalars become Python numbers, numpy arrays lists,
+  tuples lists, mapping keys strings, bytes text (UTF-8, invalid bytes replaced);
+* a string holding a lone surrogate (a backend message decoded with ``surrogateescape``, say)
+  has it replaced by U+FFFD, so every file is valid UTF-8;
+* integers stay exact in the file, whatever their size (a JavaScript reader sees those beyond
+  2**53 rounded; the report writes them as text: :func:`page_safe`).
+
+Readers take numbers with :func:`decode_number`, which also understands the spelling
+``"nan"``/``"inf"``/``"-inf"`` that results written before suite 0.3.1 used.
+
+Writing is cheap where nothing is awkward: :func:`dumps` serialises once with
+``allow_nan=False`` and only walks the value (:func:`json_safe`) when that fails.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+#: the encoded non-finite floats
+NAN, POS_INF, NEG_INF = "NaN", "Infinity", "-Infinity"
+
+_DECODE = {NAN: math.nan, POS_INF: math.inf, NEG_INF: -math.inf,
+           "nan": math.nan, "inf": math.inf, "-inf": -math.inf, "+inf": math.inf}
+
+#: integers a JavaScript number holds exactly
+JS_SAFE_INT = 2**53
+
+
+def encode_float(x: float) -> float | str:
+    """``x`` itself if finite, else its encoded string (:data:`NAN`, :data:`POS_INF`, :data:`NEG_INF`)."""
+    if math.isfinite(x):
+        return x
+    return NAN if math.isnan(x) else (POS_INF if x > 0 else NEG_INF)
+
+
+def decode_number(v: Any) -> float | None:
+    """A number field as written by any writer of ours: a JSON number, or an encoded non-finite
+    float (either spelling); ``None`` for anything else (absent, null, text, bool).
+
+    Returns:
+        the value as a Python float (an integer field converted).
+    """
+    t = type(v)
+    if t is float:
+        return v
+    if t is int:
+        return float(v) if abs(v) < 2**1023 else math.copysign(math.inf, v)
+    if t is str:
+        return _DECODE.get(v)
+    return None
+
+
+def clean_text(s: str) -> str:
+    """``s`` with lone surrogates replaced by U+FFFD (every other character kept)."""
+    if s.isascii():
+        return s
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` as plain JSON data in the module's encoding (see the module docstring): a new
+    value, ``obj`` is not changed.  Never raises: anything else becomes its ``str()``."""
+    t = type(obj)
+    if t is str:
+        return clean_text(obj)
+    if obj is None or t is bool or t is int:
+        return obj
+    if t is float:
+        return encode_float(obj)
+    if isinstance(obj, dict):
+        return {clean_text(k) if isinstance(k, str) else _key(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, bool):
+        return bool(obj)
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return encode_float(float(obj))
+    if isinstance(obj, str):
+        return clean_text(str(obj))
+    if isinstance(obj, (bytes, bytearray)):
+        return bytes(obj).decode("utf-8", "replace")
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        np = None
+    if np is not None:
+        if isinstance(obj, np.bool_):
+            return bool(obj)
+        if isinstance(obj, np.integer):
+            return int(obj)
+        if isinstance(obj, np.floating):
+            return encode_float(float(obj))
+        if isinstance(obj, np.ndarray):
+            return json_safe(obj.tolist())
+    if isinstance(obj, (set, frozenset)):
+        return [json_safe(v) for v in sorted(obj, key=repr)]
+    return clean_text(str(obj))
+
+
+def _key(k: Any) -> str:
+    v = json_safe(k)
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def written(obj: Any, **kw) -> tuple[Any, str]:
+    """``(value, text)``: the JSON text ``json.dumps(obj, **kw)`` in the module's encoding (strict
+    JSON, no ``NaN`` token, encodes to UTF-8) and the value it holds: ``obj`` itself when it
+    holds nothing awkward (serialised once, no walk), else :func:`json_safe` of it."""
+    try:
+        text = json.dumps(obj, allow_nan=False, **kw)
+    except (ValueError, TypeError):
+        safe = json_safe(obj)
+        return safe, json.dumps(safe, allow_nan=False, **kw)
+    if not text.isascii():  # ensure_ascii=False: a lone surrogate would not encode
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            safe = json_safe(obj)
+            return safe, json.dumps(safe, allow_nan=False, **kw)
+    elif "\\ud" in text:  # ensure_ascii: a lone surrogate is an escape no UTF-8 reader takes
+        safe = json_safe(obj)
+        if safe != obj:
+            return safe, json.dumps(safe, allow_nan=False, **kw)
+    return obj, text
+
+
+def dumps(obj: Any, **kw) -> str:
+    """``json.dumps(obj, **kw)`` in the module's encoding (:func:`written`'s text)."""
+    return written(obj, **kw)[1]
+
+
+def page_safe(obj: Any) -> Any:
+    """:func:`json_safe` for a JavaScript reader: integers beyond :data:`JS_SAFE_INT` in magnitude
+    as their decimal text as well (the page shows them exactly)."""
+    obj = json_safe(obj)
+    return _big_ints(obj)
+
+
+def _big_ints(obj: Any) -> Any:
+    t = type(obj)
+    if t is int:
+        return str(obj) if abs(obj) > JS_SAFE_INT else obj
+    if t is dict:
+        return {k: _big_ints(v) for k, v in obj.items()}
+    if t is list:
+        return [_big_ints(v) for v in obj]
+    return obj
