@@ -55,12 +55,17 @@ import numpy as np
 from .. import registry
 from ..case import Case, DataSet, Input, Output
 from ..opspec import OpSpec, VersionSpec, op_spec, type_combinations
-from ..tolerance import Tolerance
+from ..tolerance import Tolerance, budget_tolerance, budget_ulps
 from . import schedule, values as V
 from .entry import REALS, Ctx, Entry, Shape
 
 #: Bump whenever the cases of the element-wise engine change.
 GEN_VERSION = "1"
+#: The numerics class of special values in vectorizable rows (:func:`conformance.ops.values.special_rows`):
+#: one case per version and floating lead type of every element-wise entry, shape pattern ``rows``.
+SPECIAL_ROWS = "special-rows"
+#: Rows of a ``special-rows`` case.
+ROWS = 3
 
 #: Unary shapes: pattern -> rank (dims drawn per case) or an explicit template.
 UNARY_SHAPES = ("rank0", "rank1", "rank2", "rank3", "rank4", "zero-size")
@@ -465,6 +470,17 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 seen["out"].add(o)
         if entry.outputs_per_type:
             _fill_outputs_per_type(entry, vs, out, combos, lead, states, shapes, outs, ops_, opts[-1], arities[-1])
+        if entry.family in ("unary", "binary", "variadic", "select") and entry.nan | entry.inf:
+            # special values in vectorizable rows, once per floating lead type (the first combination)
+            done = set()
+            for combo in combos:
+                first = _type_name(lead, combo)
+                if first not in V.IEEE or first in done or SPECIAL_ROWS in entry.float_numerics:
+                    continue
+                done.add(first)
+                out.append(Point(v, ops_[-1], tuple(combo.items()), SPECIAL_ROWS, "rows", dtag, tuple(dattrs.items()),
+                                 _opts_for(entry, opts, shapes[0])[-1], "inputs", arities[-1], (),
+                                 _outputs_for(entry, vs, dattrs, outs, 0, None)))
         for b in schedule.body_opsets(spec, v):
             if b in ops_:
                 continue
@@ -579,6 +595,10 @@ def _shapes(entry: Entry, vs: VersionSpec, p: Point, rng) -> tuple[list[tuple[in
     if entry.family == "shaped":
         sh = _shape_of(entry, p.shape)
         return sh.draw(rng, dict(p.dims)), dict(sh.attrs)
+    if p.shape == "rows" and entry.family in ("unary", "binary", "variadic", "select"):
+        # special values in vectorizable rows (:func:`conformance.ops.values.special_rows`)
+        n = p.arity if entry.family == "variadic" else (1 if entry.family == "unary" else len(_data_formals(vs)))
+        return [(ROWS, V.ROW_LENGTH)] * n, {}
     if entry.family == "unary":  # explore mode draws the dims with hypothesis (p.dims), so they shrink
         return [tuple(d for _, d in p.dims) if p.dims else _unary_shape(p.shape, rng)], {}
     attrs: dict = {}
@@ -717,6 +737,11 @@ def _as_tuple(out) -> tuple:
 
 
 def _budget(entry: Entry, name: str) -> float:
+    """The entry's budget for a ``name``-typed floating output, in ulps (0: correctly rounded):
+    the budget table's (``entry.budget``, :func:`conformance.tolerance.budget_ulps`) or the
+    entry's own ``ulps``/``ulps16``."""
+    if entry.budget and name in V.IEEE:
+        return budget_ulps(entry.budget, name)
     if entry.ulps == 0:
         return 0.0
     return entry.ulps16 if name in ("float16", "bfloat16") else entry.ulps
@@ -728,8 +753,10 @@ def tolerance_for(entry: Entry, name: str, ctx: Ctx, inputs, attrs) -> Tolerance
     * not floating, or a correctly rounded function (``ulps == 0``): exact;
     * an accumulating function (``bound``): ``atol`` = the largest per-element bound,
       ``rtol`` = half an ulp (the final rounding);
-    * otherwise the budget ``b`` (``ulps``, or ``ulps16`` for 16-bit floats):
-      ``rtol = b * eps(T)``, ``atol = b * smallest_subnormal(T)``.
+    * otherwise the budget ``b`` (the budget table's for ``entry.budget``, else ``ulps``, or
+      ``ulps16`` for 16-bit floats) plus the expectation's own rounding:
+      ``rtol = (b + 1/2) eps(T)``, ``atol = (b + 1/2) smallest_subnormal(T)``
+      (:func:`conformance.tolerance.budget_tolerance`).
     """
     if V.kind(name) != V.FLOAT:
         return Tolerance(0.0, 0.0, exact=True, signed_zero=False)
@@ -744,8 +771,7 @@ def tolerance_for(entry: Entry, name: str, ctx: Ctx, inputs, attrs) -> Tolerance
     budget = _budget(entry, name)
     if budget == 0 or name not in V.IEEE:
         return Tolerance(0.0, 0.0, exact=True, signed_zero=entry.signed_zero)
-    return Tolerance(budget * float(fi.smallest_subnormal), budget * eps, variants=(f"budget={budget:g}ulp",),
-                     signed_zero=entry.signed_zero)
+    return budget_tolerance(budget, name, signed_zero=entry.signed_zero)
 
 
 def _broadcast_index(x: np.ndarray, out_shape) -> np.ndarray:
@@ -906,6 +932,16 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
             if p.numerics in ("special", "int-extremes"):
                 if occ:
                     exact[0] = _sprinkle(entry, exact[0], types[0], occ[0][0], rng)
+        elif p.numerics == SPECIAL_ROWS:
+            # ordinary values with the special ones at every code path of a vectorized kernel
+            for i, ((formal, _, shape, present), t) in enumerate(zip(occ, types)):
+                if not present:
+                    exact.append(None)
+                elif entry.family == "variadic" or formal in data_names:
+                    base = _sample(entry, t, formal, shape, "normal", rng)
+                    exact.append(V.special_rows(rng, base, _specials_of(entry, t, formal), shift=i))
+                else:
+                    exact.append(_sample(entry, t, formal, (), "normal", rng))
         elif p.numerics == "special" or p.numerics == "int-extremes":
             # every combination of the data inputs' special values; optional parameters stay scalars
             in_grid = [o[3] and (entry.family == "variadic" or o[0] in data_names) for o in occ]
@@ -927,6 +963,12 @@ def build(entry: Entry, p: Point, rng: np.random.Generator, spec: OpSpec | None 
         else:
             for (formal, _, shape, present), t in zip(occ, types):
                 exact.append(_sample(entry, t, formal, shape, p.numerics, rng) if present else None)
+        # inputs a legitimate kernel may narrow (Pow's double exponent): values of the narrower type
+        if entry.narrowed is not None:
+            for i, ((formal, _, _, present), t) in enumerate(zip(occ, types)):
+                to = entry.narrowed(ctx).get(formal)
+                if present and to and exact[i] is not None and V.kind(t) == V.FLOAT:
+                    exact[i] = V.representable(exact[i], to)
         # structural inputs (axes, shapes, indices, pads): the pattern's value or the entry's rule,
         # whatever the numerics class
         for i, ((formal, _, _, present), t) in enumerate(zip(occ, types)):

@@ -303,6 +303,12 @@ class Entry:
             1 ulp).
         ulps_source: where the budget comes from (a documented table and a measured
             calibration).
+        budget: the function of the budget table (:func:`conformance.tolerance.budget_ulps`,
+            ``"exp"``, ``"sqrt"``, ``"divide"``...): the budget per output type comes from the
+            table and replaces ``ulps``/``ulps16`` (empty: those apply).
+        narrowed: ``fn(ctx) -> {formal input: type name}``: floating inputs whose drawn values
+            are rounded to a narrower type, so that a kernel converting them to it (Pow's
+            double exponent on a float32 base) computes the same function (default: none).
         bound: ``fn(ctx, inputs, attrs, elem) -> per-element absolute error bound`` for
             operators that accumulate (Sum, Mean): the worst a kernel at the mandated
             precision can do in any order; replaces the ulp budget.
@@ -422,6 +428,8 @@ class Entry:
     ulps: float = 0.0
     ulps16: float = 2.0
     ulps_source: str = ""
+    budget: str = ""
+    narrowed: Callable[..., Mapping[str, str]] | None = None
     bound: Callable[..., Any] | None = None
     signed_zero: bool = False
     contested: Callable[..., str | None] | None = None

@@ -112,7 +112,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..opspec import op_spec
-from ..tolerance import Tolerance
+from ..tolerance import Tolerance, budget_rel, budget_ulps
 from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Ctx, Entry, Err, Shape
@@ -920,18 +920,34 @@ def prod_tolerance(ctx, inputs, attrs, outputs) -> dict:
                                  variants=(f"bound:any order, accumulator u={acc:g}",))}
 
 
-#: ulps of T granted to a ``log`` / ``exp`` evaluated in T (the Log and Exp entries' budgets:
-#: OpenCL C Table 7.1, 3 ulp; the half-precision tables, 2 ulp).
-LOG_ULPS = {"float16": 2.0, "bfloat16": 2.0, "float": 3.0, "double": 3.0}
+def _acc_type(t: str) -> str:
+    """The narrowest legitimate accumulator type of ``t`` (:func:`units`): float for 16-bit."""
+    return "float" if t in ("float16", "bfloat16") else t
+
+
+def final_step_rel(fn: str, t: str) -> float:
+    """The relative error of a composite's last library step ``fn`` and of the expectation's
+    rounding (docs/tolerance.md, "The composition rule"): the step evaluated in T (its budget
+    :func:`conformance.tolerance.budget_rel` includes the rounding to T) plus the expectation's
+    half ulp, or -- for 16-bit T -- evaluated in the float32 accumulator and rounded to T
+    (``beta' (1 + u) + 2 u``): the larger of the two."""
+    u = float(V.finfo(t).eps) / 2
+    in_t = budget_rel(fn, t) + u
+    acc_t = _acc_type(t)
+    if acc_t == t:
+        return in_t * 1.001
+    return max(in_t, budget_rel(fn, acc_t) * (1 + u) + 2 * u) * 1.001
 
 
 def log_sum_tolerance(ctx, inputs, attrs, outputs) -> dict:
     """ReduceLogSum: the sum within ``gamma_{n-1}(u') A`` (any order at the accumulator) and
     rounded to T (the function body of 18: ``ReduceSum`` in T, then ``Log``), so ``log``'s
-    argument carries a relative error ``d = gamma_{n-1}(u') (1 + u) A / S + u``, which is an
-    absolute error of the result; ``log`` in T within its budget (:data:`LOG_ULPS`)::
+    argument carries a relative error ``d = gamma_{n-1}(u') (1 + u) A / S + u``, which ``log``
+    (condition number ``1 / |log S|``) turns into an absolute error ``d`` of the result; then
+    ``log`` itself within the budget table's (:func:`final_step_rel`, in T or in the
+    accumulator)::
 
-        atol = max over finite results of 1.01 d + 2 s,   rtol = LOG_ULPS(T) eps + u
+        atol = max over finite results of 1.01 d + 2 s,   rtol = final_step_rel("log", T)
     """
     t = ctx.out_types["reduced"]
     if V.kind(t) != V.FLOAT:
@@ -945,29 +961,37 @@ def log_sum_tolerance(ctx, inputs, attrs, outputs) -> dict:
         ssum = np.abs(rows.sum(axis=-1))
         d = np.where(np.isfinite(out) & (ssum > 0), _gamma(n - 1, acc) * (1 + u) * a / ssum + u, 0.0)
     atol = float(d.max()) * 1.01 if d.size else 0.0
-    eps = float(V.finfo(t).eps)
-    return {"reduced": Tolerance(atol + 2 * s, LOG_ULPS[t] * eps + u,
-                                 variants=(f"bound:any order, sum rounded to T, log within {LOG_ULPS[t]:g} ulp",))}
+    return {"reduced": Tolerance(atol + 2 * s, final_step_rel("log", t),
+                                 variants=("bound:any order, sum rounded to T, log within the budget table "
+                                           f"({budget_ulps('log', t):g} ulp in T)",))}
 
 
 def log_sum_exp_tolerance(ctx, inputs, attrs, outputs) -> dict:
-    """ReduceLogSumExp: ``m + log(sum(exp(x - m)))`` at the accumulator's precision (``u'``,
-    ``e' = 2 u'``): each ``x - m`` within ``u' |x - m|`` and its ``exp`` within 3 ulp (OpenCL
-    C), so each term within ``3 e' + u' / e`` relative (``z e^-z <= 1/e``); the sum of positive
-    terms adds ``gamma_{n-1}(u')``; ``log`` of a sum in ``[1, n]`` adds 3 ulp of ``log n``; the
-    addition of ``m`` and the rounding to T are relative (the function body of 18, in double,
-    is far inside)::
+    """ReduceLogSumExp at the accumulator's precision (``u'``; ``b_exp``, ``b_log`` the relative
+    budgets of ``exp`` and ``log`` there, :func:`conformance.tolerance.budget_rel`), with or
+    without the max shift (``m + log(sum(exp(x - m)))`` or the literal ``log(sum(exp(x)))``):
 
-        atol = 1.01 (3 e' + u' + gamma_{n-1}(u')) + 3 e' log(n) + 2 s,   rtol = u' + 2.01 u
+    * each term within ``b_exp + u' / e`` relative (the shift ``x - m`` is rounded: ``u' |x - m|``,
+      amplified by ``exp``'s condition ``|x - m|``, ``z e^-z <= 1/e``); the sum of positive terms
+      adds ``gamma_{n-1}(u')``; ``log`` (condition ``1 / |log S|``) turns the sum's relative error
+      into an absolute error of the result;
+    * ``log`` within ``b_log`` of its own result: ``log n`` at most after the shift, the whole
+      ``|y|`` without it (hence ``b_log`` relative); the addition of ``m`` ``u'|y|``; the rounding
+      to T and the expectation's (the function body of 18, in double, is far inside)::
+
+        atol = 1.01 (b_exp + u' + gamma_{n-1}(u')) + b_log log(n) + 2 s,
+        rtol = b_log + u' + 2.01 u
     """
     t = ctx.out_types["reduced"]
     if V.kind(t) != V.FLOAT:
         return {"reduced": Tolerance(0.0, 0.0, exact=True)}
     u, s, acc = units(t)
     n = max(1, _rows_of(ctx, inputs, attrs).shape[-1])
-    e_acc = 2 * acc  # also the literal log(exp(x)) at the accumulator, within the same bound where it does not overflow
-    atol = 1.01 * (3 * e_acc + acc + _gamma(n - 1, acc)) + 3 * e_acc * math.log(n) + 2 * s
-    return {"reduced": Tolerance(atol, acc + 2.01 * u, variants=(f"bound:max shift at u={acc:g}, exp/log 3 ulp",))}
+    b_exp, b_log = budget_rel("exp", _acc_type(t)), budget_rel("log", _acc_type(t))
+    atol = 1.01 * (b_exp + acc + _gamma(n - 1, acc)) + b_log * math.log(n) + 2 * s
+    return {"reduced": Tolerance(atol, b_log + acc + 2.01 * u,
+                                 variants=(f"bound:with or without the max shift at u={acc:g}, exp and log within "
+                                           "the budget table",))}
 
 
 def cumsum_tolerance(ctx, inputs, attrs, outputs) -> dict:
@@ -1029,9 +1053,9 @@ def sum_square_tolerance(ctx, inputs, attrs, outputs) -> dict:
 def l2_tolerance(ctx, inputs, attrs, outputs) -> dict:
     """ReduceL2: the squares rounded in T (the function body of 18: ``Mul(data, data)``), their
     sum in any order at ``u'`` and rounded to T (the body's ``ReduceSum`` output), a square
-    root within half an ulp of the accumulator, the result rounded to T::
+    root within the budget table's (in T or in the accumulator, :func:`final_step_rel`)::
 
-        atol = sqrt(n s) + 2 s,   rtol = (u + gamma_n(u') / 2 + u') (1 + u) + 2.01 u
+        atol = sqrt(n s) + 2 s,   rtol = (u + gamma_n(u') / 2) (1 + u) + final_step_rel("sqrt", T)
 
     (a relative error ``e`` of the sum is ``e / 2`` of its root; ``sqrt(S + d) - sqrt(S) <=
     sqrt(d)`` for squares below T's normal range: the data classes keep ``x^2`` normal in T,
@@ -1041,8 +1065,10 @@ def l2_tolerance(ctx, inputs, attrs, outputs) -> dict:
         return {"reduced": Tolerance(0.0, 0.0, exact=True)}
     u, s, acc = units(t)
     n = _rows_of(ctx, inputs, attrs).shape[-1]
-    return {"reduced": Tolerance(math.sqrt(n * s) + 2 * s, (u + _gamma(n, acc) / 2 + acc) * (1 + u) + 2.01 * u,
-                                 variants=(f"bound:squares in T, any order, sqrt, accumulator u={acc:g}",))}
+    return {"reduced": Tolerance(math.sqrt(n * s) + 2 * s,
+                                 (u + _gamma(n, acc) / 2) * (1 + u) + final_step_rel("sqrt", t),
+                                 variants=(f"bound:squares in T, any order, sqrt within the budget table, "
+                                           f"accumulator u={acc:g}",))}
 
 
 # ============================================================================ numerics classes
@@ -1155,11 +1181,22 @@ def _mean_special(rng, ctx, m, n):
     return _sum_special(rng, ctx, m, n, overflow=False)
 
 
+#: Rows at least this long are laid out for a vectorized kernel's code paths (``_common_special``).
+VECTOR_ROW = 64
+#: Where the ``nan`` / ``pinf`` / ``ninf`` kinds put their values in such a row (negative: from the
+#: end): first element, inside the first block of 4, the boundaries at 4, 8, 16, 32, the tail;
+#: NaN rows keep a finite last value after several NaNs (a max that drops NaN returns it).
+VECTOR_POSITIONS = {"nan": (0, 3, 4, 16, 33, -3), "pinf": (0, 8, 15, -2), "ninf": (0, 7, 32, -1)}
+
+
 def _row_kinds(rng, kinds, m: int, n: int):
     """``(row, kind, a random order of the row's n positions)`` for the ``m`` rows of a data
     class built one kind of row each, the kinds cycling from a random start (a row of a
     zero-length axis has nothing to shape and is skipped)."""
     start = int(rng.integers(len(kinds)))
+    if n >= VECTOR_ROW:  # vectorizable rows: NaN, +inf, -inf rows first (each at the row's first element)
+        first = tuple(k for k in ("nan", "pinf", "ninf") if k in kinds)
+        kinds, start = first + tuple(k for k in kinds if k not in first), 0
     for i in range(m):
         if n:
             yield i, kinds[(start + i) % len(kinds)], rng.permutation(n)
@@ -1168,7 +1205,15 @@ def _row_kinds(rng, kinds, m: int, n: int):
 def _common_special(kind: str, r: np.ndarray, pos: np.ndarray, rng) -> bool:
     """Shape row ``r`` as the kinds every floating ``special`` class shares -- ``nan`` (one NaN
     among finite values), ``pinf`` / ``ninf`` (one infinity), ``zeros`` (signed zeros only) --
-    and say whether ``kind`` was one of them."""
+    and say whether ``kind`` was one of them.  A row of :data:`VECTOR_ROW` or more elements gets
+    several copies at the code paths of a vectorized kernel instead (:data:`VECTOR_POSITIONS`):
+    NaNs from the first element on with a finite last value, infinities at the first element,
+    the block boundaries and the tail."""
+    if r.size >= VECTOR_ROW and kind in VECTOR_POSITIONS:
+        val = {"nan": math.nan, "pinf": math.inf, "ninf": -math.inf}[kind]
+        for q in VECTOR_POSITIONS[kind]:
+            r[q if q >= 0 else r.size + q] = val
+        return True
     if kind == "nan":
         r[pos[0]] = math.nan
     elif kind == "pinf":
@@ -1820,6 +1865,8 @@ def reduce_shapes(op: str, empty_since: tuple[tuple[int, int], ...], long: bool 
     add("r4/axes=-3", "SMKN", [-3], neg=True)
     add("size1/axes=1", "S1K", [1])
     add("r0/noop", "", [], attrs={"noop_with_empty_axes": 1}, present=False)
+    # special values laid out for vectorized kernels: rows of 67 (>= 64, a scalar tail of 3)
+    add("vector/4x67/axes=1", "4L", [1], dims_={"L": (67, 67)}, numerics=("special",))
     if long:
         add("long/2x4096/axes=1", "2L", [1], dims_={"L": (4096, 4096)}, numerics=long_numerics)
         add("long/4096x2/axes=0", "L2", [0], dims_={"L": (4096, 4096)}, numerics=long_numerics)

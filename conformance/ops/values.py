@@ -266,3 +266,41 @@ def sample_complex(rng, shape, name: str) -> np.ndarray:
     dt = np_dtype(name)
     z = rng.normal(size=shape) + 1j * rng.normal(size=shape)
     return z.astype(dt).astype(np.complex128)
+
+
+#: Positions of the special values in a row of :data:`ROW_LENGTH` elements (:func:`special_rows`):
+#: the first element, inside the first vector block of 4, both sides of the block boundaries at
+#: 4, 8, 16, 32 and 64, the middle, and the scalar tail after the last multiple of 16 and 64.
+ROW_POSITIONS = (0, 1, 3, 4, 7, 8, 15, 16, 31, 32, 40, 47, 48, 63, 64, 66)
+#: Row length of :func:`special_rows`: vectorizable (at least 64) and not a multiple of 4, so
+#: that a kernel's remainder loop runs too.
+ROW_LENGTH = 67
+
+
+def special_rows(rng, base: np.ndarray, specials: list, shift: int = 0) -> np.ndarray:
+    """``base`` (rows, :data:`ROW_LENGTH`) float64 values with ``specials`` written at
+    :data:`ROW_POSITIONS` of every row: row ``r`` starts with NaN, ``+inf``, ``-inf`` in turn
+    (those of them in ``specials``; ``shift`` rotates which), the other positions cycle over the
+    list, each row from another offset, so every value meets every code path of a vectorized
+    kernel (first element, first block, block boundaries, tail) and a row holds several.
+
+    Raises:
+        ValueError: ``base`` rows are shorter than the last position.
+    """
+    x = np.array(base, dtype=np.float64, copy=True)
+    rows, n = x.shape
+    if n <= ROW_POSITIONS[-1]:
+        raise ValueError(f"rows of {n} elements; special_rows needs at least {ROW_POSITIONS[-1] + 1}")
+    if not specials:
+        return x
+    firsts = [v for v in specials if math.isnan(v)][:1] + [v for v in specials if v == math.inf][:1] + \
+        [v for v in specials if v == -math.inf][:1]
+    k = len(specials)
+    for r in range(rows):
+        off = (r * 5 + shift * 3) % k
+        for j, q in enumerate(ROW_POSITIONS):
+            x[r, q] = specials[(off + j) % k]
+        if firsts:
+            x[r, 0] = firsts[(r + shift) % len(firsts)]
+            x[r, ROW_POSITIONS[(r + shift) % 4 + 4]] = firsts[(r + shift + 1) % len(firsts)]
+    return x
