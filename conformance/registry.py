@@ -39,6 +39,7 @@ FAMILIES = (
     "conformance.ops.shape",
     "conformance.ops.creation",
     "conformance.ops.indexing",
+    "conformance.ops.pool",
 )
 
 

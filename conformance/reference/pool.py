@@ -1,0 +1,507 @@
+"""Float64 oracles, accumulation bounds and checks of the pooling operators (MaxPool,
+AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool, MaxUnpool, RoiAlign,
+MaxRoiPool and the com.microsoft MaxpoolWithMask and NhwcMaxPool).
+
+**Geometry** (:func:`geometry`; the text of MaxPool/AveragePool/LpPool, every version).  For
+spatial axis ``i`` with input size ``D``, kernel ``k``, stride ``s``, dilation ``d`` (the
+effective kernel ``K = d (k - 1) + 1``) and pads ``b`` (begin) and ``e`` (end):
+
+* explicit pads (``auto_pad`` NOTSET): ``O = floor((D + b + e - K) / s + 1)``, or ``ceil`` with
+  ``ceil_mode``; then "sliding windows that would start in the right padded region are
+  ignored": while ``(O - 1) s >= D + b`` the last window is dropped (the rule PyTorch states and
+  the text links to);
+* ``VALID``: ``O = floor((D - K) / s) + 1`` (the text's ceil form for ceil_mode gives the same
+  integer), no padding;
+* ``SAME_UPPER`` / ``SAME_LOWER``: ``O = ceil(D / s)``, total padding
+  ``P = (O - 1) s + K - D`` split ``floor(P/2)`` / ``ceil(P/2)``, the odd one at the end
+  (UPPER) or at the beginning (LOWER).  The padding comes from the *dilated* kernel, as the
+  text's formula says.
+
+Window ``o`` covers the positions ``o s - b + j d``, ``j < k``.  A position in ``[0, D)`` is an
+input element; one in ``[-b, 0)`` or ``[D, D + e)`` is padding; one at or beyond ``D + e`` lies
+in the ceil_mode overhang, beyond the padding.
+
+**Values.**  MaxPool: the maximum over the window's input elements (padding never wins: the
+text's "exclude pad"); Indices: the flat index of that element in ``N x C x D1 x ... x Dn``
+(row-major spatial order, or column-major with ``storage_order = 1``; the batch and channel
+offset ``(n C + c) D1...Dn`` in both).  AveragePool: the sum of the window's input elements
+divided by their number (``count_include_pad = 0``) or by the number of input and padding
+positions (``count_include_pad = 1``); the overhang beyond the padding counts in neither
+reading that every runtime agrees on, so a window reaching it with ``count_include_pad = 1`` is
+judged by :func:`check_average_pool_overhang` (either divisor).  LpPool: ``(sum |x|^p)^(1/p)``
+over the window's input elements (padding adds zeros), evaluated as the formula's IEEE
+arithmetic (an infinity gives inf, a NaN gives NaN, also beside an infinity: ``inf + NaN``).
+
+**Accumulation bounds** (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed.,
+§4.2 and Lemma 3.3): a sum of ``n`` terms in any order at unit roundoff ``u'`` is within
+``gamma_{n-1}(u') sum|x|`` of the exact sum; a mean formed as ``sum / c``, ``sum * fl(1/c)``
+or ``sum fl(x/c)`` within ``gamma_{n+1}(u') sum|x| / c`` (+ ``n s'`` for quotients that
+underflow).  The accumulation precision is at least float32 for float16 and bfloat16 and the
+type itself for float and double (:data:`conformance.reference.linalg.ACC`, the rule of
+MatMul/ReduceMean).  Max and min pooling are exact.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .linalg import ACC, gamma
+
+# ============================================================================ geometry
+
+
+def geometry(spatial: Sequence[int], kernel: Sequence[int], strides=None, pads=None, dilations=None,
+             auto_pad: str = "NOTSET", ceil_mode: int = 0) -> tuple[list[int], list[int], list[int]]:
+    """Output spatial shape and the begin/end pads of a pooling (module docstring).
+
+    Args:
+        spatial: input spatial dims ``D1..Dn``.
+        kernel: ``kernel_shape`` (n values).
+        strides / pads / dilations: the attributes (``None``: 1, 0, 1); ``pads`` is
+            ``[b1..bn, e1..en]``.
+        auto_pad: ``NOTSET``, ``VALID``, ``SAME_UPPER`` or ``SAME_LOWER``.
+        ceil_mode: 0 or 1.
+
+    Returns:
+        ``(out, begin, end)``: output spatial dims and the pads actually applied.
+
+    Raises:
+        ValueError: an output dimension below 1 (a kernel larger than the padded input),
+            negative pads or pads of the wrong length.
+    """
+    n = len(spatial)
+    k = list(kernel)
+    s = list(strides) if strides else [1] * n
+    d = list(dilations) if dilations else [1] * n
+    if len(k) != n or len(s) != n or len(d) != n:
+        raise ValueError("kernel_shape/strides/dilations do not match the spatial rank")
+    keff = [dd * (kk - 1) + 1 for kk, dd in zip(k, d)]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        out = [-(-D // ss) for D, ss in zip(spatial, s)]
+        tot = [(o - 1) * ss + ke - D for o, ss, ke, D in zip(out, s, keff, spatial)]
+        if any(t < 0 for t in tot):
+            raise ValueError(f"SAME padding would be negative: {tot}")
+        small = [t // 2 for t in tot]
+        big = [t - t // 2 for t in tot]
+        b, e = (small, big) if auto_pad == "SAME_UPPER" else (big, small)
+    elif auto_pad == "VALID":
+        b, e = [0] * n, [0] * n
+        out = [(D - ke) // ss + 1 for D, ke, ss in zip(spatial, keff, s)]
+    else:
+        p = list(pads) if pads else [0] * (2 * n)
+        if len(p) != 2 * n:
+            raise ValueError(f"pads has {len(p)} values for {n} spatial axes")
+        if any(v < 0 for v in p):
+            raise ValueError(f"negative pads {p}")
+        b, e = p[:n], p[n:]
+        out = []
+        for D, bb, ee, ke, ss in zip(spatial, b, e, keff, s):
+            span = D + bb + ee - ke
+            o = (-(-span // ss) if ceil_mode else span // ss) + 1
+            if ceil_mode:
+                while o > 1 and (o - 1) * ss >= D + bb:  # a window starting in the right padding
+                    o -= 1
+            out.append(o)
+    if any(o < 1 for o in out):
+        raise ValueError(f"output spatial shape {out} (kernel larger than the padded input)")
+    return out, list(b), list(e)
+
+
+def _attrs_geometry(spatial, attrs) -> tuple[list[int], list[int], list[int], list[int], list[int], list[int]]:
+    """(out, begin, end, kernel, strides, dilations) from a node's attributes."""
+    n = len(spatial)
+    k = list(attrs["kernel_shape"])
+    s = list(attrs.get("strides") or [1] * n)
+    d = list(attrs.get("dilations") or [1] * n)
+    out, b, e = geometry(spatial, k, s, attrs.get("pads"), d, attrs.get("auto_pad", "NOTSET") or "NOTSET",
+                         int(attrs.get("ceil_mode", 0) or 0))
+    return out, b, e, k, s, d
+
+
+def windows(spatial, attrs):
+    """The windows of a pooling as index arrays.
+
+    Returns:
+        ``(out, pos, kind)``: ``out`` the output spatial dims; ``pos`` an int array of shape
+        ``out + [kernel volume, n]`` with each window position's spatial coordinates (may be
+        outside the input); ``kind`` an int array of shape ``out + [kernel volume]``: 0 an input
+        element, 1 padding, 2 the ceil_mode overhang beyond the padding.
+    """
+    out, b, e, k, s, d = _attrs_geometry(spatial, attrs)
+    n = len(spatial)
+    grids = []
+    for i in range(n):
+        o = np.arange(out[i])[:, None]
+        j = np.arange(k[i])[None, :]
+        grids.append(o * s[i] - b[i] + j * d[i])  # [O_i, k_i]
+    vol = int(np.prod(k))
+    pos = np.zeros(tuple(out) + (vol, n), dtype=np.int64)
+    for oi in itertools.product(*[range(o) for o in out]):
+        coords = [grids[i][oi[i]] for i in range(n)]
+        mesh = np.stack([c.ravel() for c in np.meshgrid(*coords, indexing="ij")], axis=-1)
+        pos[oi] = mesh
+    sp = np.asarray(spatial)
+    ends = sp + np.asarray(e)
+    inside = np.all((pos >= 0) & (pos < sp), axis=-1)
+    padded = np.all((pos >= -np.asarray(b)) & (pos < ends), axis=-1)
+    kind = np.where(inside, 0, np.where(padded, 1, 2))
+    return out, pos, kind
+
+
+def _gather(x: np.ndarray, pos: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """``x[N, C, pos...]`` as ``[N, C] + out + [vol]`` (invalid positions clipped; mask them)."""
+    sp = x.shape[2:]
+    clipped = np.clip(pos, 0, np.asarray(sp) - 1) if len(sp) else pos
+    idx = tuple(clipped[..., i] for i in range(len(sp)))
+    return x[(slice(None), slice(None)) + idx]
+
+
+def flat_index(pos: np.ndarray, spatial, storage_order: int) -> np.ndarray:
+    """Flat spatial index of coordinates ``pos[..., n]``: row-major, or column-major with
+    ``storage_order = 1`` (MaxPool's Indices, before the batch/channel offset)."""
+    sp = list(spatial)
+    order = range(len(sp)) if storage_order else reversed(range(len(sp)))
+    out = np.zeros(pos.shape[:-1], dtype=np.int64)
+    mul = 1
+    for i in order:
+        out = out + pos[..., i] * mul
+        mul *= sp[i]
+    return out
+
+
+# ============================================================================ MaxPool
+def max_pool(x: np.ndarray, attrs: dict, nan: str = "propagate") -> tuple[np.ndarray, np.ndarray]:
+    """MaxPool's Y and Indices (module docstring).
+
+    Args:
+        x: ``[N, C, D1..Dn]``, float64 (or an object array of Python ints).
+        attrs: kernel_shape, strides, pads, dilations, auto_pad, ceil_mode, storage_order.
+        nan: ``propagate`` (a NaN in the window gives NaN, the IEEE ``maximum``) or ``ignore``
+            (NaN never compares greater: the ``x > y`` scan of onnxruntime; a window of NaN
+            only gives the type's lowest value, here ``-inf``).
+
+    Returns:
+        ``(Y, Indices)``: Y like x's dtype, Indices int64; the index of a tie is the first
+        maximum in window order, of a NaN maximum the first NaN.
+    """
+    spatial = x.shape[2:]
+    out, pos, kind = windows(spatial, attrs)
+    vals = _gather(x, pos, kind == 0)  # [N, C] + out + [vol]
+    valid = np.broadcast_to(kind == 0, vals.shape)
+    integer = x.dtype == object
+    if integer:
+        fill = min(int(q) for q in x.ravel()) - 1 if x.size else 0
+        v = np.where(valid, vals, fill)
+        arg = _argmax_obj(v)
+    else:
+        v = np.where(valid, vals.astype(np.float64), -np.inf)
+        isn = np.isnan(v)
+        first_max = np.argmax(np.where(isn, -np.inf, v), axis=-1)
+        if nan == "propagate":  # the first NaN wins over any number; among numbers the first maximum
+            arg = np.where(isn.any(axis=-1), np.argmax(isn, axis=-1), first_max)
+        else:
+            arg = first_max
+    y = np.take_along_axis(v, arg[..., None], axis=-1)[..., 0]
+    if not integer and nan == "ignore":
+        allnan = np.all(np.isnan(v) | ~valid, axis=-1)
+        y = np.where(allnan, -np.inf, y)
+    chosen = np.take_along_axis(np.broadcast_to(pos, vals.shape + (len(spatial),)),
+                                arg[..., None, None], axis=-2)[..., 0, :]
+    so = int(attrs.get("storage_order", 0) or 0)
+    flat = flat_index(chosen, spatial, so)
+    plane = int(np.prod(spatial))
+    nc = np.arange(x.shape[0] * x.shape[1]).reshape(x.shape[0], x.shape[1], *([1] * len(spatial))) * plane
+    ind = (flat + nc).astype(np.int64)
+    if integer:
+        y = np.asarray(y, dtype=object)
+    return y, ind
+
+
+def _argmax_obj(v: np.ndarray) -> np.ndarray:
+    """argmax along the last axis of an object array of Python ints (first maximum)."""
+    if v.size == 0:
+        return np.zeros(v.shape[:-1], dtype=np.int64)
+    flat = v.reshape(-1, v.shape[-1])
+    out = np.array([max(range(len(r)), key=lambda i, r=r: (r[i], -i)) for r in flat], dtype=np.int64)
+    return out.reshape(v.shape[:-1])
+
+
+# ============================================================================ AveragePool / LpPool
+def _fsum_rows(v: np.ndarray) -> np.ndarray:
+    """Correctly rounded float64 sums along the last axis (IEEE specials order-free)."""
+    flat = v.reshape(-1, v.shape[-1]) if v.size else v.reshape(-1, max(v.shape[-1], 1))[:0]
+    out = np.empty(flat.shape[0])
+    for i, r in enumerate(flat):
+        out[i] = math.fsum(r) if np.isfinite(r).all() else float(np.sum(r))
+    return out.reshape(v.shape[:-1])
+
+
+def average_pool(x: np.ndarray, attrs: dict, overhang: str = "padded") -> np.ndarray:
+    """AveragePool (module docstring).
+
+    Args:
+        x: ``[N, C, D1..Dn]`` float64.
+        attrs: the pooling attributes and count_include_pad.
+        overhang: with ``count_include_pad = 1``, whether the ceil_mode overhang beyond the
+            padding counts in the divisor: ``padded`` (no: the input and padding positions
+            only, onnxruntime and PyTorch) or ``full`` (yes: the kernel volume).
+
+    Returns:
+        float64 ``[N, C] + out``.
+    """
+    spatial = x.shape[2:]
+    out, pos, kind = windows(spatial, attrs)
+    vals = _gather(x, pos, kind == 0)
+    v = np.where(kind == 0, vals, 0.0)
+    s = _fsum_rows(v)
+    if int(attrs.get("count_include_pad", 0) or 0):
+        cnt = (kind <= 1).sum(axis=-1) if overhang == "padded" else np.full(kind.shape[:-1], kind.shape[-1])
+    else:
+        cnt = (kind == 0).sum(axis=-1)
+    with np.errstate(all="ignore"):
+        return s / cnt
+
+
+def lp_pool(x: np.ndarray, attrs: dict) -> np.ndarray:
+    """LpPool: ``(sum |x|^p)^(1/p)`` over each window's input elements (module docstring);
+    ``p`` the attribute (float at version 1, int from 2)."""
+    spatial = x.shape[2:]
+    out, pos, kind = windows(spatial, attrs)
+    vals = _gather(x, pos, kind == 0)
+    return lp_rows(np.where(kind == 0, vals, 0.0), float(attrs.get("p", 2)))
+
+
+def lp_rows(v: np.ndarray, p: float) -> np.ndarray:
+    """``(sum |v|^p)^(1/p)`` along the last axis, in float64 with a power-of-two scaling (no
+    spurious overflow or underflow); NaN and infinities follow IEEE (``|inf|^p = inf``)."""
+    a = np.abs(v)
+    with np.errstate(all="ignore"):
+        m = np.max(a, axis=-1, keepdims=True) if a.shape[-1] else np.zeros(a.shape[:-1] + (1,))
+        bad = ~np.isfinite(m) | (m == 0)
+        e = np.where(bad, 0, np.floor(np.log2(np.where(bad, 1, m))))
+        scale = np.exp2(e)
+        r = (a / scale) ** p
+        s = _fsum_rows(r)
+        y = s ** (1.0 / p) * scale[..., 0]
+        nan = np.isnan(a).any(axis=-1)
+        inf = np.isinf(a).any(axis=-1)
+        y = np.where(inf, np.inf, y)
+        y = np.where(nan, np.nan, y)  # the formula's IEEE arithmetic: inf + NaN is NaN
+    return y
+
+
+# ============================================================================ global pools
+def global_pool(x: np.ndarray, kind: str, p: float = 2.0) -> np.ndarray:
+    """GlobalAveragePool / GlobalMaxPool / GlobalLpPool: ``[N, C, 1, ..., 1]`` over every
+    spatial element (``kind``: ``avg``, ``max`` (NaN propagates), ``lp``)."""
+    n, c = x.shape[:2]
+    rows = x.reshape(n, c, int(np.prod(x.shape[2:])))
+    keep = (n, c) + (1,) * (x.ndim - 2)
+    if kind == "avg":
+        with np.errstate(all="ignore"):
+            return (_fsum_rows(rows) / rows.shape[-1]).reshape(keep)
+    if kind == "max":
+        if rows.shape[-1] == 0:
+            raise ValueError("empty spatial extent")
+        if rows.dtype == object:
+            return np.array([[max(r) for r in row] for row in rows], dtype=object).reshape(keep)
+        return np.max(rows, axis=-1).reshape(keep)
+    return lp_rows(rows, p).reshape(keep)
+
+
+# ============================================================================ tolerances
+def mean_bound(x: np.ndarray, attrs: dict, t: str, overhang: str = "padded") -> tuple[float, float]:
+    """``(atol, rtol)`` of an AveragePool output of type ``t``: per output element
+    ``gamma_{n+1}(u') (1 + u) A / c + n s' + 2 s``, ``rtol = 2.01 u`` (module docstring; ``A`` the
+    window's sum of ``|x|``, ``n`` the kernel volume, ``c`` the divisor, ``u'``/``s'`` the
+    accumulation precision's unit roundoff and smallest subnormal, ``u``/``s`` the output
+    type's); the largest over the finite outputs."""
+    u_acc, s_acc = ACC[t]
+    from ..ops import values as V  # local: the reference does not import the table at module level
+
+    fi = V.finfo(t)
+    u, s = float(fi.eps) / 2, float(fi.smallest_subnormal)
+    spatial = x.shape[2:]
+    out, pos, kind = windows(spatial, attrs)
+    vals = _gather(np.abs(x), pos, kind == 0)
+    a = _fsum_rows(np.where(kind == 0, vals, 0.0))
+    if int(attrs.get("count_include_pad", 0) or 0):
+        cnt = (kind <= 1).sum(axis=-1) if overhang == "padded" else np.full(kind.shape[:-1], kind.shape[-1])
+    else:
+        cnt = (kind == 0).sum(axis=-1)
+    n = kind.shape[-1]
+    with np.errstate(all="ignore"):
+        b = gamma(n + 1, u_acc) * (1 + u) * a / np.maximum(cnt, 1) + n * s_acc + 2 * s
+    b = b[np.isfinite(b)]
+    return (float(b.max()) if b.size else 2 * s), 2.01 * u
+
+
+def sum_mean_bound(a: np.ndarray, n: int, cnt, t: str) -> tuple[float, float]:
+    """The same bound from the windows' sums of ``|x|`` (``a``), the term count ``n`` and the
+    divisors ``cnt`` (GlobalAveragePool)."""
+    from ..ops import values as V
+
+    u_acc, s_acc = ACC[t]
+    fi = V.finfo(t)
+    u, s = float(fi.eps) / 2, float(fi.smallest_subnormal)
+    with np.errstate(all="ignore"):
+        b = gamma(n + 1, u_acc) * (1 + u) * np.asarray(a, dtype=np.float64) / np.maximum(cnt, 1) + n * s_acc + 2 * s
+    b = b[np.isfinite(b)]
+    return (float(b.max()) if b.size else 2 * s), 2.01 * u
+
+
+#: ulps of the accumulation precision a library ``pow``/``sqrt`` may be off (OpenCL C full
+#: profile: pow 16 ulp, rootn 16 ulp, sqrt 3 ulp; a kernel computing ``|x|^p`` by ``p - 1``
+#: multiplications carries ``gamma_{p-1}``).
+POW_ULPS = 16
+
+
+def lp_tolerance(y: np.ndarray, n: int, p: float, t: str) -> tuple[float, float]:
+    """``(atol, rtol)`` of an LpPool / GlobalLpPool output of type ``t`` (p-norm of ``n``
+    terms): each ``|x|^p`` within ``POW_ULPS`` ulps of ``u'``; their sum (all terms
+    non-negative) within ``gamma_{n-1}(u')`` relative; the root ``S^(1/p)`` turns a relative
+    error ``e`` of ``S`` into ``e / p`` and adds ``POW_ULPS`` ulps plus ``|ln S| u' / p`` for
+    ``1/p`` rounded to the accumulation type:
+
+        rtol = (1 + u) ((gamma_{n-1}(u') + POW_ULPS u') / p + POW_ULPS u' + |ln S|max u' / p) + 2.01 u
+
+    ``atol`` adds ``(n s')^(1/p)``: powers that underflow in the accumulation precision (a
+    subnormal float input squared in float32 is 0), and ``2 s``."""
+    from ..ops import values as V
+
+    u_acc, s_acc = ACC[t]
+    fi = V.finfo(t)
+    u, s = float(fi.eps) / 2, float(fi.smallest_subnormal)
+    yy = np.abs(np.asarray(y, dtype=np.float64))
+    yy = yy[np.isfinite(yy) & (yy > 0)]
+    lnS = float(np.max(np.abs(p * np.log(yy)))) if yy.size else 0.0
+    rel = (1 + u) * ((gamma(max(n - 1, 0), u_acc) + POW_ULPS * u_acc) / p + POW_ULPS * u_acc + lnS * u_acc / p)
+    atol = (max(n, 1) * s_acc) ** (1.0 / p) + 2 * s
+    return atol, rel + 2.01 * u
+
+
+# ============================================================================ checks (judged outputs)
+def _typed(y: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """``y`` (float64 or object) rounded to ``like``'s dtype."""
+    if like.dtype.kind in "iu":
+        return np.asarray(y, dtype=np.int64).astype(like.dtype)
+    return np.asarray(y, dtype=np.float64).astype(like.dtype)
+
+
+def _max_pool_judge(x: np.ndarray, y: np.ndarray, ind, attrs: dict, window_fn) -> tuple[bool, str]:
+    """Shared judgement of a max pooling whose ties and NaN the text leaves open.
+
+    ``window_fn(x) -> (vals, valid, flatpos)``: the windows' values ``[N, C] + out + [vol]``,
+    which of them are input elements, and each position's flat index (with the batch/channel
+    offset).  Y must be, per window, the maximum of its input elements in one of the two NaN
+    readings (a NaN in the window gives NaN, or NaN is ignored: the maximum of the numbers,
+    the type's lowest value or ``-inf`` if there is none); Indices (if given) must point at an
+    input element of the window that holds that Y (NaN at NaN)."""
+    vals, valid, flat = window_fn(x)
+    shape = vals.shape[:-1]
+    if tuple(y.shape) != tuple(shape) or y.dtype != x.dtype:
+        return False, f"Y {y.dtype}{list(y.shape)} != expected {x.dtype}{list(shape)}"
+    integer = x.dtype.kind in "iu"
+    v = vals.astype(np.float64)
+    yv = y.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        vm = np.where(valid, v, -np.inf)
+        isn = np.isnan(vm)
+        num_max = np.max(np.where(isn, -np.inf, vm), axis=-1)
+        has_nan = isn.any(axis=-1)
+        allnan = ~np.any(valid & ~isn, axis=-1)
+    if integer:
+        ok = yv == num_max
+    else:
+        lowest = float(np.finfo(x.dtype).min) if x.dtype.kind == "f" else -np.inf
+        ok = (yv == num_max) | (has_nan & np.isnan(yv))
+        ok |= allnan & ((yv == -np.inf) | (yv == lowest))
+        # +0 and -0 are equal maxima: the sign of a zero maximum is not judged
+    if not ok.all():
+        i = tuple(np.argwhere(~ok)[0])
+        return False, f"Y{list(i)} = {yv[i]!r}, window maximum {num_max[i]!r} (NaN in window: {bool(has_nan[i])})"
+    if ind is None:
+        return True, "Y is the window maximum (ties and NaN judged by either reading)"
+    ind = np.asarray(ind)
+    if tuple(ind.shape) != tuple(shape) or ind.dtype != np.int64:
+        return False, f"Indices {ind.dtype}{list(ind.shape)} != expected int64{list(shape)}"
+    hit = (flat == ind[..., None]) & valid
+    with np.errstate(invalid="ignore"):
+        good = np.any(hit & ((v == yv[..., None]) | (np.isnan(v) & np.isnan(yv[..., None]))), axis=-1)
+    # a window of NaN only judged by the lowest-value reading: any NaN of the window
+    good |= allnan & np.any(hit, axis=-1)
+    if not good.all():
+        i = tuple(np.argwhere(~good)[0])
+        return False, (f"Indices{list(i)} = {int(ind[i])} does not point at a window element holding Y = {yv[i]!r} "
+                       f"(window flat positions {flat[i][valid[i]].tolist()})")
+    return True, "Y is the window maximum and Indices point at it (ties and NaN judged by either reading)"
+
+
+def check_max_pool(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """Judge a MaxPool result whose window maxima tie or hold NaN (:func:`_max_pool_judge`).
+
+    Args:
+        inputs: ``{"X": array}`` as fed.
+        outputs: ``{"Y": array, "Indices": array (optional)}``.
+        attrs: the node's attributes (schema defaults not filled in).
+    Returns:
+        ``(passed, message)``.
+    """
+    x = np.asarray(inputs["X"])
+    spatial = x.shape[2:]
+
+    def wf(x):
+        out, pos, kind = windows(spatial, attrs)
+        vals = _gather(x, pos, kind == 0)
+        valid = np.broadcast_to(kind == 0, vals.shape)
+        plane = int(np.prod(spatial))
+        nc = np.arange(x.shape[0] * x.shape[1]).reshape(x.shape[0], x.shape[1], *([1] * (len(spatial) + 1))) * plane
+        flat = flat_index(pos, spatial, int(attrs.get("storage_order", 0) or 0)) + nc
+        return vals, valid, flat
+
+    return _max_pool_judge(x, np.asarray(outputs["Y"]), outputs.get("Indices"), attrs, wf)
+
+
+def check_global_max_pool(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """Judge a GlobalMaxPool result whose inputs hold NaN (either reading, :func:`_max_pool_judge`)."""
+    x = np.asarray(inputs["X"])
+
+    def wf(x):
+        n, c = x.shape[:2]
+        vals = x.reshape((n, c) + (1,) * (x.ndim - 2) + (int(np.prod(x.shape[2:])),))
+        flat = np.broadcast_to(np.arange(vals.shape[-1]), vals.shape)
+        return vals, np.ones(vals.shape, dtype=bool), flat
+
+    return _max_pool_judge(x, np.asarray(outputs["Y"]), None, attrs, wf)
+
+
+def check_average_pool_overhang(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """Judge an AveragePool with ``count_include_pad = 1`` whose ceil_mode windows reach beyond
+    the padding: the text says "divided by the number of elements" without saying whether the
+    positions beyond the padding are elements; either divisor (input and padding positions,
+    or the whole kernel) passes, within :func:`mean_bound` of that reading.  For the 16-bit
+    types the accumulation precision is float32."""
+    x = np.asarray(inputs["X"])
+    y = np.asarray(outputs["Y"])
+    t = {np.dtype(np.float16): "float16", np.dtype(np.float32): "float", np.dtype(np.float64): "double"}.get(
+        x.dtype, "bfloat16")
+    x64 = x.astype(np.float64)
+    msgs = []
+    for reading in ("padded", "full"):
+        e = average_pool(x64, attrs, reading)
+        if tuple(y.shape) != e.shape or y.dtype != x.dtype:
+            return False, f"Y {y.dtype}{list(y.shape)} != expected {x.dtype}{list(e.shape)}"
+        atol, rtol = mean_bound(x64, attrs, t, reading)
+        er = e.astype(x.dtype).astype(np.float64)
+        yv = y.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            ok = (np.abs(yv - er) <= atol + rtol * np.abs(er)) | (np.isnan(yv) & np.isnan(er)) | (yv == er)
+        if ok.all():
+            return True, f"AveragePool overhang divisor: the {reading} reading"
+        i = tuple(np.argwhere(~ok)[0])
+        msgs.append(f"{reading}: Y{list(i)} = {yv[i]!r}, expected {er[i]!r}")
+    return False, "; ".join(msgs)
