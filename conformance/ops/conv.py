@@ -1,0 +1,359 @@
+"""The convolution operators as entries of the operator table (family ``shaped``): Conv (1, 11,
+22) and ConvTranspose (1, 11, 22).
+
+Exact oracles, bounds and the legitimate float32 kernels: :mod:`conformance.reference.conv`;
+the output sizes and pads of every ``auto_pad``: :mod:`conformance.reference.spatial`.  What the
+entries add to the schema:
+
+**Shape tables** tying X, W and B to the geometry attributes: 1-D, 2-D and 3-D spatial ranks;
+explicit symmetric and asymmetric ``pads``; ``strides``; ``dilations``; ``auto_pad``
+SAME_UPPER and SAME_LOWER with an *odd* total padding (so the two differ: an even kernel at
+stride 1, or a 3x3 kernel at stride 2 over an even size) with and without dilations (the padding
+comes from the dilated kernel), and VALID; ``group`` 2, depthwise (``group = C``) and a
+depthwise multiplier; 1x1 kernels; a kernel larger than the unpadded input (padding makes the
+window fit), a kernel the size of the input; ``kernel_shape`` given (equal to W's) and inferred;
+B present and absent (the engine's optional-input states); an empty batch; long sums
+(``C/group x kernel volume`` of 1152 to 2304 terms) for the accumulation precision.
+ConvTranspose adds its weight layout ``(C, M/group, k...)`` (``M = W.shape[1] * group``),
+``output_padding``, ``output_shape`` with an odd and an even total padding, with pads (which
+it overrides), with SAME_UPPER, and with ``output_padding``; strides larger than the kernel
+(positions that receive no term: the bias alone).
+
+**Numerics classes**: ``normal`` (uniform in [-2, 2]), ``wide`` (X's channels and W's output
+channels scaled by powers of two, so each output mixes magnitudes over many binades while a
+channel pair stays of one magnitude: the regime where Winograd's transform error is bounded
+relative to the direct sum; B over the products' range), ``special`` (NaN in X, -0, +0 and
+subnormals; no infinities: see :mod:`conformance.reference.conv`), ``positive`` (every input
+in [1/16, 1], the long patterns: partial sums only grow, so a float16 accumulator stagnates).
+
+**Tolerance** (:func:`conv_tolerance`): the accumulation bound of
+:mod:`conformance.reference.conv` in the mandated precision -- at least float32 for float16 and
+bfloat16 (the rule of MatMul, :data:`conformance.reference.linalg.ACC`), the type for float and
+double -- the larger of Higham's bound and Winograd F(2x2, 3x3)'s where that algorithm applies,
+plus, for the 16-bit types with B, the rounding of the convolution to T before the bias is
+added (a Conv followed by an Add in T); then the rounding to T on both sides
+(:func:`conformance.reference.linalg.final_tolerance`).  The largest per-element bound becomes
+``atol``.
+
+**Contested** (the text contradicts itself): Conv-1 and ConvTranspose-1 with SAME_* and a stride
+other than 1 (their auto_pad text: "pad the input so that the output spatial size match the
+input"; version 11: ``ceil(input / strides)`` for Conv and ``input * strides`` for
+ConvTranspose; the oracle follows version 11, which every runtime implements); ConvTranspose
+with ``output_shape`` and an odd total padding (version 1's equations put the extra padding at
+the end unless SAME_UPPER, version 11's at the beginning unless SAME_UPPER: the oracle follows
+the case's version, and runtimes apply one rule to every version).
+
+**Error cases**: group not dividing the channels (``X.shape[1] != W.shape[1] * group``), M not a
+multiple of group, W of another rank than X, W's channels not C, kernel_shape disagreeing with W,
+pads of the wrong length, negative pads, strides of the wrong length, a dilated kernel larger
+than the padded input, B of the wrong length; ConvTranspose: W.shape[0] not C, group not
+dividing C, kernel_shape disagreeing with W, pads of the wrong length, an output_shape of the
+wrong length.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..reference import conv as ref
+from ..reference import linalg as lref
+from ..tolerance import Tolerance
+from . import values as V
+from .engine import register_entries
+from .entry import Entry, Err, Shape
+
+
+# ----------------------------------------------------------------------------- shared helpers
+def _t(ctx) -> str:
+    return ctx.types["X"]
+
+
+def _uniform(rng, shape, t: str, lo: float, hi: float) -> np.ndarray:
+    return V.representable(rng.uniform(lo, hi, size=shape), t)
+
+
+def _terms(ctx, shapes) -> int:
+    """Products per output element (Conv: ``W.shape[1] * prod(k)``; ConvTranspose: at most
+    ``C/group * prod(k)``)."""
+    w = shapes[1]
+    if ctx.op == "ConvTranspose":
+        return max(1, int(np.prod(w, dtype=np.int64)) // max(1, w[1]))
+    return max(1, int(np.prod(w[1:], dtype=np.int64)))
+
+
+def normal(rng, ctx, shapes):
+    """Numerics class ``normal``: every input uniform in [-2, 2]."""
+    return [_uniform(rng, s, _t(ctx), -2, 2) for s in shapes]
+
+
+def positive(rng, ctx, shapes):
+    """Numerics class ``positive``: every input in [1/16, 1] (partial sums only grow: a float16
+    accumulator stagnates on the long patterns)."""
+    return [_uniform(rng, s, _t(ctx), 1 / 16, 1) for s in shapes]
+
+
+def wide(rng, ctx, shapes):
+    """Numerics class ``wide``: X's channels scaled by ``2^a_c`` and W's output channels by
+    ``2^b_m`` (``|a|, |b| <= e``), elements by ``2^[-1, 1]``; ``e`` the largest for which
+    ``Q`` products stay four times below the type's largest value (at most 12); B over the
+    products' range."""
+    t = _t(ctx)
+    fi = V.finfo(t)
+    q = _terms(ctx, shapes)
+    room = int(math.log2(float(fi.max))) - 4 - math.ceil(math.log2(q))
+    e = max(0, min(12, (room - 2) // 2, int(-math.log2(float(fi.smallest_normal))) // 2 - 4))
+    x = rng.uniform(-1, 1, size=shapes[0]) * 2.0 ** rng.integers(-1, 2, size=shapes[0])
+    w = rng.uniform(-1, 1, size=shapes[1]) * 2.0 ** rng.integers(-1, 2, size=shapes[1])
+    if x.size:
+        x *= 2.0 ** rng.integers(-e, e + 1, size=(1, shapes[0][1]) + (1,) * (len(shapes[0]) - 2))
+    wax = 1 if ctx.op == "ConvTranspose" else 0
+    if w.size:
+        sc = [1] * len(shapes[1])
+        sc[wax] = shapes[1][wax]
+        w *= 2.0 ** rng.integers(-e, e + 1, size=tuple(sc))
+    out = [V.representable(x, t), V.representable(w, t)]
+    for s in shapes[2:]:
+        out.append(V.representable(rng.uniform(-1, 1, size=s) * 2.0 ** rng.integers(-2 * e, 2 * e + 1, size=s), t))
+    return out
+
+
+def special(rng, ctx, shapes):
+    """Numerics class ``special``: ordinary values in [-2, 2]; in X one NaN (the outputs whose
+    window holds it are NaN), a -0, a +0 and two subnormals, at random positions."""
+    t = _t(ctx)
+    fi = V.finfo(t)
+    out = normal(rng, ctx, shapes)
+    x = out[0]
+    if x.size:
+        vals = [math.nan, -0.0, 0.0, float(fi.smallest_subnormal), -3 * float(fi.smallest_subnormal)]
+        pos = rng.permutation(x.size)[: min(x.size, len(vals))]
+        for p, v in zip(pos, vals):
+            x.reshape(-1)[p] = v
+    return out
+
+
+CLASSES = {"normal": normal, "wide": wide, "special": special, "positive": positive}
+
+
+def _final(t: str, bound: np.ndarray, expected) -> Tolerance:
+    """:func:`conformance.reference.conv.output_tolerance`."""
+    return ref.output_tolerance(t, bound, expected)
+
+
+def _t_rounding(t: str, no_bias_exact: np.ndarray) -> np.ndarray:
+    """:func:`conformance.reference.conv.rounding_before_bias`."""
+    return ref.rounding_before_bias(t, no_bias_exact)
+
+
+def _contested_same_v1(ctx, attrs) -> str | None:
+    ap = attrs.get("auto_pad", "NOTSET")
+    if ctx.version < 11 and ap in ("SAME_UPPER", "SAME_LOWER") and any(int(s) != 1 for s in attrs.get("strides") or ()):
+        return (f"{ctx.op}-1's auto_pad text: 'pad the input so that the output spatial size match the input' (no "
+                f"stride); version 11: {'ceil(input / strides)' if ctx.op == 'Conv' else 'input * strides'}")
+    return None
+
+
+# ----------------------------------------------------------------------------- Conv
+def conv_oracle(ctx, x, w, b=None, **attrs):
+    """Conv of the exact inputs, exactly (:func:`conformance.reference.conv.conv`)."""
+    return ref.conv(x, w, b, attrs)
+
+
+def conv_tolerance(ctx, inputs, attrs, outputs):
+    """:func:`conformance.reference.conv.conv_bound` in the mandated accumulation precision, plus
+    the 16-bit types' rounding before the bias, then the rounding to T (module docstring)."""
+    t = ctx.out_types["Y"]
+    x, w, b = inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None
+    u, s = lref.ACC[t]
+    bound = ref.conv_bound(x, w, b, attrs, u, s)
+    if b is not None:
+        bound = bound + _t_rounding(t, ref.conv(x, w, None, attrs))
+    return {"Y": _final(t, bound, outputs["Y"])}
+
+
+def _sh(name, x, w, b, attrs=None, **kw) -> Shape:
+    dims = {"N": (1, 2), "C": (1, 3), "M": (1, 3), **kw.pop("dims", {})}
+    return Shape(name, {"X": x, "W": w, "B": b}, dict(attrs or {}), dims=dims, **kw)
+
+
+def _conv_shapes() -> tuple[Shape, ...]:
+    sp = {"h": (3, 7), "w": (3, 7), "d": (2, 4)}
+    return (
+        _sh("1d", "NCh", "MC3", "M", dims={"h": (3, 9)}),
+        _sh("1d/strides-pads", "NCh", "MC3", "M", {"strides": [2], "pads": [1, 2]}, dims={"h": (4, 9)}),
+        _sh("1d/dilations", "NCh", "MC3", "M", {"dilations": [3]}, dims={"h": (7, 9)}),
+        _sh("1d/same-upper/k=2", "NCh", "MC2", "M", {"auto_pad": "SAME_UPPER"}, dims={"h": (3, 9)}),
+        _sh("1d/same-lower/k=2", "NCh", "MC2", "M", {"auto_pad": "SAME_LOWER"}, dims={"h": (3, 9)}),
+        _sh("2d/3x3", "NChw", "MC33", "M", dims=sp),
+        _sh("2d/3x3/pads=1", "NChw", "MC33", "M", {"pads": [1, 1, 1, 1]}, dims=sp),
+        _sh("2d/3x3/kernel_shape/asym-pads", "NChw", "MC33", "M", {"kernel_shape": [3, 3], "pads": [0, 1, 2, 0]},
+            dims=sp),
+        _sh("2d/2x3/strides/asym-pads", "NChw", "MC23", "M", {"pads": [0, 2, 1, 0], "strides": [2, 1]}, dims=sp),
+        _sh("2d/dilations", "NChw", "MC22", "M", {"dilations": [2, 3]}, dims={"h": (4, 8), "w": (4, 8)}),
+        _sh("2d/same-upper/strides", "NC67", "MC33", "M", {"auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+        _sh("2d/same-lower/strides", "NC67", "MC33", "M", {"auto_pad": "SAME_LOWER", "strides": [2, 2]}),
+        _sh("2d/same-upper/dilations", "NChw", "MC22", "M", {"auto_pad": "SAME_UPPER", "dilations": [3, 3]}, dims=sp),
+        _sh("2d/same-lower/dilations", "NChw", "MC22", "M", {"auto_pad": "SAME_LOWER", "dilations": [3, 3]}, dims=sp),
+        _sh("2d/valid/strides", "NChw", "MC32", "M", {"auto_pad": "VALID", "strides": [1, 2]}, dims=sp),
+        _sh("2d/group=2", "N4hw", "6233", "6", {"group": 2}, dims=sp),
+        _sh("2d/group=2/dilations", "N4hw", "4222", "4", {"group": 2, "dilations": [2, 2]},
+            dims={"h": (4, 7), "w": (4, 7)}),
+        _sh("2d/depthwise", "N3hw", "3133", "3", {"group": 3, "pads": [1, 1, 1, 1]}, dims=sp),
+        _sh("2d/depthwise-multiplier/strides", "N2hw", "4122", "4", {"group": 2, "strides": [2, 2]}, dims=sp),
+        _sh("2d/1x1", "NChw", "MC11", "M", dims=sp),
+        _sh("2d/kernel-larger-than-input/pads", "NC22", "MC33", "M", {"pads": [1, 1, 1, 1]}),
+        _sh("2d/kernel=input", "NC33", "MC33", "M"),
+        _sh("3d", "NCdhw", "MC222", "M", dims={"d": (2, 4), "h": (2, 4), "w": (2, 4)}),
+        _sh("3d/strides-pads-dilations", "NCdhw", "MC232", "M",
+            {"strides": [1, 2, 1], "pads": [1, 0, 0, 0, 1, 1], "dilations": [2, 1, 1]},
+            dims={"d": (3, 5), "h": (3, 5), "w": (2, 4)}),
+        _sh("3d/same-upper", "NCdhw", "MC222", "M", {"auto_pad": "SAME_UPPER"},
+            dims={"d": (2, 4), "h": (2, 4), "w": (2, 4)}),
+        _sh("zero-batch", "0Chw", "MC33", "M", dims=sp),
+        _sh("long-K/3x3", "1L55", "2L33", "2", dims={"L": (128, 128)}, numerics=("positive", "normal")),
+        _sh("long-K/1x1", "1L33", "2L11", "2", dims={"L": (1024, 1024)}, numerics=("positive",)),
+        _sh("long-K/1d", "1Lh", "2L5", "2", dims={"L": (256, 256), "h": (5, 8)}, numerics=("positive",)),
+    )
+
+
+CONV_SHAPES = _conv_shapes()
+
+_CONV_ERRORS = (
+    Err("X.shape[1] == W.shape[1] * group == C: group 2 does not divide C = 3", "group-not-dividing-C",
+        {"group": 2}, ((1, 3, 5, 5), (4, 1, 3, 3))),
+    Err("W.shape[0] mod group == 0: M = 3 with group 2", "M-not-multiple-of-group", {"group": 2},
+        ((1, 4, 5, 5), (3, 2, 3, 3))),
+    Err("W (M, C/group, k1, k2) has X's rank: a rank-3 W for a 2-D convolution", "W-rank", {},
+        ((1, 2, 5, 5), (3, 2, 3))),
+    Err("X.shape[1] == W.shape[1] * group: W has 3 input channels for C = 2", "W-channels", {},
+        ((1, 2, 5, 5), (3, 3, 3, 3))),
+    Err("kernel_shape [2, 2] disagrees with W's spatial shape (3, 3)", "kernel_shape-mismatch",
+        {"kernel_shape": [2, 2]}, ((1, 2, 5, 5), (3, 2, 3, 3))),
+    Err("pads has one begin and one end value per spatial axis (4 for 2-D), not 2", "pads-length",
+        {"pads": [1, 1]}, ((1, 2, 5, 5), (3, 2, 3, 3))),
+    Err("pads 'can take any value greater than or equal to 0': -1", "negative-pads",
+        {"pads": [-1, 0, 0, 0]}, ((1, 2, 5, 5), (3, 2, 3, 3))),
+    Err("strides has one value per spatial axis (2), not 3", "strides-length",
+        {"strides": [1, 1, 1]}, ((1, 2, 5, 5), (3, 2, 3, 3))),
+    Err("the dilated kernel ((3 - 1) * 2 + 1 = 5) is larger than the padded input (4): no output window",
+        "dilated-kernel-larger-than-input", {"dilations": [2, 2]}, ((1, 2, 4, 4), (3, 2, 3, 3))),
+    Err("B is 1-D of length M = 3, not 2", "B-length", {}, ((1, 2, 5, 5), (3, 2, 3, 3), (2,))),
+)
+
+CONV = Entry(
+    "Conv", conv_oracle, family="shaped", shapes=CONV_SHAPES, tolerance=conv_tolerance,
+    float_numerics=CLASSES, per_type=len(CONV_SHAPES), errors=_CONV_ERRORS,
+    contested=_contested_same_v1,
+    notes={11: "auto_pad SAME_*: output = ceil(input / strides) (version 1: 'match the input')", 22: "bfloat16"},
+)
+
+
+# ----------------------------------------------------------------------------- ConvTranspose
+def conv_transpose_oracle(ctx, x, w, b=None, **attrs):
+    """ConvTranspose of the exact inputs, exactly (:func:`conformance.reference.conv.conv_transpose`,
+    ``output_shape`` pads split by the case's version's text)."""
+    return ref.conv_transpose(x, w, b, attrs, ctx.version)
+
+
+def conv_transpose_tolerance(ctx, inputs, attrs, outputs):
+    """:func:`conformance.reference.conv.conv_transpose_bound` in the mandated precision, plus the
+    16-bit types' rounding before the bias, then the rounding to T."""
+    t = ctx.out_types["Y"]
+    x, w, b = inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None
+    u, s = lref.ACC[t]
+    bound = ref.conv_transpose_bound(x, w, b, attrs, u, s, ctx.version)
+    if b is not None:
+        bound = bound + _t_rounding(t, ref.conv_transpose(x, w, None, attrs, ctx.version))
+    return {"Y": _final(t, bound, outputs["Y"])}
+
+
+def _odd_split(ctx, attrs) -> bool:
+    """Whether a ConvTranspose-1 case has ``output_shape`` and an odd total padding on an axis."""
+    if ctx.version >= 11 or attrs.get("output_shape") is None:
+        return False
+    geo = ref.conv_transpose_geometry(ctx.shapes["X"], ctx.shapes["W"], attrs, ctx.version)
+    return any((b + e) % 2 for b, e in zip(geo.begin, geo.end))
+
+
+def _ct_contested(ctx, attrs) -> str | None:
+    """ConvTranspose-1 with output_shape and an odd total padding (module docstring), and
+    :func:`_contested_same_v1`."""
+    if _odd_split(ctx, attrs):
+        return ("ConvTranspose-1 with output_shape and an odd total padding: its text puts the extra padding at the "
+                "end unless SAME_UPPER ('If (auto_pads != SAME_UPPER): pads[start_i] = total_padding[i]/2'), "
+                "version 11's at the beginning unless SAME_UPPER (either is accepted)")
+    return _contested_same_v1(ctx, attrs)
+
+
+def _ct_check(ctx, inputs, attrs) -> str | None:
+    """Either split of ConvTranspose-1's odd output_shape padding passes
+    (:func:`conformance.reference.conv.check_output_shape_either_split`)."""
+    return "conformance.reference.conv:check_output_shape_either_split" if _odd_split(ctx, attrs) else None
+
+
+def _ct_shapes() -> tuple[Shape, ...]:
+    sp = {"h": (2, 4), "w": (2, 4), "d": (2, 3)}
+    return (
+        _sh("1d", "NCh", "CM3", "M", dims=sp),
+        _sh("1d/strides", "NCh", "CM3", "M", {"strides": [2]}, dims=sp),
+        _sh("1d/strides-pads-output_padding", "NCh", "CM4", "M", {"strides": [3], "pads": [1, 2],
+                                                               "output_padding": [2]}, dims=sp),
+        _sh("1d/output_shape/odd-total", "NC4", "CM3", "M", {"strides": [2], "output_shape": [8]}),
+        _sh("1d/output_shape/even-total", "NC4", "CM3", "M", {"strides": [2], "output_shape": [7]}),
+        _sh("2d", "NChw", "CM33", "M", dims=sp),
+        _sh("2d/strides-output_padding", "NChw", "CM33", "M", {"strides": [2, 3], "output_padding": [1, 2]}, dims=sp),
+        _sh("2d/asym-pads/strides", "NChw", "CM32", "M", {"pads": [0, 1, 2, 0], "strides": [2, 1]}, dims=sp),
+        _sh("2d/dilations/strides", "NChw", "CM22", "M", {"dilations": [2, 2], "strides": [2, 1]}, dims=sp),
+        _sh("2d/output_shape", "NC34", "CM33", "M", {"strides": [2, 2], "output_shape": [6, 9]}),
+        _sh("2d/output_shape+output_padding", "NC34", "CM33", "M",
+            {"strides": [2, 2], "output_padding": [1, 1], "output_shape": [8, 9]}),
+        _sh("2d/output_shape+pads", "NC34", "CM33", "M",
+            {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_shape": [7, 9]}),
+        _sh("2d/output_shape/same-upper", "NC34", "CM33", "M",
+            {"auto_pad": "SAME_UPPER", "strides": [2, 2], "output_shape": [6, 8]}),
+        _sh("2d/same-upper/strides", "NChw", "CM33", "M", {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, dims=sp),
+        _sh("2d/same-lower/strides", "NChw", "CM33", "M", {"auto_pad": "SAME_LOWER", "strides": [2, 2]}, dims=sp),
+        _sh("2d/same-upper/k=2", "NChw", "CM22", "M", {"auto_pad": "SAME_UPPER"}, dims=sp),
+        _sh("2d/valid/strides", "NChw", "CM33", "M", {"auto_pad": "VALID", "strides": [2, 2]}, dims=sp),
+        _sh("2d/group=2", "N4hw", "4233", "4", {"group": 2}, dims=sp),
+        _sh("2d/depthwise/strides", "N3hw", "3122", "3", {"group": 3, "strides": [2, 2]}, dims=sp),
+        _sh("2d/kernel_shape", "NChw", "CM23", "M", {"kernel_shape": [2, 3]}, dims=sp),
+        _sh("2d/1x1/strides", "NChw", "CM11", "M", {"strides": [2, 2]}, dims=sp),
+        _sh("3d/strides", "NCdhw", "CM222", "M", {"strides": [2, 1, 2]}, dims=sp),
+        _sh("3d/strides-pads-output_padding", "NCdhw", "CM322", "M",
+            {"strides": [2, 2, 2], "output_padding": [1, 0, 1], "pads": [1, 0, 0, 0, 1, 1]}, dims=sp),
+        _sh("zero-batch", "0Chw", "CM33", "M", dims=sp),
+        _sh("long-K", "1L33", "L233", "2", dims={"L": (256, 256)}, numerics=("positive", "normal")),
+    )
+
+
+CT_SHAPES = _ct_shapes()
+
+_CT_ERRORS = (
+    Err("W (C, M/group, k1, k2): W.shape[0] = 3 is not C = 2", "W-channels", {},
+        ((1, 2, 4, 4), (3, 2, 3, 3))),
+    Err("group 2 does not divide C = 3", "group-not-dividing-C", {"group": 2}, ((1, 3, 4, 4), (3, 1, 3, 3))),
+    Err("W has X's rank: a rank-3 W for a 2-D transposed convolution", "W-rank", {}, ((1, 2, 4, 4), (2, 2, 3))),
+    Err("kernel_shape [2, 2] disagrees with W's spatial shape (3, 3)", "kernel_shape-mismatch",
+        {"kernel_shape": [2, 2]}, ((1, 2, 4, 4), (2, 2, 3, 3))),
+    Err("pads has 2 values per spatial axis (4 for 2-D), not 3", "pads-length", {"pads": [1, 1, 1]},
+        ((1, 2, 4, 4), (2, 2, 3, 3))),
+    Err("output_shape has one value per spatial axis (2), not 3", "output_shape-length",
+        {"output_shape": [8, 8, 8]}, ((1, 2, 4, 4), (2, 2, 3, 3))),
+    Err("B is 1-D of length M = W.shape[1] * group = 2, not 3", "B-length", {},
+        ((1, 2, 4, 4), (2, 2, 3, 3), (3,))),
+)
+
+CONV_TRANSPOSE = Entry(
+    "ConvTranspose", conv_transpose_oracle, family="shaped", shapes=CT_SHAPES, tolerance=conv_transpose_tolerance,
+    float_numerics=CLASSES, per_type=len(CT_SHAPES), errors=_CT_ERRORS, contested=_ct_contested,
+    check=_ct_check,
+    notes={11: "auto_pad SAME_*: output = input * strides (version 1: 'match the input'); output_shape's odd "
+               "total padding: extra at the beginning unless SAME_UPPER (version 1: at the end unless SAME_UPPER)",
+           22: "bfloat16"},
+)
+
+ENTRIES = (CONV, CONV_TRANSPOSE)
+register_entries(ENTRIES, family="conv")
