@@ -5,6 +5,7 @@ same parameter space, and the opset schedule."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, find, settings
 
@@ -76,3 +77,54 @@ def test_explore_strategy_draws_valid_cases(entry):
     oldest = find(strat, lambda c: c.since_version == min(op_spec(entry.op, entry.domain).since_versions),
                   settings=quiet)
     assert oldest.expect_error is None
+
+
+# ----------------------------------------------------------------------------- special values in vectorizable rows
+#: The element-wise, reduction and linear-algebra families of the issue (Reduce* operators only of reduce).
+_VECTOR_FAMILIES = ("unary", "binary", "logical", "variadic")
+_LONG = 64
+#: Operators whose special rows are their own and do not yet start a long row with +inf.
+_NOT_YET = {"ReduceProd": "ReduceProd's special class builds its own rows (zeros, overflow): no +inf-first long row"}
+
+
+def _float_inputs(case):
+    ds = case.datasets[0]
+    vals = {i.name: (i.value if i.initializer else ds.inputs.get(i.name)) for i in case.inputs if i.present}
+    for v in vals.values():
+        if v is not None and v.dtype.kind == "f" or (v is not None and str(v.dtype) == "bfloat16"):
+            yield v.astype(np.float64)
+
+
+def _vector_ops():
+    for e in ENTRIES:
+        if e.domain:
+            continue
+        if getattr(e, "family", "") in ("unary", "binary", "variadic", "select") or e.op.startswith("Reduce"):
+            yield e
+
+
+@pytest.mark.parametrize("entry", list(_vector_ops()), ids=[e.op for e in _vector_ops()])
+def test_special_values_reach_every_code_path(entry):
+    """Every element-wise and Reduce* operator that takes floats has, for NaN and +-inf (where the
+    entry's generic special values include them: ``Entry.nan`` / ``Entry.inf``), a case whose input holds it at the flat first element and one with a row of
+    at least 64 elements starting with it; the reductions have a row with several NaNs before a
+    finite last value."""
+    if entry.op in _NOT_YET:
+        pytest.xfail(_NOT_YET[entry.op])
+    cases = [c for c in engine.cases(entry, 0) if c.expect_error is None and c.datasets]
+    floats = [(c, x) for c in cases for x in _float_inputs(c)]
+    if not floats:
+        pytest.skip(f"{entry.op} takes no floating input")
+    wanted = {"+inf": lambda a: a == np.inf, "-inf": lambda a: a == -np.inf} if entry.inf else {}
+    if entry.nan:
+        wanted["nan"] = np.isnan
+    for name, is_ in wanted.items():
+        first = [c.id for c, x in floats if x.size and is_(x.ravel()[:1]).all()]
+        long_first = [c.id for c, x in floats if x.ndim >= 1 and x.shape[-1] >= _LONG
+                      and is_(x.reshape(-1, x.shape[-1])[:, 0]).any()]
+        assert first, f"{entry.op}: no case with {name} at the first element"
+        assert long_first, f"{entry.op}: no case with {name} first in a row of >= {_LONG}"
+    if entry.op.startswith("Reduce") and entry.nan:
+        several = [c.id for c, x in floats if x.ndim >= 1 and x.shape[-1] >= _LONG and any(
+            np.isnan(r[:-1]).sum() >= 3 and np.isfinite(r[-1]) for r in x.reshape(-1, x.shape[-1]))]
+        assert several, f"{entry.op}: no row with several NaNs before a finite last value"
