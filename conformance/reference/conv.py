@@ -514,6 +514,29 @@ def im2col_gemm(x, w, b, attrs, block: int = 8) -> np.ndarray:
     return y.reshape((n, m) + geo.out).astype(dt)
 
 
+def _bt_rows(d):
+    """``B^T d`` along the first axis, as additions (no multiplication by B^T's zeros)."""
+    return [d[0] - d[2], d[1] + d[2], d[2] - d[1], d[1] - d[3]]
+
+
+def _g_rows(g):
+    """``G g`` along the first axis (the halvings are exact)."""
+    half = g[0].dtype.type(0.5)
+    return [g[0], (g[0] + g[1] + g[2]) * half, (g[0] - g[1] + g[2]) * half, g[2]]
+
+
+def _at_rows(m):
+    """``A^T m`` along the first axis."""
+    return [m[0] + m[1] + m[2], m[1] - m[2] - m[3]]
+
+
+def _along(a: np.ndarray, rows, axis: int) -> np.ndarray:
+    """Apply a transform written as row formulas (:func:`_bt_rows`...) along ``axis``, each
+    operation rounded in ``a``'s dtype."""
+    a = np.moveaxis(a, axis, 0)
+    return np.moveaxis(np.stack(rows(a)), 0, axis)
+
+
 def winograd(x, w, b, attrs) -> np.ndarray:
     """A legitimate Conv kernel: Winograd F(2x2, 3x3) (Lavin & Gray 2016) entirely in float32
     (float64 for double) -- weight transform ``G g G^T``, input transform ``B^T d B`` per 4x4
@@ -526,20 +549,19 @@ def winograd(x, w, b, attrs) -> np.ndarray:
     acc = _acc_type(dt)
     geo = conv_geometry(x.shape, w.shape, attrs)
     group = int(_attr(attrs, "group", 1))
-    bt, g_, at = WINO_BT.astype(acc), WINO_G.astype(acc), WINO_AT.astype(acc)
     xp = _pad(x.astype(acc), geo)
     m_, cg = w.shape[:2]
     mg = m_ // group
     with np.errstate(all="ignore"):
-        u = np.einsum("ik,mckl,jl->mcij", g_, w.astype(acc), g_).astype(acc)
+        u = _along(_along(w.astype(acc), _g_rows, -2), _g_rows, -1)  # G g G^T: (M, Cg, 4, 4)
         tiles, t0, t1 = _winograd_tiles(xp, geo.out, (0, 0))
-        v = np.einsum("ik,ncabkl,jl->ncabij", bt, tiles, bt).astype(acc)
+        v = _along(_along(tiles, _bt_rows, -2), _bt_rows, -1)  # B^T d B: (N, C, T0, T1, 4, 4)
         parts = []
         for g in range(group):
             parts.append(np.einsum("mcij,ncabij->nmabij", u[g * mg:(g + 1) * mg],
                                    v[:, g * cg:(g + 1) * cg]).astype(acc))
         prod = np.concatenate(parts, axis=1)
-        yt = np.einsum("pi,nmabij,qj->nmabpq", at, prod, at).astype(acc)
+        yt = _along(_along(prod, _at_rows, -2), _at_rows, -1)  # A^T M A
         y = _untile(yt, geo.out, (0, 0))
         if b is not None:
             y = (y + b.astype(acc).reshape(1, -1, 1, 1)).astype(acc)
