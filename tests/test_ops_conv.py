@@ -38,7 +38,7 @@ from conformance.runner import run_cases
 from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["Conv", "ConvTranspose"]
+OPS = ["Conv", "ConvTranspose", "Col2Im"]
 E = {e.op: e for e in ops_conv.ENTRIES}
 
 
@@ -272,6 +272,48 @@ def test_oracles_reproduce_the_node_tests():
             assert np.allclose(got, want, rtol=1e-5, atol=1e-5), t.name
 
 
+def _loop_col2im(x, image, block, attrs):
+    """Col2Im written out: for block l (lexicographic over the block grid) and element
+    (c, k) add input[n, c*K + k, l] at l_pos*s + k*d - pad_begin when inside the image."""
+    rank = len(image)
+    s = attrs.get("strides", [1] * rank)
+    d = attrs.get("dilations", [1] * rank)
+    pads = attrs.get("pads", [0] * 2 * rank)
+    grid = [(i + pads[j] + pads[j + rank] - (b - 1) * dd - 1) // st + 1
+            for j, (i, b, dd, st) in enumerate(zip(image, block, d, s))]
+    n_, ck, _ = x.shape
+    kk = int(np.prod(block))
+    y = np.zeros((n_, ck // kk) + tuple(image), dtype=object)
+    y[...] = Fraction(0)
+    for n in range(n_):
+        for c in range(ck // kk):
+            for li, lpos in enumerate(itertools.product(*[range(g) for g in grid])):
+                for ki, k in enumerate(itertools.product(*[range(b) for b in block])):
+                    pos = tuple(lp * st + kq * dd - pads[j] for j, (lp, st, kq, dd) in enumerate(zip(lpos, s, k, d)))
+                    if all(0 <= p < i for p, i in zip(pos, image)):
+                        y[(n, c) + pos] += Fraction(x[n, c * kk + ki, li])
+    return y
+
+
+@pytest.mark.parametrize("image,block,attrs", [([3, 4], [2, 2], {}), ([5, 5], [2, 2], {"pads": [1, 0, 1, 2],
+                                                                                       "dilations": [2, 1], "strides": [1, 2]}),
+                                               ([3, 4, 2], [2, 2, 2], {"strides": [1, 2, 1], "pads": [0, 1, 0, 0, 0, 1]})])
+def test_col2im_oracle_is_the_loop_formula(image, block, attrs):
+    rng = np.random.default_rng(5)
+    geo = ref.col2im_geometry((1, 2 * int(np.prod(block)), 1), image, block, {**attrs}) if False else None
+    rank = len(image)
+    g = S.conv_geometry(image, block, attrs.get("strides"), attrs.get("dilations"), attrs.get("pads"))
+    shape = (2, 2 * int(np.prod(block)), int(np.prod(g.out)))
+    x = rng.normal(size=shape) * 2.0 ** rng.integers(-60, 60, size=shape)
+    got = ref.col2im(x, image, block, attrs)
+    assert got.ravel().tolist() == [float(v) for v in _loop_col2im(x, image, block, attrs).ravel()]
+    xi = np.empty(shape, dtype=object)
+    xi.ravel()[:] = [int(v) for v in rng.integers(-2**62, 2**62, size=x.size)]
+    assert ref.col2im(xi, image, block, attrs).ravel().tolist() == \
+        [int(v) for v in _loop_col2im(xi, image, block, attrs).ravel()]
+    _ = (geo, rank)
+
+
 # ============================================================================ kernels
 def _version(op: str, opset: int) -> int:
     return 22 if opset >= 22 else (11 if opset >= 11 else 1)
@@ -330,6 +372,31 @@ def conv_transpose_kernel(order="forward", flaw=None):
     return kernel
 
 
+def col2im_kernel(order="forward", flaw=None):
+    """A numpy Col2Im: the blocks added in T in ``forward`` or ``reverse`` order (integers in
+    int64/uint64); ``flaw="overwrite"`` stores each block's values instead of adding them."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x, image, block = inputs["input"], inputs["image_shape"], inputs["block_shape"]
+        image, block = tuple(int(v) for v in image), tuple(int(v) for v in block)
+        geo = ref.col2im_geometry(x.shape, image, block, attrs)
+        n, ck, _ = x.shape
+        k = int(np.prod(block))
+        padded = tuple(i + b + e for i, b, e in zip(image, geo.begin, geo.end))
+        out = np.zeros((n, ck // k) + padded, dtype=x.dtype)
+        xr = x.reshape((n, ck // k, k) + geo.out)
+        offs = list(enumerate(itertools.product(*[range(b) for b in block])))
+        for q, off in (offs if order == "forward" else offs[::-1]):
+            sl = tuple(slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, m, s in
+                       zip(off, geo.dilations, geo.out, geo.strides))
+            idx = (slice(None), slice(None)) + sl
+            out[idx] = xr[:, :, q] if flaw == "overwrite" else out[idx] + xr[:, :, q]
+        crop = tuple(slice(b, b + i) for b, i in zip(geo.begin, image))
+        return {outputs[0]: out[(slice(None), slice(None)) + crop]}
+
+    return kernel
+
+
 def _run(cases, kernels, name, check=True):
     return run_cases(cases, KernelBackend(kernels, name=name, check=check))
 
@@ -350,11 +417,28 @@ def test_legitimate_conv_transpose_kernels_pass_everything(order, value_cases):
     assert not bad, bad[:5]
 
 
+@pytest.mark.parametrize("order", ["forward", "reverse"])
+def test_legitimate_col2im_kernels_pass_everything(order, value_cases):
+    cases = [c for c in value_cases if c.op == "Col2Im"]
+    results = _run(cases, {"Col2Im": col2im_kernel(order)}, order)
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+def test_wrong_col2im_kernel_is_caught(value_cases):
+    cases = [c for c in value_cases if c.op == "Col2Im" and "overlap" in c.tags["shape"]
+             and "no-overlap" not in c.tags["shape"]]
+    results = _run(cases, {"Col2Im": col2im_kernel(flaw="overwrite")}, "overwrite", check=False)
+    n = Counter(r.outcome for r in results)
+    assert n["fail"] >= len(cases) - 2 and n["fail"] >= 20, n
+
+
 def test_error_cases_are_rejected(suite):
     cases = [c for c in suite if c.expect_error]
     assert {c.tags["error"] for c in cases if c.op == "Conv"} >= {
         "group-not-dividing-C", "W-rank", "kernel_shape-mismatch", "pads-length", "dilated-kernel-larger-than-input"}
-    results = _run(cases, {"Conv": conv_kernel(), "ConvTranspose": conv_transpose_kernel()}, "legit")
+    results = _run(cases, {"Conv": conv_kernel(), "ConvTranspose": conv_transpose_kernel(),
+                           "Col2Im": col2im_kernel()}, "legit")
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
                                                         if r.outcome != "pass"]
 
@@ -499,9 +583,10 @@ def test_coverage_every_combination_of_every_version(suite):
         spec = {s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op and s.domain == ""}
         assert set(map(int, versions)) == spec
         for v, e in versions.items():
-            assert not e["missing"], (op, v, e["missing"][:3])
+            assert not [m for m in e["missing"] if "declared_unbuildable" not in m], (op, v, e["missing"][:3])
+            assert {m["combination"] for m in e["missing"]} <= {"T=string", "T=bool"}
     counts = Counter(c.op for c in suite)
-    assert all(150 <= n <= 600 for n in counts.values()), counts
+    assert all(100 <= n <= 600 for n in counts.values()), counts
 
 
 def test_trap_patterns(value_cases):

@@ -355,5 +355,78 @@ CONV_TRANSPOSE = Entry(
            22: "bfloat16"},
 )
 
-ENTRIES = (CONV, CONV_TRANSPOSE)
+
+
+# ----------------------------------------------------------------------------- Col2Im
+def col2im_oracle(ctx, x, image_shape, block_shape, **attrs):
+    """Col2Im of the exact input, exactly (:func:`conformance.reference.conv.col2im`)."""
+    return ref.col2im(x, image_shape, block_shape, attrs)
+
+
+def col2im_tolerance(ctx, inputs, attrs, outputs):
+    """The sum of at most ``prod(block_shape)`` elements in T, any order
+    (:func:`conformance.reference.conv.col2im_bound`; the text names no wider precision), the
+    largest per-element bound as ``atol`` plus half an ulp relative; complex types part by part
+    (the comparison checks the real and imaginary parts each); integers exact."""
+    t = ctx.out_types["output"]
+    k = V.kind(t)
+    if k == V.INT:
+        return {"output": Tolerance(0.0, 0.0, exact=True)}
+    x = inputs[0]
+    part = {"complex64": "float", "complex128": "double"}.get(t, t)
+    u = float(V.finfo(part).eps) / 2
+    if k == V.COMPLEX:
+        b = np.maximum(ref.col2im_bound(x.real, inputs[1], inputs[2], attrs, u),
+                       ref.col2im_bound(x.imag, inputs[1], inputs[2], attrs, u))
+    else:
+        b = ref.col2im_bound(x, inputs[1], inputs[2], attrs, u)
+    y = np.asarray(outputs["output"])
+    fin = np.isfinite(y.real if k == V.COMPLEX else y.astype(np.float64))
+    b = b[fin] if b.shape == y.shape else b
+    atol = float(b.max()) if np.size(b) else 0.0
+    return {"output": Tolerance(atol, u, variants=("bound",))}
+
+
+def _c2i(name, inp, image, block, attrs=None, **kw) -> Shape:
+    return Shape(name, {"input": inp, "image_shape": str(len(image)), "block_shape": str(len(block))},
+                 dict(attrs or {}), values={"image_shape": list(image), "block_shape": list(block)},
+                 dims={"N": (1, 2), **kw.pop("dims", {})}, **kw)
+
+
+COL2IM_SHAPES = (
+    _c2i("2d/overlap", "N86", [3, 4], [2, 2]),
+    _c2i("2d/strides/no-overlap", "N64", [4, 6], [2, 3], {"strides": [2, 3]}),
+    _c2i("2d/pads-dilations-strides", "N8L", [5, 5], [2, 2], {"pads": [1, 0, 1, 2], "dilations": [2, 1],
+                                                             "strides": [1, 2]}, dims={"L": (15, 15)}),
+    _c2i("2d/block=image", "N61", [2, 3], [2, 3]),
+    _c2i("2d/1x1-block", "NC6", [2, 3], [1, 1]),
+    _c2i("3d/overlap", "N88", [3, 3, 3], [2, 2, 2]),
+    _c2i("3d/strides-pads", "N88", [3, 4, 2], [2, 2, 2], {"strides": [1, 2, 1], "pads": [0, 1, 0, 0, 0, 1]}),
+    _c2i("zero-batch", "086", [3, 4], [2, 2]),
+)
+
+_COL2IM_ERRORS = (
+    Err("L = 5 is not the number of blocks (2 x 3 = 6 for a 3 x 4 image and 2 x 2 blocks)", "L-mismatch",
+        shapes=((1, 4, 5), (2,), (2,)), values={"image_shape": [3, 4], "block_shape": [2, 2]}),
+    Err("input.shape[1] = 6 is not a multiple of prod(block_shape) = 4", "channels-not-multiple",
+        shapes=((1, 6, 6), (2,), (2,)), values={"image_shape": [3, 4], "block_shape": [2, 2]}),
+    Err("image_shape and block_shape have the same length (2 and 3 here)", "shape-lengths",
+        shapes=((1, 8, 6), (2,), (3,)), values={"image_shape": [3, 4], "block_shape": [2, 2, 2]}),
+)
+
+
+def _col2im_types(version, combo) -> str | None:
+    if combo["T"] in ("bool", "string"):
+        return ("Col2Im adds the values of overlapping blocks (PyTorch's fold, which the text names); the text "
+                "defines no sum of booleans or strings")
+    return None
+
+
+COL2IM = Entry(
+    "Col2Im", col2im_oracle, family="shaped", shapes=COL2IM_SHAPES, tolerance=col2im_tolerance, per_type=8,
+    errors=_COL2IM_ERRORS, type_filter=_col2im_types,
+)
+
+
+ENTRIES = (CONV, CONV_TRANSPOSE, COL2IM)
 register_entries(ENTRIES, family="conv")

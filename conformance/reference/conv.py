@@ -701,3 +701,90 @@ def check_output_shape_either_split(inputs: dict, outputs: dict, attrs: dict) ->
             return True, f"matches {reading} of the odd total padding"
         msgs.append(f"{reading}: {chk.reason}")
     return False, "; ".join(msgs)
+
+
+# ----------------------------------------------------------------------------- Col2Im
+def col2im_geometry(input_shape, image_shape, block_shape, attrs) -> S.Geometry:
+    """The block grid of Col2Im: ``input`` ``(N, C * prod(block_shape), L)``, the blocks laid on
+    the padded image as a convolution's windows (``L`` must be their count, "enumerated in
+    increasing lexicographic-order of their indices").
+
+    Raises:
+        ValueError: image_shape and block_shape of different lengths (or fewer than 2 values,
+            "a 1-dimensional tensor with size of at least 2"), an input not 3-D, ``input.shape[1]``
+            not a multiple of ``prod(block_shape)``, ``L`` not the number of blocks, invalid
+            pads/strides/dilations.
+    """
+    image_shape = tuple(int(v) for v in np.ravel(image_shape))
+    block_shape = tuple(int(v) for v in np.ravel(block_shape))
+    if len(image_shape) != len(block_shape) or len(image_shape) < 2:
+        raise ValueError(f"image_shape {image_shape} and block_shape {block_shape}: equal lengths of at least 2")
+    if len(input_shape) != 3:
+        raise ValueError(f"input must be 3-D (N, C * prod(block_shape), L), not {tuple(input_shape)}")
+    k = int(np.prod(block_shape, dtype=np.int64))
+    if k < 1 or input_shape[1] % k:
+        raise ValueError(f"input.shape[1] = {input_shape[1]} is not a multiple of prod(block_shape) = {k}")
+    geo = S.conv_geometry(image_shape, block_shape, attrs.get("strides"), attrs.get("dilations"), attrs.get("pads"))
+    if int(np.prod(geo.out, dtype=np.int64)) != input_shape[2]:
+        raise ValueError(f"L = {input_shape[2]} is not the number of blocks {geo.out}")
+    return geo
+
+
+def _col2im_map(x: np.ndarray, image: tuple[int, ...], geo: S.Geometry) -> np.ndarray:
+    """The sum of Col2Im in ``x``'s own arithmetic (object ints, floats): ``(N, C, image...)``."""
+    n, ck, _ = x.shape
+    k = int(np.prod(geo.kernel_shape, dtype=np.int64))
+    c = ck // k
+    padded = tuple(i + b + e for i, b, e in zip(image, geo.begin, geo.end))
+    out = np.zeros((n, c) + padded, dtype=x.dtype)
+    if x.dtype == object:
+        out[...] = 0
+    xr = x.reshape((n, c, k) + geo.out)
+    for q, off in enumerate(_offsets(geo.kernel_shape)):
+        sl = tuple(slice(o * d, o * d + (m - 1) * s + 1, s) for o, d, m, s in
+                   zip(off, geo.dilations, geo.out, geo.strides))
+        if n and all(geo.out):
+            out[(slice(None), slice(None)) + sl] += xr[:, :, q]
+    crop = tuple(slice(b, b + i) for b, i in zip(geo.begin, image))
+    return out[(slice(None), slice(None)) + crop]
+
+
+def col2im(x, image_shape, block_shape, attrs=None) -> np.ndarray:
+    """Col2Im (PyTorch's fold, which the text names): every block element
+    ``input[n, c * prod(block) + k, l]`` is added at image position ``l_pos * strides + k *
+    dilations - pads_begin`` (positions in the padding are dropped), exactly: integers as
+    Python ints, floats summed exactly and rounded once to float64 (IEEE special values:
+    NaN, or infinities of both signs, give NaN; else an infinity wins), complex numbers by parts.
+
+    Raises:
+        ValueError: :func:`col2im_geometry`.
+    """
+    attrs = attrs or {}
+    x = np.asarray(x)
+    image = tuple(int(v) for v in np.ravel(image_shape))
+    geo = col2im_geometry(x.shape, image, block_shape, attrs)
+    if x.dtype == object:
+        return _col2im_map(x, image, geo)
+    if np.iscomplexobj(x):
+        return col2im(x.real, image, block_shape, attrs) + 1j * col2im(x.imag, image, block_shape, attrs)
+    x = x.astype(np.float64)
+    xi, e = scaled_ints(np.where(np.isfinite(x), x, 0.0))
+    y = floats_of(_col2im_map(xi, image, geo), e)
+    if np.isfinite(x).all():
+        return y
+    ind = lambda m: m.astype(np.float64)  # noqa: E731
+    nan = _col2im_map(ind(np.isnan(x)), image, geo) > 0
+    pos = _col2im_map(ind(x == np.inf), image, geo) > 0
+    neg = _col2im_map(ind(x == -np.inf), image, geo) > 0
+    return _with_specials(y, (nan, pos, neg), None)
+
+
+def col2im_bound(x, image_shape, block_shape, attrs, u: float) -> np.ndarray:
+    """``gamma_{k-1}(u) sum |x|`` per output element (``k = prod(block_shape)``, the most terms
+    an image position receives): any order of the additions in a precision of unit roundoff
+    ``u`` (Higham eq. 3.5 with exact products)."""
+    x = np.abs(np.where(np.isfinite(x), x, 0.0)).astype(np.float64)
+    image = tuple(int(v) for v in np.ravel(image_shape))
+    geo = col2im_geometry(x.shape, image, block_shape, attrs)
+    k = int(np.prod(geo.kernel_shape, dtype=np.int64))
+    return gamma(k - 1, u) * _col2im_map(x, image, geo) * (1 + 4 * (k + 1) * U64)
