@@ -41,6 +41,7 @@ FAMILIES = (
     "conformance.ops.indexing",
     "conformance.ops.pool",
     "conformance.ops.conv",
+    "conformance.ops.resample",
 )
 
 
