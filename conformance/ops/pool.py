@@ -56,6 +56,8 @@ from .entry import Attrs, Entry, Err, Shape
 # ============================================================================ shape table
 _DIMS = {"N": (1, 2), "C": (1, 3), "L": (3, 8), "D": (2, 4), "H": (2, 6), "W": (2, 6)}
 CHECK_MAX = "conformance.reference.pool:check_max_pool"
+CHECK_MAX_V10 = "conformance.reference.pool:check_max_pool_v10"
+CHECK_AVG_OVERHANG_V10 = "conformance.reference.pool:check_average_pool_overhang_v10"
 CHECK_GLOBAL_MAX = "conformance.reference.pool:check_global_max_pool"
 CHECK_AVG_OVERHANG = "conformance.reference.pool:check_average_pool_overhang"
 
@@ -109,8 +111,11 @@ def _pool_shapes(op: str, ceil_since: int, dil_since: int) -> tuple[Shape, ...]:
             _sh("2d/ceil/pads", "NC66", {K: [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1},
                 since=ceil_since),
             # ceil gives 4 windows, the 4th would start in the right padding: 3
+            # (LpPool-22's text has no such rule while onnx's shape inference applies it from opset 22:
+            # contested between the two, not generated)
             _sh("2d/ceil/start-in-pad", "NC55", {K: [2, 2], "strides": [2, 2], "pads": [1, 1, 1, 1],
-                                                 "ceil_mode": 1}, since=ceil_since),
+                                                 "ceil_mode": 1}, since=ceil_since,
+                **({"until": 21} if op == "LpPool" else {})),
             _sh("3d/ceil", "NC343", {K: [2, 2, 2], "strides": [2, 2, 2], "ceil_mode": 1}, since=ceil_since),
         ]
     if ceil_since and dil_since:
@@ -253,15 +258,40 @@ SUM_NUMERICS = {"wide": _wide_sum, "special": _special_sum, "large-offset": _lar
 # ============================================================================ MaxPool
 def max_pool_oracle(ctx, x, **attrs):
     """Y (and Indices from 8) of :func:`conformance.reference.pool.max_pool`."""
-    y, ind = ref.max_pool(x, attrs)
+    y, ind = ref.max_pool(x, attrs, drop=_drops(ctx))
     return (y,) if ctx.version < 8 else (y, ind)
 
 
+def _drops(ctx) -> bool:
+    """Whether the version's text drops a ceil_mode window that starts in the right padding
+    (MaxPool-22 and AveragePool-22; not LpPool's text)."""
+    return ctx.op in ("MaxPool", "AveragePool") and ctx.version >= 22
+
+
+def _empty_windows(ctx, attrs) -> bool:
+    """Whether a window holds no input element (before 22: the ceil_mode window that starts in
+    the right padding)."""
+    if not int(attrs.get("ceil_mode", 0) or 0):
+        return False
+    _, _, kind = ref.windows(ctx.shapes["X"][2:], attrs, _drops(ctx))
+    return bool((~np.any(kind == 0, axis=-1)).any())
+
+
 def _max_check(ctx, inputs, attrs):
-    """The judged outputs: Indices requested (ties are the text's open question) or NaN in X."""
+    """The judged outputs: Indices requested (ties are the text's open question), NaN in X, or
+    a window without input elements (before 22)."""
     x = inputs[0]
     nan = x.dtype != object and bool(np.isnan(np.asarray(x, dtype=np.float64)).any())
-    return CHECK_MAX if ("Indices" in ctx.outputs or nan) else None
+    if "Indices" in ctx.outputs or nan or _empty_windows(ctx, attrs):
+        return CHECK_MAX if ctx.version >= 22 else CHECK_MAX_V10
+    return None
+
+
+def _max_contested(ctx, attrs):
+    if _empty_windows(ctx, attrs):
+        return ("a ceil_mode window that starts in the right padding holds no input element (versions before 22 "
+                "keep it): the text defines no maximum there (any value passes there)")
+    return None
 
 
 def _max_tags(ctx):
@@ -311,7 +341,7 @@ MAXPOOL = Entry(
            *_explicit_defaults({"auto_pad": "NOTSET", "storage_order": 0, "ceil_mode": 0},
                                {"storage_order": 8, "ceil_mode": 10}),
            Attrs({**K2, "storage_order": 1}, since=8, tag="storage_order=1")),
-    float_numerics=MAX_NUMERICS, check=_max_check, tags=_max_tags, per_type=24,
+    float_numerics=MAX_NUMERICS, check=_max_check, contested=_max_contested, tags=_max_tags, per_type=24,
     errors=_common_errors("MaxPool", 10) + (
         Err("MaxPool-1 has no storage_order attribute (it arrives with Indices at 8)", "storage_order-v1",
             attrs={**K2, "storage_order": 1}, shapes=((1, 1, 4, 4),), until=1),
@@ -326,28 +356,37 @@ MAXPOOL = Entry(
 # ============================================================================ AveragePool
 def average_pool_oracle(ctx, x, **attrs):
     """:func:`conformance.reference.pool.average_pool` (count_include_pad absent before 7: 0)."""
-    return ref.average_pool(x, attrs)
+    return ref.average_pool(x, attrs, drop=_drops(ctx))
 
 
 def _reaches_overhang(ctx, attrs) -> bool:
-    if not int(attrs.get("count_include_pad", 0) or 0) or not int(attrs.get("ceil_mode", 0) or 0):
+    """count_include_pad=1 and a window reaching beyond the padding, or count_include_pad=0 and
+    a window without input elements (before 22)."""
+    if not int(attrs.get("ceil_mode", 0) or 0):
         return False
-    _, _, kind = ref.windows(ctx.shapes["X"][2:], attrs)
+    if not int(attrs.get("count_include_pad", 0) or 0):
+        return _empty_windows(ctx, attrs)
+    _, _, kind = ref.windows(ctx.shapes["X"][2:], attrs, _drops(ctx))
     return bool((kind == 2).any())
 
 
 def _avg_check(ctx, inputs, attrs):
-    return CHECK_AVG_OVERHANG if _reaches_overhang(ctx, attrs) else None
+    if not _reaches_overhang(ctx, attrs):
+        return None
+    return CHECK_AVG_OVERHANG if ctx.version >= 22 else CHECK_AVG_OVERHANG_V10
 
 
 def _avg_tolerance(ctx, inputs, attrs, outputs):
     t = ctx.types["X"]
-    atol, rtol = ref.mean_bound(np.asarray(inputs[0], dtype=np.float64), attrs, t)
+    atol, rtol = ref.mean_bound(np.asarray(inputs[0], dtype=np.float64), attrs, t, drop=_drops(ctx))
     return {"Y": Tolerance(atol, rtol, variants=("bound",))}
 
 
 def _avg_contested(ctx, attrs):
     if _reaches_overhang(ctx, attrs):
+        if not int(attrs.get("count_include_pad", 0) or 0):
+            return ("a ceil_mode window that starts in the right padding holds no input element (versions before "
+                    "22 keep it): the text does not define its average (any value passes there)")
         return ("count_include_pad=1 with a ceil_mode window beyond the padding: the text divides by 'the number "
                 "of elements' and does not say whether the overhang counts (judged by either reading)")
     return None
@@ -359,7 +398,8 @@ AVERAGEPOOL = Entry(
            *_explicit_defaults({"auto_pad": "NOTSET", "count_include_pad": 0, "ceil_mode": 0},
                                {"count_include_pad": 7, "ceil_mode": 10}),
            Attrs({**K2, "count_include_pad": 1}, since=7, tag="count_include_pad=1")),
-    float_numerics=SUM_NUMERICS, tolerance=_avg_tolerance, check=_avg_check, tags=_max_tags, per_type=24,
+    float_numerics=SUM_NUMERICS, tolerance=_avg_tolerance, check=_avg_check, contested=_avg_contested,
+    tags=_max_tags, per_type=24,
     errors=_common_errors("AveragePool", 19) + (
         Err("AveragePool-1 has no count_include_pad attribute (version 7 adds it)", "count_include_pad-v1",
             attrs={**K2, "count_include_pad": 1}, shapes=((1, 1, 4, 4),), until=1),
