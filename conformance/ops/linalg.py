@@ -159,6 +159,26 @@ def wide(op: str):
     return fn
 
 
+#: Inner dimensions at least this long get the vectorized layout of ``special``.
+VECTOR_K = 64
+#: Positions (negative: from the end) of NaN, +inf, -inf in such a row of A: the first element,
+#: inside the first block of 4, the boundaries at 4, 8, 16, 32, the scalar tail.
+VECTOR_POSITIONS = {"nan": (0, 3, 4, 16, 33, -3), "pinf": (0, 8, 15, -2), "ninf": (0, 7, 32, -1)}
+
+
+def _vector_rows(rows: np.ndarray, ctx, t: str) -> None:
+    """Write NaN, +inf and -inf into the rows (a 2-D view, rows of at least :data:`VECTOR_K`) at
+    :data:`VECTOR_POSITIONS`, one kind per row; which kind the first row gets rotates over the
+    versions and types, so each of them is some case's first element."""
+    start = ctx.version + {"float": 1, "double": 2}.get(t, 0)
+    k = rows.shape[-1]
+    for r in range(rows.shape[0]):
+        what = ("nan", "pinf", "ninf")[(start + r) % 3]
+        val = {"nan": math.nan, "pinf": math.inf, "ninf": -math.inf}[what]
+        for q in VECTOR_POSITIONS[what]:
+            rows[r, q % k] = val
+
+
 def special(op: str):
     """Numerics class ``special``: ordinary values in [-2, 2], then in the first matrix of A
     and B: ``inf`` meeting a zero (a NaN output), ``+inf`` and ``-inf`` in one row (NaN), a
@@ -171,7 +191,11 @@ def special(op: str):
         a = _uniform(rng, shapes[0], t, -2, 2)
         b = _uniform(rng, shapes[1], t, 0.25, 2)  # no zero in B unless placed
         av, bv = _matrix_views(op, ctx, a, b)
-        if av.size and bv.size:
+        if av.size and bv.size and av.shape[-1] >= VECTOR_K:
+            # rows long enough for a vectorized dot product: NaN, +inf, -inf from the first element on,
+            # at the block boundaries and in the tail (B stays positive and finite: NaN, +inf, -inf out)
+            _vector_rows(av[(0,) * (av.ndim - 2)], ctx, t)
+        elif av.size and bv.size:
             m, k = av.shape[-2:]
             n = bv.shape[-1]
             rows = list(range(m))
@@ -341,6 +365,8 @@ def _matmul_shapes() -> tuple[Shape, ...]:
         Shape("zero-K", {"A": "M0", "B": "0N"}),
         Shape("zero-M", {"A": "0K", "B": "KN"}),
         Shape("zero-batch", {"A": "0MK", "B": "KN"}),
+        Shape("zero-M/1d-B", {"A": "0K", "B": "K"}),
+        Shape("vector/K=67", {"A": "3L", "B": "L2"}, dims={"L": (67, 67)}, numerics=("special",)),
         Shape("long-K", {"A": "2L", "B": "L3"}, dims={"L": (1024, 4096)}, numerics=("positive",)),
         Shape("long-K/1d-A", {"A": "L", "B": "L2"}, dims={"L": (1024, 4096)}, numerics=("normal",)),
     )
@@ -361,7 +387,7 @@ MATMUL = Entry(
     "MatMul", matmul_oracle, family="shaped", shapes=_matmul_shapes(), tolerance=matmul_tolerance,
     float_numerics={"wide": wide("MatMul"), "special": special("MatMul"), "positive": positive},
     int_numerics={"int": int_class("MatMul"), "int-extremes": int_extremes("MatMul")},
-    per_type=18, errors=_MATMUL_ERRORS,
+    per_type=20, errors=_MATMUL_ERRORS,
     notes={9: "integer types (uint32, uint64, int32, int64)", 13: "bfloat16"},
 )
 
@@ -419,6 +445,7 @@ def _gemm_shapes() -> tuple[Shape, ...]:
         Shape("tn/zero-K", {"A": "0M", "B": "0N", "C": "N"}, {"transA": 1}, since=7),
         Shape("nn/zero-M", {"A": "0K", "B": "KN", "C": "1N"}, since=7),
         Shape("nt/size1", {"A": "1K", "B": "1K", "C": "11"}, {"transB": 1}),
+        Shape("nn/vector/K=67", {"A": "3L", "B": "L2", "C": "32"}, dims={"L": (67, 67)}, numerics=("special",)),
         Shape("nn/long-K", {"A": "2L", "B": "L3", "C": "23"}, dims={"L": (1024, 4096)}, numerics=("positive",)),
         Shape("tt/long-K", {"A": "L2", "B": "3L", "C": "3"}, {"transA": 1, "transB": 1}, since=7,
               dims={"L": (1024, 4096)}, numerics=("normal",)),
@@ -453,7 +480,7 @@ def _gemm_per_type(version, combo) -> int:
     """Value cases per type: every shape pattern for the 16-bit types (the long-K patterns
     where their accumulation precision matters), fewer for the others."""
     t = combo["T"]
-    return 18 if t in ("float16", "bfloat16") else (8 if V.kind(t) == V.FLOAT else 6)
+    return 19 if t in ("float16", "bfloat16") else (8 if V.kind(t) == V.FLOAT else 6)
 
 
 _GEMM_ERRORS = (
@@ -729,7 +756,9 @@ def _einsum_special(rng, ctx, shapes):
     out = [_uniform(rng, sh, t, -2, 2) for sh in shapes]
     x = out[0]
     _, n, k = _einsum_counts(ctx, shapes)
-    if x.size:
+    if x.ndim >= 1 and x.shape[-1] >= VECTOR_K and n <= 2 and k == 0:
+        _vector_rows(x.reshape(-1, x.shape[-1]), ctx, t)
+    elif x.size:
         vals = [math.nan, -0.0, 0.0, float(fi.smallest_subnormal)]
         if n <= 2 and k == 0:
             vals[1:1] = [math.inf, -math.inf]
@@ -801,6 +830,7 @@ EINSUM_TABLE = (  # the integer types take a window of 6 patterns each, from the
     _eq("scalar-operand", ",ij->ij", "", "MN"),
     _eq("zero-size/batch", "bij->bji", "0MN"),
     _eq("long-dot", "i,i->", "L", "L", dims={"L": (1024, 4096)}, numerics=("positive",)),
+    _eq("vector/matmul", "ij,jk->ik", "3L", "L2", dims={"L": (67, 67)}, numerics=("special",)),
 )
 
 
