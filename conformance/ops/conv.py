@@ -428,5 +428,98 @@ COL2IM = Entry(
 )
 
 
-ENTRIES = (CONV, CONV_TRANSPOSE, COL2IM)
+# ----------------------------------------------------------------------------- DeformConv
+_DEFORM_NAMES = ("X", "W", "offset", "B", "mask")
+
+
+def _deform_data(offsets: str):
+    def fn(rng, ctx, shapes):
+        """Numerics classes of DeformConv: X, W, B uniform in [-2, 2], mask in [0, 1]; offsets
+        ``fractional`` (multiples of 1/64 in [-2.5, 2.5]: bilinear weights exact in every type,
+        samples falling outside X), ``integer`` (in [-2, 2]: a gather, neighbours outside X),
+        ``zero`` (with the mask absent or ones, DeformConv is Conv)."""
+        t = _t(ctx)
+        names = [n for n in _DEFORM_NAMES if n in ctx.types]
+        out = []
+        for name, sh in zip(names, shapes):
+            if name == "offset":
+                if offsets == "fractional":
+                    v = np.round(rng.uniform(-2.5, 2.5, size=sh) * 64) / 64
+                elif offsets == "integer":
+                    v = rng.integers(-2, 3, size=sh).astype(np.float64)
+                else:
+                    v = np.zeros(sh)
+                out.append(V.representable(v, t))
+            elif name == "mask":
+                out.append(_uniform(rng, sh, t, 0, 1) if offsets != "zero" else np.ones(sh))
+            else:
+                out.append(_uniform(rng, sh, t, -2, 2))
+        return out
+
+    fn.__name__ = fn.__qualname__ = f"deform_{offsets}"
+    return fn
+
+
+DEFORM_CLASSES = {"fractional-offsets": _deform_data("fractional"), "integer-offsets": _deform_data("integer"),
+                  "zero-offsets": _deform_data("zero")}
+
+
+def deform_oracle(ctx, x, w, offset, b=None, mask=None, **attrs):
+    """DeformConv of the exact inputs, exactly (:func:`conformance.reference.conv.deform_conv`)."""
+    return ref.deform_conv(x, w, offset, b, mask, attrs)
+
+
+def deform_tolerance(ctx, inputs, attrs, outputs):
+    """:func:`conformance.reference.conv.deform_conv_bound` in the mandated precision (at least
+    float32 for the 16-bit types, as Conv), plus the 16-bit types' rounding before the bias,
+    then the rounding to T."""
+    t = ctx.out_types["Y"]
+    x, w, off = inputs[0], inputs[1], inputs[2]
+    b = inputs[3] if len(inputs) > 3 else None
+    mask = inputs[4] if len(inputs) > 4 else None
+    u, s = lref.ACC[t]
+    bound = ref.deform_conv_bound(x, w, off, b, mask, attrs, u, s)
+    if b is not None:
+        bound = bound + _t_rounding(t, ref.deform_conv(x, w, off, None, mask, attrs))
+    return {"Y": _final(t, bound, outputs["Y"])}
+
+
+def _dc(name, x, w, off, b, mask, attrs=None, **kw) -> Shape:
+    dims = {"N": (1, 2), "C": (1, 3), "M": (1, 3), **kw.pop("dims", {})}
+    return Shape(name, {"X": x, "W": w, "offset": off, "B": b, "mask": mask}, dict(attrs or {}), dims=dims, **kw)
+
+
+DEFORM_SHAPES = (
+    _dc("2d/3x3", "NC45", "MC33", "NQ23", "M", "N923", dims={"Q": (18, 18)}),
+    _dc("2d/pads-strides-dilations", "NC55", "MC22", "N833", "M", "N433",
+        {"pads": [1, 1, 1, 1], "strides": [2, 2], "dilations": [2, 1]}),
+    _dc("2d/offset_group=2", "N445", "M433", "NQ23", "M", "NR23", {"offset_group": 2},
+        dims={"Q": (36, 36), "R": (18, 18)}),
+    _dc("2d/group=2", "N445", "4233", "NQ23", "4", "N923", {"group": 2}, dims={"Q": (18, 18)}),
+    _dc("2d/group=2/offset_group=2/kernel_shape", "N444", "4222", "NQ33", "4", "N833",
+        {"group": 2, "offset_group": 2, "kernel_shape": [2, 2]}, dims={"Q": (16, 16)}),
+    _dc("2d/1x1", "NC34", "MC11", "N234", "M", "N134"),
+    _dc("1d", "NC6", "MC3", "N34", "M", "N34"),
+    _dc("zero-batch", "0C45", "MC33", "0Q23", "M", "0923", dims={"Q": (18, 18)}),
+)
+
+_DEFORM_ERRORS = (
+    Err("offset has offset_group * kH * kW * 2 = 18 channels, not 9", "offset-channels", {},
+        ((1, 2, 4, 5), (3, 2, 3, 3), (1, 9, 2, 3))),
+    Err("offset's spatial shape is the output's (2, 3), not (3, 3)", "offset-spatial", {},
+        ((1, 2, 4, 5), (3, 2, 3, 3), (1, 18, 3, 3))),
+    Err("C = 3 must be divisible by offset_group = 2", "offset_group-not-dividing-C", {"offset_group": 2},
+        ((1, 3, 4, 5), (3, 3, 3, 3), (1, 36, 2, 3))),
+    Err("X.shape[1] == W.shape[1] * group: W has 3 input channels for C = 2", "W-channels", {},
+        ((1, 2, 4, 5), (3, 3, 3, 3), (1, 18, 2, 3))),
+)
+
+DEFORM_CONV = Entry(
+    "DeformConv", deform_oracle, family="shaped", shapes=DEFORM_SHAPES, tolerance=deform_tolerance,
+    float_numerics=DEFORM_CLASSES, numerics_classes=lambda t: tuple(DEFORM_CLASSES), per_type=len(DEFORM_SHAPES),
+    errors=_DEFORM_ERRORS, notes={22: "bfloat16"},
+)
+
+
+ENTRIES = (CONV, CONV_TRANSPOSE, COL2IM, DEFORM_CONV)
 register_entries(ENTRIES, family="conv")

@@ -788,3 +788,205 @@ def col2im_bound(x, image_shape, block_shape, attrs, u: float) -> np.ndarray:
     geo = col2im_geometry(x.shape, image, block_shape, attrs)
     k = int(np.prod(geo.kernel_shape, dtype=np.int64))
     return gamma(k - 1, u) * _col2im_map(x, image, geo) * (1 + 4 * (k + 1) * U64)
+
+
+# ----------------------------------------------------------------------------- DeformConv
+def deform_geometry(x_shape, w_shape, offset_shape, mask_shape, attrs) -> S.Geometry:
+    """The geometry of DeformConv (as Conv's: :func:`conv_geometry`) after the checks of its
+    text: C divisible by offset_group, offset ``(N, offset_group * prod(k) * n, o1..on)``, mask
+    ``(N, offset_group * prod(k), o1..on)``.
+
+    Raises:
+        ValueError: any of those broken (and Conv's checks).
+    """
+    geo = conv_geometry(x_shape, w_shape, attrs)
+    og = int(_attr(attrs, "offset_group", 1))
+    k = int(np.prod(geo.kernel_shape, dtype=np.int64))
+    nd = len(geo.out)
+    if og < 1 or x_shape[1] % og:
+        raise ValueError(f"C = {x_shape[1]} must be divisible by offset_group = {og}")
+    want = (x_shape[0], og * k * nd) + geo.out
+    if tuple(offset_shape) != want:
+        raise ValueError(f"offset has shape {tuple(offset_shape)}, not {want}")
+    if mask_shape is not None and tuple(mask_shape) != (x_shape[0], og * k) + geo.out:
+        raise ValueError(f"mask has shape {tuple(mask_shape)}, not {(x_shape[0], og * k) + geo.out}")
+    return geo
+
+
+def _deform_samples(x, offset, mask, geo: S.Geometry, og: int, exact: bool):
+    """The bilinearly sampled and masked inputs of DeformConv as columns ``(N, C, K, L)``:
+    ``mask[n, g, k, o] * sum_corners prod_a w_a X[n, c, corner]`` at position ``o * s - pad +
+    k * d + offset[n, g, k, a, o]`` (``g`` the offset group of channel ``c``), corners outside X
+    contributing 0.  ``exact``: Fractions (object arrays); else float64 magnitudes
+    (``|mask| sum |w_a| |X|``), and a second array: ``|mask| * sum_a (|p_a| + 1) * 2 max|X corners|``
+    (the sensitivity to a position rounded relatively by 1)."""
+    from fractions import Fraction
+
+    n, c = x.shape[:2]
+    spatial = x.shape[2:]
+    nd = len(spatial)
+    k = int(np.prod(geo.kernel_shape, dtype=np.int64))
+    lo = int(np.prod(geo.out, dtype=np.int64))
+    cog = c // og
+    off = offset.reshape((n, og, k, nd, lo))
+    msk = np.ones((n, og, k, lo)) if mask is None else mask.reshape((n, og, k, lo))
+    grids = np.meshgrid(*[np.arange(o) for o in geo.out], indexing="ij")
+    base = [g.reshape(-1) * s - b for g, s, b in zip(grids, geo.strides, geo.begin)]  # (L,) per axis
+    xflat = x.reshape(n, c, int(np.prod(spatial, dtype=np.int64)))
+    strides_flat = [int(np.prod(spatial[a + 1:], dtype=np.int64)) for a in range(nd)]
+    cols = np.empty((n, c, k, lo), dtype=object) if exact else np.zeros((n, c, k, lo))
+    sens = None if exact else np.zeros((n, c, k, lo))
+    chan_group = np.arange(c) // cog
+    for q, kk in enumerate(_offsets(geo.kernel_shape)):
+        pos = [base[a][None, None, :] + kk[a] * geo.dilations[a] + off[:, :, q, a, :] for a in range(nd)]  # (N, og, L)
+        pos = [p[:, chan_group, :] for p in pos]  # (N, C, L)
+        fl = [np.floor(p) for p in pos]
+        fr = [p - f for p, f in zip(pos, fl)]
+        acc = None
+        worst = np.zeros((n, c, lo)) if not exact else None
+        for bits in itertools.product((0, 1), repeat=nd):
+            idx = [f.astype(np.int64) + bt for f, bt in zip(fl, bits)]
+            valid = np.ones((n, c, lo), dtype=bool)
+            for a in range(nd):
+                valid &= (idx[a] >= 0) & (idx[a] < spatial[a])
+            flat = sum(np.clip(i, 0, max(d - 1, 0)) * st for i, d, st in zip(idx, spatial, strides_flat))
+            vals = np.take_along_axis(xflat, flat, axis=2) if xflat.shape[2] else np.zeros((n, c, lo), dtype=x.dtype)
+            if exact:
+                wgt = np.ones((n, c, lo), dtype=object)
+                for a, bt in enumerate(bits):
+                    fa = np.vectorize(Fraction, otypes=[object])(fr[a]) if fr[a].size else fr[a].astype(object)
+                    wgt = wgt * (fa if bt else 1 - fa)
+                term = np.where(valid, wgt * vals, Fraction(0))
+            else:
+                wgt = np.ones((n, c, lo))
+                for a, bt in enumerate(bits):
+                    wgt = wgt * (fr[a] if bt else 1 - fr[a])
+                term = np.where(valid, np.abs(wgt) * np.abs(vals), 0.0)
+                worst = np.maximum(worst, np.where(valid, np.abs(vals), 0.0))
+            acc = term if acc is None else acc + term
+        m = msk[:, chan_group, q, :]
+        if exact:
+            mf = np.vectorize(Fraction, otypes=[object])(m) if m.size else m.astype(object)
+            cols[:, :, q, :] = acc * mf
+        else:
+            cols[:, :, q, :] = acc * np.abs(m)
+            sens[:, :, q, :] = np.abs(m) * sum(np.abs(p) + 1 for p in pos) * 2 * worst
+    return cols, sens
+
+
+def deform_conv(x, w, offset, b=None, mask=None, attrs=None) -> np.ndarray:
+    """DeformConv, exactly (Dai et al. 2017, Zhu et al. 2019 as the text cites them; the layout of
+    onnx's reference): ``Y[n, m, o] = B[m] + sum_{c in m's group, k} W[m, c, k] mask[n, g, k, o]
+    bilinear(X[n, c], o * strides - pads_begin + k * dilations + offset[n, g, k, :, o])`` with
+    ``g = c // (C / offset_group)``, the offset channels ordered (offset group, kernel offset,
+    axis), bilinear interpolation over the ``2^n`` neighbours, neighbours outside X counting 0
+    ("Sampling locations outside of the padded input tensor gives zero").  Every quantity is a
+    dyadic rational: computed with Fractions, rounded once to float64.  Finite inputs only.
+
+    Raises:
+        ValueError: :func:`deform_geometry`.
+    """
+    from fractions import Fraction
+
+    attrs = attrs or {}
+    x, w, offset = (np.asarray(v, dtype=np.float64) for v in (x, w, offset))
+    mask = None if mask is None else np.asarray(mask, dtype=np.float64)
+    geo = deform_geometry(x.shape, w.shape, offset.shape, None if mask is None else mask.shape, attrs)
+    og = int(_attr(attrs, "offset_group", 1))
+    group = int(_attr(attrs, "group", 1))
+    xo = np.vectorize(Fraction, otypes=[object])(x) if x.size else x.astype(object)
+    cols, _ = _deform_samples(xo, offset, mask, geo, og, exact=True)
+    wo = np.vectorize(Fraction, otypes=[object])(w).reshape(w.shape[0], w.shape[1], -1)
+    y = _grouped_product(cols, wo, group)
+    if b is not None:
+        bo = np.vectorize(Fraction, otypes=[object])(np.asarray(b, dtype=np.float64).reshape(-1))
+        y = y + bo.reshape(1, -1, 1)
+    out = np.empty(y.shape, dtype=np.float64)
+    out.ravel()[:] = [float(v) for v in y.ravel()]
+    return out.reshape((x.shape[0], w.shape[0]) + geo.out)
+
+
+def deform_conv_bound(x, w, offset, b, mask, attrs, u: float, s: float) -> np.ndarray:
+    """Per output element of DeformConv in a precision of unit roundoff ``u``:
+    ``gamma_{Q 2^n + n + 4}(u) A + u P + (Q 2^n + n + 4) s``, with ``A = sum |W| |mask| sum_corners
+    |w_a| |X| + |B|`` (every term a product of at most ``n + 3`` rounded factors, ``Q 2^n``
+    terms, any order: Higham eq. 3.5) and ``P = sum |W| |mask| sum_a (|p_a| + 1) 2 max|X|``,
+    the bilinear interpolation's sensitivity to sampling positions ``p`` rounded relatively by
+    ``u`` (the interpolant is Lipschitz with constant ``2 max|X corners|`` per axis; the
+    ``+ 1`` covers the rounding of the fractional part)."""
+    x, w, offset = (np.asarray(v, dtype=np.float64) for v in (x, w, offset))
+    mask = None if mask is None else np.asarray(mask, dtype=np.float64)
+    geo = deform_geometry(x.shape, w.shape, offset.shape, None if mask is None else mask.shape, attrs)
+    og = int(_attr(attrs, "offset_group", 1))
+    group = int(_attr(attrs, "group", 1))
+    cols, sens = _deform_samples(np.abs(x), offset, mask, geo, og, exact=False)
+    aw = np.abs(w).reshape(w.shape[0], w.shape[1], -1)
+    a = _grouped_product(cols, aw, group)
+    p = _grouped_product(sens, aw, group)
+    if b is not None:
+        a = a + np.abs(np.asarray(b, dtype=np.float64)).reshape(1, -1, 1)
+    nd = len(geo.out)
+    q = terms(w.shape) * 2 ** nd + nd + 4
+    out = (gamma(q, u) * a + u * p) * (1 + 8 * q * U64) + q * s
+    return out.reshape((x.shape[0], w.shape[0]) + geo.out)
+
+
+def deform_conv_f32(x, w, offset, b, mask, attrs, swap_axes: bool = False, ignore_mask: bool = False):
+    """A legitimate DeformConv kernel: everything in float32 (float64 for double) -- positions,
+    bilinear weights, the masked samples, a sequential sum over (channel, kernel offset), the
+    bias -- rounded to X's type.  ``swap_axes``/``ignore_mask`` inject the classic errors (the
+    offset pair read as (x, y); the mask ignored)."""
+    dt = x.dtype
+    acc = _acc_type(dt)
+    geo = deform_geometry(x.shape, w.shape, offset.shape, None if mask is None else mask.shape, attrs)
+    og = int(_attr(attrs, "offset_group", 1))
+    group = int(_attr(attrs, "group", 1))
+    n, c = x.shape[:2]
+    spatial = x.shape[2:]
+    nd = len(spatial)
+    k = int(np.prod(geo.kernel_shape, dtype=np.int64))
+    lo = int(np.prod(geo.out, dtype=np.int64))
+    off = offset.astype(acc).reshape((n, og, k, nd, lo))
+    if swap_axes:
+        off = off[:, :, :, ::-1]
+    msk = None if (mask is None or ignore_mask) else mask.astype(acc).reshape((n, og, k, lo))
+    xf = x.astype(acc).reshape(n, c, int(np.prod(spatial, dtype=np.int64)))
+    grids = np.meshgrid(*[np.arange(o) for o in geo.out], indexing="ij")
+    base = [(g.reshape(-1) * s - bb).astype(acc) for g, s, bb in zip(grids, geo.strides, geo.begin)]
+    chan_group = np.arange(c) // (c // og)
+    strides_flat = [int(np.prod(spatial[a + 1:], dtype=np.int64)) for a in range(nd)]
+    cols = np.zeros((n, c, k, lo), dtype=acc)
+    with np.errstate(all="ignore"):
+        for q, kk in enumerate(_offsets(geo.kernel_shape)):
+            pos = [(base[a][None, None, :] + acc(kk[a] * geo.dilations[a]) + off[:, :, q, a, :]).astype(acc)[:, chan_group]
+                   for a in range(nd)]
+            fl = [np.floor(p) for p in pos]
+            fr = [(p - f).astype(acc) for p, f in zip(pos, fl)]
+            val = np.zeros((n, c, lo), dtype=acc)
+            for bits in itertools.product((0, 1), repeat=nd):
+                idx = [f.astype(np.int64) + bt for f, bt in zip(fl, bits)]
+                valid = np.ones((n, c, lo), dtype=bool)
+                for a in range(nd):
+                    valid &= (idx[a] >= 0) & (idx[a] < spatial[a])
+                flat = sum(np.clip(i, 0, max(d - 1, 0)) * st for i, d, st in zip(idx, spatial, strides_flat))
+                v = np.take_along_axis(xf, flat, axis=2) if xf.shape[2] else np.zeros((n, c, lo), dtype=acc)
+                wgt = np.ones((n, c, lo), dtype=acc)
+                for a, bt in enumerate(bits):
+                    wgt = (wgt * (fr[a] if bt else (acc(1) - fr[a]).astype(acc))).astype(acc)
+                val = (val + np.where(valid, (wgt * v).astype(acc), acc(0))).astype(acc)
+            if msk is not None:
+                val = (val * msk[:, chan_group, q, :]).astype(acc)
+            cols[:, :, q, :] = val
+        m_, cg = w.shape[:2]
+        mg = m_ // group
+        wf = w.astype(acc).reshape(m_, cg * k)
+        y = np.zeros((n, m_, lo), dtype=acc)
+        for g in range(group):
+            gc = cols[:, g * cg:(g + 1) * cg].reshape(n, cg * k, lo)
+            part = np.zeros((n, mg, lo), dtype=acc)
+            for qq in range(cg * k):
+                part = (part + wf[g * mg:(g + 1) * mg, qq][None, :, None] * gc[:, qq][:, None, :]).astype(acc)
+            y[:, g * mg:(g + 1) * mg] = part
+        if b is not None:
+            y = (y + b.astype(acc)[None, :, None]).astype(acc)
+    return y.reshape((n, m_) + geo.out).astype(dt)
