@@ -1282,6 +1282,10 @@ ORT_WRONG = {
         "onnxruntime's ReduceMax/ReduceMin keep the running value when the comparison with NaN is false: "
         "ReduceMax-13(float [1, NaN], axes=[0], keepdims=0) gives 1 while [NaN, 1] gives NaN; NaN propagates "
         "(decision in conformance/ops/reduce.py, as for Max/Min)", "fail"),
+    "rank-0 data with an axis accepted": (
+        lambda c: c.expect_error is not None and "rank0/axes=0" in c.id,
+        "onnxruntime reduces a rank-0 tensor over axes=[0] (attribute or input) and returns it; the accepted "
+        "range [-r, r-1] is empty for r = 0 (numpy: 'axis 0 is out of bounds for array of dimension 0')", "fail"),
     "empty bool max/min refused": (
         lambda c: c.op in ("ReduceMax", "ReduceMin") and c.tags["dtype"] == "bool" and _empty_reduction(c),
         "onnxruntime raises 'ReduceMax is not defined for empty set with bool type'; ReduceMax-20's text: the "

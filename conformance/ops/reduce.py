@@ -1562,9 +1562,13 @@ def _prod_special(rng, ctx, m, n):
     fmax, sub = float(fi.max), float(fi.smallest_subnormal)
     rows = np.asarray(_prod_normal(rng, ctx, m, n), dtype=np.float64).copy()
     kinds = ("nan", "inf", "inf-zero", "zero", "overflow", "underflow", "signs", "finite")
+    if n >= VECTOR_ROW:  # vectorizable rows: NaN, +inf, -inf at the code paths (_common_special)
+        kinds = ("nan", "pinf", "ninf") + kinds[2:]
     emin = int(round(math.log2(sub)))
     for i, kind, pos in _row_kinds(rng, kinds, m, n):
         r = rows[i]
+        if n >= VECTOR_ROW and _common_special(kind, r, pos, rng):
+            continue
         if kind == "nan":
             r[pos[0]] = math.nan
         elif kind == "inf":
@@ -1894,7 +1898,11 @@ def reduce_errors(op: str) -> tuple[Err, ...]:
                 Err("axes value -3 outside [-2, 1] for rank 2 (accepted range [-r, r-1])", "axes=-3/input", {},
                     ((2, 3), (1,)), since=inp, values={"axes": [-3]}),
                 Err("axes must be tensor(int64)", "axes-int32", {}, ((2, 3), (1,)), since=inp,
-                    types={"axes": "int32"}, values={"axes": [1]})]
+                    types={"axes": "int32"}, values={"axes": [1]}),
+                Err("axes value 0 outside [-0, -1] for rank 0: a rank-0 tensor has no axis to reduce",
+                    "rank0/axes=0/input", {}, ((), (1,)), since=inp, values={"axes": [0]})]
+    out.append(Err("axes value 0 outside [0, -1] for rank 0: a rank-0 tensor has no axis to reduce",
+                   "rank0/axes=0/attr", {"axes": [0]}, ((),), until=inp - 1))
     return tuple(out)
 
 
