@@ -37,7 +37,7 @@ from conformance.runner import run_cases
 from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"]
+OPS = ["MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "MaxUnpool"]
 E = {e.op: e for e in pool.ENTRIES}
 BF16 = np.dtype(ml_dtypes.bfloat16)
 WINDOWED = ("MaxPool", "AveragePool", "LpPool")
@@ -207,12 +207,35 @@ def pool_kernel(op, mode="float32", order="forward", nan="propagate", ties="firs
     return kernel
 
 
+def unpool_kernel(flaw=None):
+    """MaxUnpool: a zero tensor of output_shape (or the inferred one) with X written at I;
+    ``flaw`` ``output_shape-ignored`` always infers the shape."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x, ind = inputs["X"], inputs["I"]
+        if ind.shape != x.shape or len(attrs["kernel_shape"]) != x.ndim - 2:
+            raise ValueError("I must have X's shape; kernel_shape one value per axis")
+        n = x.ndim - 2
+        k, s = attrs["kernel_shape"], attrs.get("strides", [1] * n)
+        p = attrs.get("pads", [0] * 2 * n)
+        shape = list(x.shape[:2]) + [(x.shape[2 + i] - 1) * s[i] + k[i] - p[i] - p[n + i] for i in range(n)]
+        if inputs.get("output_shape") is not None and flaw != "output_shape-ignored":
+            shape = [int(v) for v in inputs["output_shape"]]
+        out = np.zeros(int(np.prod(shape)), dtype=x.dtype)
+        for v, i in zip(x.ravel(), ind.ravel()):
+            if flaw is None or 0 <= int(i) < out.size:  # the flawed kernel drops what does not fit
+                out[int(i)] = v
+        return {outputs[0]: out.reshape(shape)}
+
+    return kernel
+
+
 def _backend(kernels, name, check=True):
     return KernelBackend(kernels, name=name, check=check)
 
 
 def _kernels(**kw):
-    return {op: pool_kernel(op, **kw) for op in OPS}
+    return {**{op: pool_kernel(op, **kw) for op in OPS if op != "MaxUnpool"}, "MaxUnpool": unpool_kernel()}
 
 
 def _x(case):
@@ -334,7 +357,8 @@ def test_tolerance_bounds_are_the_accumulation_rule():
 ROUNDED_NODE_TESTS = {"test_averagepool_2d_ceil_last_window_starts_on_pad"}
 
 def test_oracles_reproduce_the_node_tests():
-    tests = single_node_tests(tuple(OPS), ("maxpool", "averagepool", "lppool", "globalaveragepool", "globalmaxpool"))
+    tests = single_node_tests(tuple(OPS), ("maxpool", "averagepool", "lppool", "globalaveragepool", "globalmaxpool",
+                                           "maxunpool"))
     assert len(tests) >= 40
     checked = Counter()
     for t in tests:
@@ -343,7 +367,20 @@ def test_oracles_reproduce_the_node_tests():
         attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in attrs.items()}
         for ins, outs in t.data_sets:
             x = ins[0].astype(np.float64)
-            if node.op_type == "MaxPool":
+            if node.op_type == "MaxUnpool":
+                got = [ref.max_unpool(x, ins[1], attrs, ins[2] if len(ins) > 2 else None)]
+                if t.name == "test_maxunpool_export_with_output_shape":
+                    # onnx scatters I into the inferred 4x4 and pads to 5x5: I is read as indices of
+                    # the 4x4, where the text reads them as indices of the 5x5 output (module docstring
+                    # of the reference disagreements: ref-unpool-output-shape)
+                    assert not np.array_equal(got[0], outs[0])
+                    inferred = ref.max_unpool(x, ins[1], attrs)
+                    want = np.zeros(got[0].shape)
+                    want[tuple(slice(0, d) for d in inferred.shape)] = inferred
+                    assert np.array_equal(want, outs[0])
+                    checked["MaxUnpool-output_shape"] += 1
+                    continue
+            elif node.op_type == "MaxPool":
                 y, ind = ref.max_pool(x, attrs)
                 got = [y, ind][: len(outs)]
             elif node.op_type == "AveragePool":
@@ -362,7 +399,8 @@ def test_oracles_reproduce_the_node_tests():
                     tol = (5e-5, 5e-4) if t.name in ROUNDED_NODE_TESTS else (1e-6, 3e-6)
                     assert np.allclose(g, w.astype(np.float64), rtol=tol[1], atol=tol[0], equal_nan=True), t.name
             checked[node.op_type] += 1
-    assert set(checked) >= {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool"}, checked
+    assert set(checked) >= {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "MaxUnpool",
+                            "MaxUnpool-output_shape"}, checked
 
 
 # ============================================================================ kernels
@@ -387,6 +425,7 @@ WRONG = {  # flaw -> (operators, the shape patterns its fails must include)
     "indices-no-offset": (("MaxPool",), ("indices/",)),
     "p-ignored": (("LpPool", "GlobalLpPool"), ("p=",)),
     "f16-acc": (("AveragePool", "GlobalAveragePool"), ("long",)),
+    "output_shape-ignored": (("MaxUnpool",), ("k2s2", "k2s3")),
 }
 
 
@@ -394,7 +433,8 @@ WRONG = {  # flaw -> (operators, the shape patterns its fails must include)
 def test_wrong_kernels_are_caught(flaw, value_cases):
     ops, patterns = WRONG[flaw]
     cases = [c for c in value_cases if c.op in ops]
-    results = run_cases(cases, _backend({op: pool_kernel(op, flaw=flaw) for op in ops}, flaw, check=False))
+    results = run_cases(cases, _backend({op: (unpool_kernel(flaw) if op == "MaxUnpool" else pool_kernel(op, flaw=flaw))
+                                         for op in ops}, flaw, check=False))
     fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
     for op in ops:  # every operator the flaw applies to is caught
         mine = [c for c in fails if c.op == op]
@@ -449,6 +489,12 @@ def _reference_disagreement(case, res):
       of the input is dropped like padding (AveragePool, LpPool: a NaN window gives a number).
     * ``ref-ceil-dilations-count``: AveragePool with ceil_mode, dilations and count_include_pad=1
       divides by neither reading's count (a mean 6x too small over a 2x2 window).
+    * ``ref-unpool-output-shape``: with ``output_shape`` given, MaxUnpool scatters I into the
+      *inferred* shape and pads that to output_shape, instead of reading I as flat indices of
+      the output (those of the MaxPool input that produced them, the text's "indices are in
+      [0, N x C x D1 x ... x Dn)"): an index beyond the inferred size raises, others land in the
+      wrong place.  onnx's node test ``maxunpool_export_with_output_shape`` encodes this reading
+      (onnxruntime lists that test as failing; it follows the text).
     * ``ref-ceil-drop-before-22``: the ceil_mode window that starts in the right padding is
       dropped at every version, where the texts before MaxPool-22/AveragePool-22 (and onnx's
       own shape inference below opset 22) keep it (5 padded by 1, k2 s2 ceil: 3 windows, the
@@ -456,6 +502,8 @@ def _reference_disagreement(case, res):
     """
     a = case.attributes
     op = case.op
+    if op == "MaxUnpool":
+        return "ref-unpool-output-shape" if "output_shape" in case.tags.get("optional_inputs", "") else None
     if op == "GlobalLpPool":
         return "ref-no-globallppool" if res.outcome == "unsupported" else None
     if case.expect_error:

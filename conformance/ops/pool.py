@@ -506,5 +506,75 @@ GLOBAL_LP = Entry("GlobalLpPool", _global_oracle("lp"), family="shaped", shapes=
                   notes={2: "p becomes an int", 22: "bfloat16"})
 
 
-ENTRIES = (MAXPOOL, AVERAGEPOOL, LPPOOL, GLOBAL_AVG, GLOBAL_MAX, GLOBAL_LP)
+# ============================================================================ MaxUnpool
+def _unpool_target(ctx) -> list[int]:
+    """The shape of the MaxPool input the case's X came from: the inferred one, or with
+    ``output_shape`` given, one larger along every axis whose stride is at least 2 (the same
+    pooled size: ``floor((D + 1 - k + pads) / s) = floor((D - k + pads) / s)``)."""
+    a = ctx.attrs
+    d = ref.unpool_default_shape(ctx.shapes["X"], list(a["kernel_shape"]), a.get("strides"), a.get("pads"))
+    if "output_shape" not in ctx.types:
+        return d
+    s = list(a.get("strides") or [1] * (len(d) - 2))
+    return d[:2] + [v + (1 if st >= 2 else 0) for v, st in zip(d[2:], s)]
+
+
+def _unpool_indices(rng, ctx):
+    """I: the Indices of MaxPool (row-major) over a random input of :func:`_unpool_target`'s
+    shape with distinct values, so that every index is the one maximum of its window."""
+    shape = _unpool_target(ctx)
+    orig = rng.permutation(int(np.prod(shape))).astype(np.float64).reshape(shape)
+    a = {k: v for k, v in ctx.attrs.items() if k in ("kernel_shape", "strides", "pads")}
+    _, ind = ref.max_pool(orig, a)
+    out = np.empty(ind.shape, dtype=object)
+    out.ravel()[:] = [int(v) for v in ind.ravel()]
+    return out
+
+
+def _unpool_output_shape(rng, ctx):
+    out = np.empty(len(ctx.shapes["X"]), dtype=object)
+    out[:] = _unpool_target(ctx)
+    return out
+
+
+def max_unpool_oracle(ctx, x, i, output_shape=None, **attrs):
+    """:func:`conformance.reference.pool.max_unpool`."""
+    return ref.max_unpool(x, i, attrs, output_shape)
+
+
+def _unpool_shapes() -> tuple[Shape, ...]:
+    K, S = "kernel_shape", "strides"
+    d = {**_DIMS, "H": (1, 3), "W": (1, 3), "D": (1, 3), "L": (1, 4)}
+
+    def sh(name, t, attrs, **kw):
+        return Shape(name, {"X": t, "I": t, "output_shape": str(len(t))}, attrs, dims={**d, **kw.pop("dims", {})},
+                     **kw)
+
+    return (
+        sh("2d/k2s2", "NCHW", {K: [2, 2], S: [2, 2]}),
+        sh("2d/k2s2/pads", "NCHW", {K: [2, 2], S: [2, 2], "pads": [1, 0, 0, 1]}),
+        sh("2d/k2s3", "NCHW", {K: [2, 2], S: [3, 3]}),
+        sh("2d/k3s3/asym", "NCHW", {K: [3, 2], S: [3, 2]}),
+        sh("2d/k1", "NCHW", {K: [1, 1]}),
+        sh("1d/k3s3", "NCL", {K: [3], S: [3]}),
+        sh("3d/k2s2", "NCDHW", {K: [2, 2, 2], S: [2, 2, 2]}),
+        sh("2d/zero-batch", "0C22", {K: [2, 2], S: [2, 2]}, cycle=False),
+    )
+
+
+MAXUNPOOL = Entry(
+    "MaxUnpool", max_unpool_oracle, family="shaped", shapes=_unpool_shapes(),
+    structural={"I": _unpool_indices, "output_shape": _unpool_output_shape},
+    attrs=(Attrs({"kernel_shape": [2, 2]}, tag="kernel-only"),
+           Attrs({"kernel_shape": [2, 2], "strides": [2, 2]}, tag="strides")),
+    tags=_max_tags, per_type=16,
+    errors=(Err("I must have X's shape ('Dimensions must be the same as input tensor X')", "I-shape",
+                attrs={"kernel_shape": [2, 2], "strides": [2, 2]}, shapes=((1, 1, 2, 2), (1, 1, 3, 3))),
+            Err("kernel_shape has one value per spatial axis: [2] for a 2-D input", "kernel-rank",
+                attrs={"kernel_shape": [2]}, shapes=((1, 1, 2, 2), (1, 1, 2, 2)))),
+    notes={11: "output_shape input semantics unchanged (text only)", 22: "bfloat16"},
+)
+
+
+ENTRIES = (MAXPOOL, AVERAGEPOOL, LPPOOL, GLOBAL_AVG, GLOBAL_MAX, GLOBAL_LP, MAXUNPOOL)
 register_entries(ENTRIES, family="pool")

@@ -514,3 +514,33 @@ def check_average_pool_overhang(inputs: dict, outputs: dict, attrs: dict, drop: 
 def check_average_pool_overhang_v10(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
     """:func:`check_average_pool_overhang` for AveragePool-10 to -19 (no ceil_mode drop rule)."""
     return check_average_pool_overhang(inputs, outputs, attrs, drop=False)
+
+
+# ============================================================================ MaxUnpool
+def unpool_default_shape(x_shape, kernel, strides=None, pads=None) -> list[int]:
+    """MaxUnpool's inferred output shape ``[N, C, (X_i - 1) s_i + k_i - b_i - e_i]`` (the size
+    of a MaxPool input that pools to X)."""
+    n = len(x_shape) - 2
+    s = list(strides or [1] * n)
+    p = list(pads or [0] * (2 * n))
+    return list(x_shape[:2]) + [(x_shape[2 + i] - 1) * s[i] + kernel[i] - p[i] - p[n + i] for i in range(n)]
+
+
+def max_unpool(x: np.ndarray, indices, attrs: dict, output_shape=None) -> np.ndarray:
+    """MaxUnpool: zeros of ``output_shape`` (else :func:`unpool_default_shape`; "if
+    output_shape is specified, pads values are ignored") with ``X`` scattered to the flat
+    row-major positions ``I`` ("The indices are linear ... assuming row-major storage").
+
+    Raises:
+        ValueError: an index outside the output, or a repeated index (the text leaves the value
+            of a position two elements target open: the entries never generate one).
+    """
+    shape = ([int(v) for v in np.asarray(output_shape).ravel()] if output_shape is not None else
+             unpool_default_shape(x.shape, list(attrs["kernel_shape"]), attrs.get("strides"), attrs.get("pads")))
+    size = int(np.prod(shape))
+    idx = [int(v) for v in np.asarray(indices).ravel()]
+    if any(not 0 <= i < size for i in idx) or len(set(idx)) != len(idx):
+        raise ValueError("MaxUnpool indices outside the output or repeated")
+    out = np.zeros(size, dtype=x.dtype if x.dtype != object else object)
+    out[idx] = np.asarray(x).ravel()
+    return out.reshape(shape)
