@@ -62,7 +62,7 @@ from ..reference import linalg as lref
 from ..tolerance import Tolerance
 from . import values as V
 from .engine import register_entries
-from .entry import Entry, Err, Shape
+from .entry import Attrs, Entry, Err, Shape
 
 
 # ----------------------------------------------------------------------------- shared helpers
@@ -521,5 +521,121 @@ DEFORM_CONV = Entry(
 )
 
 
-ENTRIES = (CONV, CONV_TRANSPOSE, COL2IM, DEFORM_CONV)
+# ----------------------------------------------------------------------------- CausalConvWithState
+_CAUSAL_NAMES = ("input", "weight", "bias", "past_state")
+
+
+def _causal_data(kind: str):
+    def fn(rng, ctx, shapes):
+        """Numerics classes of CausalConvWithState: ``normal`` (every input in [-2, 2]),
+        ``wide`` (channels scaled by ``2^[-6, 6]``, input and state alike), ``special`` (one NaN,
+        a -0 and a subnormal in the input or the past state: the NaN reaches the outputs whose
+        window holds it and the state that keeps it)."""
+        t = ctx.types["input"]
+        names = [n for n in _CAUSAL_NAMES if n in ctx.types]
+        out = [_uniform(rng, sh, t, -2, 2) for sh in shapes]
+        if kind == "wide" and shapes[0][1]:
+            sc = 2.0 ** rng.integers(-6, 7, size=shapes[0][1])
+            for i, n in enumerate(names):
+                if n in ("input", "past_state"):
+                    out[i] = V.representable(out[i] * sc[None, :, None], t)
+        if kind == "special":
+            fi = V.finfo(t)
+            tgt = [i for i, n in enumerate(names) if n in ("input", "past_state") and out[i].size]
+            vals = [math.nan, -0.0, float(fi.smallest_subnormal)]
+            for v in vals:
+                if tgt:
+                    i = tgt[int(rng.integers(len(tgt)))]
+                    out[i].reshape(-1)[int(rng.integers(out[i].size))] = v
+        return out
+
+    fn.__name__ = fn.__qualname__ = f"causal_{kind}"
+    return fn
+
+
+CAUSAL_CLASSES = {k: _causal_data(k) for k in ("normal", "wide", "special")}
+
+
+def causal_oracle(ctx, x, w, bias=None, past_state=None, activation="none", **attrs):
+    """CausalConvWithState (its text): the past state (zeros when absent) concatenated before the
+    input along the length, a depthwise valid convolution with ``weight`` ``(C, 1, k)`` (exact,
+    :func:`conformance.reference.conv.conv` with ``group = C``), SiLU ``z sigmoid(z)`` for
+    ``silu``/``swish`` (float64); ``present_state`` the last ``k - 1`` positions of the
+    concatenation."""
+    n, c, _ = x.shape
+    k = w.shape[2]
+    past = np.zeros((n, c, k - 1)) if past_state is None else past_state
+    seq = np.concatenate([past, x], axis=2)
+    z = ref.conv(seq, w, bias, {"group": c})
+    act = activation.decode() if isinstance(activation, bytes) else activation
+    if act in ("silu", "swish"):
+        with np.errstate(all="ignore"):
+            z = z / (1.0 + np.exp(-z))
+    return z, seq[:, :, seq.shape[2] - (k - 1):]
+
+
+def causal_tolerance(ctx, inputs, attrs, outputs):
+    """``output``: the depthwise sum of ``k`` products and the bias
+    (:func:`conformance.reference.conv.direct_bound` in the mandated precision: float32 for the
+    16-bit types) and the rounding before the bias in T; with SiLU, that bound times
+    ``max |silu'| < 1.1`` plus SiLU's own error in the working precision (exp 3 ulp, the
+    addition, the division and the product: 8 ulp of float, relative) and, for the 16-bit types,
+    ``z`` rounded to T first (``1.1 u_T |z|``) and the result's rounding; ``present_state``:
+    exact (data movement)."""
+    t = ctx.out_types["output"]
+    x, w = inputs[0], inputs[1]
+    bias = inputs[2] if len(inputs) > 2 else None
+    past = inputs[3] if len(inputs) > 3 else None
+    n, c, _ = x.shape
+    k = w.shape[2]
+    seq = np.concatenate([np.zeros((n, c, k - 1)) if past is None else past, x], axis=2)
+    u, s = lref.ACC[t]
+    u_t = float(V.finfo(t).eps) / 2
+    a = {"group": c}
+    bound = ref.direct_bound(seq, w, bias, a, u, s)
+    z = ref.conv(seq, w, bias, a)
+    if bias is not None:
+        bound = bound + _t_rounding(t, ref.conv(seq, w, None, a))
+    act = attrs.get("activation", "none")
+    if act in ("silu", "swish"):
+        with np.errstate(all="ignore"):
+            y = np.abs(np.asarray(outputs["output"], dtype=np.float64))
+            zf = np.abs(np.where(np.isfinite(z), z, 0.0))
+        bound = 1.1 * bound + 8 * u * np.where(np.isfinite(y), y, 0.0)
+        if u_t > u:
+            bound = bound + 1.1 * u_t * zf + 4 * u_t * np.where(np.isfinite(y), y, 0.0)
+    return {"output": _final(t, bound, outputs["output"]), "present_state": Tolerance(0.0, 0.0, exact=True)}
+
+
+def _cc(name, x, w, past, **kw) -> Shape:
+    dims = {"N": (1, 2), "C": (1, 4), **kw.pop("dims", {})}
+    return Shape(name, {"input": x, "weight": w, "bias": "C", "past_state": past}, dims=dims, **kw)
+
+
+CAUSAL_SHAPES = (
+    _cc("k=3", "NCL", "C13", "NC2", dims={"L": (1, 6)}),
+    _cc("k=4/decode-step", "NC1", "C14", "NC3"),
+    _cc("k=4/input-shorter-than-state", "NC2", "C14", "NC3"),
+    _cc("k=2/long", "NCL", "C12", "NC1", dims={"L": (8, 16), "C": (4, 8)}),
+    _cc("k=1/empty-state", "NCL", "C11", "NC0", dims={"L": (1, 5)}),
+    _cc("zero-batch", "0CL", "C13", "0C2"),
+)
+
+_CAUSAL_ERRORS = (
+    Err("weight is (channels, 1, k): 3 channels for an input of 2", "weight-channels", {},
+        ((1, 2, 5), (3, 1, 3))),
+    Err("past_state is (batch_size, channels, k - 1) = (1, 2, 2), not (1, 2, 3)", "past_state-length", {},
+        ((1, 2, 5), (2, 1, 3), (2,), (1, 2, 3))),
+    Err("the input is rank 3 (batch_size, channels, length)", "input-rank", {}, ((2, 5), (2, 1, 3))),
+)
+
+CAUSAL_CONV = Entry(
+    "CausalConvWithState", causal_oracle, family="shaped", shapes=CAUSAL_SHAPES, tolerance=causal_tolerance,
+    float_numerics=CAUSAL_CLASSES, numerics_classes=lambda t: tuple(CAUSAL_CLASSES), per_type=12,
+    attrs=(Attrs({"activation": "silu"}, tag="silu"), Attrs({"activation": "swish"}, tag="swish")),
+    errors=_CAUSAL_ERRORS,
+)
+
+
+ENTRIES = (CONV, CONV_TRANSPOSE, COL2IM, DEFORM_CONV, CAUSAL_CONV)
 register_entries(ENTRIES, family="conv")
