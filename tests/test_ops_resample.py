@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 
@@ -33,7 +34,7 @@ from conformance.runner import run_cases
 from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["Resize", "Upsample"]
+OPS = ["Resize", "Upsample", "GridSample", "AffineGrid"]
 E = {e.op: e for e in resample.ENTRIES}
 
 
@@ -368,7 +369,7 @@ LEGIT = [("f32", False, "f32", "round"), ("f32", True, "f32", "trunc"), ("f64", 
 
 @pytest.mark.parametrize("coords,recip,inter,to_int", LEGIT)
 def test_legitimate_kernels_pass_everything(coords, recip, inter, to_int, value_cases):
-    cases = [c for c in value_cases if c.contested is None]
+    cases = [c for c in value_cases if c.contested is None and c.op in ("Resize", "Upsample")]
     results = run_cases(cases, _backend(resize_kernel(coords, recip, inter, to_int), f"{coords}-{recip}"))
     bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
     assert not bad, bad[:5]
@@ -408,9 +409,196 @@ def test_error_cases_are_rejected(suite):
     tags = {c.tags["error"] for c in cases if c.op == "Resize"}
     assert {"scales-and-sizes", "scale=0", "scale<0", "roi-length", "mode=bicubic", "axes=4", "axes=-5",
             "neither", "scales-length"} <= tags
-    results = run_cases(cases, _backend(resize_kernel(), "legit"))
+    assert {c.tags["error"] for c in cases if c.op == "GridSample"} >= {"5d", "grid-last-dim", "batch", "mode=linear",
+                                                                      "mode=bilinear", "padding_mode=circular"}
+    results = run_cases(cases, _all_backend())
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
                                                         if r.outcome != "pass"]
+
+
+# ============================================================================ GridSample / AffineGrid kernels
+def _reflect_loop(x, lo, hi):
+    """Reflection by bouncing off the borders one at a time (the text's -3.5 -> 1.5 -> 0.5)."""
+    if lo == hi:
+        return 0.0
+    while x < lo or x > hi:
+        x = 2 * lo - x if x < lo else 2 * hi - x
+    return x
+
+
+def grid_kernel(coords="f32", flaw=None):
+    """GridSample written from the text and torch.grid_sample's conventions, point by point."""
+    f = np.float32 if coords == "f32" else np.float64
+
+    def kernel(inputs, attrs, outputs, opset):
+        x, g = inputs["X"], inputs["grid"]
+        version = attrs.pop("__version__")
+        attrs.pop("__op__")
+        mode = attrs.get("mode", "bilinear" if version < 20 else "linear")
+        if mode not in (("bilinear", "nearest", "bicubic") if version < 20 else ("linear", "nearest", "cubic")):
+            raise ValueError(mode)
+        mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+        pad = attrs.get("padding_mode", "zeros")
+        if pad not in ("zeros", "border", "reflection"):
+            raise ValueError(pad)
+        ac = int(attrs.get("align_corners", 0))
+        if flaw == "align_corners-inverted":
+            ac = 1 - ac
+        r = x.ndim - 2
+        if (version < 20 and r != 2) or g.ndim != r + 2 or g.shape[-1] != r or g.shape[0] != x.shape[0]:
+            raise ValueError("shapes")
+        work = x if mode == "nearest" else x.astype(np.float64 if x.dtype == np.float64 else np.float32)
+        out = np.zeros(x.shape[:2] + g.shape[1:-1], dtype=work.dtype)
+        lens = x.shape[2:]
+
+        def padc(c, length):
+            if pad == "border":
+                return min(max(c, 0.0), length - 1.0)
+            if pad == "reflection":
+                wrong_edges = flaw == "reflection-wrong-border"
+                if ac != wrong_edges:
+                    c = _reflect_loop(c, 0.0, length - 1.0)
+                else:
+                    c = _reflect_loop(c, -0.5, length - 0.5)
+                return min(max(c, 0.0), length - 1.0)
+            return c
+
+        for n in range(x.shape[0]):
+            for o in np.ndindex(*g.shape[1:-1]):
+                cs = []
+                for d in range(r):
+                    gv, length = f(g[(n,) + o + (r - 1 - d,)]), lens[d]
+                    c = (gv + f(1)) / f(2) * f(length - 1) if ac else ((gv + f(1)) * f(length) - f(1)) / f(2)
+                    cs.append(float(c))
+                taps = []
+                for d in range(r):
+                    c, length = cs[d], lens[d]
+                    if mode == "nearest":
+                        taps.append([(float(np.rint(padc(c, length))), 1.0)])
+                    elif mode == "linear":
+                        c = padc(c, length)
+                        c0 = math.floor(c)
+                        taps.append([(c0, 1 - (c - c0)), (c0 + 1, c - c0)])
+                    else:
+                        c0 = math.floor(c)
+                        taps.append([(padc(c0 + k, length) if pad != "zeros" else c0 + k,
+                                      float(_keys(f(c0 + k) - f(c), -0.75))) for k in (-1, 0, 1, 2)])
+                acc = work.dtype.type(0) if work.dtype != object else None
+                for combo in itertools.product(*taps):
+                    idx = [int(round(i)) for i, _ in combo]
+                    w = math.prod(wt for _, wt in combo)
+                    inside = all(0 <= i < length for i, length in zip(idx, lens))
+                    if mode == "nearest":
+                        acc = x[(n, slice(None)) + tuple(idx)] if inside else np.zeros(x.shape[1], dtype=x.dtype)
+                    elif inside:
+                        acc = acc + work[(n, slice(None)) + tuple(idx)] * work.dtype.type(w)
+                out[(n, slice(None)) + o] = acc
+        return {outputs[0]: out.astype(x.dtype)}
+
+    return kernel
+
+
+def affine_kernel(coords="f32"):
+    """AffineGrid: positions -1 + 2i/(L-1) (align_corners) or (2i+1)/L - 1, then theta @ [x, y, (z,) 1]."""
+    def kernel(inputs, attrs, outputs, opset):
+        theta, size = inputs["theta"], [int(v) for v in inputs["size"]]
+        attrs.pop("__version__")
+        attrs.pop("__op__")
+        if len(size) not in (4, 5) or theta.shape != (size[0], len(size) - 2, len(size) - 1):
+            raise ValueError("shapes")
+        f = np.float32 if coords == "f32" and theta.dtype != np.float64 else np.float64
+        ac = int(attrs.get("align_corners", 0))
+        sp = size[2:]
+        r = len(sp)
+
+        def pos(i, length):
+            if length == 1:
+                return f(0)
+            return f(-1) + f(2) * f(i) / f(length - 1) if ac else (f(2) * f(i) + f(1)) / f(length) - f(1)
+
+        out = np.zeros((size[0],) + tuple(sp) + (r,), dtype=f)
+        th = theta.astype(f)
+        for n in range(size[0]):
+            for o in np.ndindex(*sp):
+                b = [pos(o[r - 1 - k], sp[r - 1 - k]) for k in range(r)] + [f(1)]
+                for i in range(r):
+                    out[(n,) + o + (i,)] = sum((th[n, i, j] * b[j] for j in range(r + 1)), f(0))
+        return {outputs[0]: out.astype(theta.dtype)}
+
+    return kernel
+
+
+def _all_backend(kind="f32", flaw=None, check=True):
+    k = resize_kernel("f64", intermediate="f64") if kind == "f64" else resize_kernel()
+    return _Backend({"Resize": k, "Upsample": k, "GridSample": grid_kernel(kind, flaw), "AffineGrid": affine_kernel(kind)},
+                    name=f"{kind}-{flaw}", check=check)
+
+
+@pytest.mark.parametrize("kind", ["f32", "f64"])
+def test_legitimate_grid_kernels_pass_everything(kind, value_cases):
+    cases = [c for c in value_cases if c.op in ("GridSample", "AffineGrid") and c.contested is None]
+    results = run_cases(cases, _all_backend(kind))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+GRID_WRONG = {
+    "align_corners-inverted": (lambda c: True, 20),
+    "reflection-wrong-border": (lambda c: c.attributes.get("padding_mode") == "reflection", 5),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(GRID_WRONG))
+def test_wrong_grid_kernels_are_caught(flaw, value_cases):
+    keep, least = GRID_WRONG[flaw]
+    cases = [c for c in value_cases if c.op == "GridSample" and c.contested is None and keep(c)]
+    assert cases
+    results = run_cases(cases, _all_backend("f32", flaw, check=False))
+    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
+    assert len(fails) >= least, Counter(r.outcome for r in results)
+    # both align_corners values catch it
+    if flaw == "reflection-wrong-border":
+        assert {c.attributes.get("align_corners", 0) for c in fails} == {0, 1}
+
+
+def test_grid_sample_oracle_examples():
+    """The text's reflection example (-3.5 -> 1.5 -> 0.5 between the borders -1 and 1), torch's
+    unnormalization, half-to-even nearest (version 20's text) and the loop kernel."""
+    assert ref.reflect(-3.5, -1.0, 1.0) == 0.5 and _reflect_loop(-3.5, -1.0, 1.0) == 0.5
+    assert ref.unnormalize(-1.0, 4, 1) == 0 and ref.unnormalize(1.0, 4, 1) == 3
+    assert ref.unnormalize(-1.0, 4, 0) == -0.5 and ref.unnormalize(1.0, 4, 0) == 3.5
+    x = np.arange(4.0).reshape(1, 1, 1, 4)
+    # x = 0.5 and 2.5 (align_corners=1: g = -2/3 and 2/3 rounded... use align 0: g = -0.5 -> x = 0.5)
+    g = np.array([[[[-0.5, 0.0], [0.5, 0.0]]]])
+    assert ref.grid_sample(x, g, "nearest", "border", 0).ravel().tolist() == [0.0, 2.0]  # 0.5 -> 0, 2.5 -> 2
+    rng = np.random.default_rng(3)
+    for mode in ("linear", "cubic", "nearest"):
+        for pad in ("zeros", "border", "reflection"):
+            for ac in (0, 1):
+                xx = rng.normal(size=(1, 2, 3, 4))
+                gg = np.round(rng.uniform(-1.6, 1.6, size=(1, 3, 2, 2)) * 64) / 64
+                if mode == "cubic" and pad == "border":
+                    gg = np.clip(gg, -0.75, 0.75)
+                if mode == "nearest" and ref.grid_unstable(gg, xx.shape, mode, pad, ac).any():
+                    continue
+                attrs = {"mode": mode, "padding_mode": pad, "align_corners": ac, "__version__": 20, "__op__": "G"}
+                want = grid_kernel("f64")({"X": xx, "grid": gg}, attrs, ["Y"], 20)["Y"]
+                np.testing.assert_allclose(ref.grid_sample(xx, gg, mode, pad, ac), want, rtol=1e-12, atol=1e-12)
+
+
+def test_affine_grid_oracle_is_torch_affine_grid():
+    """torch.nn.functional.affine_grid's base grid written out (x along W first) for 2-D and 3-D."""
+    rng = np.random.default_rng(4)
+    for size in ([2, 1, 3, 4], [1, 2, 2, 3, 4]):
+        r = len(size) - 2
+        th = rng.normal(size=(size[0], r, r + 1))
+        for ac in (0, 1):
+            want = affine_kernel("f64")({"theta": th, "size": np.array(size)}, {"align_corners": ac, "__version__": 20,
+                                                                             "__op__": "A"}, ["grid"], 20)["grid"]
+            np.testing.assert_allclose(ref.affine_grid(th, size, ac), want, rtol=1e-13, atol=1e-13)
+    # the text's two pictures: 4 pixels, centers at -1, -1/3, 1/3, 1 or -3/4, -1/4, 1/4, 3/4
+    assert np.allclose(ref.base_positions(4, 1), [-1, -1 / 3, 1 / 3, 1])
+    assert np.allclose(ref.base_positions(4, 0), [-0.75, -0.25, 0.25, 0.75])
 
 
 # ============================================================================ onnx.reference
@@ -441,11 +629,27 @@ def _reference_disagreement(case, res) -> str | None:
     * ``ref-type``: element types onnx.reference cannot resize (strings, bools, complex,
       integers through its float path saturating or truncating).
     * ``ref-contested``: a contested case (``Case.contested``).
+
+    GridSample / AffineGrid:
+
+    * ``ref-grid16-mode-names``: GridSample-16's ``bilinear``/``bicubic`` (and the default
+      bilinear) are refused ("only supports nearest, linear, and cubic").
+    * ``ref-grid-nearest-half-away``: nearest rounds a half away from zero (C's round); version
+      20's text: "rounds to the nearest even index when the sampling point falls halfway".
+    * ``ref-grid-16bit``: a float16/bfloat16 X or grid is computed in that type (coordinates and
+      weights), beyond the float32 coordinates the tolerance admits.
+    * ``ref-affine-float32-output``: AffineGrid returns float32 whatever T1 (float16, bfloat16,
+      double).
+    * ``ref-grid-zero-size`` / ``ref-affine-zero-size``: an empty grid or size fails.
+    * ``ref-grid-size1-reflection``: reflection with align_corners on a spatial size of 1
+      divides by zero (the text's borders coincide; torch gives index 0).
     """
     if case.expect_error:
         return "ref-no-validation"
     if case.contested:
         return "ref-contested"
+    if case.op in ("GridSample", "AffineGrid"):
+        return _grid_reference_disagreement(case, res)
     a = case.attributes
     if _mode(case) == "nearest" and case.tags["numerics"] == "special":
         return "ref-nearest-weighted-sum"
@@ -470,12 +674,36 @@ def _reference_disagreement(case, res) -> str | None:
     return None
 
 
+def _grid_reference_disagreement(case, res) -> str | None:
+    msg = res.message or ""
+    if case.op == "AffineGrid":
+        if "dtype float32 != expected" in msg:
+            return "ref-affine-float32-output"
+        return "ref-affine-zero-size" if "zero-size" in case.tags["shape"] else None
+    if case.since_version == 16 and "only supports nearest, linear, and cubic" in msg:
+        return "ref-grid16-mode-names"
+    if "zero-size" in case.tags["shape"]:
+        return "ref-grid-zero-size"
+    if "size1" in case.tags["shape"] and "infinity" in msg:
+        return "ref-grid-size1-reflection"
+    types = {case.tags["dtype"], *case.tags.get("types", "").replace("T1=", "").replace("T2=", "").split(",")}
+    if types & {"float16", "bfloat16"} and case.attributes.get("mode") != "nearest":
+        return "ref-grid-16bit"
+    if case.attributes.get("mode") == "nearest":
+        return "ref-grid-nearest-half-away"
+    if case.tags["dtype"] not in ("float", "double", "float16", "bfloat16"):
+        return "ref-type"
+    return None
+
+
 def test_agreement_with_onnx_reference(suite):
     results = run_cases(suite, resolve_backend("onnx-reference"))
     why, unexplained = sort_findings(suite, results, _reference_disagreement)
     assert not unexplained, unexplained[:8]
     assert {"ref-antialias-nearest", "ref-pytorch-len1", "ref-negative-axes",
-            "ref-nearest-weighted-sum", "ref-nearest-exclude-outside", "ref-align-corners-output-width"} <= set(why), why
+            "ref-nearest-weighted-sum", "ref-nearest-exclude-outside", "ref-align-corners-output-width",
+            "ref-grid16-mode-names", "ref-grid-nearest-half-away", "ref-grid-16bit", "ref-affine-float32-output"} \
+        <= set(why), why
 
 
 # ============================================================================ coverage

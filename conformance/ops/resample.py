@@ -620,5 +620,272 @@ UPSAMPLE = Entry(
            10: "deprecated (Resize-10)"},
 )
 
-ENTRIES = (RESIZE, UPSAMPLE)
+
+# ============================================================================ GridSample
+#: (name, X shape, grid shape, attributes with the mode as "linear"/"cubic"/"nearest", since).
+#: Version 16 gets the 4-D rows with bilinear/bicubic, 20+ every row with linear/cubic.
+GRID_ROWS = (
+    ("linear/zeros", (2, 2, 3, 4), (2, 3, 5, 2), {}, 16),
+    ("linear/zeros/align_corners", (1, 2, 4, 3), (1, 4, 4, 2), {"align_corners": 1}, 16),
+    ("linear/border", (1, 1, 4, 5), (1, 3, 4, 2), {"padding_mode": "border"}, 16),
+    ("linear/reflection", (1, 2, 3, 4), (1, 4, 5, 2), {"padding_mode": "reflection"}, 16),
+    ("linear/reflection/align_corners", (2, 1, 4, 3), (2, 3, 3, 2), {"padding_mode": "reflection",
+                                                                     "align_corners": 1}, 16),
+    ("nearest/zeros", (1, 2, 4, 4), (1, 4, 4, 2), {"mode": "nearest"}, 16),
+    ("nearest/border/align_corners", (1, 1, 3, 5), (1, 4, 3, 2), {"mode": "nearest", "padding_mode": "border",
+                                                                  "align_corners": 1}, 16),
+    ("nearest/reflection", (1, 2, 4, 2), (1, 3, 4, 2), {"mode": "nearest", "padding_mode": "reflection"}, 16),
+    ("cubic/zeros", (1, 2, 4, 4), (1, 3, 4, 2), {"mode": "cubic"}, 16),
+    ("cubic/border", (1, 1, 5, 4), (1, 3, 3, 2), {"mode": "cubic", "padding_mode": "border"}, 16),
+    ("cubic/reflection/align_corners", (1, 1, 4, 5), (1, 4, 3, 2), {"mode": "cubic", "padding_mode": "reflection",
+                                                                    "align_corners": 1}, 16),
+    ("cubic/reflection", (2, 1, 3, 4), (2, 2, 4, 2), {"mode": "cubic", "padding_mode": "reflection"}, 16),
+    ("linear/size1-spatial", (1, 2, 1, 3), (1, 2, 3, 2), {}, 16),
+    ("nearest/size1-spatial/align_corners", (1, 1, 1, 1), (1, 2, 2, 2), {"mode": "nearest", "align_corners": 1}, 16),
+    ("linear/zero-size-grid", (1, 2, 3, 3), (1, 0, 2, 2), {}, 16),
+    ("linear/5d", (1, 2, 2, 3, 4), (1, 2, 3, 2, 3), {}, 20),
+    ("nearest/5d/reflection", (1, 1, 3, 2, 3), (1, 2, 2, 2, 3), {"mode": "nearest", "padding_mode": "reflection"}, 20),
+    ("cubic/5d/align_corners", (1, 1, 3, 3, 4), (1, 2, 2, 2, 3), {"mode": "cubic", "align_corners": 1}, 20),
+    ("linear/3d-input/border", (2, 2, 5), (2, 4, 1), {"padding_mode": "border"}, 20),
+)
+_V16 = {"linear": "bilinear", "cubic": "bicubic", "nearest": "nearest"}
+
+
+def _grid_shapes() -> tuple[Shape, ...]:
+    out = []
+    for name, x, g, attrs, since in GRID_ROWS:
+        mode = attrs.get("mode", "linear")
+        rest = {k: v for k, v in attrs.items() if k != "mode"}
+        if since <= 16:
+            a16 = dict(rest, **({"mode": _V16[mode]} if mode != "linear" else {}))
+            out.append(Shape(f"{name}@16", {"X": _tpl(x), "grid": _tpl(g)}, a16, until=16))
+        a20 = dict(rest, **({"mode": mode} if mode != "linear" else {}))
+        out.append(Shape(name, {"X": _tpl(x), "grid": _tpl(g)}, a20, since=20))
+    return tuple(out)
+
+
+GRID_SHAPES = _grid_shapes()
+
+
+def _gmode(attrs, version) -> str:
+    m = attrs.get("mode", "bilinear" if version < 20 else "linear")
+    return {"bilinear": "linear", "bicubic": "cubic"}.get(m, m)
+
+
+def grid_values(rng, ctx):
+    """The grid of a GridSample case (structural: drawn per case, never repaired): per point
+    one of the positions worth testing -- -1, 1, 0, the corner pixels' centers and edges,
+    exact half-pixel positions, far outside (+-3.5 and beyond: reflection bounces several
+    times) -- or a uniform draw in [-1.25, 1.25], rounded to the grid's type; nearest points
+    whose pick a float32 evaluation could change are drawn again; cubic with border padding
+    stays inside the pixel-center range (torch's bicubic pads each tap, the text's "border
+    values for out-of-bound grid locations" reads as clipping the location: they agree there)."""
+    shape = ctx.shapes["grid"]
+    xs = ctx.shapes["X"]
+    t2 = ctx.types["grid"]
+    mode, pad, ac = _gmode(ctx.attrs, ctx.version), ctx.attrs.get("padding_mode", "zeros"), \
+        int(ctx.attrs.get("align_corners", 0))
+    r = shape[-1] if shape else 0
+    n = int(np.prod(shape[:-1], dtype=np.int64)) if shape else 0
+    g = rng.uniform(-1.25, 1.25, size=(n, r))
+    for d in range(r):
+        length = xs[2 + r - 1 - d]  # grid[..., 0] indexes the innermost spatial axis
+        specials = [-1.0, 1.0, 0.0, -3.5, 2.75, -1.5, 1.25, -5.0,
+                    2 / length - 1, 1 - 2 / length, 1 / length - 1, 1 - 1 / length]
+        for i in range(n):
+            if rng.random() < 0.45:
+                g[i, d] = specials[int(rng.integers(len(specials)))]
+    if mode == "cubic" and pad == "border":
+        for d in range(r):
+            length = xs[2 + r - 1 - d]
+            lim = 1.0 if ac else max(0.0, 1 - 1 / length)
+            g[:, d] = np.clip(g[:, d], -lim, lim)
+    g = V.representable(g, t2)
+    full = g.reshape(tuple(shape[:-1]) + (r,)) if shape else g
+    if mode == "nearest" and n:
+        for _ in range(20):
+            bad = ref.grid_unstable(full, xs, mode, pad, ac).reshape(-1)
+            if not bad.any():
+                break
+            flat = full.reshape(n, r)
+            flat[bad] = V.representable(rng.uniform(-1.25, 1.25, size=(int(bad.sum()), r)), t2)
+            full = flat.reshape(full.shape)
+        else:
+            raise ref.Unstable("grid points too close to a rounding boundary")
+    return full
+
+
+def grid_sample_oracle(ctx, x, grid, mode=None, padding_mode="zeros", align_corners=0, **_):
+    """GridSample-16/20/22 of the exact inputs (:func:`conformance.reference.resample.grid_sample`).
+
+    Raises:
+        ValueError: shapes that do not match, a mode of the other version's names.
+        Unstable: a nearest pick float32 coordinates could change (never generated).
+    """
+    m = _gmode({"mode": mode} if mode else {}, ctx.version)
+    if mode is not None and mode not in ref.grid_modes(ctx.version):
+        raise ValueError(f"mode {mode!r} at version {ctx.version}")
+    if m == "nearest" and ref.grid_unstable(grid, np.shape(x), m, padding_mode, int(align_corners)).any():
+        raise ref.Unstable("a nearest pick float32 coordinates could change")
+    return ref.grid_sample(x, grid, m, padding_mode, int(align_corners))
+
+
+def grid_sample_tolerance(ctx, inputs, attrs, outputs):
+    """Nearest and non-floating outputs exact (nearest: sign of zero checked); linear/cubic:
+    :func:`conformance.reference.resample.grid_error_bound` plus one ulp of T."""
+    t = ctx.out_types["Y"]
+    m = _gmode(attrs, ctx.version)
+    if m == "nearest":
+        return {"Y": Tolerance(0.0, 0.0, exact=True, signed_zero=V.kind(t) == V.FLOAT)}
+    if V.kind(t) != V.FLOAT:
+        return {"Y": Tolerance(0.0, 0.0, exact=True)}
+    fi = V.finfo(t)
+    b = ref.grid_error_bound(inputs[0], inputs[1], m, attrs.get("padding_mode", "zeros"),
+                             int(attrs.get("align_corners", 0)))
+    b = b[np.isfinite(b)]
+    sub = max(float(fi.smallest_subnormal), 2.0 ** -149 if t != "double" else 0.0)
+    return {"Y": Tolerance((float(b.max()) if b.size else 0.0) + 64 * sub, float(fi.eps),
+                           variants=("f32-coordinates-weights",))}
+
+
+def grid_drawn_attrs(rng, point) -> dict:
+    """Strings, bools, complex and integer X take nearest (a weighted average of strings or
+    bools is undefined; an integer's rounding is not stated; complex interpolation is left
+    out); strings and bools take border padding where zeros would write a 0 of no defined
+    conversion."""
+    types = dict(point.types)
+    t = types["T1"]
+    sh = next(s for s in GRID_SHAPES if s.name == point.shape)
+    merged = {**dict(point.attrs), **dict(sh.attrs)}
+    out = {}
+    if t in NEAREST_ONLY or V.kind(t) == V.INT:
+        if _gmode(merged, point.version) != "nearest":
+            out["mode"] = "nearest"
+        if t in ("string", "bool") and merged.get("padding_mode", "zeros") == "zeros":
+            out["padding_mode"] = "border"
+    return out
+
+
+def _grid_per_type(version, combo) -> int:
+    t1, t2 = combo["T1"], combo["T2"]
+    if t2 == "float" and V.kind(t1) == V.FLOAT:
+        return sum(1 for sh in GRID_SHAPES if sh.applies(version))
+    return 3
+
+
+GRID_STATES = (
+    Attrs({"padding_mode": "border"}, tag="border"),
+    Attrs({"padding_mode": "reflection"}, tag="reflection"),
+    Attrs({"align_corners": 1}, tag="align_corners"),
+    Attrs({"padding_mode": "reflection", "align_corners": 1}, tag="reflection+align_corners"),
+)
+
+
+def _grid_errors() -> tuple[Err, ...]:
+    return (
+        Err("only spatial (4-D) inputs at version 16", "5d", {}, ((1, 1, 2, 2, 2), (1, 2, 2, 2, 3)), until=16),
+        Err("grid's last dimension is the number of spatial dimensions (2 for 4-D X)", "grid-last-dim", {},
+            ((1, 1, 3, 3), (1, 2, 2, 3))),
+        Err("grid's batch is X's N", "batch", {}, ((2, 1, 3, 3), (1, 2, 2, 2))),
+        Err("grid has rank r + 2 for X of rank r + 2", "grid-rank", {}, ((1, 1, 3, 3), (1, 2, 2, 2, 2)), since=20),
+        Err("mode is bilinear, nearest or bicubic at version 16", "mode=linear", {"mode": "linear"},
+            ((1, 1, 3, 3), (1, 2, 2, 2)), until=16),
+        Err("mode is linear, nearest or cubic from version 20", "mode=bilinear", {"mode": "bilinear"},
+            ((1, 1, 3, 3), (1, 2, 2, 2)), since=20),
+        Err("padding_mode is zeros, border or reflection", "padding_mode=circular", {"padding_mode": "circular"},
+            ((1, 1, 3, 3), (1, 2, 2, 2))),
+    )
+
+
+GRID_SAMPLE = Entry(
+    "GridSample", grid_sample_oracle, family="shaped", shapes=GRID_SHAPES, tolerance=grid_sample_tolerance,
+    attrs=GRID_STATES, structural={"grid": grid_values},
+    float_numerics={"wide": resize_wide, "special": resize_special}, drawn_attrs=grid_drawn_attrs,
+    per_type=_grid_per_type, errors=_grid_errors(), signed_zero=True,
+    notes={20: "N-D (rank r + 2), modes renamed linear/cubic, nearest rounds half to even", 22: "bfloat16"},
+)
+
+
+# ============================================================================ AffineGrid
+AFFINE_ROWS = (
+    ("2d", (2, 2, 3), [2, 3, 4, 5], {}),
+    ("2d/align_corners", (1, 2, 3), [1, 1, 3, 3], {"align_corners": 1}),
+    ("2d/size1", (1, 2, 3), [1, 2, 1, 4], {}),
+    ("2d/size1/align_corners", (2, 2, 3), [2, 1, 3, 1], {"align_corners": 1}),
+    ("3d", (1, 3, 4), [1, 2, 2, 3, 4], {}),
+    ("3d/align_corners", (2, 3, 4), [2, 1, 3, 2, 2], {"align_corners": 1}),
+    ("2d/zero-size", (1, 2, 3), [1, 1, 0, 3], {}),
+)
+
+
+def _affine_shapes() -> tuple[Shape, ...]:
+    return tuple(Shape(name, {"theta": _tpl(th), "size": str(len(sz))}, attrs, values={"size": sz})
+                 for name, th, sz, attrs in AFFINE_ROWS)
+
+
+def affine_grid_oracle(ctx, theta, size, align_corners=0, **_):
+    """AffineGrid-20 (:func:`conformance.reference.resample.affine_grid`)."""
+    return ref.affine_grid(theta, size, int(align_corners))
+
+
+def affine_grid_tolerance(ctx, inputs, attrs, outputs):
+    """``8 u sum_j |theta_ij| |b_j|`` per element (:func:`conformance.reference.resample.
+    affine_error_bound`), ``u`` the coarser of T's and float32's unit roundoff (grid positions
+    in float32 are legitimate, as for every coordinate), plus one ulp of T."""
+    t = ctx.out_types["grid"]
+    fi = V.finfo(t)
+    u = max(float(fi.eps) / 2, ref.U32)
+    b = ref.affine_error_bound(inputs[0], inputs[1], int(attrs.get("align_corners", 0)), u)
+    b = b[np.isfinite(b)]
+    return {"grid": Tolerance((float(b.max()) if b.size else 0.0) + 8 * float(fi.smallest_subnormal),
+                              float(fi.eps), variants=("bound",))}
+
+
+def _affine_special(rng, ctx, shapes):
+    """Numerics class ``special`` of AffineGrid: theta in [-2, 2] with +-0, subnormals and
+    +-1/2 (finite: a NaN or infinity times a base position of 0 is NaN in every order, but
+    whether a kernel multiplies the homogeneous 1 or adds the translation decides inf - inf)."""
+    t = ctx.types["theta"]
+    th = V.representable(rng.uniform(-2, 2, size=shapes[0]), t)
+    fi = V.finfo(t)
+    vals = [0.0, -0.0, float(fi.smallest_subnormal), -float(fi.smallest_normal), 0.5, -0.5, 1.0]
+    flat = th.reshape(-1)
+    for i, q in enumerate(rng.permutation(flat.size)[:min(flat.size, len(vals))]):
+        flat[q] = vals[i]
+    return [th, np.zeros(shapes[1])]
+
+
+def _affine_wide(rng, ctx, shapes):
+    """Numerics class ``wide`` of AffineGrid: theta with magnitudes 2^-10 .. 2^10 (2^-6 .. 2^6
+    for the 16-bit types): no product overflows."""
+    t = ctx.types["theta"]
+    e = 6 if t in ("float16", "bfloat16") else 10
+    th = rng.choice([-1.0, 1.0], size=shapes[0]) * 2.0 ** rng.uniform(-e, e, size=shapes[0])
+    return [V.representable(th, t), np.zeros(shapes[1])]
+
+
+AFFINE_SIZE1_CONTESTED = ("a spatial size of 1 with align_corners=1: the text makes -1 and 1 both refer to the "
+                          "center of the one pixel; the oracle takes 0 (torch.nn.functional.affine_grid's linspace "
+                          "of one step), onnx.reference takes -1 and onnxruntime 1.32 takes +1")
+
+
+def _affine_contested(ctx, attrs):
+    size = ctx.values.get("size")
+    if int(attrs.get("align_corners", 0)) and size is not None and any(int(v) == 1 for v in list(size)[2:]):
+        return AFFINE_SIZE1_CONTESTED
+    return None
+
+
+AFFINE_GRID = Entry(
+    "AffineGrid", affine_grid_oracle, family="shaped", shapes=_affine_shapes(), tolerance=affine_grid_tolerance,
+    contested=_affine_contested, attrs=(Attrs({"align_corners": 1}, tag="align_corners"),),
+    float_numerics={"wide": _affine_wide, "special": _affine_special}, per_type=len(AFFINE_ROWS),
+    errors=(
+        Err("size is (N, C, H, W) or (N, C, D, H, W)", "size-length", {}, ((1, 2, 3), (3,)),
+            values={"size": [1, 3, 3]}),
+        Err("theta is (N, 2, 3) for a 2-D size", "theta-shape", {}, ((1, 3, 4), (4,)), values={"size": [1, 1, 3, 3]}),
+    ),
+)
+
+ENTRIES = (RESIZE, UPSAMPLE, GRID_SAMPLE, AFFINE_GRID)
 register_entries(ENTRIES, family="resample")

@@ -530,3 +530,246 @@ def resize_error_bound(plan: Plan, x: np.ndarray, u: float = U32) -> np.ndarray:
             mask = mask | p.outside.reshape(sh)
         out = np.where(mask, 0.0, out)
     return out
+
+
+# ============================================================================ GridSample
+GRID_MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}
+PADDING_MODES = ("zeros", "border", "reflection")
+
+
+def grid_modes(version: int) -> tuple[str, ...]:
+    """GridSample's mode values at ``version`` (16: bilinear/nearest/bicubic; 20+:
+    linear/nearest/cubic)."""
+    return GRID_MODES[16 if version < 20 else 20]
+
+
+def unnormalize(g, length: int, align_corners: int, f=np.float64):
+    """Pixel coordinate of the normalized grid value ``g`` along an axis of ``length``
+    (torch.nn.functional.grid_sample, which the text refers to): align_corners=1 maps -1 and 1
+    to the corner pixels' centers, ``(g + 1) / 2 * (L - 1)``; 0 to their outer edges,
+    ``((g + 1) * L - 1) / 2``.  ``f``: the arithmetic (float32: a legitimate variant)."""
+    g = np.asarray(g, dtype=f)
+    one, two = f(1), f(2)
+    with np.errstate(all="ignore"):
+        if align_corners:
+            return (g + one) / two * f(length - 1)
+        return ((g + one) * f(length) - one) / two
+
+
+def reflect(x, lo: float, hi: float):
+    """Reflection of ``x`` by the borders ``lo`` and ``hi`` until inside (the text's example:
+    -3.5 reflects by -1 to 1.5, then by 1 to 0.5); ``lo == hi``: 0 (torch's
+    reflect_coordinates)."""
+    x = np.asarray(x, dtype=np.float64)
+    if lo == hi:
+        return np.zeros_like(x)
+    span = hi - lo
+    d = np.abs(x - lo)
+    flips = np.floor(d / span)
+    extra = np.fmod(d, span)
+    return np.where(flips % 2 == 0, extra + lo, span - extra + lo)
+
+
+def pad_coordinate(x, length: int, padding_mode: str, align_corners: int):
+    """The coordinate after ``border`` (clipped to ``[0, L-1]``) or ``reflection`` (reflected
+    by ``[0, L-1]`` with align_corners, by ``[-0.5, L-0.5]`` without, then clipped);
+    ``zeros`` leaves it."""
+    x = np.asarray(x, dtype=np.float64)
+    if padding_mode == "border":
+        return np.clip(x, 0, length - 1)
+    if padding_mode == "reflection":
+        r = reflect(x, 0.0, length - 1.0) if align_corners else reflect(x, -0.5, length - 0.5)
+        return np.clip(r, 0, length - 1)
+    return x
+
+
+def _axis_taps(mode: str, x: np.ndarray, length: int, padding_mode: str, align_corners: int, a: float = -0.75):
+    """Per point, the taps along one axis: (indices [P, t] inside the axis, weights [P, t],
+    valid [P, t]: False where zeros padding reads 0).  nearest rounds half to even (version
+    20's text; torch's nearbyint) after padding the coordinate; linear pads the coordinate,
+    then takes floor and floor + 1; cubic takes floor - 1 .. floor + 2 of the unpadded
+    coordinate and pads each tap's index (torch's bicubic get_value_bounded)."""
+    if mode == "nearest":
+        xp = pad_coordinate(x, length, padding_mode, align_corners)
+        idx = np.rint(xp)[:, None]
+        w = np.ones_like(idx)
+    elif mode in ("linear", "bilinear"):
+        xp = pad_coordinate(x, length, padding_mode, align_corners)
+        x0 = np.floor(xp)
+        t = xp - x0
+        idx = np.stack([x0, x0 + 1], axis=1)
+        w = np.stack([1 - t, t], axis=1)
+    else:
+        x0 = np.floor(x)
+        t = x - x0
+        idx = x0[:, None] + np.arange(-1, 3)[None, :]
+        w = kernel("cubic", idx - x[:, None], a)
+        if padding_mode != "zeros":
+            idx = np.rint(pad_coordinate(idx, length, padding_mode, align_corners))
+    valid = (idx >= 0) & (idx <= length - 1)
+    return np.clip(idx, 0, length - 1).astype(np.int64), w, valid
+
+
+def grid_sample(x, grid, mode: str = "linear", padding_mode: str = "zeros", align_corners: int = 0,
+                coords=None, absolute: bool = False) -> np.ndarray:
+    """GridSample of ``x`` ``[N, C, D1..Dr]`` at ``grid`` ``[N, O1..Or, r]`` (the grid's last
+    axis lists the coordinates innermost first: ``grid[..., 0]`` indexes ``Dr``), float64
+    (complex for complex input; nearest gathers any element type).
+
+    Args:
+        coords: pixel coordinates ``[N, O1..Or, r]`` to use instead of unnormalizing the grid
+            (the tolerance's shifted coordinates).
+        absolute: weights and values in absolute value (the tolerance's magnitude term).
+
+    Raises:
+        ValueError: ranks or batch sizes that do not match, an unknown mode.
+    """
+    x = np.asarray(x)
+    r = x.ndim - 2
+    grid = np.asarray(grid, dtype=np.float64)
+    if r < 1 or grid.ndim != r + 2 or grid.shape[-1] != r or grid.shape[0] != x.shape[0]:
+        raise ValueError(f"GridSample: X {x.shape} and grid {grid.shape} do not match")
+    if padding_mode not in PADDING_MODES:
+        raise ValueError(f"padding_mode {padding_mode!r}")
+    n, c = x.shape[:2]
+    out_sp = grid.shape[1:-1]
+    pts = int(np.prod(out_sp, dtype=np.int64))
+    if coords is None:
+        coords = np.stack([unnormalize(grid[..., r - 1 - d], x.shape[2 + d], align_corners) for d in range(r)],
+                          axis=-1)  # coords[..., d] along X's spatial axis d
+    coords = np.asarray(coords, dtype=np.float64).reshape(n, pts, r)
+    nearest = mode == "nearest"
+    if nearest:
+        out = np.empty((n, c, pts), dtype=x.dtype if x.dtype != np.float64 else np.float64)
+    else:
+        out = np.zeros((n, c, pts), dtype=np.complex128 if x.dtype.kind == "c" else np.float64)
+    for b in range(n):
+        taps = [_axis_taps(mode, coords[b, :, d], x.shape[2 + d], padding_mode, align_corners) for d in range(r)]
+        xb = x[b]
+        if absolute:
+            xb = np.abs(xb.astype(np.float64))
+        if nearest:
+            idx = tuple(t[0][:, 0] for t in taps)
+            ok = np.logical_and.reduce([t[2][:, 0] for t in taps])
+            vals = xb[(slice(None),) + idx] if pts else np.empty((c, 0), dtype=xb.dtype)
+            zero = np.zeros((), dtype=xb.dtype) if xb.dtype != object else 0
+            out[b] = np.where(ok[None, :], vals, zero) if xb.dtype != object else _where_obj(ok, vals, zero)
+            continue
+        for combo in np.ndindex(*[t[0].shape[1] for t in taps]):
+            idx = tuple(t[0][:, k] for t, k in zip(taps, combo))
+            w = np.prod([t[1][:, k] for t, k in zip(taps, combo)], axis=0)
+            ok = np.logical_and.reduce([t[2][:, k] for t, k in zip(taps, combo)])
+            if absolute:
+                w = np.abs(w)
+            vals = xb[(slice(None),) + idx].astype(out.dtype) if pts else np.zeros((c, 0))
+            with np.errstate(all="ignore"):
+                out[b] += np.where(ok[None, :], w[None, :] * vals, 0.0)
+    return out.reshape((n, c) + tuple(out_sp))
+
+
+def _where_obj(ok, vals, zero):
+    out = vals.copy()
+    out[:, ~ok] = zero
+    return out
+
+
+def grid_coordinates(grid, shape, align_corners: int, f=np.float64) -> np.ndarray:
+    """Pixel coordinates ``[N, O.., r]`` (X's spatial axis order) of a grid, in arithmetic ``f``."""
+    r = len(shape) - 2
+    return np.stack([unnormalize(np.asarray(grid)[..., r - 1 - d], shape[2 + d], align_corners, f).astype(np.float64)
+                     for d in range(r)], axis=-1)
+
+
+def grid_unstable(grid, shape, mode, padding_mode, align_corners) -> np.ndarray:
+    """Per grid point (``[N, O..]``), whether a float32 evaluation of its coordinates could
+    change a nearest pick (a rounding boundary k + 1/2, after padding) or, with zeros padding,
+    whether the point is inside (the boundary -1/2 / L - 1/2 is such a boundary too)."""
+    ex = grid_coordinates(grid, shape, align_corners)
+    f32 = grid_coordinates(np.asarray(grid, dtype=np.float32), shape, align_corners, np.float32)
+    bad = np.zeros(ex.shape[:-1], dtype=bool)
+    if mode != "nearest":
+        return bad
+    for d in range(ex.shape[-1]):
+        length = shape[2 + d]
+        pe = pad_coordinate(ex[..., d], length, padding_mode, align_corners)
+        pf = pad_coordinate(f32[..., d], length, padding_mode, align_corners)
+        bad |= np.rint(pe) != np.rint(pf)
+        dist = np.abs((pe - 0.5) - np.round(pe - 0.5))
+        tol = 8 * U32 * (length + 2) * (1 + np.abs(np.asarray(grid)[..., ex.shape[-1] - 1 - d]))
+        bad |= (dist > 0) & (dist < tol)
+    return bad
+
+
+def grid_error_bound(x, grid, mode, padding_mode, align_corners) -> np.ndarray:
+    """Per output element, the error of a legitimate linear/cubic GridSample kernel (float32
+    coordinates and weights, any order): the output's change when every coordinate moves by
+    its float32 error ``dx = 8 u (L + 2)(1 + |g|)`` in each direction along each axis (times
+    2), plus ``(c_w + taps + 2) u`` times the absolute-weighted sum ``sum |w| |v|``."""
+    if mode == "nearest":
+        return np.zeros(np.shape(x)[:2] + np.shape(grid)[1:-1])
+    g = np.asarray(grid, dtype=np.float64)
+    shape = np.shape(x)
+    r = len(shape) - 2
+    base = grid_coordinates(g, shape, align_corners)
+    y0 = grid_sample(x, g, mode, padding_mode, align_corners, coords=base)
+    err = np.zeros(y0.shape)
+    for d in range(r):
+        dx = 8 * U32 * (shape[2 + d] + 2) * (1 + np.abs(g[..., r - 1 - d]))
+        for sgn in (-1.0, 1.0):
+            c = base.copy()
+            c[..., d] = c[..., d] + sgn * dx
+            yd = grid_sample(x, g, mode, padding_mode, align_corners, coords=c)
+            err = np.maximum(err, 2 * np.abs(yd - y0))
+    taps = (2 if mode in ("linear", "bilinear") else 4) ** r
+    cw = 2.0 if mode in ("linear", "bilinear") else 8.0
+    mag = grid_sample(x, g, mode, padding_mode, align_corners, coords=base, absolute=True)
+    return err + (cw * r + taps + 2) * U32 * mag
+
+
+# ============================================================================ AffineGrid
+def base_positions(length: int, align_corners: int) -> np.ndarray:
+    """Evenly spaced positions of one axis in [-1, 1]: the centers of the corner pixels at
+    -1 and 1 (align_corners=1) or the outer edges (0: ``(2i + 1) / L - 1``); a length of 1:
+    [0] (torch's affine_grid)."""
+    if length <= 1:
+        return np.zeros(max(length, 0))
+    i = np.arange(length, dtype=np.float64)
+    if align_corners:
+        return -1 + 2 * i / (length - 1)
+    return (2 * i + 1) / length - 1
+
+
+def affine_grid(theta, size, align_corners: int = 0) -> np.ndarray:
+    """AffineGrid: for ``size`` ``(N, C, H, W)`` and ``theta`` ``(N, 2, 3)`` the grid ``(N, H, W,
+    2)`` of ``theta @ [x, y, 1]`` (x along W first); for ``(N, C, D, H, W)`` and ``(N, 3, 4)``
+    ``(N, D, H, W, 3)`` of ``theta @ [x, y, z, 1]``.  float64.
+
+    Raises:
+        ValueError: size of length other than 4 or 5, theta's shape not matching it.
+    """
+    size = [int(s) for s in np.ravel(size)]
+    theta = np.asarray(theta, dtype=np.float64)
+    if len(size) not in (4, 5):
+        raise ValueError(f"size {size}: (N, C, H, W) or (N, C, D, H, W)")
+    r = len(size) - 2
+    if theta.shape != (size[0], r, r + 1):
+        raise ValueError(f"theta {theta.shape} for size {size}")
+    sp = size[2:]
+    axes = [base_positions(L, align_corners) for L in sp]  # D, H, W order
+    mesh = np.meshgrid(*axes, indexing="ij")
+    base = np.stack([m for m in reversed(mesh)] + [np.ones(tuple(sp))], axis=-1)  # x (W), y (H), [z (D)], 1
+    out = np.einsum("nij,...j->n...i", theta, base)
+    return out.reshape((size[0],) + tuple(sp) + (r,))
+
+
+def affine_error_bound(theta, size, align_corners: int, u: float) -> np.ndarray:
+    """Per output element, ``8 u sum_j |theta_ij| |b_j|`` with ``b`` the base position (its
+    own rounding and the dot product's, in a precision of unit roundoff ``u``)."""
+    mag = affine_grid(np.abs(np.asarray(theta, dtype=np.float64)), size, align_corners)  # |theta| @ |b| >= ...
+    sizes = [int(s) for s in np.ravel(size)]
+    r = len(sizes) - 2
+    axes = [np.abs(base_positions(L, align_corners)) for L in sizes[2:]]
+    mesh = np.meshgrid(*axes, indexing="ij")
+    base = np.stack([m for m in reversed(mesh)] + [np.ones(tuple(sizes[2:]))], axis=-1)
+    mag = np.einsum("nij,...j->n...i", np.abs(np.asarray(theta, dtype=np.float64)), base)
+    return 8 * u * mag.reshape((sizes[0],) + tuple(sizes[2:]) + (r,))
