@@ -174,6 +174,33 @@ def budget_tolerance(budget: float, type_name: str, signed_zero: bool = False, v
                      variants=tuple(variants) or (f"budget={budget:g}ulp",), signed_zero=signed_zero)
 
 
+def chain_ulps(steps, out_type: str, roundings: int = 3) -> float:
+    """:data:`DEFAULT_ULPS` or, where larger, :func:`composed_ulps` of the chain evaluated in
+    ``out_type`` itself or -- for 16-bit types -- in float32 and rounded once (the ulps a
+    normalization's final step ``(x - m) g / sqrt(v + eps) + b`` is granted)."""
+    cands = [DEFAULT_ULPS, composed_ulps(steps, out_type, out_type, roundings)]
+    if out_type in ("float16", "bfloat16"):
+        cands.append(composed_ulps(steps, "float", out_type, roundings))
+    return max(cands)
+
+
+def composed_ulps(steps, precision: str, out_type: str, roundings: int = 3) -> float:
+    """The composition rule for a chain whose every step's relative error enters the result with
+    a condition number of at most 1 (a product or quotient of the steps' results: ``(x - m) *
+    g / sqrt(v + eps) + b``, ``x / pow(k + a s, beta)``), in ulps of ``out_type``: the budgets of
+    ``steps`` (:func:`budget_ulps` at ``precision``, the precision the chain is evaluated in),
+    ``roundings`` correctly rounded operations at half an ulp of ``precision`` each, the rounding
+    to ``out_type`` when it is narrower and the expectation's own half ulp.
+
+    Raises:
+        KeyError: a step the table does not have.
+    """
+    e_p = float(dtypes.eps(dtypes.elem_type(precision)))
+    e_t = float(dtypes.eps(dtypes.elem_type(out_type)))
+    inner = sum(max(budget_ulps(f, precision), 0.5) for f in steps) + 0.5 * roundings
+    return inner * e_p / e_t + (0.5 if e_t > e_p else 0.0) + 0.5
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """Accepted error for one output: ``|actual - expected| <= atol + rtol * |expected|``.

@@ -250,6 +250,17 @@ def _at_budget(f, fn):
     return g
 
 
+def _tanh_at_budget(x, *a, **k):
+    """tanh at the budget below its saturation: where the true value rounds to +-1 every libm
+    returns +-1 (a result beyond 1, or 1 - 5 ulp for ``tanh(20)``, is no implementation's), and
+    the perturbation never leaves [-1, 1]."""
+    x = np.asarray(x)
+    dt = x.dtype if x.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+    with np.errstate(all="ignore"):
+        y = np.tanh(x.astype(np.float64))
+    return np.clip(_perturb(y, dt, "tanh", ~np.isfinite(x) | (np.abs(y.astype(dt)) >= 1)), -1, 1).astype(dt)
+
+
 def _divide_at_budget(a, b, *args, **kw):
     a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
     dt = a.dtype if a.dtype in (np.float32, np.float64) else np.dtype(np.float64)
@@ -259,13 +270,17 @@ def _divide_at_budget(a, b, *args, **kw):
 
 
 class _BudgetNumpy:
-    """numpy with ``exp``, ``log``, ``sqrt`` and ``reciprocal`` replaced by libms at the budget."""
+    """numpy with ``exp``, ``log``, ``sqrt``, ``reciprocal``, ``divide``, ``tanh``, ``log1p`` and
+    ``expm1`` replaced by libms at the budget."""
 
     exp = staticmethod(_at_budget(np.exp, "exp"))
     log = staticmethod(_at_budget(np.log, "log"))
     sqrt = staticmethod(_at_budget(np.sqrt, "sqrt"))
     reciprocal = staticmethod(_at_budget(np.reciprocal, "reciprocal"))
     divide = staticmethod(_divide_at_budget)
+    tanh = staticmethod(_tanh_at_budget)
+    log1p = staticmethod(_at_budget(np.log1p, "log1p"))
+    expm1 = staticmethod(_at_budget(np.expm1, "expm1"))
 
     def __getattr__(self, name):
         return getattr(np, name)

@@ -60,7 +60,7 @@ import numpy as np
 
 from ..reference import normalization as ref
 from ..reference.layer_normalization import epsilon_value
-from ..tolerance import STAT_ULPS, derive_tolerance, statistic_rounding_errors
+from ..tolerance import STAT_ULPS, chain_ulps, derive_tolerance, statistic_rounding_errors
 from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
@@ -118,8 +118,12 @@ def _prop(rows, stat_t: str, eps: float, gain=1.0, *, what: str = "y", **kw) -> 
     return float(v.max()) if v.size else 0.0
 
 
-def _tol(expected, variants, ulp_t: str, *, scale: float, propagated: float):
-    return derive_tolerance(expected, variants, V.elem(ulp_t), scale=scale, propagated=propagated)
+def _tol(expected, variants, ulp_t: str, *, scale: float, propagated: float, steps=("sqrt", "divide")):
+    """The tolerance of one output: the variants' spread, the propagated rounding of the statistics and
+    the budget table's library steps of the last stage composed (:func:`conformance.tolerance.chain_ulps`:
+    ``sqrt`` and the division, ``pow`` for LRN; docs/tolerance.md, "The composition rule")."""
+    return derive_tolerance(expected, variants, V.elem(ulp_t), scale=scale, propagated=propagated,
+                            ulps=chain_ulps(steps, ulp_t))
 
 
 # ============================================================================ layouts (rows of a statistic)
@@ -758,7 +762,7 @@ def _lrn_tolerance(ctx, inputs, attrs, outputs):
     var = ref.lrn_variants(x.astype(_np(t)), **kw)
     # the square sum STAT_ULPS ulps of T off: |dy| <= beta * STAT_ULPS * u * |y|
     prop = abs(ref.f32(kw["beta"])) * STAT_ULPS * float(V.finfo(t).eps) * _scale_of(y)
-    return {"Y": _tol(y, var, t, scale=_scale_of(y), propagated=prop)}
+    return {"Y": _tol(y, var, t, scale=_scale_of(y), propagated=prop, steps=("pow", "divide"))}
 
 
 def _lrn_x(rng, rows, n, t):

@@ -16,17 +16,24 @@ by the formula; Hardmax ties to the first maximum).  What the entries add to the
   maxima), ``special`` (Softmax and LogSoftmax: a row of all ``-inf`` and a row with a NaN,
   both NaN by the formula; Hardmax: an all ``-inf`` row and ``+inf`` entries);
 * tolerances derived from the legitimate variants (float32 arithmetic for float16 and
-  bfloat16, three summation orders, division or reciprocal); Hardmax is exact;
+  bfloat16, three summation orders, division or reciprocal), plus the budget table's ``exp``,
+  ``log`` and division at the compute precision composed through the formula (Softmax: ``2
+  b_exp + b_div`` relative; LogSoftmax: ``1.01 b_exp + b_log log n`` absolute,
+  docs/tolerance.md "The composition rule"); Hardmax is exact;
 * error cases: ``axis`` outside the version's range (``r`` and ``-r-1``; version 1 also
   ``r+1``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 
 from ..reference import softmax as ref
-from ..tolerance import Tolerance, derive_tolerance
+from .. import dtypes
+from ..tolerance import Tolerance, budget_rel, derive_tolerance
 from . import values as V
 from .engine import register_entries
 from .entry import Entry, Err, Shape
@@ -108,7 +115,20 @@ def _tolerance(ctx, inputs, attrs, outputs):
     if ctx.op == "Hardmax":
         return {"output": Tolerance(0.0, 0.0, exact=True)}
     e = V.elem(t)
-    return {"output": derive_tolerance(outputs["output"], ref.variants(ctx.op, inputs[0], attrs["axis"], ctx.version, e), e)}
+    tol = derive_tolerance(outputs["output"], ref.variants(ctx.op, inputs[0], attrs["axis"], ctx.version, e), e)
+    # the composition rule (docs/tolerance.md): exp, log and the division at the budget table's bounds
+    # at the compute precision P (float32 for 16-bit types), which our near-correctly rounded variants
+    # do not exhibit
+    p = V.name_of(dtypes.elem_type(ref.compute_type(e)))
+    b_exp, b_log, b_div = budget_rel("exp", p), budget_rel("log", p), budget_rel("divide", p)
+    x = np.asarray(inputs[0], dtype=np.float64)
+    n = ref.to_rows(x, attrs["axis"], ctx.version)[0].shape[-1] if x.size else 1
+    if ctx.op == "Softmax":  # y = e_i / s: e_i and s each within b_exp relative, the quotient b_div
+        return {"output": dataclasses.replace(tol, rtol=tol.rtol + 2 * b_exp + b_div,
+                                              variants=tol.variants + ("budget:exp,exp,divide",))}
+    # LogSoftmax: (x - m) - log(s): s within b_exp relative is an absolute b_exp of log s; log s <= log n
+    return {"output": dataclasses.replace(tol, atol=tol.atol + 1.01 * b_exp + b_log * math.log(max(n, 1)),
+                                          variants=tol.variants + ("budget:exp,log",))}
 
 
 def _errors() -> tuple[Err, ...]:
