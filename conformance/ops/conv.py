@@ -637,5 +637,217 @@ CAUSAL_CONV = Entry(
 )
 
 
-ENTRIES = (CONV, CONV_TRANSPOSE, COL2IM, DEFORM_CONV, CAUSAL_CONV)
+# ----------------------------------------------------------------------------- com.microsoft FusedConv
+MS = "com.microsoft"
+
+#: onnxruntime's fused activations (contrib_ops/cpu/fused_activation.cc): name -> (parameter count,
+#: the largest |derivative|, whether the activation is a transcendental function).
+FUSED_ACTIVATIONS = {"Relu": (0, 1.0, False), "Tanh": (0, 1.0, True), "Sigmoid": (0, 0.25, True),
+                     "Silu": (0, 1.1, True), "LeakyRelu": (1, None, False), "Clip": (2, 1.0, False),
+                     "HardSigmoid": (2, None, False)}
+
+
+def fused_activation(z: np.ndarray, activation, params) -> np.ndarray:
+    """onnxruntime's fused activation of FusedConv in float64 (its ContribOperators.md: "the same
+    as Conv besides it includes an attribute activation"; the activations and their
+    ``activation_params`` of ``fused_activation.cc``): identity when absent, Relu, Tanh,
+    Sigmoid, Silu ``z sigmoid(z)``, LeakyRelu ``(alpha)``, Clip ``(min, max)``, HardSigmoid
+    ``(alpha, beta)``: ``max(0, min(1, alpha z + beta))``.
+
+    Raises:
+        ValueError: another activation name.
+    """
+    act = activation.decode() if isinstance(activation, bytes) else activation
+    p = list(params or [])
+    with np.errstate(all="ignore"):
+        if act is None:
+            return z
+        if act == "Relu":
+            return np.maximum(z, 0.0)
+        if act == "Tanh":
+            return np.tanh(z)
+        if act == "Sigmoid":
+            return 1.0 / (1.0 + np.exp(-z))
+        if act == "Silu":
+            return z / (1.0 + np.exp(-z))
+        if act == "LeakyRelu":
+            return np.where(z >= 0, z, p[0] * z)
+        if act == "Clip":
+            return np.minimum(np.maximum(z, p[0]), p[1])
+        if act == "HardSigmoid":
+            return np.clip(p[0] * z + p[1], 0.0, 1.0)
+    raise ValueError(f"unimplemented activation: {act}")
+
+
+def fused_conv_oracle(ctx, x, w, b=None, z=None, activation=None, activation_params=None, **attrs):
+    """FusedConv: ``activation(Conv(X, W, B) + Z)`` (Z, onnxruntime's "sum" input, has Y's shape),
+    the convolution exact (:func:`conformance.reference.conv.conv`), the activation in float64
+    (:func:`fused_activation`)."""
+    y = ref.conv(x, w, b, attrs)
+    if z is not None:
+        y = y + z
+    return fused_activation(y, activation, activation_params)
+
+
+def fused_conv_tolerance(ctx, inputs, attrs, outputs):
+    """The Conv bound with Z as one more term (the largest of Higham's and Winograd's, in the
+    mandated precision; the 16-bit types' rounding of the sum to T before B and Z), carried
+    through the activation's largest slope (1; 0.25 for Sigmoid; 1.1 for Silu; ``max(1,
+    |alpha|)`` for LeakyRelu; ``|alpha|`` for HardSigmoid), plus for Tanh, Sigmoid and Silu their
+    own error in the working precision (8 ulp of it, relative to ``max(|y|, 1)``: MLAS's
+    polynomial approximations) and, for the 16-bit types, ``z`` rounded to T first."""
+    t = ctx.out_types["Y"]
+    x, w = inputs[0], inputs[1]
+    b = inputs[2] if len(inputs) > 2 else None
+    zin = inputs[3] if len(inputs) > 3 else None
+    u, s = lref.ACC[t]
+    u_t = float(V.finfo(t).eps) / 2
+    bound = ref.conv_bound(x, w, b, attrs, u, s)
+    pre = ref.conv(x, w, None, attrs)
+    if zin is not None:
+        bound = bound + gamma_1(u) * np.abs(zin) + u * np.abs(np.where(np.isfinite(pre), pre, 0.0))
+    if b is not None or zin is not None:
+        bound = bound + _t_rounding(t, pre)
+    act = attrs.get("activation")
+    if act is not None:
+        n, slope, transcendental = FUSED_ACTIVATIONS[act]
+        p = list(attrs.get("activation_params") or [])
+        if slope is None:
+            slope = max(1.0, abs(p[0])) if act == "LeakyRelu" else abs(p[0])
+        y = np.abs(np.asarray(outputs["Y"], dtype=np.float64))
+        y = np.where(np.isfinite(y), y, 0.0)
+        zz = ref.conv(x, w, b, attrs) + (0 if zin is None else zin)
+        zz = np.abs(np.where(np.isfinite(zz), zz, 0.0))
+        bound = slope * bound
+        if transcendental:
+            bound = bound + 8 * u * np.maximum(y, 1.0)
+        if u_t > u:
+            bound = bound + slope * u_t * zz
+    return {"Y": _final(t, bound, outputs["Y"])}
+
+
+def gamma_1(u: float) -> float:
+    """``gamma_1(u)``: one rounding (the addition of Z)."""
+    return lref.gamma(1, u)
+
+
+def _fc(name, x, w, b, z, attrs=None, **kw) -> Shape:
+    dims = {"N": (1, 2), "C": (1, 3), "M": (1, 3), **kw.pop("dims", {})}
+    return Shape(name, {"X": x, "W": w, "B": b, "Z": z}, dict(attrs or {}), dims=dims, **kw)
+
+
+FUSED_SHAPES = (
+    _fc("2d/3x3", "NC45", "MC33", "M", "NM23"),
+    _fc("2d/pads-strides", "NC56", "MC33", "M", "NM33", {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    _fc("2d/same-upper/k=2", "NC56", "MC22", "M", "NM56", {"auto_pad": "SAME_UPPER"}),
+    _fc("2d/same-lower/k=2", "NC56", "MC22", "M", "NM56", {"auto_pad": "SAME_LOWER"}),
+    _fc("2d/group=2/dilations", "N456", "4222", "4", "N434", {"group": 2, "dilations": [2, 2]}),
+    _fc("2d/depthwise/kernel_shape", "N345", "3133", "3", "N323", {"group": 3, "kernel_shape": [3, 3]}),
+    _fc("1d/strides", "NC7", "MC3", "M", "NM3", {"strides": [2]}),
+    _fc("3d", "NC333", "MC222", "M", "NM222"),
+    _fc("zero-batch", "0C45", "MC33", "M", "0M23"),
+)
+
+#: The activation states (Silu, which ``fused_activation.cc`` gained after onnxruntime 1.32 --
+#: 1.32 rejects it at initialization -- is left out; the oracle knows it).
+FUSED_ATTRS = (
+    Attrs({"activation": "Relu"}, tag="Relu"),
+    Attrs({"activation": "Tanh"}, tag="Tanh"),
+    Attrs({"activation": "Sigmoid"}, tag="Sigmoid"),
+    Attrs({"activation": "LeakyRelu", "activation_params": [0.125]}, tag="LeakyRelu"),
+    Attrs({"activation": "Clip", "activation_params": [-1.0, 1.5]}, tag="Clip"),
+    Attrs({"activation": "HardSigmoid", "activation_params": [0.25, 0.5]}, tag="HardSigmoid"),
+)
+
+_FUSED_ERRORS = (
+    Err("X.shape[1] == W.shape[1] * group: W has 3 input channels for C = 2 (as Conv)", "W-channels", {},
+        ((1, 2, 5, 5), (3, 3, 3, 3))),
+    Err("kernel_shape [2, 2] disagrees with W's spatial shape (3, 3) (as Conv)", "kernel_shape-mismatch",
+        {"kernel_shape": [2, 2]}, ((1, 2, 5, 5), (3, 2, 3, 3))),
+    Err("activation_params: LeakyRelu takes 1 value, not 2 ('activation_params count mismatch')",
+        "activation_params-count", {"activation": "LeakyRelu", "activation_params": [0.1, 0.2]},
+        ((1, 2, 5, 5), (3, 2, 3, 3))),
+    Err("an activation onnxruntime does not implement ('unimplemented activation: Elu')", "unknown-activation",
+        {"activation": "Elu"}, ((1, 2, 5, 5), (3, 2, 3, 3))),
+)
+
+FUSED_CONV = Entry(
+    "FusedConv", fused_conv_oracle, family="shaped", domain=MS, shapes=FUSED_SHAPES,
+    tolerance=fused_conv_tolerance, float_numerics={k: v for k, v in CLASSES.items() if k != "positive"},
+    attrs=FUSED_ATTRS, per_type=18, errors=_FUSED_ERRORS,
+)
+
+
+# ----------------------------------------------------------------------------- com.microsoft ConvTransposeWithDynamicPads
+def ct_dynamic_oracle(ctx, x, w, pads=None, b=None, **attrs):
+    """ConvTransposeWithDynamicPads: ConvTranspose (version 11's text,
+    :func:`conformance.reference.conv.conv_transpose`) whose ``pads`` come from the optional
+    int64 input ``Pads`` (ONNX layout ``[x1_begin, ..., x1_end, ...]``) instead of an attribute;
+    absent: the auto_pad rule or zeros.  onnxruntime documents no more (its schema has no doc)."""
+    a = dict(attrs)
+    if pads is not None:
+        a["pads"] = [int(v) for v in np.ravel(pads)]
+    return ref.conv_transpose(x, w, b, a, 22)
+
+
+def ct_dynamic_tolerance(ctx, inputs, attrs, outputs):
+    """As ConvTranspose's (:func:`conv_transpose_tolerance`), the pads from the input."""
+    t = ctx.out_types["Y"]
+    x, w = inputs[0], inputs[1]
+    pads = inputs[2] if len(inputs) > 2 else None
+    b = inputs[3] if len(inputs) > 3 else None
+    a = dict(attrs)
+    if pads is not None:
+        a["pads"] = [int(v) for v in np.ravel(pads)]
+    u, s = lref.ACC[t]
+    bound = ref.conv_transpose_bound(x, w, b, a, u, s, 22)
+    if b is not None:
+        bound = bound + _t_rounding(t, ref.conv_transpose(x, w, None, a, 22))
+    return {"Y": _final(t, bound, outputs["Y"])}
+
+
+def _ctd(name, x, w, b, pads=None, attrs=None, **kw) -> Shape:
+    dims = {"N": (1, 2), "C": (1, 3), "M": (1, 3), "h": (2, 4), "w": (2, 4), **kw.pop("dims", {})}
+    with_pads = pads is not None
+    return Shape(name, {"X": x, "W": w, "Pads": str(2 * (len(x) - 2)) if with_pads else "", "B": b},
+                 dict(attrs or {}), dims=dims, values={"Pads": list(pads)} if with_pads else {},
+                 optional=((("Pads",), ("Pads", "B")) if with_pads else ((), ("B",))), **kw)
+
+
+CTD_SHAPES = (
+    _ctd("2d/Pads/strides", "NChw", "CM33", "M", [1, 0, 0, 2], {"strides": [2, 2]}),
+    _ctd("2d/Pads/output_padding", "NChw", "CM33", "M", [0, 1, 1, 0], {"strides": [2, 3], "output_padding": [1, 2]}),
+    _ctd("2d/Pads/dilations", "NChw", "CM22", "M", [1, 1, 0, 1], {"dilations": [2, 2]}),
+    _ctd("2d/Pads/group=2", "N4hw", "4233", "4", [1, 1, 1, 1], {"group": 2, "strides": [2, 1]}),
+    _ctd("1d/Pads", "NCh", "CM4", "M", [2, 1], {"strides": [3]}),
+    _ctd("2d/no-Pads", "NChw", "CM33", "M", None, {"strides": [2, 2]}),
+    _ctd("2d/same-upper", "NChw", "CM33", "M", None, {"auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+    _ctd("2d/same-lower", "NChw", "CM33", "M", None, {"auto_pad": "SAME_LOWER", "strides": [2, 2]}),
+    _ctd("zero-batch", "0Chw", "CM33", "M", [1, 0, 0, 1]),
+)
+
+_CTD_ERRORS = (
+    Err("W (C, M/group, k1, k2): W.shape[0] = 3 is not C = 2 (as ConvTranspose)", "W-channels", {},
+        ((1, 2, 4, 4), (3, 2, 3, 3))),
+    Err("kernel_shape [2, 2] disagrees with W's spatial shape (3, 3) (as ConvTranspose)", "kernel_shape-mismatch",
+        {"kernel_shape": [2, 2]}, ((1, 2, 4, 4), (2, 2, 3, 3))),
+)
+
+def _ctd_contested(ctx, attrs) -> str | None:
+    """Pads absent: onnxruntime's schema makes the input optional, its CPU kernel requires it."""
+    if "Pads" not in ctx.types:
+        return ("Pads absent: onnxruntime's schema declares the input optional, its CPU kernel requires it "
+                "('Dynamic pads tensor is required')")
+    return None
+
+
+CT_DYNAMIC = Entry(
+    "ConvTransposeWithDynamicPads", ct_dynamic_oracle, family="shaped", domain=MS, shapes=CTD_SHAPES,
+    contested=_ctd_contested,
+    tolerance=ct_dynamic_tolerance, float_numerics={k: v for k, v in CLASSES.items() if k != "positive"},
+    per_type=len(CTD_SHAPES), errors=_CTD_ERRORS,
+)
+
+
+ENTRIES = (CONV, CONV_TRANSPOSE, COL2IM, DEFORM_CONV, CAUSAL_CONV, FUSED_CONV, CT_DYNAMIC)
 register_entries(ENTRIES, family="conv")
