@@ -361,3 +361,39 @@ def test_kernels_at_the_budget_pass_every_case(group, seed, monkeypatch):
     bad = [(r.id, r.message[:200]) for r in res if r.outcome != "pass"]
     assert len(res) == len(cases) > 400
     assert bad == [], (len(bad), bad[:5])
+
+
+def _family_kernels(family, monkeypatch):
+    """(operators, backend) of a family test module's legitimate kernel with numpy's library
+    functions replaced by the at-budget ones (:class:`_BudgetNumpy`)."""
+    import importlib
+
+    from conformance.backends.kernel import KernelBackend
+
+    m = importlib.import_module(family)
+    monkeypatch.setattr(m, "np", _BudgetNumpy())
+    if family == "test_softmax":
+        return list(m.OPS), KernelBackend(m._kernels(algo="f32"), name="at-budget")
+    if family == "test_activations":
+        return list(m.OPS), m._backend("at-budget")
+    if family == "test_layer_normalization":
+        return [m.OP], KernelBackend({m.OP: m.LEGIT["float32-onecast"]}, name="at-budget")
+    return [m.OP], KernelBackend({m.OP: m.LEGIT["native"]}, name="at-budget")
+
+
+@pytest.mark.parametrize("family", ["test_softmax", "test_activations", "test_layer_normalization",
+                                    "test_batch_normalization"])
+def test_composites_with_the_library_at_the_budget_pass(family, monkeypatch):
+    """The composition rule: Softmax/LogSoftmax, the activations (Softplus, Mish, Gelu, Sigmoid,
+    Tanh...), LayerNormalization and BatchNormalization computed by their families' legitimate
+    kernels with exp, log, sqrt, tanh, log1p, expm1 at the budget table's bounds pass every case
+    (seed 0)."""
+    from conformance import registry
+    from conformance.runner import run_cases
+
+    ops, backend = _family_kernels(family, monkeypatch)
+    cases = registry.generate(ops, seed=0)
+    res = run_cases(cases, backend)
+    bad = [(r.id, r.message[:200]) for r in res if r.outcome != "pass"]
+    assert len(res) == len(cases) > 500
+    assert bad == [], (len(bad), bad[:5])
