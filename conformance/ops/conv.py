@@ -817,7 +817,8 @@ def _ctd(name, x, w, b, pads=None, attrs=None, **kw) -> Shape:
 CTD_SHAPES = (
     _ctd("2d/Pads/strides", "NChw", "CM33", "M", [1, 0, 0, 2], {"strides": [2, 2]}),
     _ctd("2d/Pads/output_padding", "NChw", "CM33", "M", [0, 1, 1, 0], {"strides": [2, 3], "output_padding": [1, 2]}),
-    _ctd("2d/Pads/dilations", "NChw", "CM22", "M", [1, 1, 0, 1], {"dilations": [2, 2]}),
+    _ctd("2d/Pads/dilations/kernel_shape", "NChw", "CM22", "M", [1, 1, 0, 1], {"dilations": [2, 2],
+                                                                              "kernel_shape": [2, 2]}),
     _ctd("2d/Pads/group=2", "N4hw", "4233", "4", [1, 1, 1, 1], {"group": 2, "strides": [2, 1]}),
     _ctd("1d/Pads", "NCh", "CM4", "M", [2, 1], {"strides": [3]}),
     _ctd("2d/no-Pads", "NChw", "CM33", "M", None, {"strides": [2, 2]}),
