@@ -40,6 +40,7 @@ FAMILIES = (
     "conformance.ops.creation",
     "conformance.ops.indexing",
     "conformance.ops.pool",
+    "conformance.ops.roi",
     "conformance.ops.conv",
     "conformance.ops.resample",
 )

@@ -37,7 +37,8 @@ from conformance.runner import run_cases
 from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "MaxUnpool"]
+OPS = ["MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "MaxUnpool", "RoiAlign",
+       "MaxRoiPool"]
 E = {e.op: e for e in pool.ENTRIES}
 BF16 = np.dtype(ml_dtypes.bfloat16)
 WINDOWED = ("MaxPool", "AveragePool", "LpPool")
@@ -132,8 +133,8 @@ def pool_kernel(op, mode="float32", order="forward", nan="propagate", ties="firs
     """A pooling kernel (MaxPool / AveragePool / LpPool / Global*) walking every window.
 
     ``mode``: accumulation ``float32`` (16-bit types and float; double in double) or
-    ``float64``; ``order``: forward, reverse, pairwise, ``reciprocal`` (forward sum times
-    ``fl(1/count)``); ``nan``: ``propagate`` or ``ignore`` (max pooling); ``ties``: the
+    ``float64``; ``order``: forward, reverse, pairwise, ``reverse-reciprocal`` (reverse sum
+    times ``fl(1/count)``); ``nan``: ``propagate`` or ``ignore`` (max pooling); ``ties``: the
     ``first`` or ``last`` maximum's index.  ``flaw``: a deliberate error (module docstring)."""
 
     def kernel(inputs, attrs, outputs, opset):
@@ -192,14 +193,14 @@ def pool_kernel(op, mode="float32", order="forward", nan="propagate", ties="firs
             vals = [x[(slice(None), slice(None)) + q] for q, w in cells if w == "in"]
             with np.errstate(all="ignore"):
                 if kind == "AveragePool":
-                    s = _sum(vals, acc, "forward" if order == "reciprocal" else order)
+                    s = _sum(vals, acc, "reverse" if order == "reverse-reciprocal" else order)
                     cnt = sum(1 for _, w in cells if w == "in" or (cip and w == "pad"))
                     if flaw == "overhang-full" and any(w == "over" for _, w in cells):
                         cnt = len(cells)
-                    r = s * acc(np.float64(1.0) / cnt) if order == "reciprocal" else s / acc(cnt)
+                    r = s * acc(np.float64(1.0) / cnt) if order == "reverse-reciprocal" else s / acc(cnt)
                 else:  # LpPool
                     pw = [np.abs(v.astype(acc)) ** acc(p) for v in vals]
-                    s = _sum(pw, acc, order if order != "reciprocal" else "forward")
+                    s = _sum(pw, acc, order if order != "reverse-reciprocal" else "reverse")
                     r = s ** acc(1.0 / p)
             y[(slice(None), slice(None)) + o] = np.asarray(r).astype(dt)
         return {"Y": y}
@@ -230,12 +231,107 @@ def unpool_kernel(flaw=None):
     return kernel
 
 
+def roi_align_kernel(acc_t=np.float32, reading="corners", flaw=None):
+    """RoiAlign written from Detectron's RoIAlign with every coordinate, weight and sum in
+    ``acc``; ``reading``: ``max`` as the text (max of interpolated samples) or as onnx and
+    onnxruntime (max of weighted corners); ``flaw`` ``no-half-pixel``: the -0.5 shift never
+    applied."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x, rois, bi = inputs["X"], inputs["rois"], inputs["batch_indices"]
+        acc = np.float64 if x.dtype == np.float64 else acc_t
+        if x.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 4 or bi.shape != (rois.shape[0],):
+            raise ValueError("RoiAlign shapes")
+        mode = attrs.get("mode", "avg")
+        ctm = attrs.get("coordinate_transformation_mode", "half_pixel" if opset >= 16 else "output_half_pixel")
+        if mode not in ("avg", "max") or ctm not in ("half_pixel", "output_half_pixel"):
+            raise ValueError("RoiAlign attribute value")
+        hp = ctm == "half_pixel" and flaw != "no-half-pixel"
+        oh, ow = attrs.get("output_height", 1), attrs.get("output_width", 1)
+        sr, scale = attrs.get("sampling_ratio", 0), acc(attrs.get("spatial_scale", 1.0))
+        n, c, h, w = x.shape
+        xf = x.astype(acc)
+        y = np.zeros((rois.shape[0], c, oh, ow), dtype=acc)
+        one, half = acc(1), acc(0.5 if hp else 0.0)
+        for r in range(rois.shape[0]):
+            x1, y1, x2, y2 = (acc(v) * scale - half for v in rois[r].astype(acc))
+            rw, rh = x2 - x1, y2 - y1
+            if not hp:
+                rw, rh = max(rw, one), max(rh, one)
+            bh, bw = rh / acc(oh), rw / acc(ow)
+            gh = sr if sr > 0 else int(np.ceil(rh / acc(oh)))
+            gw = sr if sr > 0 else int(np.ceil(rw / acc(ow)))
+            img = xf[int(bi[r])]
+            for ph in range(oh):
+                for pw in range(ow):
+                    vals = []
+                    for iy in range(gh):
+                        yy = y1 + acc(ph) * bh + (acc(iy) + acc(0.5)) * bh / acc(gh)
+                        for ix in range(gw):
+                            xx = x1 + acc(pw) * bw + (acc(ix) + acc(0.5)) * bw / acc(gw)
+                            if yy < -1 or yy > h or xx < -1 or xx > w:
+                                vals.append(np.zeros(c, dtype=acc))
+                                continue
+                            yv, xv = max(yy, acc(0)), max(xx, acc(0))
+                            y0, x0 = min(int(yv), h - 1), min(int(xv), w - 1)
+                            yv = acc(y0) if y0 == h - 1 else yv
+                            xv = acc(x0) if x0 == w - 1 else xv
+                            y1_, x1_ = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+                            ly, lx = yv - acc(y0), xv - acc(x0)
+                            terms = [(one - ly) * (one - lx) * img[:, y0, x0], (one - ly) * lx * img[:, y0, x1_],
+                                     ly * (one - lx) * img[:, y1_, x0], ly * lx * img[:, y1_, x1_]]
+                            if mode == "max" and reading == "corners":
+                                vals.append(np.max(np.stack(terms), axis=0))
+                            else:
+                                vals.append(terms[0] + terms[1] + terms[2] + terms[3])
+                    if vals:
+                        st = np.stack(vals)
+                        y[r, :, ph, pw] = np.max(st, axis=0) if mode == "max" else np.sum(st, axis=0) / acc(max(gh * gw, 1))
+        return {outputs[0]: y.astype(x.dtype)}
+
+    return kernel
+
+
+def max_roi_pool_kernel():
+    """MaxRoiPool as Caffe's ROIPooling computes it (float32 bin limits, std::round)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x, rois = inputs["X"], inputs["rois"]
+        ph_n, pw_n = attrs["pooled_shape"]
+        if x.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 5 or len(attrs["pooled_shape"]) != 2:
+            raise ValueError("MaxRoiPool shapes")
+        scale = np.float32(attrs.get("spatial_scale", 1.0))
+        n, c, h, w = x.shape
+        y = np.zeros((rois.shape[0], c, ph_n, pw_n), dtype=x.dtype)
+        for r in range(rois.shape[0]):
+            b = int(rois[r, 0])
+            sw, sh, ew, eh = (int(np.sign(v) * np.floor(abs(v) + 0.5)) for v in
+                              (np.float32(rois[r, i]) * scale for i in range(1, 5)))
+            rh, rw = max(eh - sh + 1, 1), max(ew - sw + 1, 1)
+            bh, bw = np.float32(rh) / np.float32(ph_n), np.float32(rw) / np.float32(pw_n)
+            for ph in range(ph_n):
+                h0 = min(max(int(np.floor(np.float32(ph) * bh)) + sh, 0), h)
+                h1 = min(max(int(np.ceil(np.float32(ph + 1) * bh)) + sh, 0), h)
+                for pw in range(pw_n):
+                    w0 = min(max(int(np.floor(np.float32(pw) * bw)) + sw, 0), w)
+                    w1 = min(max(int(np.ceil(np.float32(pw + 1) * bw)) + sw, 0), w)
+                    if h1 > h0 and w1 > w0:
+                        y[r, :, ph, pw] = x[b, :, h0:h1, w0:w1].reshape(c, -1).max(axis=1)
+        return {outputs[0]: y}
+
+    return kernel
+
+
 def _backend(kernels, name, check=True):
     return KernelBackend(kernels, name=name, check=check)
 
 
 def _kernels(**kw):
-    return {**{op: pool_kernel(op, **kw) for op in OPS if op != "MaxUnpool"}, "MaxUnpool": unpool_kernel()}
+    reading = "text" if kw.get("ties") == "last" else "corners"
+    acc = np.float64 if kw.get("mode") == "float64" else np.float32
+    return {**{op: pool_kernel(op, **kw) for op in OPS if op not in ("MaxUnpool", "RoiAlign", "MaxRoiPool")},
+            "MaxUnpool": unpool_kernel(), "RoiAlign": roi_align_kernel(acc, reading),
+            "MaxRoiPool": max_roi_pool_kernel()}
 
 
 def _x(case):
@@ -358,7 +454,7 @@ ROUNDED_NODE_TESTS = {"test_averagepool_2d_ceil_last_window_starts_on_pad"}
 
 def test_oracles_reproduce_the_node_tests():
     tests = single_node_tests(tuple(OPS), ("maxpool", "averagepool", "lppool", "globalaveragepool", "globalmaxpool",
-                                           "maxunpool"))
+                                           "maxunpool", "roialign"))
     assert len(tests) >= 40
     checked = Counter()
     for t in tests:
@@ -367,6 +463,18 @@ def test_oracles_reproduce_the_node_tests():
         attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in attrs.items()}
         for ins, outs in t.data_sets:
             x = ins[0].astype(np.float64)
+            if node.op_type == "RoiAlign":
+                opset = next(o.version for o in t.model.opset_import if o.domain in ("", "ai.onnx"))
+                hp = attrs.get("coordinate_transformation_mode", "half_pixel" if opset >= 16 else "output") == "half_pixel"
+                text = ref.roi_align(x, ins[1].astype(np.float64), ins[2], attrs, hp, "text")
+                corners = ref.roi_align(x, ins[1].astype(np.float64), ins[2], attrs, hp, "corners")
+                # the expectations are printed to 4 digits
+                assert np.allclose(corners, outs[0], rtol=1e-3, atol=1e-4), t.name
+                if attrs.get("mode") == "max":  # onnx#4764: the node test encodes the corners reading
+                    assert not np.allclose(text, outs[0], rtol=1e-3, atol=1e-3), t.name
+                    checked["RoiAlign-max-corners"] += 1
+                checked[node.op_type] += 1
+                continue
             if node.op_type == "MaxUnpool":
                 got = [ref.max_unpool(x, ins[1], attrs, ins[2] if len(ins) > 2 else None)]
                 if t.name == "test_maxunpool_export_with_output_shape":
@@ -400,13 +508,13 @@ def test_oracles_reproduce_the_node_tests():
                     assert np.allclose(g, w.astype(np.float64), rtol=tol[1], atol=tol[0], equal_nan=True), t.name
             checked[node.op_type] += 1
     assert set(checked) >= {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "MaxUnpool",
-                            "MaxUnpool-output_shape"}, checked
+                            "MaxUnpool-output_shape", "RoiAlign", "RoiAlign-max-corners"}, checked
 
 
 # ============================================================================ kernels
-LEGIT = [dict(mode="float32", order="forward"), dict(mode="float32", order="reverse"),
+LEGIT = [dict(mode="float32", order="forward"), dict(mode="float32", order="reverse-reciprocal"),
          dict(mode="float32", order="pairwise", nan="ignore", ties="last"),
-         dict(mode="float32", order="reciprocal"), dict(mode="float64", order="forward", ties="last")]
+         dict(mode="float64", order="forward", ties="last")]
 
 
 @pytest.mark.parametrize("kw", LEGIT, ids=lambda kw: "-".join(kw.values()))
@@ -426,6 +534,7 @@ WRONG = {  # flaw -> (operators, the shape patterns its fails must include)
     "p-ignored": (("LpPool", "GlobalLpPool"), ("p=",)),
     "f16-acc": (("AveragePool", "GlobalAveragePool"), ("long",)),
     "output_shape-ignored": (("MaxUnpool",), ("k2s2", "k2s3")),
+    "no-half-pixel": (("RoiAlign",), ("avg/2x2/half_pixel", "avg/1x1")),
 }
 
 
@@ -433,8 +542,14 @@ WRONG = {  # flaw -> (operators, the shape patterns its fails must include)
 def test_wrong_kernels_are_caught(flaw, value_cases):
     ops, patterns = WRONG[flaw]
     cases = [c for c in value_cases if c.op in ops]
-    results = run_cases(cases, _backend({op: (unpool_kernel(flaw) if op == "MaxUnpool" else pool_kernel(op, flaw=flaw))
-                                         for op in ops}, flaw, check=False))
+    def make(op):
+        if op == "MaxUnpool":
+            return unpool_kernel(flaw)
+        if op == "RoiAlign":
+            return roi_align_kernel(flaw=flaw)
+        return pool_kernel(op, flaw=flaw)
+
+    results = run_cases(cases, _backend({op: make(op) for op in ops}, flaw, check=False))
     fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
     for op in ops:  # every operator the flaw applies to is caught
         mine = [c for c in fails if c.op == op]
@@ -495,6 +610,10 @@ def _reference_disagreement(case, res):
       [0, N x C x D1 x ... x Dn)"): an index beyond the inferred size raises, others land in the
       wrong place.  onnx's node test ``maxunpool_export_with_output_shape`` encodes this reading
       (onnxruntime lists that test as failing; it follows the text).
+    * ``ref-roialign10-half-pixel``: RoiAlign-10 is computed with the -0.5 pixel shift
+      (``half_pixel``), which arrives as an option at 16; version 10 has no shift (the behaviour
+      16 names ``output_half_pixel``, and onnxruntime's RoiAlign-10).
+    * ``ref-no-maxroipool``: MaxRoiPool is not implemented.
     * ``ref-ceil-drop-before-22``: the ceil_mode window that starts in the right padding is
       dropped at every version, where the texts before MaxPool-22/AveragePool-22 (and onnx's
       own shape inference below opset 22) keep it (5 padded by 1, k2 s2 ceil: 3 windows, the
@@ -502,13 +621,21 @@ def _reference_disagreement(case, res):
     """
     a = case.attributes
     op = case.op
+    if op == "MaxRoiPool":
+        return "ref-no-maxroipool" if res.outcome == "unsupported" else None
+    if op == "RoiAlign":
+        if case.expect_error:
+            return "ref-no-validation"
+        return "ref-roialign10-half-pixel" if case.since_version == 10 else None
     if op == "MaxUnpool":
         return "ref-unpool-output-shape" if "output_shape" in case.tags.get("optional_inputs", "") else None
     if op == "GlobalLpPool":
         return "ref-no-globallppool" if res.outcome == "unsupported" else None
     if case.expect_error:
         return "ref-no-validation" if case.tags["error"] in ("auto_pad+pads", "ceil_mode-unknown", "dilations-unknown",
-                                                              "storage_order-v1", "count_include_pad-v1") else None
+                                                              "storage_order-v1", "count_include_pad-v1", "rois-shape",
+                                                              "mode-value", "coordinate_transformation_mode-value") \
+            else None
     msg = res.message or ""
     if op == "GlobalMaxPool" and "shape" in msg and case.tags["rank"] in (3, 5):
         return "ref-global-shape"

@@ -544,3 +544,231 @@ def max_unpool(x: np.ndarray, indices, attrs: dict, output_shape=None) -> np.nda
     out = np.zeros(size, dtype=x.dtype if x.dtype != object else object)
     out[idx] = np.asarray(x).ravel()
     return out.reshape(shape)
+
+
+# ============================================================================ RoiAlign
+def roi_align_samples(rois_row, height: int, width: int, out_h: int, out_w: int, sampling_ratio: int,
+                      spatial_scale: float, half_pixel: bool):
+    """The bilinear samples of one RoI, per output bin (Mask R-CNN's RoIAlign as onnx's and
+    onnxruntime's kernels define the details the text leaves out).
+
+    The RoI ``[x1, y1, x2, y2]`` is scaled by ``spatial_scale`` and shifted by -0.5 with
+    ``half_pixel`` (the text: "pixel shift the input coordinates by -0.5"); without it (version
+    10, ``output_half_pixel``) its width and height are at least 1.  Each of the
+    ``out_h x out_w`` bins is sampled on a ``gh x gw`` grid (``sampling_ratio``, or
+    ``ceil(roi_height / out_h)`` and likewise for the width when it is 0) at the grid cells'
+    centres.  A sample beyond ``[-1, H] x [-1, W]`` contributes 0; otherwise it is clamped to
+    ``[0, H - 1] x [0, W - 1]`` and interpolated from its four neighbours.
+
+    Returns:
+        ``(samples, count, coords)``: ``samples[ph][pw]`` a list of
+        ``[(weight, y, x) x 4]`` per sample (an empty list for a sample beyond the image);
+        ``count = max(gh gw, 1)``, the divisor of ``avg``; ``coords`` every sample coordinate
+        (for the validity margins of the generator).
+    """
+    off = 0.5 if half_pixel else 0.0
+    x1, y1, x2, y2 = (float(v) * spatial_scale - off for v in rois_row)
+    rw, rh = x2 - x1, y2 - y1
+    if not half_pixel:
+        rw, rh = max(rw, 1.0), max(rh, 1.0)
+    bh, bw = rh / out_h, rw / out_w
+    gh = int(sampling_ratio) if sampling_ratio > 0 else int(math.ceil(rh / out_h))
+    gw = int(sampling_ratio) if sampling_ratio > 0 else int(math.ceil(rw / out_w))
+    count = max(gh * gw, 1)
+    samples, coords = [], []
+    for ph in range(out_h):
+        row = []
+        for pw in range(out_w):
+            cell = []
+            for iy in range(max(gh, 0)):
+                y = y1 + ph * bh + (iy + 0.5) * bh / gh
+                for ix in range(max(gw, 0)):
+                    x = x1 + pw * bw + (ix + 0.5) * bw / gw
+                    coords.append((y, x))
+                    if y < -1.0 or y > height or x < -1.0 or x > width:
+                        cell.append([])
+                        continue
+                    yy, xx = max(y, 0.0), max(x, 0.0)
+                    yl, xl = int(yy), int(xx)
+                    if yl >= height - 1:
+                        yl = yh = height - 1
+                        yy = float(yl)
+                    else:
+                        yh = yl + 1
+                    if xl >= width - 1:
+                        xl = xh = width - 1
+                        xx = float(xl)
+                    else:
+                        xh = xl + 1
+                    ly, lx = yy - yl, xx - xl
+                    hy, hx = 1.0 - ly, 1.0 - lx
+                    cell.append([(hy * hx, yl, xl), (hy * lx, yl, xh), (ly * hx, yh, xl), (ly * lx, yh, xh)])
+            row.append(cell)
+        samples.append(row)
+    return samples, count, coords
+
+
+def roi_align(x: np.ndarray, rois: np.ndarray, batch_indices, attrs: dict, half_pixel: bool,
+              max_reading: str = "text") -> np.ndarray:
+    """RoiAlign ``[num_rois, C, output_height, output_width]`` (:func:`roi_align_samples`).
+
+    ``mode`` ``avg``: the mean of the bin's interpolated samples (``count`` of them).  ``max``:
+    the text's "max" of the interpolated sample values (``max_reading="text"``), or the reading
+    of onnx's reference and onnxruntime (``"corners"``): per sample the largest of its four
+    *weighted* corner terms ``w_i x_i``, then the maximum over the samples (onnx#4764).  A
+    sample beyond the image is 0 in every reading; a bin without samples is 0.
+    """
+    n_rois = rois.shape[0]
+    c = x.shape[1]
+    h, w = x.shape[2], x.shape[3]
+    oh, ow = int(attrs.get("output_height", 1)), int(attrs.get("output_width", 1))
+    mode = attrs.get("mode", "avg")
+    out = np.zeros((n_rois, c, oh, ow))
+    for r in range(n_rois):
+        b = int(batch_indices[r])
+        samples, count, _ = roi_align_samples(rois[r], h, w, oh, ow, int(attrs.get("sampling_ratio", 0)),
+                                              float(attrs.get("spatial_scale", 1.0)), half_pixel)
+        img = x[b]
+        for ph in range(oh):
+            for pw in range(ow):
+                vals = []
+                for s in samples[ph][pw]:
+                    if not s:
+                        vals.append(np.zeros(c))
+                    elif mode == "max" and max_reading == "corners":
+                        vals.append(np.max([wt * img[:, yy, xx] for wt, yy, xx in s], axis=0))
+                    else:
+                        vals.append(np.sum([wt * img[:, yy, xx] for wt, yy, xx in s], axis=0))
+                if not vals:
+                    continue
+                v = np.stack(vals)
+                out[r, :, ph, pw] = np.max(v, axis=0) if mode == "max" else np.sum(v, axis=0) / count
+    return out
+
+
+def roi_align_bound(x: np.ndarray, rois: np.ndarray, batch_indices, attrs: dict, half_pixel: bool, t: str) -> float:
+    """Absolute error bound of a RoiAlign output of type ``t`` computed in the accumulation
+    precision ``u'`` (float32 for the 16-bit types and float, double for double):
+
+        M (2 (dx + dy) + gamma_{count + 6}(u')) + 2 s,   d = 8 u' (|c|max + 1)
+
+    ``M`` the largest ``|x|`` of the image, ``|c|max`` the largest scaled RoI coordinate: each
+    sample coordinate is a sum of four rounded terms (``d``), which moves an interpolated value
+    by at most ``2 M d`` per axis (the largest difference of neighbours); the four weights,
+    products and sums and the ``count`` samples' sum add ``gamma_{count+6} M`` (Higham §3.1).
+    The generator keeps every sample ``0.02`` away from the discontinuities (the ``-1`` and
+    ``H``/``W`` limits, ``ceil`` of the adaptive grid), so a coordinate error never changes which
+    corners are used.  Returns the largest bound over the RoIs (``rtol`` is the output
+    rounding, added by the caller)."""
+    from ..ops import values as V
+
+    u_acc, s_acc = ACC[t]
+    s = float(V.finfo(t).smallest_subnormal)
+    scale = float(attrs.get("spatial_scale", 1.0))
+    oh, ow = int(attrs.get("output_height", 1)), int(attrs.get("output_width", 1))
+    worst = 2 * s
+    for r in range(rois.shape[0]):
+        m = float(np.max(np.abs(x[int(batch_indices[r])]))) if x.size else 0.0
+        _, count, _ = roi_align_samples(rois[r], x.shape[2], x.shape[3], oh, ow, int(attrs.get("sampling_ratio", 0)),
+                                        scale, half_pixel)
+        cmax = float(np.max(np.abs(np.asarray(rois[r], dtype=np.float64)))) * scale + 1.0
+        d = 8 * u_acc * (cmax + 1)
+        worst = max(worst, m * (4 * d + gamma(count + 6, u_acc)) + count * s_acc + 2 * s)
+    return worst
+
+
+def _t_of(dtype) -> str:
+    return {np.dtype(np.float16): "float16", np.dtype(np.float32): "float", np.dtype(np.float64): "double"}.get(
+        np.dtype(dtype), "bfloat16")
+
+
+def check_roi_align_max(inputs: dict, outputs: dict, attrs: dict, default_half_pixel: bool = True) -> tuple[bool, str]:
+    """Judge a RoiAlign ``mode = max`` result: the text's reading (max of the interpolated
+    samples) or onnx's and onnxruntime's (max of the weighted corners, onnx#4764) passes,
+    within :func:`roi_align_bound` plus the output rounding of that reading."""
+    x, rois, bi = np.asarray(inputs["X"]), np.asarray(inputs["rois"]), np.asarray(inputs["batch_indices"])
+    y = np.asarray(outputs["Y"])
+    hp = attrs.get("coordinate_transformation_mode", "half_pixel" if default_half_pixel else "output_half_pixel")
+    hp = (hp.decode() if isinstance(hp, bytes) else hp) == "half_pixel"
+    t = _t_of(x.dtype)
+    x64, r64 = x.astype(np.float64), rois.astype(np.float64)
+    from ..ops import values as V
+
+    u = float(V.finfo(t).eps) / 2
+    atol = roi_align_bound(x64, r64, bi, attrs, hp, t)
+    msgs = []
+    for reading in ("text", "corners"):
+        e = roi_align(x64, r64, bi, attrs, hp, reading)
+        if tuple(y.shape) != e.shape or y.dtype != x.dtype:
+            return False, f"Y {y.dtype}{list(y.shape)} != expected {x.dtype}{list(e.shape)}"
+        er = e.astype(x.dtype).astype(np.float64)
+        yv = y.astype(np.float64)
+        ok = np.abs(yv - er) <= atol + 2.01 * u * np.abs(er)
+        if ok.all():
+            return True, f"RoiAlign max: the {reading} reading"
+        i = tuple(np.argwhere(~ok)[0])
+        msgs.append(f"{reading}: Y{list(i)} = {yv[i]!r}, expected {er[i]!r} (atol {atol:.3g})")
+    return False, "; ".join(msgs)
+
+
+def check_roi_align_max_v10(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """:func:`check_roi_align_max` for RoiAlign-10 (no pixel shift: ``output_half_pixel``)."""
+    return check_roi_align_max(inputs, outputs, attrs, default_half_pixel=False)
+
+
+# ============================================================================ MaxRoiPool
+def _round_half_away(v: float) -> int:
+    return int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
+
+
+def max_roi_pool_bins(roi_row, height: int, width: int, pooled, spatial_scale: float, exact: bool = True):
+    """The bins of one MaxRoiPool RoI ``[batch_id, x1, y1, x2, y2]`` (Fast R-CNN's RoIPool, as
+    Caffe and onnxruntime define what the text leaves out): the corners scaled and rounded
+    half away from zero, a RoI of at least 1x1 pixels (``end - start + 1``), bin ``p`` covering
+    ``[floor(p * size / pooled), ceil((p + 1) * size / pooled))`` from the RoI's start, clipped to
+    the image.  ``exact``: the bin limits in rational arithmetic (the text's real numbers);
+    else in float32 as onnxruntime computes them (the generator requires both to agree).
+
+    Returns:
+        ``(batch, [[(h0, h1, w0, w1)] per pw] per ph)``, empty bins with ``h1 <= h0`` or
+        ``w1 <= w0``.
+    """
+    from fractions import Fraction
+
+    b = int(roi_row[0])
+    sw, sh, ew, eh = (_round_half_away(float(v) * spatial_scale) for v in roi_row[1:5])
+    rh, rw = max(eh - sh + 1, 1), max(ew - sw + 1, 1)
+    ph_n, pw_n = int(pooled[0]), int(pooled[1])
+
+    def lim(p, size, n, up):
+        if exact:
+            q = Fraction(p * size, n)
+            return math.ceil(q) if up else math.floor(q)
+        f = np.float32(np.float32(p) * (np.float32(size) / np.float32(n)))
+        return int(math.ceil(f) if up else math.floor(f))
+
+    bins = []
+    for ph in range(ph_n):
+        h0 = min(max(lim(ph, rh, ph_n, False) + sh, 0), height)
+        h1 = min(max(lim(ph + 1, rh, ph_n, True) + sh, 0), height)
+        row = []
+        for pw in range(pw_n):
+            w0 = min(max(lim(pw, rw, pw_n, False) + sw, 0), width)
+            w1 = min(max(lim(pw + 1, rw, pw_n, True) + sw, 0), width)
+            row.append((h0, h1, w0, w1))
+        bins.append(row)
+    return b, bins
+
+
+def max_roi_pool(x: np.ndarray, rois: np.ndarray, attrs: dict) -> np.ndarray:
+    """MaxRoiPool ``[num_rois, C, pooled_h, pooled_w]``: the maximum over each bin
+    (:func:`max_roi_pool_bins`), 0 for an empty bin."""
+    pooled = list(attrs["pooled_shape"])
+    out = np.zeros((rois.shape[0], x.shape[1], pooled[0], pooled[1]))
+    for r in range(rois.shape[0]):
+        b, bins = max_roi_pool_bins(rois[r], x.shape[2], x.shape[3], pooled, float(attrs.get("spatial_scale", 1.0)))
+        for ph, row in enumerate(bins):
+            for pw, (h0, h1, w0, w1) in enumerate(row):
+                if h1 > h0 and w1 > w0:
+                    out[r, :, ph, pw] = np.max(x[b, :, h0:h1, w0:w1].reshape(x.shape[1], -1), axis=1)
+    return out
