@@ -387,6 +387,36 @@ def col2im_tolerance(ctx, inputs, attrs, outputs):
     return {"output": Tolerance(atol, u, variants=("bound",))}
 
 
+def _col2im_float(kind: str):
+    def fn(rng, ctx, shapes):
+        """Floating numerics classes of Col2Im (the structural shape inputs are the pattern's):
+        ``wide``: magnitudes ``2^[-E, E]`` with ``E`` such that 8 overlapping values stay four
+        times below the type's largest (an overflowing partial sum would depend on the order);
+        ``special``: ordinary values plus one NaN, one +inf, one -inf (an infinity meeting a
+        finite value is that infinity, meeting the other is NaN, in any order), a -0 and a
+        subnormal.  Complex types: both parts alike."""
+        t = ctx.types["input"]
+        part = {"complex64": "float", "complex128": "double"}.get(t, t)
+        fi = V.finfo(part)
+        sh = shapes[0]
+        if kind == "wide":
+            e = min(60, int(math.log2(float(fi.max))) - 6)
+            x = rng.uniform(-1, 1, size=sh) * 2.0 ** rng.integers(-e, e + 1, size=sh)
+        else:
+            x = rng.uniform(-2, 2, size=sh)
+            if x.size:
+                vals = [math.nan, math.inf, -math.inf, -0.0, float(fi.smallest_subnormal)]
+                for q, v in zip(rng.permutation(x.size)[: len(vals)], vals):
+                    x.reshape(-1)[q] = v
+        x = V.representable(x, part)
+        if V.kind(t) == V.COMPLEX:
+            x = x + 1j * V.representable(rng.uniform(-2, 2, size=sh), part)
+        return [x] + [np.zeros(s_, dtype=np.int64) for s_ in shapes[1:]]
+
+    fn.__name__ = fn.__qualname__ = f"col2im_{kind}"
+    return fn
+
+
 def _c2i(name, inp, image, block, attrs=None, **kw) -> Shape:
     return Shape(name, {"input": inp, "image_shape": str(len(image)), "block_shape": str(len(block))},
                  dict(attrs or {}), values={"image_shape": list(image), "block_shape": list(block)},
@@ -424,6 +454,7 @@ def _col2im_types(version, combo) -> str | None:
 
 COL2IM = Entry(
     "Col2Im", col2im_oracle, family="shaped", shapes=COL2IM_SHAPES, tolerance=col2im_tolerance, per_type=8,
+    float_numerics={"wide": _col2im_float("wide"), "special": _col2im_float("special")},
     errors=_COL2IM_ERRORS, type_filter=_col2im_types,
 )
 
