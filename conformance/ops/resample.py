@@ -64,6 +64,7 @@ from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
 
 NEAREST_ONLY = ("string", "bool", "complex64", "complex128")
+MS = "com.microsoft"
 
 
 # ============================================================================ pattern table
@@ -680,9 +681,10 @@ def grid_values(rng, ctx):
     whose pick a float32 evaluation could change are drawn again; cubic with border padding
     stays inside the pixel-center range (torch's bicubic pads each tap, the text's "border
     values for out-of-bound grid locations" reads as clipping the location: they agree there)."""
-    shape = ctx.shapes["grid"]
+    gname = "grid" if "grid" in ctx.shapes else "Grid"
+    shape = ctx.shapes[gname]
     xs = ctx.shapes["X"]
-    t2 = ctx.types["grid"]
+    t2 = ctx.types[gname]
     mode, pad, ac = _gmode(ctx.attrs, ctx.version), ctx.attrs.get("padding_mode", "zeros"), \
         int(ctx.attrs.get("align_corners", 0))
     r = shape[-1] if shape else 0
@@ -700,7 +702,11 @@ def grid_values(rng, ctx):
             length = xs[2 + r - 1 - d]
             lim = 1.0 if ac else max(0.0, 1 - 1 / length)
             g[:, d] = np.clip(g[:, d], -lim, lim)
-    g = V.representable(g, t2)
+    if V.kind(t2) == V.INT:  # the contrib operator's grid has X's type: integer positions
+        lo = -3 if int(V.iinfo(t2).min) < 0 else 0
+        g = np.clip(np.round(g * 2), lo, 3)
+    else:
+        g = V.representable(g, t2)
     full = g.reshape(tuple(shape[:-1]) + (r,)) if shape else g
     if mode == "nearest" and n:
         for _ in range(20):
@@ -708,14 +714,19 @@ def grid_values(rng, ctx):
             if not bad.any():
                 break
             flat = full.reshape(n, r)
-            flat[bad] = V.representable(rng.uniform(-1.25, 1.25, size=(int(bad.sum()), r)), t2)
+            new = rng.uniform(-1.25, 1.25, size=(int(bad.sum()), r))
+            flat[bad] = np.round(new) if V.kind(t2) == V.INT else V.representable(new, t2)
             full = flat.reshape(full.shape)
         else:
             raise ref.Unstable("grid points too close to a rounding boundary")
+    if V.kind(t2) == V.INT:
+        out = np.empty(full.shape, dtype=object)
+        out.ravel()[:] = [int(v) for v in full.ravel()]
+        return out
     return full
 
 
-def grid_sample_oracle(ctx, x, grid, mode=None, padding_mode="zeros", align_corners=0, **_):
+def grid_sample_oracle(ctx, x, grid, mode=None, padding_mode="zeros", align_corners=0, **_):  # noqa: D417
     """GridSample-16/20/22 of the exact inputs (:func:`conformance.reference.resample.grid_sample`).
 
     Raises:
@@ -725,8 +736,11 @@ def grid_sample_oracle(ctx, x, grid, mode=None, padding_mode="zeros", align_corn
     m = _gmode({"mode": mode} if mode else {}, ctx.version)
     if mode is not None and mode not in ref.grid_modes(ctx.version):
         raise ValueError(f"mode {mode!r} at version {ctx.version}")
+    grid = np.asarray(grid, dtype=np.float64)
     if m == "nearest" and ref.grid_unstable(grid, np.shape(x), m, padding_mode, int(align_corners)).any():
         raise ref.Unstable("a nearest pick float32 coordinates could change")
+    if ctx.version == 1 and np.asarray(x).dtype == object:  # com.microsoft: integer X, floating Y
+        x = np.asarray(x, dtype=np.float64)
     return ref.grid_sample(x, grid, m, padding_mode, int(align_corners))
 
 
@@ -740,7 +754,8 @@ def grid_sample_tolerance(ctx, inputs, attrs, outputs):
     if V.kind(t) != V.FLOAT:
         return {"Y": Tolerance(0.0, 0.0, exact=True)}
     fi = V.finfo(t)
-    b = ref.grid_error_bound(inputs[0], inputs[1], m, attrs.get("padding_mode", "zeros"),
+    b = ref.grid_error_bound(np.asarray(inputs[0], dtype=np.float64), np.asarray(inputs[1], dtype=np.float64), m,
+                             attrs.get("padding_mode", "zeros"),
                              int(attrs.get("align_corners", 0)))
     b = b[np.isfinite(b)]
     sub = max(float(fi.smallest_subnormal), 2.0 ** -149 if t != "double" else 0.0)
@@ -756,6 +771,8 @@ def grid_drawn_attrs(rng, point) -> dict:
     types = dict(point.types)
     t = types["T1"]
     sh = next(s for s in GRID_SHAPES if s.name == point.shape)
+    if point.version == 1:  # com.microsoft: Y is floating, X any number type (no forcing)
+        return {}
     merged = {**dict(point.attrs), **dict(sh.attrs)}
     out = {}
     if t in NEAREST_ONLY or V.kind(t) == V.INT:
@@ -887,5 +904,169 @@ AFFINE_GRID = Entry(
     ),
 )
 
-ENTRIES = (RESIZE, UPSAMPLE, GRID_SAMPLE, AFFINE_GRID)
+# ============================================================================ com.microsoft (onnxruntime-defined)
+
+
+def _ms_grid_filter(version, combo) -> str | None:
+    """Combinations the contrib schema admits but no value case can show: a string, bool or
+    complex X/Grid (a grid of them has no position, and Y is floating)."""
+    if combo["T1"] in ("string", "bool", "complex64", "complex128"):
+        return f"Grid has X's type T1 = {combo['T1']}: no position, and Y (T2) is floating"
+    return None
+
+
+def _ms_int(rng, ctx, shapes):
+    """Integer X of the contrib GridSample: values in [-100, 100] ([0, 200] unsigned), exact in
+    every floating Y."""
+    t = ctx.types["X"]
+    lo = -100 if int(V.iinfo(t).min) < 0 else 0
+    x = np.empty(shapes[0], dtype=object)
+    x.ravel()[:] = [int(v) for v in rng.integers(lo, lo + 201, size=x.size)]
+    return [x, np.zeros(shapes[1])]
+
+
+def _ms_grid_per_type(version, combo) -> int:
+    return len(MS_GRID_SHAPES) if combo["T1"] == "float" and combo["T2"] == "float" else 3
+
+
+MS_GRID_SHAPES = tuple(Shape(sh.name.replace("@16", ""), {"X": sh.inputs["X"], "Grid": sh.inputs["grid"]},
+                             dict(sh.attrs)) for sh in GRID_SHAPES if sh.until == 16)
+
+MS_GRID_T1_NE_T2 = ("Y's type T2 differs from X's T1: the contrib schema admits it, but its type inference "
+                    "gives Y the type of X (onnxruntime: 'Type (tensor(float16)) of output arg (Y) ... does not "
+                    "match expected type')")
+
+MS_GRID_SAMPLE = Entry(
+    "GridSample", grid_sample_oracle, family="shaped", domain=MS, shapes=MS_GRID_SHAPES,
+    contested=lambda ctx, attrs: MS_GRID_T1_NE_T2 if ctx.types["X"] != ctx.out_types["Y"] else None,
+    tolerance=lambda ctx, inputs, attrs, outputs: grid_sample_tolerance(ctx, inputs, attrs, outputs),
+    attrs=GRID_STATES, structural={"Grid": grid_values}, type_filter=_ms_grid_filter,
+    float_numerics={"wide": resize_wide, "special": resize_special},
+    int_numerics={"int": _ms_int, "int-extremes": _ms_int},
+    per_type=_ms_grid_per_type, signed_zero=True,
+    errors=(Err("4-D X only ('Currently, only spatial (4-D) inputs are supported')", "5d", {},
+                ((1, 1, 2, 2, 2), (1, 2, 2, 2, 3))),
+            Err("Grid's last dimension is 2", "grid-last-dim", {}, ((1, 1, 3, 3), (1, 2, 2, 3))),
+            Err("mode is bilinear, nearest or bicubic", "mode=linear", {"mode": "linear"},
+                ((1, 1, 3, 3), (1, 2, 2, 2)))),
+    notes={1: "onnxruntime-defined (com.microsoft): GridSample-16's semantics, Grid of X's type, Y floating"},
+)
+
+#: (name, X shape, rois [[y1, x1, y2, x2], ...], batch_indices, crop_size, attributes): dyadic
+#: boxes (exact in every floating type), nearest rows without a tie (the text does not say how
+#: a nearest tie rounds; TensorFlow's crop_and_resize rounds half away from zero).
+CROP_ROWS = (
+    ("bilinear/inside", (2, 2, 5, 6), [[0, 0, 1, 1], [0.25, 0.125, 0.75, 0.875]], [0, 1], [3, 4], {}),
+    ("bilinear/extrapolate", (1, 2, 5, 5), [[-0.25, -0.5, 0.75, 1.25]], [0], [5, 3], {"extrapolation_value": 2.0}),
+    ("bilinear/extrapolate/default-value", (1, 1, 4, 4), [[0.5, -1.0, 1.5, 0.5]], [0], [4, 4], {}),
+    ("bilinear/crop1x1", (2, 1, 5, 4), [[0.25, 0.5, 0.75, 1.0], [0, 0, 0.5, 0.5]], [1, 0], [1, 1], {}),
+    ("bilinear/flipped", (1, 2, 5, 6), [[0.75, 0.875, 0.25, 0.125]], [0], [3, 3], {}),
+    ("bilinear/upsample", (1, 1, 3, 3), [[0, 0, 1, 1], [0.25, 0.25, 0.5, 0.75]], [0, 0], [7, 5], {}),
+    ("nearest/inside", (2, 2, 5, 5), [[0, 0, 1, 1], [0.25, 0.1875, 0.75, 0.8125]], [1, 0], [4, 3],
+     {"mode": "nearest"}),
+    ("nearest/extrapolate", (1, 2, 5, 5), [[-0.25, -0.5, 0.75, 1.25]], [0], [5, 4],
+     {"mode": "nearest", "extrapolation_value": -1.0}),
+    ("no-rois", (1, 2, 3, 3), np.zeros((0, 4)), [], [2, 2], {}),
+)
+
+
+def crop_plans(x_shape, rois, crop_size, mode="bilinear", extrapolation_value=0.0, check=True):
+    """Per RoI the :class:`conformance.reference.resample.Plan` of its crop: Resize's
+    tf_crop_and_resize along H and W (``x = y1 (H-1) + i (y2-y1)(H-1)/(ch-1)``, a length of 1
+    at the box's center, outside ``[0, H-1]``: extrapolation_value), bilinear or nearest
+    (half away from zero, which is round_prefer_ceil on non-negative coordinates).
+
+    Raises:
+        ValueError: crop sizes that are not positive, rois not ``[R, 4]``, an unknown mode, a
+            nearest tie (the text does not say how it rounds).
+        Unstable: a pick or extrapolation float32 coordinates could change.
+    """
+    ch, cw = (int(v) for v in np.ravel(crop_size))
+    rois = np.asarray(rois, dtype=np.float64)
+    if ch <= 0 or cw <= 0 or rois.ndim != 2 or rois.shape[1] != 4 or mode not in ("bilinear", "nearest"):
+        raise ValueError("CropAndResize: crop_size, rois or mode")
+    m = "linear" if mode == "bilinear" else "nearest"
+    plans = []
+    for y1, x1, y2, x2 in rois:
+        axes = []
+        for ax, (lo, hi, out) in zip((2, 3), ((y1, y2, ch), (x1, x2, cw))):
+            length = x_shape[ax]
+            xs = ref.coordinates("tf_crop_and_resize", out, length, 1.0, float(out), lo, hi)
+            W = ref.weights(m, xs, length, nearest_mode="round_prefer_ceil")
+            if m == "nearest" and not np.array_equal(W, ref.weights(m, xs, length)):
+                inside = (xs >= 0) & (xs <= length - 1)
+                if np.any(inside & (np.abs(xs - np.floor(xs) - 0.5) == 0)):
+                    raise ValueError("a nearest tie: the text does not say how it rounds")
+            if check:
+                ref._check_stable("tf_crop_and_resize", m, "round_prefer_ceil", xs, out, length, 1.0, float(out), lo, hi)
+            axes.append(ref.Axis(ax, length, out, 1.0, float(out), xs, W, (xs < 0) | (xs > length - 1),
+                                 ref.coordinate_error("tf_crop_and_resize", out, length, 1.0), lo, hi))
+        plans.append(ref.Plan(tuple(axes), (1, x_shape[1], ch, cw), m, "tf_crop_and_resize",
+                              float(extrapolation_value)))
+    return plans
+
+
+def crop_and_resize_oracle(ctx, x, rois, batch_indices, crop_size, mode="bilinear", extrapolation_value=0.0, **_):
+    """com.microsoft CropAndResize (onnxruntime-defined): Y ``[R, C, ch, cw]`` (the output's
+    description; the summary's ``[num_boxes, crop_height, crop_width, depth]`` is TensorFlow's
+    layout), each crop :func:`crop_plans` applied to ``X[batch_indices[r]]``.
+
+    Raises:
+        ValueError: what :func:`crop_plans` raises, a batch index outside ``[0, N)``.
+    """
+    ch, cw = (int(v) for v in np.ravel(crop_size))
+    plans = crop_plans(np.shape(x), rois, crop_size, mode, extrapolation_value)
+    out = np.zeros((len(plans), np.shape(x)[1], ch, cw))
+    for r, (plan, b) in enumerate(zip(plans, np.ravel(batch_indices))):
+        if not 0 <= int(b) < np.shape(x)[0]:
+            raise ValueError(f"batch index {b}")
+        out[r] = ref.apply_plan(plan, np.asarray(x, dtype=np.float64)[int(b)][None])[0]
+    return out
+
+
+def crop_and_resize_tolerance(ctx, inputs, attrs, outputs):
+    """Nearest exact (sign of zero checked); bilinear the Resize bound per RoI
+    (:func:`conformance.reference.resample.resize_error_bound`) plus one ulp of T."""
+    t = ctx.out_types["Y"]
+    fi = V.finfo(t)
+    x, rois, bi, cs = inputs
+    if attrs.get("mode", "bilinear") == "nearest":
+        return {"Y": Tolerance(0.0, 0.0, exact=True, signed_zero=True)}
+    best = 0.0
+    for plan, b in zip(crop_plans(np.shape(x), rois, cs, "bilinear", check=False), np.ravel(bi)):
+        e = ref.resize_error_bound(plan, np.asarray(x, dtype=np.float64)[int(b)][None])
+        e = e[np.isfinite(e)]
+        best = max(best, float(e.max()) if e.size else 0.0)
+    return {"Y": Tolerance(best + 32 * max(float(fi.smallest_subnormal), 2.0 ** -149), float(fi.eps),
+                           variants=("f32-coordinates-weights",))}
+
+
+def _crop_shapes() -> tuple[Shape, ...]:
+    out = []
+    for name, x, rois, bi, cs, attrs in CROP_ROWS:
+        r = len(rois)
+        out.append(Shape(name, {"X": _tpl(x), "rois": f"{r}4", "batch_indices": str(r), "crop_size": "2"}, attrs,
+                         values={"rois": rois, "batch_indices": bi, "crop_size": cs}))
+    return tuple(out)
+
+
+CROP_AND_RESIZE = Entry(
+    "CropAndResize", crop_and_resize_oracle, family="shaped", domain=MS, shapes=_crop_shapes(),
+    tolerance=crop_and_resize_tolerance, float_numerics={"wide": resize_wide, "special": resize_special},
+    attrs=(Attrs({"extrapolation_value": 3.0}, tag="extrapolation=3"), Attrs({"mode": "nearest"}, tag="nearest")),
+    per_type=len(CROP_ROWS), signed_zero=True,
+    errors=(
+        Err("crop_height and crop_width need to be positive", "crop-size=0", {}, ((1, 1, 4, 4), (1, 4), (1,), (2,)),
+            values={"rois": [[0, 0, 1, 1]], "batch_indices": [0], "crop_size": [0, 2]}),
+        Err("rois is [num_rois, 4]", "rois-shape", {}, ((1, 1, 4, 4), (1, 3), (1,), (2,)),
+            values={"rois": [[0, 0, 1]], "batch_indices": [0], "crop_size": [2, 2]}),
+        Err("batch_indices has one index per RoI", "batch-indices-length", {}, ((1, 1, 4, 4), (1, 4), (2,), (2,)),
+            values={"rois": [[0, 0, 1, 1]], "batch_indices": [0, 0], "crop_size": [2, 2]}),
+        Err("mode is bilinear or nearest", "mode=bicubic", {"mode": "bicubic"}, ((1, 1, 4, 4), (1, 4), (1,), (2,)),
+            values={"rois": [[0, 0, 1, 1]], "batch_indices": [0], "crop_size": [2, 2]}),
+    ),
+    notes={1: "onnxruntime-defined (com.microsoft): TensorFlow's crop_and_resize, NCHW"},
+)
+
+ENTRIES = (RESIZE, UPSAMPLE, GRID_SAMPLE, AFFINE_GRID, MS_GRID_SAMPLE, CROP_AND_RESIZE)
 register_entries(ENTRIES, family="resample")
