@@ -39,6 +39,7 @@ from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
 from conformance.coverage import compute_coverage
 from conformance.ops import reduce as R
+from conformance.ops import reduce_index as RI
 from conformance.ops.entry import Ctx
 from conformance.opspec import op_spec
 from conformance.runner import run_cases
@@ -46,7 +47,7 @@ from conformance.runner import run_cases
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ArgMax", "ArgMin", "ReduceL1", "ReduceSumSquare",
        "ReduceL2", "ReduceProd", "ReduceLogSum", "ReduceLogSumExp", "CumSum", "TopK"]
-ENTRY = {e.op: e for e in R.ENTRIES}
+ENTRY = {e.op: e for e in R.ENTRIES + RI.ENTRIES}
 HALF = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
 
@@ -313,14 +314,14 @@ def test_arg_check_judges_ties_before_12():
     ok1 = {"reduced": np.array([[0], [1]], dtype=np.int64)}
     ok2 = {"reduced": np.array([[2], [2]], dtype=np.int64)}
     bad = {"reduced": np.array([[1], [2]], dtype=np.int64)}
-    assert R.check_argmax({"data": x}, ok1, {"axis": 1})[0]
-    assert R.check_argmax({"data": x}, ok2, {"axis": 1})[0]
-    assert not R.check_argmax({"data": x}, bad, {"axis": 1})[0]
-    assert not R.check_argmax({"data": x}, {"reduced": np.array([0, 1], dtype=np.int64)}, {"axis": 1})[0]
-    assert R.check_argmin({"data": x}, {"reduced": np.array([1, 0], dtype=np.int64)}, {"axis": -1, "keepdims": 0})[0]
-    assert R._arg_check(_ctx("ArgMax", 11), [x], {"axis": 1}) == "conformance.ops.reduce:check_argmax"
-    assert R._arg_check(_ctx("ArgMax", 12), [x], {"axis": 1}) is None
-    assert R._arg_check(_ctx("ArgMax", 11), [np.array([[1.0, 2.0]])], {"axis": 1}) is None
+    assert RI.check_argmax({"data": x}, ok1, {"axis": 1})[0]
+    assert RI.check_argmax({"data": x}, ok2, {"axis": 1})[0]
+    assert not RI.check_argmax({"data": x}, bad, {"axis": 1})[0]
+    assert not RI.check_argmax({"data": x}, {"reduced": np.array([0, 1], dtype=np.int64)}, {"axis": 1})[0]
+    assert RI.check_argmin({"data": x}, {"reduced": np.array([1, 0], dtype=np.int64)}, {"axis": -1, "keepdims": 0})[0]
+    assert RI._arg_check(_ctx("ArgMax", 11), [x], {"axis": 1}) == "conformance.ops.reduce:check_argmax"
+    assert RI._arg_check(_ctx("ArgMax", 12), [x], {"axis": 1}) is None
+    assert RI._arg_check(_ctx("ArgMax", 11), [np.array([[1.0, 2.0]])], {"axis": 1}) is None
 
 
 def test_arg_ties_cover_both_indices(value_cases):
@@ -328,7 +329,7 @@ def test_arg_ties_cover_both_indices(value_cases):
     occurrences differ (exact expectations); before 12 tie cases carry the check."""
     for op in ("ArgMax", "ArgMin"):
         fn = "max" if op == "ArgMax" else "min"
-        ties = [c for c in value_cases if c.op == op and R._has_ties(_data(c), int(c.attributes.get("axis", 0)), fn)]
+        ties = [c for c in value_cases if c.op == op and RI._has_ties(_data(c), int(c.attributes.get("axis", 0)), fn)]
         assert all(c.check for c in ties if c.since_version < 12)
         assert any(c.check for c in ties if c.since_version < 12)
         new = [c for c in ties if c.since_version >= 12]
@@ -533,18 +534,18 @@ def test_topk_unsorted_check():
     at its index, or the higher of tied indices at the k-th place fails."""
     x = np.array([[5.0, 1.0, 5.0, 3.0]], dtype=np.float32)
     ok = {"Values": np.array([[5.0, 5.0]], dtype=np.float32), "Indices": np.array([[2, 0]], dtype=np.int64)}
-    assert R.check_topk_unsorted({"X": x, "K": np.array([2])}, ok, {"axis": 1, "sorted": 0})[0]
+    assert RI.check_topk_unsorted({"X": x, "K": np.array([2])}, ok, {"axis": 1, "sorted": 0})[0]
     tie = {"Values": np.array([[5.0, 5.0, 3.0]], dtype=np.float32), "Indices": np.array([[0, 2, 3]], dtype=np.int64)}
-    assert R.check_topk_unsorted({"X": x, "K": np.array([3])}, tie, {"sorted": 0})[0]
+    assert RI.check_topk_unsorted({"X": x, "K": np.array([3])}, tie, {"sorted": 0})[0]
     wrong_set = {"Values": np.array([[5.0, 3.0]], dtype=np.float32), "Indices": np.array([[0, 3]], dtype=np.int64)}
-    assert not R.check_topk_unsorted({"X": x, "K": np.array([2])}, wrong_set, {"sorted": 0})[0]
+    assert not RI.check_topk_unsorted({"X": x, "K": np.array([2])}, wrong_set, {"sorted": 0})[0]
     bad_val = {"Values": np.array([[5.0, 4.0]], dtype=np.float32), "Indices": np.array([[0, 2]], dtype=np.int64)}
-    assert not R.check_topk_unsorted({"X": x, "K": np.array([2])}, bad_val, {"sorted": 0})[0]
+    assert not RI.check_topk_unsorted({"X": x, "K": np.array([2])}, bad_val, {"sorted": 0})[0]
     y = np.array([[1.0, 2.0, 2.0]], dtype=np.float32)
     hi_tie = {"Values": np.array([[2.0]], dtype=np.float32), "Indices": np.array([[2]], dtype=np.int64)}
-    assert not R.check_topk_unsorted({"X": y, "K": np.array([1])}, hi_tie, {"sorted": 0})[0]
+    assert not RI.check_topk_unsorted({"X": y, "K": np.array([1])}, hi_tie, {"sorted": 0})[0]
     small = {"Values": np.array([[1.0, 3.0]], dtype=np.float32), "Indices": np.array([[1, 3]], dtype=np.int64)}
-    assert R.check_topk_unsorted({"X": x, "K": np.array([2])}, small, {"sorted": 0, "largest": 0})[0]
+    assert RI.check_topk_unsorted({"X": x, "K": np.array([2])}, small, {"sorted": 0, "largest": 0})[0]
 
 
 def test_topk_coverage(value_cases):
