@@ -5,6 +5,8 @@ same parameter space, and the opset schedule."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, find, settings
@@ -106,15 +108,17 @@ def _vector_ops():
 
 @pytest.mark.parametrize("entry", list(_vector_ops()), ids=[e.op for e in _vector_ops()])
 def test_special_values_reach_every_code_path(entry):
-    """Every element-wise and Reduce* operator that takes floats has, for NaN and +-inf (where the
-    entry's generic special values include them: ``Entry.nan`` / ``Entry.inf``), a case whose input holds it at the flat first element and one with a row of
+    """Every element-wise, Reduce* and linear-algebra operator that takes floats has, for NaN and
+    +-inf (those whose result the entry defines: ``Entry.nan``, ``Entry.inf``, an infinity among
+    ``Entry.specials``), a case whose input holds it at the flat first element and one with a row of
     at least 64 elements starting with it; the reductions have a row with several NaNs before a
     finite last value."""
     cases = [c for c in engine.cases(entry, 0) if c.expect_error is None and c.datasets]
     floats = [(c, x) for c in cases for x in _float_inputs(c)]
     if not floats:
         pytest.skip(f"{entry.op} takes no floating input")
-    wanted = {"+inf": lambda a: a == np.inf, "-inf": lambda a: a == -np.inf} if entry.inf else {}
+    infs = {v for v in entry.specials if v in (math.inf, -math.inf)} | ({math.inf, -math.inf} if entry.inf else set())
+    wanted = {name: (lambda a, v=v: a == v) for name, v in (("+inf", math.inf), ("-inf", -math.inf)) if v in infs}
     if entry.nan:
         wanted["nan"] = np.isnan
     for name, is_ in wanted.items():

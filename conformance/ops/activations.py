@@ -222,6 +222,10 @@ def _entry(op: str) -> Entry:
     return Entry(op, _oracle, values={f: iv for f in _formals(op)},
                  attrs=tuple(Attrs(s) for s in ref.attribute_states(op)), float_numerics=numerics,
                  nan="nan" in a.specials, inf={"inf", "-inf"} <= set(a.specials), defined=_defined,
+                 # the one infinity the formula defines (Gelu, Mish, Swish, HardSwish: +inf only) joins the
+                 # special values the engine lays out in vectorizable rows (special-rows)
+                 specials=tuple({"inf": math.inf, "-inf": -math.inf}[k] for k in a.specials
+                                if k in ("inf", "-inf") and not {"inf", "-inf"} <= set(a.specials)),
                  tolerance=_tolerance, errors=errors, per_type=PER_TYPE[op], ulps_source=_source(op),
                  explore_attrs={k: r for (o, k), r in EXPLORE_ATTRS.items() if o == op})
 

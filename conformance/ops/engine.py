@@ -470,7 +470,7 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 seen["out"].add(o)
         if entry.outputs_per_type:
             _fill_outputs_per_type(entry, vs, out, combos, lead, states, shapes, outs, ops_, opts[-1], arities[-1])
-        if entry.family in ("unary", "binary", "variadic", "select") and entry.nan | entry.inf:
+        if entry.family in ("unary", "binary", "variadic", "select"):
             # special values in vectorizable rows, once per floating lead type (the first combination)
             done = set()
             for combo in combos:
