@@ -1000,7 +1000,7 @@ def crop_plans(x_shape, rois, crop_size, mode="bilinear", extrapolation_value=0.
             if check:
                 ref._check_stable("tf_crop_and_resize", m, "round_prefer_ceil", xs, out, length, 1.0, float(out), lo, hi)
             axes.append(ref.Axis(ax, length, out, 1.0, float(out), xs, W, (xs < 0) | (xs > length - 1),
-                                 ref.coordinate_error("tf_crop_and_resize", out, length, 1.0), lo, hi))
+                                 ref.coordinate_error("tf_crop_and_resize", out, length, 1.0, xs, lo, hi), lo, hi))
         plans.append(ref.Plan(tuple(axes), (1, x_shape[1], ch, cw), m, "tf_crop_and_resize",
                               float(extrapolation_value)))
     return plans

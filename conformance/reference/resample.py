@@ -137,12 +137,20 @@ def coordinates(ctm: str, out_len: int, in_len: int, scale: float, output_width:
     return np.asarray(r, dtype=np.float64)
 
 
-def coordinate_error(ctm: str, out_len: int, in_len: int, scale: float) -> np.ndarray:
+def coordinate_error(ctm: str, out_len: int, in_len: int, scale: float, x=None, start: float = 0.0,
+                     end: float = 1.0) -> np.ndarray:
     """A bound on ``|x_f32 - x_original|`` per output index for any float32 evaluation of the
-    formula (a handful of roundings, each at most ``u`` relative to an operand no larger than
-    ``M = in_len + (out_len + 1) / scale + 2``): ``8 u M``."""
-    m = in_len + (out_len + 1.0) / max(scale, 1e-30) + 2.0
-    return np.full(out_len, 8.0 * U32 * m)
+    formula: at most 4 roundings (a reciprocal scale, a product or quotient, an addition, the
+    scale computed from sizes), each at most ``u`` relative to an operand no larger than ``M_j
+    = |x_j| + (j + 1) / scale + 1``, plus ``in_len (1 + |start| + |end|)`` for the modes whose
+    terms scale with the input length (align_corners, tf_crop_and_resize, half_pixel_symmetric):
+    ``4 u M_j``."""
+    j = np.arange(out_len, dtype=np.float64)
+    xs = np.zeros(out_len) if x is None else np.abs(np.asarray(x, dtype=np.float64))
+    m = xs + (j + 1.0) / max(scale, 1e-30) + 1.0
+    if ctm in ("align_corners", "tf_crop_and_resize", "half_pixel_symmetric"):
+        m = m + in_len * (1.0 + abs(start) + abs(end))
+    return 4.0 * U32 * m
 
 
 def _pick(x: np.ndarray, nearest_mode: str) -> np.ndarray:
@@ -348,7 +356,7 @@ def resize_plan(version: int, shape: tuple[int, ...], roi=None, scales=None, siz
                 _check_stable(ctm, mode, nearest_mode if version >= 11 else "floor", x, o_len, i_len, sc, widths[k],
                               starts[k], ends[k])
         plans.append(Axis(a, i_len, o_len, sc, widths[k], x, W, outside,
-                          coordinate_error(ctm, o_len, i_len, sc), starts[k], ends[k], aa_s))
+                          coordinate_error(ctm, o_len, i_len, sc, x, starts[k], ends[k]), starts[k], ends[k], aa_s))
     out_shape = list(shape)
     for p in plans:
         out_shape[p.axis] = p.out_len
@@ -368,7 +376,7 @@ def _check_stable(ctm, mode, nearest_mode, x, o_len, i_len, sc, width, start, en
         # a coordinate off a boundary by less than the float32 error, in any variant
         bnd = x - 0.5 if nearest_mode.startswith("round") else x
         dist = np.abs(bnd - np.round(bnd))
-        dx = coordinate_error(ctm, o_len, i_len, sc)
+        dx = 2 * coordinate_error(ctm, o_len, i_len, sc, x, start, end)
         close = (dist > 0) & (dist < dx)
         if np.any(close & (x > -0.5) & (x < i_len - 0.5)):
             raise Unstable(f"a nearest coordinate of {ctm} is within float32 error of a boundary: {x}")
@@ -377,7 +385,7 @@ def _check_stable(ctm, mode, nearest_mode, x, o_len, i_len, sc, width, start, en
         for xv in variants:
             if not np.array_equal((xv < 0) | (xv > i_len - 1), want):
                 raise Unstable("tf_crop_and_resize extrapolation differs in float32")
-        dx = coordinate_error(ctm, o_len, i_len, sc)
+        dx = 2 * coordinate_error(ctm, o_len, i_len, sc, x, start, end)
         near = (np.abs(x) < dx) & (x != 0) | (np.abs(x - (i_len - 1)) < dx) & (x != i_len - 1)
         if np.any(near):
             raise Unstable("a tf_crop_and_resize coordinate is within float32 error of the border")
