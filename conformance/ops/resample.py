@@ -1,5 +1,6 @@
 """The resampling operators as entries of the operator table (family ``shaped``): Resize
-(10, 11, 13, 18, 19) and Upsample (7, 9, 10).
+(10, 11, 13, 18, 19), Upsample (1, 7, 9, 10), GridSample (16, 20, 22), AffineGrid (20), and
+the onnxruntime-defined com.microsoft GridSample (1) and CropAndResize (1).
 
 Oracles, coordinate rules and the error bound: :mod:`conformance.reference.resample`.  What
 the entries add to the schema:
@@ -48,7 +49,41 @@ example shows (``floor(x / scale)``: the pick along a width scaled by 3 is 0, 0,
 scales >= 1 ("It takes value greater than or equal to 1"), every type; linear is contested
 (no coordinate mapping in the text; oracle ``x / scale``).  Version 10 is deprecated: every
 case is contested (onnx's checker rejects a deprecated operator), and error cases for a
-scale below 1.
+scale below 1.  Version 1 (EXPERIMENTAL in the schema: height_scale/width_scale on 4-D input,
+nearest or bilinear) is generated and contested.
+
+**GridSample.**  torch.nn.functional.grid_sample's conventions, which the text refers to
+(:func:`conformance.reference.resample.grid_sample`): a grid value ``g`` is the pixel coordinate
+``(g + 1) / 2 (L - 1)`` (align_corners) or ``((g + 1) L - 1) / 2``; the grid's last axis lists
+coordinates innermost first; ``zeros`` reads 0 outside, ``border`` clips the location,
+``reflection`` reflects it by the corner pixels' centers (align_corners) or their outer edges
+and then clips (the text's example: -3.5 -> 1.5 -> 0.5); cubic takes the four taps of the
+unpadded location and pads each tap (torch's bicubic); nearest rounds a half to even (version
+20's text; torch's nearbyint for 16).  Patterns (:data:`GRID_ROWS`): every mode, padding mode
+and align_corners, a spatial size of 1, an empty grid; from 20 the 5-D and 3-D (one spatial
+axis) forms.  The grid is drawn per case (:func:`grid_values`): -1, 1, 0, the corner pixels'
+centers and edges, exact halves, far outside (several reflections), uniform draws; nearest
+points that float32 coordinates could pick differently are drawn again; cubic with border
+padding stays inside the pixel range, where clipping the location (the text's "border values
+for out-of-bound grid locations") and torch's per-tap padding agree.  Integer, string, bool and
+complex X take nearest (strings and bools with border padding: a zero of no defined
+conversion).  Tolerance as Resize's (:func:`conformance.reference.resample.grid_error_bound`).
+Errors: 5-D X at 16, the grid's last dimension, batch or rank mismatch, the other version's
+mode names, an unknown padding mode.
+
+**AffineGrid.**  ``theta @ [x, y, (z,) 1]`` over torch.affine_grid's base positions
+(``(2i + 1)/L - 1``, or ``-1 + 2i/(L-1)`` with align_corners; 0 for a length of 1), 2-D and
+3-D, empty; a spatial size of 1 with align_corners is contested (the text makes -1 and 1 the
+same pixel center: torch 0, onnx.reference -1, onnxruntime +1).  Tolerance ``8 u sum |theta||b|``
+with ``u`` the coarser of T's and float32's.
+
+**com.microsoft GridSample and CropAndResize (onnxruntime-defined).**  GridSample-16's
+semantics (4-D, bilinear/nearest/bicubic) with Grid of X's type T1 and Y of T2; T1 != T2 is
+contested (the contrib schema admits it, its type inference gives Y the type of X), string,
+bool and complex T1 are declared unbuildable.  CropAndResize is TensorFlow's crop_and_resize
+in the output's NCHW layout: per RoI ``[y1, x1, y2, x2]`` Resize's tf_crop_and_resize along H
+and W (the box's center for a crop of 1, flipped boxes flip, outside: extrapolation_value),
+bilinear or nearest (no exact tie is generated: the text does not say how it rounds).
 """
 
 from __future__ import annotations
