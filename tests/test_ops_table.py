@@ -87,6 +87,8 @@ _VECTOR_FAMILIES = ("unary", "binary", "logical", "variadic")
 _LONG = 64
 #: The linear-algebra operators held to the same rule.
 _LINALG = ("MatMul", "Gemm", "Einsum")
+#: The index and scan operators of the reductions held to the same rule.
+_INDEX = ("ArgMax", "ArgMin", "CumSum", "TopK")
 
 
 def _float_inputs(case):
@@ -102,7 +104,7 @@ def _vector_ops():
         if e.domain:
             continue
         if getattr(e, "family", "") in ("unary", "binary", "variadic", "select") or e.op.startswith("Reduce") \
-                or e.op in _LINALG:
+                or e.op in _LINALG + _INDEX:
             yield e
 
 

@@ -910,7 +910,8 @@ def _row_kinds(rng, kinds, m: int, n: int):
     start = int(rng.integers(len(kinds)))
     if n >= VECTOR_ROW:  # vectorizable rows: NaN, +inf, -inf rows first (each at the row's first element)
         first = tuple(k for k in ("nan", "pinf", "ninf") if k in kinds)
-        kinds, start = first + tuple(k for k in kinds if k not in first), 0
+        rot = start % max(len(first), 1)  # which of them is the tensor's first element: the case's draw
+        kinds, start = first[rot:] + first[:rot] + tuple(k for k in kinds if k not in first), 0
     for i in range(m):
         if n:
             yield i, kinds[(start + i) % len(kinds)], rng.permutation(n)

@@ -52,6 +52,8 @@ from .reduce import (
     _to_float,
     to_rows,
     units,
+    VECTOR_POSITIONS,
+    VECTOR_ROW,
     _wide,
 )
 
@@ -370,12 +372,29 @@ def _arg_wide(rng, ctx, m, n):
     return _distinct_rows(draw, m, n, rng).astype(np.float64)
 
 
+def _vector_inf_rows(rows: np.ndarray, ctx, t: str) -> np.ndarray:
+    """``rows`` (m, n >= VECTOR_ROW) with ``+inf`` or ``-inf`` (one per row, alternating; which
+    comes first rotates over the versions and types) at the reductions' vector positions: the
+    first element, the block boundaries, the tail -- tied copies of the extreme (the first
+    occurrence, or the last with ``select_last_index``; before 12 judged by the tie checks)."""
+    rows = rows.copy()
+    start = ctx.version + {"float": 1, "double": 2}.get(t, 0)
+    n = rows.shape[1]
+    for r in range(rows.shape[0]):
+        kind = ("pinf", "ninf")[(start + r) % 2]
+        for q in VECTOR_POSITIONS[kind]:
+            rows[r, q % n] = math.inf if kind == "pinf" else -math.inf
+    return V.representable(rows, t)
+
+
 def _arg_special(rng, ctx, m, n):
     """Rows of the special values without NaN (its index is not specified): +-inf, +-fmax,
     +-the smallest normal and subnormal, +-1; at 12 and later also ties between -0 and +0
     (equal: the first, or with ``select_last_index`` the last, occurrence); distinct values
     at 1 and 11."""
     t = _t(ctx)
+    if n >= VECTOR_ROW:  # vectorizable rows: ordinary values, infinities at the code paths
+        return _vector_inf_rows(np.asarray(_arg_normal(rng, ctx, m, n), dtype=np.float64), ctx, t)
     fi = V.finfo(t)
     pool = [math.inf, -math.inf, float(fi.max), -float(fi.max), float(fi.smallest_normal),
             -float(fi.smallest_normal), float(fi.smallest_subnormal), -float(fi.smallest_subnormal), 1.0, -1.0, 0.0]
@@ -447,9 +466,9 @@ def arg_shapes() -> tuple[Shape, ...]:
     tensor must not be empty"), a long row."""
     out: list[Shape] = []
 
-    def add(name, tmpl, axis, since=0, until=10**6, dims=None):
+    def add(name, tmpl, axis, since=0, until=10**6, dims=None, numerics=()):
         d = dims or {c: _DIMS[len(tmpl)] for c in tmpl if c.isalpha()}
-        out.append(Shape(name, {"data": tmpl}, {} if axis is None else {"axis": axis}, since, until, d))
+        out.append(Shape(name, {"data": tmpl}, {} if axis is None else {"axis": axis}, since, until, d, numerics))
 
     add("r2/axis=-1", "SM", -1, since=11)
     add("r3/axis=1", "SMK", 1)
@@ -466,6 +485,7 @@ def arg_shapes() -> tuple[Shape, ...]:
     add("zero-size/kept", "S0K", 2, until=10)
     add("zero-size/kept", "S0K", 2, since=12)
     add("long/axis=1", "2L", 1, dims={"L": (1000, 1000)})
+    add("vector/4x67/axis=1", "4L", 1, dims={"L": (67, 67)}, numerics=("special",))
     return tuple(out)
 
 
@@ -516,6 +536,7 @@ def cumsum_shapes() -> tuple[Shape, ...]:
     add("r2/axis=[1]", "SM", 1, one=True)
     add("r3/axis=[-1]", "SMK", -1, one=True)
     add("long/axis=1", "2L", 1, dims={"L": (4096, 4096)}, numerics=("normal", "cancel", "ones"))
+    add("vector/4x67/axis=1", "4L", 1, dims={"L": (67, 67)}, numerics=("special",))
     return tuple(out)
 
 
@@ -573,6 +594,7 @@ def topk_shapes() -> tuple[Shape, ...]:
     add("size1/k=1", "S1", -1, 1)
     add("zero-size/k=1", "0L", -1, 1, {"L": (1, 4)})
     add("long/k=10", "2L", -1, 10, {"L": (1000, 1000)}, numerics=("normal", "ties"))
+    add("vector/k=3", "4L", -1, 3, {"L": (67, 67)}, numerics=("special",))
     return tuple(out)
 
 
@@ -601,6 +623,8 @@ def _topk_special(rng, ctx, shapes):
                      -float(fi.smallest_normal), float(fi.smallest_subnormal), -float(fi.smallest_subnormal), 0.0,
                      -0.0, 1.0, -1.0])
     x = V.representable(rng.choice(pool, size=shapes[0]), _t(ctx))
+    if x.ndim == 2 and x.shape[1] >= VECTOR_ROW:  # vectorizable rows: infinities at the code paths
+        x = _vector_inf_rows(V.representable(rng.uniform(-4, 4, size=x.shape), _t(ctx)), ctx, _t(ctx))
     return [x] + [np.zeros(s, dtype=object) for s in shapes[1:]]
 
 
