@@ -576,5 +576,43 @@ MAXUNPOOL = Entry(
 )
 
 
-ENTRIES = (MAXPOOL, AVERAGEPOOL, LPPOOL, GLOBAL_AVG, GLOBAL_MAX, GLOBAL_LP, MAXUNPOOL)
+# ============================================================================ com.microsoft NhwcMaxPool
+MS = "com.microsoft"
+
+
+def nhwc_max_pool_oracle(ctx, x, **attrs):
+    """MaxPool-22's Y (:func:`conformance.reference.pool.max_pool`, the ceil_mode drop rule
+    included: onnxruntime's pooling attributes apply it) on a channels-last ``x``
+    ``[N, D1..Dn, C]``: onnxruntime's schema documents nothing beyond the name and MaxPool's
+    attributes (onnxruntime-defined)."""
+    xc = np.moveaxis(x, -1, 1)
+    y, _ = ref.max_pool(xc, attrs)
+    return np.moveaxis(y, 1, -1)
+
+
+def _nhwc_shapes() -> tuple[Shape, ...]:
+    """The MaxPool-22 patterns that apply (2-D and 3-D; no Indices), channels last."""
+    out = []
+    for sh in _pool_shapes("MaxPool", 10, 10):
+        t = sh.inputs["X"]
+        if sh.outputs is not None or len(t) < 4 or "long-window" in sh.name:
+            continue
+        out.append(Shape(sh.name, {"x": t[0] + t[2:] + t[1]}, sh.attrs, dims=sh.dims, numerics=sh.numerics,
+                         cycle=sh.cycle))
+    return tuple(out)
+
+
+NHWC_MAXPOOL = Entry(
+    "NhwcMaxPool", nhwc_max_pool_oracle, family="shaped", domain=MS, shapes=_nhwc_shapes(),
+    attrs=(Attrs(K2, tag="kernel-only"),
+           Attrs({**K2, "auto_pad": "NOTSET", "ceil_mode": 0}, tag="explicit-default")),
+    tags=lambda ctx: {"spatial_rank": len(ctx.shapes["x"]) - 2, "layout": "NHWC"}, per_type=24,
+    errors=(Err("kernel_shape has one value per spatial axis: [2] for a 2-D input", "kernel-rank",
+                attrs={"kernel_shape": [2]}, shapes=((1, 4, 4, 1),)),
+            Err("a 5x5 kernel over a 3x3 input without pads gives an output size below 1", "kernel>padded-input",
+                attrs={"kernel_shape": [5, 5]}, shapes=((1, 3, 3, 1),))),
+)
+
+
+ENTRIES = (MAXPOOL, AVERAGEPOOL, LPPOOL, GLOBAL_AVG, GLOBAL_MAX, GLOBAL_LP, MAXUNPOOL, NHWC_MAXPOOL)
 register_entries(ENTRIES, family="pool")
