@@ -292,7 +292,8 @@ def _loop_col2im(x, image, block, attrs):
                 for ki, k in enumerate(itertools.product(*[range(b) for b in block])):
                     pos = tuple(lp * st + kq * dd - pads[j] for j, (lp, st, kq, dd) in enumerate(zip(lpos, s, k, d)))
                     if all(0 <= p < i for p, i in zip(pos, image)):
-                        y[(n, c) + pos] += Fraction(x[n, c * kk + ki, li])
+                        v = x[n, c * kk + ki, li]
+                        y[(n, c) + pos] += v if isinstance(v, int) else Fraction(v)
     return y
 
 
@@ -365,6 +366,154 @@ def test_causal_conv_oracle_is_the_recurrence():
             assert np.array_equal(st, s_[:, :, s_.shape[2] - (k - 1):])
     y, st = E["CausalConvWithState"].oracle(None, x, w, None, None, activation="none")  # absent: zeros
     assert np.allclose(y, ref.conv(np.concatenate([np.zeros((2, 3, k - 1)), x], axis=2), w, None, {"group": 3}))
+
+
+def _same_pads(ins, ks, s, dl, mode):
+    """SAME_* written from the text: out = ceil(D / s), the total padding for the dilated kernel,
+    the odd one at the end (UPPER) or the beginning (LOWER)."""
+    out = [-(-i // st) for i, st in zip(ins, s)]
+    tot = [max(0, (o - 1) * st + (k - 1) * d + 1 - i) for o, st, k, d, i in zip(out, s, ks, dl, ins)]
+    return [t // 2 if mode == "SAME_UPPER" else t - t // 2 for t in tot], [t - t // 2 if mode == "SAME_UPPER"
+                                                                           else t // 2 for t in tot]
+
+
+def _np_conv(x, w, b, a):
+    """Conv in float64 with numpy's sliding windows, N-D, grouped (independent of the oracle's
+    im2col): pads from the text's formulas, windows of the dilated extent sliced by the
+    dilation and strided."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    rank = x.ndim - 2
+    ks = w.shape[2:]
+    s, dl = a.get("strides", [1] * rank), a.get("dilations", [1] * rank)
+    mode = a.get("auto_pad", "NOTSET")
+    if mode in ("SAME_UPPER", "SAME_LOWER"):
+        pb, pe = _same_pads(x.shape[2:], ks, s, dl, mode)
+    elif mode == "VALID":
+        pb, pe = [0] * rank, [0] * rank
+    else:
+        p = a.get("pads", [0] * 2 * rank)
+        pb, pe = p[:rank], p[rank:]
+    xp = np.pad(x, [(0, 0), (0, 0)] + list(zip(pb, pe)))
+    ext = [(k - 1) * d + 1 for k, d in zip(ks, dl)]
+    win = sliding_window_view(xp, ext, axis=tuple(range(2, 2 + rank)))
+    win = win[(slice(None), slice(None)) + tuple(slice(None, None, st) for st in s)
+              + tuple(slice(None, None, d) for d in dl)]
+    g = a.get("group", 1)
+    cg, mg = w.shape[1], w.shape[0] // g
+    letters = "ijklm"[:rank]
+    kl = "pqrst"[:rank]
+    outs = [np.einsum(f"nc{letters}{kl},mc{kl}->nm{letters}", win[:, gi * cg:(gi + 1) * cg], w[gi * mg:(gi + 1) * mg])
+            for gi in range(g)]
+    y = np.concatenate(outs, axis=1)
+    return y if b is None else y + b.reshape((1, -1) + (1,) * rank)
+
+
+def _np_conv_transpose(x, w, b, a, version):
+    """ConvTranspose in float64 as the convolution of the stride-upsampled input, padded by the
+    dilated extent minus one, with the flipped kernel whose two channel axes are swapped per
+    group (the textbook equivalence; independent of the oracle's scatter), then cropped by the
+    text's pads (output_shape: its total padding split as the version's text says)."""
+    rank = x.ndim - 2
+    ks = w.shape[2:]
+    s, dl = a.get("strides", [1] * rank), a.get("dilations", [1] * rank)
+    op = a.get("output_padding", [0] * rank)
+    g = a.get("group", 1)
+    ext = [(k - 1) * d + 1 for k, d in zip(ks, dl)]
+    full = [st * (i - 1) + e + o for st, i, e, o in zip(s, x.shape[2:], ext, op)]
+    mode = a.get("auto_pad", "NOTSET")
+    if "output_shape" in a or mode in ("SAME_UPPER", "SAME_LOWER"):
+        out = list(a["output_shape"]) if "output_shape" in a else [i * st for i, st in zip(x.shape[2:], s)]
+        tot = [f - o for f, o in zip(full, out)]
+        extra_at_end = (mode == "SAME_UPPER") != (version < 11 and "output_shape" in a)
+        pb = [t // 2 if extra_at_end else t - t // 2 for t in tot]
+    else:
+        p = a.get("pads", [0] * 2 * rank) if mode == "NOTSET" else [0] * 2 * rank
+        pb = p[:rank]
+        out = [f - p[j] - p[j + rank] for j, f in enumerate(full)]
+    xu = np.zeros(x.shape[:2] + tuple(st * (i - 1) + 1 for st, i in zip(s, x.shape[2:])))
+    xu[(slice(None), slice(None)) + tuple(slice(None, None, st) for st in s)] = x
+    big = [e - 1 + max(0, -b_) + 2 * o_ + 8 for e, b_, o_ in zip(ext, pb, out)]
+    xu = np.pad(xu, [(0, 0), (0, 0)] + [(e - 1, bb) for e, bb in zip(ext, big)])
+    c = x.shape[1]
+    cg, mg = c // g, w.shape[1]
+    wf = np.flip(w, axis=tuple(range(2, 2 + rank)))
+    wt = np.concatenate([np.swapaxes(wf[gi * cg:(gi + 1) * cg], 0, 1) for gi in range(g)], axis=0)  # (M, Cg, k)
+    y = _np_conv(xu, wt, b, {"dilations": dl, "group": g})
+    lo = [max(0, -b_) for b_ in pb]
+    if any(lo):
+        y = np.pad(y, [(0, 0), (0, 0)] + [(l_, 0) for l_ in lo])
+    crop = tuple(slice(b_ + l_, b_ + l_ + o) for b_, l_, o in zip(pb, lo, out))
+    return y[(slice(None), slice(None)) + crop]
+
+
+def test_oracles_agree_with_independent_float64_on_every_value_case(value_cases):
+    """Every Conv, ConvTranspose, FusedConv (without activation), ConvTransposeWithDynamicPads
+    and Col2Im value case: the expected output against an independent float64 implementation
+    (NaN where it has NaN; else within 1e-12 of sum |w||x|, float64's own rounding), written
+    from the texts' formulas here."""
+    n = Counter()
+    for c in value_cases:
+        f = _feeds(c)
+        a = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in c.attributes.items()}
+        e = np.asarray(c.datasets[0].outputs[c.outputs[0].name]).astype(np.float64) if c.check is None else None
+        if c.op == "Conv" or (c.op == "FusedConv" and "activation" not in a):
+            x, w = f["X"].astype(np.float64), f["W"].astype(np.float64)
+            b = None if f["B"] is None else f["B"].astype(np.float64)
+            want = _np_conv(x, w, b, a) + (0 if f.get("Z") is None else f["Z"].astype(np.float64))
+            mag = _np_conv(np.abs(np.nan_to_num(x)), np.abs(w), None, a)
+        elif c.op in ("ConvTranspose", "ConvTransposeWithDynamicPads"):
+            x, w = f["X"].astype(np.float64), f["W"].astype(np.float64)
+            b = None if f["B"] is None else f["B"].astype(np.float64)
+            if f.get("Pads") is not None:
+                a["pads"] = [int(v) for v in f["Pads"]]
+            want = _np_conv_transpose(x, w, b, a, c.since_version if c.op == "ConvTranspose" else 22)
+            mag = _np_conv_transpose(np.abs(np.nan_to_num(x)), np.abs(w), None, a,
+                                     c.since_version if c.op == "ConvTranspose" else 22)
+            if e is None:  # the either-split check case: the oracle at the case's version
+                e = ref.conv_transpose(x, w, b, a, c.since_version)
+        else:
+            continue
+        assert want.shape == e.shape, c.id
+        t = c.tags["dtype"]
+        if t != "double":  # the expected output is rounded to T: compare after the same rounding
+            from conformance.ops import values as V
+
+            want = V.representable(want, t)
+            tol = float(V.finfo(t).eps) * np.abs(want) + 1e-12 * mag + float(V.finfo(t).smallest_subnormal)
+        else:
+            tol = 1e-12 * mag + 1e-300
+        assert np.array_equal(np.isnan(want), np.isnan(e)), c.id
+        ok = ~np.isnan(e)
+        assert np.all(np.abs(want[ok] - e[ok]) <= tol[ok]), c.id
+        n[c.op] += 1
+    assert n["Conv"] >= 250 and n["ConvTranspose"] >= 200 and n["FusedConv"] >= 5 and \
+        n["ConvTransposeWithDynamicPads"] >= 20, n
+    cases = [c for c in value_cases if c.op == "Col2Im"]
+    for c in cases:  # Col2Im: the loop formula, exactly (every type)
+        f = _feeds(c)
+        x = f["input"]
+        if x.dtype.kind not in "iu" and not np.isfinite(x.astype(np.complex128)).all():
+            continue  # special values: the onnx.reference agreement covers them
+        img, blk = [int(v) for v in f["image_shape"]], [int(v) for v in f["block_shape"]]
+        if x.dtype.kind in "iu":
+            want = _loop_col2im(x.astype(object), img, blk, c.attributes)
+        elif x.dtype.kind == "c":
+            re_, im_ = (_loop_col2im(p_.astype(np.float64), img, blk, c.attributes) for p_ in (x.real, x.imag))
+            want = np.vectorize(lambda r, i: complex(float(r), float(i)), otypes=[object])(re_, im_)
+        else:
+            want = _loop_col2im(x.astype(np.float64), img, blk, c.attributes)
+        e = c.datasets[0].outputs["output"]
+        if x.dtype.kind in "iu":
+            assert e.astype(object).ravel().tolist() == [int(v) for v in want.ravel()], c.id
+        else:
+            from conformance.ops import values as V
+
+            got = np.asarray([complex(v) for v in want.ravel()]).reshape(want.shape)  # exact, rounded once
+            got = V.to_type(got if x.dtype.kind == "c" else got.real, c.tags["dtype"])
+            assert np.array_equal(got, e), c.id  # the exact sum rounded to T
+        n["Col2Im"] += 1
+    assert n["Col2Im"] >= 90, n
 
 
 # ============================================================================ kernels
