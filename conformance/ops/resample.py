@@ -294,7 +294,7 @@ def _plan(ctx, named, attrs, check=True):
         if scales is not None and any(float(v) < 1 for v in np.ravel(scales)):
             raise ValueError("Upsample: scales takes values greater than or equal to 1")
     kw = {k: v for k, v in attrs.items() if k not in ("scales", "height_scale", "width_scale")}
-    return ref.resize_plan(version, np.shape(x), named.get("roi"), scales, named.get("sizes"), check=check, **kw)
+    return ref.cached_plan(version, np.shape(x), named.get("roi"), scales, named.get("sizes"), check=check, **kw)
 
 
 # ============================================================================ oracle

@@ -190,18 +190,19 @@ def weights(mode: str, x: np.ndarray, in_len: int, *, a: float = -0.75, exclude_
         out[np.arange(len(x)), idx] = 1.0
         return out
     radius = (1.0 if mode == "linear" else 2.0) / aa_scale
-    for j, xj in enumerate(x):
-        lo, hi = math.floor(xj - radius) + 1, math.ceil(xj + radius) - 1
-        taps = np.arange(lo, hi + 1)
-        w = kernel(mode, aa_scale * (taps - xj), a)
-        if aa_scale != 1.0:
-            w = w / w.sum()
-        if exclude_outside:
-            w = np.where((taps < 0) | (taps >= in_len), 0.0, w)
-            total = w.sum()
-            w = w / total if total != 0 else w  # every tap outside: an extrapolated position
-        for i, wi in zip(np.clip(taps, 0, in_len - 1), w):
-            out[j, i] += wi
+    x = np.asarray(x, dtype=np.float64)
+    k = int(math.ceil(2 * radius)) + 1
+    taps = np.floor(x - radius)[:, None] + 1 + np.arange(k)[None, :]  # |i - x| < radius, padded with zeros
+    w = kernel(mode, aa_scale * (taps - x[:, None]), a)
+    w = np.where(np.abs(taps - x[:, None]) < radius, w, 0.0)
+    if aa_scale != 1.0:
+        w = w / w.sum(axis=1, keepdims=True)
+    if exclude_outside:
+        w = np.where((taps < 0) | (taps >= in_len), 0.0, w)
+        total = w.sum(axis=1, keepdims=True)
+        w = np.where(total != 0, w / np.where(total != 0, total, 1.0), w)  # all outside: extrapolated
+    rows = np.repeat(np.arange(len(x)), k)
+    np.add.at(out, (rows, np.clip(taps, 0, in_len - 1).astype(np.int64).ravel()), w.ravel())
     return out
 
 
@@ -364,6 +365,31 @@ def resize_plan(version: int, shape: tuple[int, ...], roi=None, scales=None, siz
                 int(exclude_outside))
 
 
+_PLANS: dict = {}
+
+
+def _key(v):
+    if v is None:
+        return None
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return tuple(float(e) for e in np.ravel(np.asarray(v, dtype=object)))
+    return v
+
+
+def cached_plan(version: int, shape, roi=None, scales=None, sizes=None, **attrs) -> Plan:
+    """:func:`resize_plan`, memoised on its arguments (plans are never mutated; a generation
+    asks for the same plan from the oracle, the tolerance, the numerics class and the contested
+    rule)."""
+    key = (version, tuple(shape), _key(roi), _key(scales), _key(sizes),
+           tuple(sorted((k, _key(v)) for k, v in attrs.items())))
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        plan = _PLANS[key] = resize_plan(version, shape, roi, scales, sizes, **attrs)
+    return plan
+
+
 def _check_stable(ctm, mode, nearest_mode, x, o_len, i_len, sc, width, start, end) -> None:
     """Raise :class:`Unstable` if a float32 evaluation of the coordinates may pick another
     nearest index or change an extrapolation decision."""
@@ -394,8 +420,8 @@ def _check_stable(ctm, mode, nearest_mode, x, o_len, i_len, sc, width, start, en
 def scale_readings_differ(version: int, shape, roi, scales, sizes, attrs) -> bool:
     """Whether the two readings of ``scale`` (the scale factor, or ``length_resized /
     length_original``) give different weights (only where ``in * scale`` is not an integer)."""
-    a = resize_plan(version, shape, roi, scales, sizes, check=False, **attrs)
-    b = resize_plan(version, shape, roi, scales, sizes, check=False, scale_reading="ratio", **attrs)
+    a = cached_plan(version, shape, roi, scales, sizes, check=False, **attrs)
+    b = cached_plan(version, shape, roi, scales, sizes, check=False, scale_reading="ratio", **attrs)
     return any(not np.allclose(p.W, q.W, rtol=0, atol=1e-9) or not np.array_equal(p.outside, q.outside)
                for p, q in zip(a.axes, b.axes))
 
