@@ -1,5 +1,9 @@
 """The convolution operators as entries of the operator table (family ``shaped``): Conv (1, 11,
-22) and ConvTranspose (1, 11, 22).
+22), ConvTranspose (1, 11, 22), Col2Im (18), DeformConv (19, 22), CausalConvWithState (27), and
+onnxruntime's com.microsoft FusedConv (1) and ConvTransposeWithDynamicPads (1) (onnxruntime-defined:
+their oracles follow its schemas and ``contrib_ops/cpu/fused_activation.cc``).  The sections
+below describe Conv and ConvTranspose; each later operator's section starts with its oracle's
+docstring.
 
 Exact oracles, bounds and the legitimate float32 kernels: :mod:`conformance.reference.conv`;
 the output sizes and pads of every ``auto_pad``: :mod:`conformance.reference.spatial`.  What the
