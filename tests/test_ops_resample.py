@@ -670,14 +670,16 @@ def _reference_disagreement(case, res) -> str | None:
     * ``ref-nearest-exclude-outside``: exclude_outside is applied to nearest's coefficients (a
       picked element outside the input is renormalised away: zeros); the text's
       exclude_outside concerns the sampling locations of an interpolation, the pick is clamped.
-    * ``ref-align-corners-output-width``: align_corners divides by ``output_width - 1`` with
-      the fractional ``in * scale`` (here the aspect-ratio scale) where the text divides by
-      ``length_resized - 1``.
+    * ``ref-fractional-output-width``: align_corners and tf_crop_and_resize divide by
+      ``output_width - 1`` with the fractional ``in * scale`` (here the aspect-ratio scale)
+      where the text divides by ``length_resized - 1``.
+    * ``ref-tf-half-pixel-for-nn``: Resize-11's tf_half_pixel_for_nn is not implemented.
+    * ``ref-complex-real``: complex input goes through float64 (the imaginary part dropped).
+    * ``ref-string-bool``: strings and bools go through float64 (an error).
+    * ``ref-int-float64``: int64/uint64 go through float64 (values beyond 2^53 change).
     * ``ref-legacy``: Upsample-7/9/10 and Resize-10 linear (contested) or cases onnx.reference
       computes with another coordinate rule.
     * ``ref-no-validation``: an invalid model it runs (unknown modes, lengths, scales).
-    * ``ref-type``: element types onnx.reference cannot resize (strings, bools, complex,
-      integers through its float path saturating or truncating).
     * ``ref-contested``: a contested case (``Case.contested``).
 
     GridSample / AffineGrid:
@@ -705,9 +707,11 @@ def _reference_disagreement(case, res) -> str | None:
         return "ref-nearest-weighted-sum"
     if _mode(case) == "nearest" and a.get("exclude_outside"):
         return "ref-nearest-exclude-outside"
-    if a.get("coordinate_transformation_mode") == "align_corners" and \
+    if "tf_half_pixel_for_nn" in (res.message or ""):
+        return "ref-tf-half-pixel-for-nn"
+    if a.get("coordinate_transformation_mode") in ("align_corners", "tf_crop_and_resize") and \
             a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-        return "ref-align-corners-output-width"
+        return "ref-fractional-output-width"
     if a.get("antialias") and _mode(case) == "nearest":
         return "ref-antialias-nearest"
     if "len1" in case.tags["shape"] and a.get("coordinate_transformation_mode") == "pytorch_half_pixel":
@@ -719,8 +723,13 @@ def _reference_disagreement(case, res) -> str | None:
             return "ref-negative-axes-policy"
     if case.op == "Upsample" or case.since_version == 10:
         return "ref-legacy"
-    if case.tags["dtype"] not in ("float", "double", "float16", "bfloat16"):
-        return "ref-type"
+    t = case.tags["dtype"]
+    if t in ("complex64", "complex128"):
+        return "ref-complex-real"
+    if t in ("string", "bool") and res.outcome == "error":
+        return "ref-string-bool"
+    if t in ("int64", "uint64") and res.outcome == "fail":
+        return "ref-int-float64"
     return None
 
 
@@ -741,8 +750,6 @@ def _grid_reference_disagreement(case, res) -> str | None:
         return "ref-grid-16bit"
     if case.attributes.get("mode") == "nearest":
         return "ref-grid-nearest-half-away"
-    if case.tags["dtype"] not in ("float", "double", "float16", "bfloat16"):
-        return "ref-type"
     return None
 
 
@@ -752,7 +759,8 @@ def test_agreement_with_onnx_reference(suite):
     why, unexplained = sort_findings(cases, results, _reference_disagreement)
     assert not unexplained, unexplained[:8]
     assert {"ref-antialias-nearest", "ref-pytorch-len1", "ref-negative-axes",
-            "ref-nearest-weighted-sum", "ref-nearest-exclude-outside", "ref-align-corners-output-width",
+            "ref-nearest-weighted-sum", "ref-nearest-exclude-outside", "ref-fractional-output-width",
+            "ref-tf-half-pixel-for-nn", "ref-complex-real", "ref-string-bool", "ref-int-float64",
             "ref-grid16-mode-names", "ref-grid-nearest-half-away", "ref-grid-16bit", "ref-affine-float32-output"} \
         <= set(why), why
 
