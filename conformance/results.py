@@ -37,7 +37,7 @@ import json
 import os
 from pathlib import Path
 
-from .jsonsafe import dumps
+from .jsonsafe import dumps, json_safe
 from .runner import CaseResult, summarize
 from .suite import Suite, host_environment
 
@@ -55,7 +55,7 @@ def results_document(suite: Suite, backend_env: dict, results: list[CaseResult] 
     return {
         "format": FORMAT,
         "suite": {**suite.identity(), "families": families(results, suite.families)},
-        "backend": backend_env,
+        "backend": json_safe(backend_env),  # a backend's own text: may hold anything
         "run": run or {},
         "host": host_environment(),
         "summary": summarize(results),
@@ -107,14 +107,20 @@ def write_results(doc: dict, path: str | os.PathLike, *, case_lines: list[bytes]
 
 
 def load_results(path: str | os.PathLike) -> dict:
-    """Read and check a results file.
+    """Read and check a results file: the document in :mod:`conformance.jsonsafe`'s encoding
+    (what the report, diff, JUnit and package renderers take), whoever wrote it.
 
     Raises:
         ResultsError: missing file, invalid JSON, or not our format.
     """
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        # another writer's NaN/Infinity tokens read as our encoding's strings; a lone surrogate
+        # escape (valid JSON, not valid text) is replaced: the document is JSON-safe as a run's is
+        doc = json.loads(text, parse_constant=str)
+        if "\\ud" in text:
+            doc = json_safe(doc)
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
     except (OSError, ValueError) as exc:

@@ -114,3 +114,61 @@ def slow(delay: str = "0.1") -> KernelBackend:
         return {"Y": np.abs(i["X"])}
 
     return KernelBackend({"Abs": kernel}, name="slow")
+
+
+#: What a runtime that is wrong in every way hands back for an output (issue 20), by name: the
+#: awkward backend picks one per case from the case's input bytes, so a suite meets them all.
+AWKWARD_OUTPUTS = {
+    "nan": lambda x: np.full_like(x, np.nan),
+    "inf": lambda x: np.full_like(x, np.inf),
+    "-inf": lambda x: np.full_like(x, -np.inf),
+    "max": lambda x: np.full(x.shape, np.finfo(np.float64).max),  # and float64: dtype too
+    "finite-for-special": lambda x: np.nan_to_num(np.abs(x)),
+    "int64-huge": lambda x: np.full(x.shape, 2**62 + 1, dtype=np.int64),
+    "uint64-max": lambda x: np.full(x.shape, 2**64 - 1, dtype=np.uint64),
+    "python-ints": lambda x: np.full(x.shape, 2**70, dtype=object),
+    "strings": lambda x: np.full(x.shape, "<b>na\u00efve</b> \udc80", dtype=object),
+    "bool": lambda x: np.ones(x.shape, dtype=bool),
+    "rank+1": lambda x: np.abs(x)[None],
+    "empty": lambda x: np.zeros((0,), dtype=x.dtype),
+    "huge": lambda x: np.zeros((1 << 20,), dtype=x.dtype),
+    "scalar": lambda x: np.float64("nan"),
+    "none": lambda x: None,
+    "list": lambda x: [[float("nan")], [1, 2]],
+}
+
+#: ... and the messages it raises with: markup, control characters, lone surrogates, non-ASCII,
+#: NaN in the text, a very long message.
+AWKWARD_MESSAGES = [
+    "</script><script>alert(1)</script> [bold red]rich markup[/] & <!-- -->",
+    "control \x00\x1b[31m\x07 chars ]]> \udc80\udfff lone surrogates \u2028\u2029",
+    "non-ASCII: \u00e9\u00e8 \u4e2d\u6587 \U0001F600 NaN Infinity -inf 1e999",
+    "x" * 100_000,
+]
+
+
+def awkward() -> "AwkwardBackend":
+    """Abs that returns, for the k-th case it runs, the k-th of :data:`AWKWARD_OUTPUTS` or raises
+    with one of :data:`AWKWARD_MESSAGES`, in turn (a suite of more cases than both lists, run in
+    one worker, meets them all); its environment is awkward too."""
+    return AwkwardBackend()
+
+
+class AwkwardBackend(KernelBackend):
+    """See :func:`awkward`."""
+
+    def __init__(self):
+        super().__init__({"Abs": lambda i, a, o, v: {"Y": np.abs(i["X"])}}, name="awkward")
+        self.k = 0
+
+    def run(self, prepared, inputs, output_names):
+        x = super().run(prepared, inputs, output_names)[0]
+        kinds = list(AWKWARD_OUTPUTS)
+        k, self.k = self.k, self.k + 1
+        k %= len(kinds) + len(AWKWARD_MESSAGES)
+        if k >= len(kinds):
+            raise RuntimeError(AWKWARD_MESSAGES[k - len(kinds)])
+        return [AWKWARD_OUTPUTS[kinds[k]](x)]
+
+    def environment(self) -> dict:
+        return {**super().environment(), "awkward": "1.0 <b>\udc80</b>", "nan": float("nan"), "big": 2**70}

@@ -688,5 +688,6 @@ def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
         OSError: ``path`` cannot be written.
     """
     path = Path(path)
-    path.write_text(render_html(doc, manifest, bundle_dir, rows), encoding="utf-8")
+    # errors="replace": a lone surrogate that reached the page some other way cannot lose the report
+    path.write_text(render_html(doc, manifest, bundle_dir, rows), encoding="utf-8", errors="replace")
     return path
