@@ -258,8 +258,18 @@ def _row_patterns(row) -> list[Shape]:
 
 
 def _resize_shapes() -> tuple[Shape, ...]:
-    out = []
+    """Every row's patterns, the modes interleaved (nearest, linear, cubic, ...): a
+    combination that sweeps a window of the table (the integer types) meets every mode."""
+    groups: dict[str, list] = {}
     for row in RESIZE_ROWS:
+        groups.setdefault(row[0].split("/")[0], []).append(row)
+    order = []
+    while any(groups.values()):
+        for g in list(groups):
+            if groups[g]:
+                order.append(groups[g].pop(0))
+    out = []
+    for row in order:
         out += _row_patterns(row)
     return tuple(out)
 
