@@ -11,7 +11,7 @@ kernels in ``conformance/reference/conv.py``; output sizes and pads in
   forward and reverse order, im2col + blocked GEMM with fused multiply-add, Winograd
   F(2x2, 3x3) in float32, float64; ConvTranspose scatter in both orders) pass every case; the
   deliberately wrong ones fail cases the right kernel passes: SAME_UPPER and SAME_LOWER
-  swapped, dilations ignored, group treated as 1, float16 accumulation; ConvTranspose
+  swapped, dilations ignored, group treated as 1, float16 and bfloat16 accumulating in T; ConvTranspose
   output_padding ignored, output_shape ignored;
 * the Winograd bound: the Winograd kernel's error measured against both bounds;
 * coverage: every type combination of every version, the trap patterns present.
@@ -24,6 +24,7 @@ import math
 from collections import Counter
 from fractions import Fraction
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -41,6 +42,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["Conv", "ConvTranspose", "Col2Im", "DeformConv", "CausalConvWithState", "com.microsoft:FusedConv",
        "com.microsoft:ConvTransposeWithDynamicPads"]
 E = {e.op: e for e in ops_conv.ENTRIES}
+BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def _feeds(case):
@@ -583,8 +585,8 @@ def conv_kernel(algo="direct", flaw=None):
             # every output channel convolves the first C/group input channels
             attrs.pop("group")
             x = x[:, : w.shape[1]]
-        if flaw == "f16-accumulate" and x.dtype == np.float16:
-            y = ref.direct(x, w, b, attrs, acc=np.float16)
+        if flaw == "f16-accumulate" and x.dtype in (np.float16, BF16):  # accumulating in T itself
+            y = ref.direct(x, w, b, attrs, acc=x.dtype.type)
         elif algo == "reverse":
             y = ref.direct(x, w, b, attrs, order="reverse")
         elif algo == "im2col":
@@ -849,7 +851,7 @@ WRONG_CONV = {
     "same-swapped": (lambda c: c.attributes.get("auto_pad") in ("SAME_UPPER", "SAME_LOWER"), 10, ()),
     "dilations-ignored": (lambda c: any(d != 1 for d in c.attributes.get("dilations", [])), 10, ()),
     "group-as-1": (lambda c: c.attributes.get("group", 1) != 1, 10, ()),
-    "f16-accumulate": (lambda c: c.tags["dtype"] == "float16", 3, ("long-K/3x3", "long-K/1x1", "long-K/1d")),
+    "f16-accumulate": (lambda c: c.tags["dtype"] in ("float16", "bfloat16"), 3, ("long-K/3x3", "long-K/1x1", "long-K/1d")),
 }
 
 
