@@ -531,9 +531,15 @@ LEGIT = [dict(mode="float32", order="forward"), dict(mode="float32", order="reve
 
 @pytest.mark.parametrize("kw", LEGIT, ids=lambda kw: "-".join(kw.values()))
 def test_legitimate_kernels_pass_everything(kw, suite):
-    results = run_cases(suite, _backend(_kernels(**kw), "-".join(kw.values())))
-    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(suite, results) if r.outcome != "pass"]
+    # a contested model that onnx's checker rejects (LpPool-22's text against onnx's shape
+    # inference) is run without the checker: the kernel follows the text
+    plain = [c for c in suite if not c.contested]
+    contested = [c for c in suite if c.contested]
+    results = run_cases(plain, _backend(_kernels(**kw), "-".join(kw.values())))
+    results += run_cases(contested, _backend(_kernels(**kw), "-".join(kw.values()), check=False))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(plain + contested, results) if r.outcome != "pass"]
     assert not bad, bad[:5]
+    assert any(c.op == "LpPool" for c in contested) and any(c.op == "RoiAlign" for c in contested)
 
 
 WRONG = {  # flaw -> (operators, the shape patterns its fails must include)

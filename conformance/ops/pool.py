@@ -58,6 +58,7 @@ _DIMS = {"N": (1, 2), "C": (1, 3), "L": (3, 8), "D": (2, 4), "H": (2, 6), "W": (
 CHECK_MAX = "conformance.reference.pool:check_max_pool"
 CHECK_MAX_V10 = "conformance.reference.pool:check_max_pool_v10"
 CHECK_AVG_OVERHANG_V10 = "conformance.reference.pool:check_average_pool_overhang_v10"
+CHECK_LP_EITHER = "conformance.reference.pool:check_lp_pool_either_geometry"
 CHECK_GLOBAL_MAX = "conformance.reference.pool:check_global_max_pool"
 CHECK_AVG_OVERHANG = "conformance.reference.pool:check_average_pool_overhang"
 
@@ -436,15 +437,43 @@ def _lp_shapes() -> tuple[Shape, ...]:
         _sh("2d/k2s2/p=3", "NCHW", {"kernel_shape": [2, 2], "strides": [2, 2], "p": 3}, since=2),
         _sh("2d/k3/pads1/p=1.0", "NCHW", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "p": 1.0}, until=1),
         _sh("2d/k2s2/p=3.0", "NCHW", {"kernel_shape": [2, 2], "strides": [2, 2], "p": 3.0}, until=1),
+        # contested: LpPool-22's text keeps the ceil_mode window that starts in the right padding
+        # (its value is 0, an empty sum), onnx's shape inference drops it from opset 22
+        _sh("2d/ceil/start-in-pad/contested", "NC55", {"kernel_shape": [2, 2], "strides": [2, 2],
+                                                       "pads": [1, 1, 1, 1], "ceil_mode": 1}, since=22,
+            fill_types=("float", "float16")),
     )
     return base + extra
+
+
+def _lp_contested_geometry(ctx, attrs) -> bool:
+    """LpPool-22 with a ceil_mode window that starts in the right padding."""
+    if ctx.version < 22 or not int(attrs.get("ceil_mode", 0) or 0):
+        return False
+    sp = ctx.shapes["X"][2:]
+    keep, _, _ = ref.windows(sp, attrs, drop=False)
+    drop, _, _ = ref.windows(sp, attrs, drop=True)
+    return keep != drop
+
+
+def _lp_check(ctx, inputs, attrs):
+    return CHECK_LP_EITHER if _lp_contested_geometry(ctx, attrs) else None
+
+
+def _lp_contested(ctx, attrs):
+    if _lp_contested_geometry(ctx, attrs):
+        return ("LpPool-22's text computes the ceil_mode output size without dropping the window that starts in "
+                "the right padding (an empty sum: 0); onnx's shape inference drops it from opset 22 (MaxPool-22's "
+                "rule): either output shape passes")
+    return None
 
 
 LPPOOL = Entry(
     "LpPool", lp_pool_oracle, family="shaped", shapes=_lp_shapes(),
     attrs=(Attrs(K2, tag="kernel-only"),
            *_explicit_defaults({"auto_pad": "NOTSET", "ceil_mode": 0}, {"ceil_mode": 18}), *_lp_p_states()),
-    float_numerics=SUM_NUMERICS, tolerance=_lp_tolerance, tags=_max_tags, per_type=24,
+    float_numerics=SUM_NUMERICS, tolerance=_lp_tolerance, check=_lp_check, contested=_lp_contested, tags=_max_tags,
+    per_type=24,
     errors=_common_errors("LpPool", 18) + (
         Err("LpPool has no ceil_mode attribute before version 18", "ceil_mode-unknown",
             attrs={**K2, "ceil_mode": 1}, shapes=((1, 1, 4, 4),), until=17),

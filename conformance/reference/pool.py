@@ -546,6 +546,34 @@ def max_unpool(x: np.ndarray, indices, attrs: dict, output_shape=None) -> np.nda
     return out.reshape(shape)
 
 
+def check_lp_pool_either_geometry(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """Judge an LpPool-22 whose ceil_mode window starts in the right padding: its text keeps
+    the window (0, an empty sum), onnx's shape inference drops it; either output passes, within
+    :func:`lp_tolerance` of that geometry's values."""
+    x = np.asarray(inputs["X"])
+    y = np.asarray(outputs["Y"])
+    t = _t_of(x.dtype)
+    x64 = x.astype(np.float64)
+    p = float(attrs.get("p", 2))
+    n = int(np.prod(attrs["kernel_shape"]))
+    msgs = []
+    for drop in (False, True):
+        e = lp_pool(x64, attrs, drop)
+        if tuple(y.shape) != e.shape or y.dtype != x.dtype:
+            msgs.append(f"{'dropped' if drop else 'kept'}: Y {y.dtype}{list(y.shape)} != {x.dtype}{list(e.shape)}")
+            continue
+        atol, rtol = lp_tolerance(e, n, p, t)
+        er = e.astype(x.dtype).astype(np.float64)
+        yv = y.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            ok = (np.abs(yv - er) <= atol + rtol * np.abs(er)) | (np.isnan(yv) & np.isnan(er)) | (yv == er)
+        if ok.all():
+            return True, f"LpPool-22 ceil_mode window starting in the right padding: {'dropped' if drop else 'kept'}"
+        i = tuple(np.argwhere(~ok)[0])
+        msgs.append(f"{'dropped' if drop else 'kept'}: Y{list(i)} = {yv[i]!r}, expected {er[i]!r}")
+    return False, "; ".join(msgs)
+
+
 # ============================================================================ RoiAlign
 def roi_align_samples(rois_row, height: int, width: int, out_h: int, out_w: int, sampling_ratio: int,
                       spatial_scale: float, half_pixel: bool):
