@@ -150,6 +150,25 @@ def test_openvino_bfloat16_round_trip():
     np.testing.assert_array_equal(y.astype(np.float32), np.abs(x.astype(np.float32)))
 
 
+@pytest.mark.parametrize("onnx_type, dtype, values", [
+    (TensorProto.INT4, ml_dtypes.int4, [-8, -1, 0, 3, 7]),  # odd length: the last byte half used
+    (TensorProto.UINT4, ml_dtypes.uint4, [0, 1, 9, 15, 4]),
+    (TensorProto.FLOAT4E2M1, ml_dtypes.float4_e2m1fn, [0.5, -6.0, 1.5, 0.0, 3.0]),
+    (TensorProto.FLOAT8E4M3FN, ml_dtypes.float8_e4m3fn, [448.0, -0.015625, 1.0, 0.0, -2.5]),
+    (TensorProto.FLOAT8E5M2, ml_dtypes.float8_e5m2, [57344.0, -1.0, 0.5, 0.0, float("inf")]),
+])
+def test_openvino_packed_and_float8_types_round_trip(onnx_type, dtype, values):
+    """The adapter packs 4-bit inputs as OpenVINO expects and reads 4-bit and float8 outputs back in
+    their own dtype (not as OpenVINO's uint8 buffer): Identity gives its input back."""
+    pytest.importorskip("openvino")
+    b = resolve_backend("openvino")
+    m = _model("Identity", [("X", onnx_type, (5,))], [("Y", onnx_type, (5,))], opset=23)
+    x = np.array(values, np.float32).astype(dtype)
+    (y,) = _run(b, m, {"X": x}, ["Y"])
+    assert y.dtype == np.dtype(dtype) and y.shape == x.shape
+    np.testing.assert_array_equal(y.astype(np.float32), x.astype(np.float32))
+
+
 def test_openvino_options():
     pytest.importorskip("openvino")
     b = resolve_backend("openvino", {"inference_precision_hint": "default", "inference_num_threads": "0"})

@@ -52,6 +52,43 @@ from .base import Backend, reject_unknown_options
 from .command import MissingOutput
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
+
+#: OpenVINO element types whose numpy form ml_dtypes gives: OpenVINO type name -> (numpy dtype,
+#: bits per element).  OpenVINO's tensors hold the 4- and 2-bit types packed, first element in the
+#: low bits (as ONNX's TensorProto does); their ``.data`` is that buffer as uint8, and the 8-bit
+#: float types' ``.data`` is uint8 too.  Feeding or reading them as plain numpy arrays would pack
+#: nothing (an error charged to the runtime) or give uint8 (a wrong-dtype fail): a set-up problem
+#: of this adapter, not of the runtime.
+_PACKED = {
+    "f8e4m3": (np.dtype(ml_dtypes.float8_e4m3fn), 8),
+    "f8e5m2": (np.dtype(ml_dtypes.float8_e5m2), 8),
+    "f8e8m0": (np.dtype(ml_dtypes.float8_e8m0fnu), 8),
+    "f4e2m1": (np.dtype(ml_dtypes.float4_e2m1fn), 4),
+    "u4": (np.dtype(ml_dtypes.uint4), 4),
+    "i4": (np.dtype(ml_dtypes.int4), 4),
+    "u2": (np.dtype(ml_dtypes.uint2), 2),
+}
+_PACKED_BY_DTYPE = {dt: name for name, (dt, _) in _PACKED.items()}
+
+
+def _pack(value: np.ndarray, bits: int) -> np.ndarray:
+    """The bytes of ``value`` (one element per byte, ml_dtypes' layout) packed ``8 // bits`` to a
+    byte, first element in the low bits; uint8, ``ceil(size * bits / 8)`` long."""
+    per = 8 // bits
+    codes = value.reshape(-1).view(np.uint8) & np.uint8((1 << bits) - 1)
+    codes = np.concatenate([codes, np.zeros((-codes.size) % per, np.uint8)]).reshape(-1, per)
+    return np.bitwise_or.reduce(codes << (bits * np.arange(per, dtype=np.uint8)), axis=1).astype(np.uint8)
+
+
+def _unpack(packed: np.ndarray, bits: int, dtype: np.dtype, shape) -> np.ndarray:
+    """Inverse of :func:`_pack`: ``shape``-shaped ``dtype`` from the packed uint8 buffer."""
+    n = int(np.prod(shape, dtype=np.int64))
+    per = 8 // bits
+    codes = (packed.reshape(-1, 1) >> (bits * np.arange(per, dtype=np.uint8))) & np.uint8((1 << bits) - 1)
+    codes = codes.reshape(-1)[:n]
+    if dtype in (np.dtype(ml_dtypes.int4),):  # two's complement: sign-extend the nibble
+        return np.where(codes >= 8, codes.astype(np.int16) - 16, codes).astype(np.int8).astype(dtype).reshape(shape)
+    return codes.astype(np.uint8).view(dtype).reshape(shape)
 _HINTS = ("f32", "f16", "bf16", "default")
 _KNOWN = ("device", "inference_precision_hint", "inference_num_threads")
 
@@ -122,6 +159,13 @@ class OpenVinoBackend(Backend):
                 bits = value.view(np.uint16)
                 keep.append(bits)
                 feeds[name] = ov.Tensor(bits, ov.Shape(list(value.shape)), ov.Type.bf16)
+            elif value.dtype in _PACKED_BY_DTYPE:
+                type_name = _PACKED_BY_DTYPE[value.dtype]
+                tensor = ov.Tensor(getattr(ov.Type, type_name), ov.Shape(list(value.shape)))
+                if value.size:
+                    data = value.view(np.uint8) if _PACKED[type_name][1] == 8 else _pack(value, _PACKED[type_name][1])
+                    tensor.data[...] = data.reshape(tensor.data.shape)
+                feeds[name] = tensor
             else:
                 feeds[name] = value
         request.infer(feeds)
@@ -159,4 +203,10 @@ def _tensor_to_numpy(ov, tensor) -> np.ndarray:
     data = tensor.data
     if tensor.element_type == ov.Type.bf16:
         return np.array(data, copy=True).view(np.uint16).view(_BF16)
+    packed = _PACKED.get(tensor.element_type.get_type_name())
+    if packed is not None:
+        dtype, bits = packed
+        raw = np.array(data, copy=True).view(np.uint8)
+        shape = tuple(tensor.shape)
+        return raw.view(dtype).reshape(shape) if bits == 8 else _unpack(raw, bits, dtype, shape)
     return np.array(data, copy=True)
