@@ -50,9 +50,10 @@ the case's version, and runtimes apply one rule to every version).
 **Error cases**: group not dividing the channels (``X.shape[1] != W.shape[1] * group``), M not a
 multiple of group, W of another rank than X, W's channels not C, kernel_shape disagreeing with W,
 pads of the wrong length, negative pads, strides of the wrong length, a dilated kernel larger
-than the padded input, B of the wrong length; ConvTranspose: W.shape[0] not C, group not
-dividing C, kernel_shape disagreeing with W, pads of the wrong length, an output_shape of the
-wrong length.
+than the padded input, B of the wrong length, pads with auto_pad, an auto_pad outside the four
+values; ConvTranspose: W.shape[0] not C, group not dividing C, kernel_shape disagreeing with W,
+pads of the wrong length, an output_shape of the wrong length, pads with auto_pad, an
+output_padding not less than its stride and dilation.
 """
 
 from __future__ import annotations
@@ -244,6 +245,10 @@ _CONV_ERRORS = (
     Err("the dilated kernel ((3 - 1) * 2 + 1 = 5) is larger than the padded input (4): no output window",
         "dilated-kernel-larger-than-input", {"dilations": [2, 2]}, ((1, 2, 4, 4), (3, 2, 3, 3))),
     Err("B is 1-D of length M = 3, not 2", "B-length", {}, ((1, 2, 5, 5), (3, 2, 3, 3), (2,))),
+    Err("pads 'cannot be used simultaneously with auto_pad attribute' (SAME_UPPER)", "pads-with-auto_pad",
+        {"auto_pad": "SAME_UPPER", "pads": [1, 1, 1, 1]}, ((1, 2, 5, 5), (3, 2, 3, 3))),
+    Err("auto_pad 'must be either NOTSET, SAME_UPPER, SAME_LOWER or VALID': SAME", "auto_pad-value",
+        {"auto_pad": "SAME"}, ((1, 2, 5, 5), (3, 2, 3, 3))),
 )
 
 CONV = Entry(
@@ -348,6 +353,11 @@ _CT_ERRORS = (
         {"output_shape": [8, 8, 8]}, ((1, 2, 4, 4), (2, 2, 3, 3))),
     Err("B is 1-D of length M = W.shape[1] * group = 2, not 3", "B-length", {},
         ((1, 2, 4, 4), (2, 2, 3, 3), (3,))),
+    Err("pads 'cannot be used simultaneously with auto_pad attribute' (SAME_UPPER)", "pads-with-auto_pad",
+        {"auto_pad": "SAME_UPPER", "pads": [1, 1, 1, 1], "strides": [2, 2]}, ((1, 2, 4, 4), (2, 2, 3, 3))),
+    Err("'Each padding value in output_padding must be less than the corresponding stride/dilation dimension': "
+        "2 with stride 1 and dilation 1", "output_padding-too-large", {"output_padding": [2, 2]},
+        ((1, 2, 4, 4), (2, 2, 3, 3))),
 )
 
 CONV_TRANSPOSE = Entry(

@@ -80,8 +80,19 @@ def conv_geometry(x_shape, w_shape, attrs) -> S.Geometry:
     ks = attrs.get("kernel_shape")
     if ks is not None and tuple(int(k) for k in ks) != w_shape[2:]:
         raise ValueError(f"kernel_shape {tuple(ks)} disagrees with W's spatial shape {w_shape[2:]}")
+    _pads_with_auto_pad(attrs)
     return S.conv_geometry(x_shape[2:], w_shape[2:], attrs.get("strides"), attrs.get("dilations"),
                            attrs.get("pads"), _attr(attrs, "auto_pad", "NOTSET"))
+
+
+def _pads_with_auto_pad(attrs) -> None:
+    """pads "cannot be used simultaneously with auto_pad attribute" (auto_pad other than NOTSET).
+
+    Raises:
+        ValueError: both given; an auto_pad outside the four values.
+    """
+    if S.auto_pad_name(_attr(attrs, "auto_pad", "NOTSET")) != "NOTSET" and attrs.get("pads") is not None:
+        raise ValueError("pads cannot be used simultaneously with auto_pad")
 
 
 def conv_transpose_geometry(x_shape, w_shape, attrs, version: int = 22) -> S.Geometry:
@@ -93,7 +104,10 @@ def conv_transpose_geometry(x_shape, w_shape, attrs, version: int = 22) -> S.Geo
 
     Raises:
         ValueError: W not of X's rank, ``W.shape[0] != C``, ``group`` not dividing C,
-            ``kernel_shape`` disagreeing with W, a negative output size.
+            ``kernel_shape`` disagreeing with W, pads with an auto_pad other than NOTSET, an
+            ``output_padding`` not less than its stride or dilation ("Each padding value in
+            output_padding must be less than the corresponding stride/dilation dimension"; read
+            as less than either, as PyTorch and onnxruntime do), a negative output size.
     """
     x_shape, w_shape = tuple(x_shape), tuple(w_shape)
     group = int(_attr(attrs, "group", 1))
@@ -105,6 +119,12 @@ def conv_transpose_geometry(x_shape, w_shape, attrs, version: int = 22) -> S.Geo
     if ks is not None and tuple(int(k) for k in ks) != w_shape[2:]:
         raise ValueError(f"kernel_shape {tuple(ks)} disagrees with W's spatial shape {w_shape[2:]}")
     auto_pad = S.auto_pad_name(_attr(attrs, "auto_pad", "NOTSET"))
+    _pads_with_auto_pad(attrs)
+    rank = len(x_shape) - 2
+    for o, st, d in zip(attrs.get("output_padding") or (), attrs.get("strides") or (1,) * rank,
+                        attrs.get("dilations") or (1,) * rank):
+        if int(o) >= max(int(st), int(d)):
+            raise ValueError(f"output_padding {o} is not less than stride/dilation ({st}, {d})")
     g = S.conv_transpose_geometry(x_shape[2:], w_shape[2:], attrs.get("strides"), attrs.get("dilations"),
                                   attrs.get("pads"), auto_pad, attrs.get("output_padding"),
                                   attrs.get("output_shape"))
