@@ -230,3 +230,23 @@ def test_every_format_renders_any_results(doc, other, tmp_path_factory):
         _check_page(render_diff_html(d2))
         _check_page(render_scoreboard({"a": d, "b": other}))
         Console(file=io.StringIO(), width=120).print(summary_table(d["cases"], str(d["backend"].get("backend"))))
+
+
+def test_openvino_and_tract_end_to_end(tmp_path):
+    """The issue's selection on two real runtimes that are wrong in many ways (OpenVINO returns
+    finite values where NaN or infinities are expected and narrows types; tract panics): every
+    report and the scoreboard are written and well-formed."""
+    pytest.importorskip("openvino")
+    pytest.importorskip("tract")
+    out = tmp_path / "sb"
+    assert main(["scoreboard", "--backends", "openvino,tract", "--ops", "ReduceMax,Mod,Softmax",
+                 "--depth", "smoke", "--out", str(out)]) == 0
+    _check_page((out / "scoreboard.html").read_bytes())
+    for name in ("openvino", "tract"):
+        doc = _strict((out / name / "results.json").read_bytes())
+        outcomes = {c["outcome"] for c in doc["cases"]}
+        assert "pass" in outcomes and outcomes & {"fail", "crash", "error"}, (name, outcomes)
+        _check_page((out / name / "report.html").read_bytes())
+    ov = _strict((out / "openvino" / "results.json").read_bytes())
+    # the value that ended the first such run: an infinite error/tolerance ratio
+    assert any(o.get("ratio") == "Infinity" for c in ov["cases"] for o in c["outputs"])
