@@ -158,6 +158,8 @@ RESIZE_ROWS = (
      "sizes", [1, 1, 1, 3], None, 11, 99),
     ("linear/tf_crop_and_resize", (1, 1, 4, 5), {"mode": "linear", "extrapolation_value": 3.0}, "sizes",
      [1, 1, 3, 4], [0, 0, 0.25, -0.25, 1, 1, 0.75, 0.5], 11, 99),
+    ("linear/tf_crop_and_resize/same-size", (1, 1, 4, 5), {"mode": "linear"}, "sizes", [1, 1, 4, 5],
+     [0, 0, 0.25, -0.25, 1, 1, 0.75, 0.5], 11, 99),  # the output has X's shape, the crop still moves it
     ("linear/tf_crop_and_resize/scales", (1, 1, 4, 4), {"mode": "linear"}, "scales", [1, 1, 2, 2],
      [0, 0, -0.25, 0.25, 1, 1, 0.75, 1.25], 11, 99),
     ("linear/antialias/down", (1, 1, 8, 8), {"mode": "linear", "antialias": 1}, "scales", [1, 1, 0.5, 0.25],
