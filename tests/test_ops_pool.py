@@ -461,6 +461,41 @@ def test_tolerance_bounds_are_the_accumulation_rule():
     assert a3 == pytest.approx((4 * 2**-149) ** (1 / 3) + 2 * 2**-149) and r3 > 16 * 2**-24
 
 
+def test_max_pool_check_accepts_either_reading_and_rejects_wrong_outputs():
+    x = np.array([[[[1.0, 5.0, 5.0], [math.nan, 2.0, 0.0]]]], dtype=np.float32)
+    a = {"kernel_shape": [2, 2]}
+    ok = np.array([[[[math.nan, 5.0]]]], dtype=np.float32)
+    assert ref.check_max_pool({"X": x}, {"Y": ok}, a)[0]  # NaN propagated
+    assert ref.check_max_pool({"X": x}, {"Y": np.array([[[[5.0, 5.0]]]], dtype=np.float32)}, a)[0]  # ignored
+    assert not ref.check_max_pool({"X": x}, {"Y": np.array([[[[2.0, 5.0]]]], dtype=np.float32)}, a)[0]
+    assert not ref.check_max_pool({"X": x}, {"Y": ok.astype(np.float64)}, a)[0]  # dtype
+    y = np.array([[[[5.0, 5.0]]]], dtype=np.float32)
+    for first, second in ((1, 1), (1, 2)):  # either tied 5 of the second window (flat 1 and 2)
+        assert ref.check_max_pool({"X": x}, {"Y": y, "Indices": np.array([[[[first, second]]]])}, a)[0]
+    assert not ref.check_max_pool({"X": x}, {"Y": y, "Indices": np.array([[[[4, 2]]]])}, a)[0]  # 2.0, not 5
+    assert not ref.check_max_pool({"X": x}, {"Y": y, "Indices": np.array([[[[1, 0]]]])}, a)[0]  # outside window
+    col = {"kernel_shape": [2, 2], "storage_order": 1}  # column-major: x[0, 1] is flat 2, x[0, 2] is 4
+    assert ref.check_max_pool({"X": x}, {"Y": y, "Indices": np.array([[[[2, 4]]]])}, col)[0]
+    assert not ref.check_max_pool({"X": x}, {"Y": y, "Indices": np.array([[[[1, 2]]]])}, col)[0]
+
+
+def test_roi_align_max_check_takes_either_reading_only():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.5, 2, size=(1, 1, 5, 5)).astype(np.float32)
+    rois = np.array([[0.3, 0.6, 3.7, 3.2]], dtype=np.float32)
+    bi = np.array([0])
+    a = {"mode": "max", "output_height": 2, "output_width": 2}
+    text = ref.roi_align(x.astype(np.float64), rois.astype(np.float64), bi, a, True, "text").astype(np.float32)
+    corners = ref.roi_align(x.astype(np.float64), rois.astype(np.float64), bi, a, True, "corners").astype(np.float32)
+    assert not np.allclose(text, corners, rtol=1e-3)
+    inputs = {"X": x, "rois": rois, "batch_indices": bi}
+    assert ref.check_roi_align_max(inputs, {"Y": text}, a)[0]
+    assert ref.check_roi_align_max(inputs, {"Y": corners}, a)[0]
+    assert not ref.check_roi_align_max(inputs, {"Y": (text + corners) / 2}, a)[0]
+    # version 10 has no pixel shift: the half_pixel values fail its check
+    assert not ref.check_roi_align_max_v10(inputs, {"Y": text}, a)[0]
+
+
 # ============================================================================ the spec's examples
 #: node tests whose expected outputs were written by hand with 4 significant digits
 ROUNDED_NODE_TESTS = {"test_averagepool_2d_ceil_last_window_starts_on_pad"}
