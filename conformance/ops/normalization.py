@@ -858,8 +858,11 @@ def _skip_tolerance(simplified: bool):
                 unit, prop = _scale_of(e), _prop(srows, "float", ek, what="inv", center=not simplified)
             else:
                 unit, prop = _scale_of(e), 0.0
+            # the library steps of each output: the normalization's sqrt and division, the mean's
+            # division by n, none in the sum input + skip + bias
+            steps = {"output": ("sqrt", "divide"), "inv_std_var": ("sqrt", "divide"), "mean": ("divide",)}.get(nm, ())
             out[nm] = _tol(e, {vn: v[k] for vn, v in var.items()}, _coarser(el, "float"), scale=unit,
-                           propagated=prop)
+                           propagated=prop, steps=steps)
         return out
     return tolerance
 

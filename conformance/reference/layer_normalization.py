@@ -496,8 +496,10 @@ def tolerances(
         elem = t_elem if name == "Y" else u
         ulp_elem = u if name == "Y" and dtypes.eps(u) > dtypes.eps(t_elem) else elem
         unit = {"Mean": x_scale or 1.0, "Y": y_scale or 1.0}.get(name)
-        # Y's last stage composes sqrt and the division at the budget table's bounds (chain_ulps)
-        ulps = chain_ulps(("sqrt", "divide"), dtypes.type_name(ulp_elem)) if name == "Y" else DEFAULT_ULPS
+        # the library steps of each output at the budget table's bounds (chain_ulps): Y's and
+        # InvStdDev's sqrt and division, the mean's division by n
+        steps = {"Y": ("sqrt", "divide"), "InvStdDev": ("sqrt", "divide"), "Mean": ("divide",)}.get(name)
+        ulps = chain_ulps(steps, dtypes.type_name(ulp_elem)) if steps else DEFAULT_ULPS
         out[name] = derive_tolerance(np.asarray(expected[name], dtype=np.float64), {v: o[k] for v, o in var.items()},
                                      ulp_elem, scale=unit, propagated=prop[name], ulps=ulps)
     return out
