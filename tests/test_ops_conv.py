@@ -100,7 +100,8 @@ def test_conv_transpose_sizes_follow_the_text(d, k, s, dl, op):
     lo = S.conv_transpose_geometry((d,), (k,), (s,), (dl,), None, "SAME_LOWER", [op])
     assert up.out == lo.out == (d * s,)
     tot = full - d * s
-    assert (up.begin[0], up.end[0]) == (tot // 2, tot - tot // 2) and (lo.begin[0], lo.end[0]) == (tot - tot // 2, tot // 2)
+    assert (up.begin[0], up.end[0]) == (tot // 2, tot - tot // 2)
+    assert (lo.begin[0], lo.end[0]) == (tot - tot // 2, tot // 2)
     # output_shape: the version-11 split (extra at the beginning unless SAME_UPPER); version 1 the other way
     want = full - 1
     g = S.conv_transpose_geometry((d,), (k,), (s,), (dl,), [5, 5], "NOTSET", [op], [want])
@@ -114,7 +115,7 @@ def test_conv_transpose_sizes_follow_the_text(d, k, s, dl, op):
 def _loop_conv(x, w, b, attrs):
     """Conv written out: Y[n, m, o] = B[m] + sum over the group's channels c and kernel offsets k
     of W[m, c, k] X[n, g*Cg + c, o*s + k*d - pad_begin], zero outside X; exact Fractions."""
-    n_, c_ = x.shape[:2]
+    n_ = x.shape[0]
     m_, cg = w.shape[:2]
     group = attrs.get("group", 1)
     mg = m_ // group
@@ -210,7 +211,8 @@ def test_conv_oracle_agrees_with_sliding_windows():
     rng = np.random.default_rng(2)
     x = rng.integers(-8, 9, size=(2, 2, 7, 8)).astype(np.float64)
     w = rng.integers(-8, 9, size=(3, 2, 3, 2)).astype(np.float64)
-    for attrs, pads in (({"pads": [1, 1, 1, 1]}, (1, 1, 1, 1)), ({"strides": [2, 1], "dilations": [1, 2]}, (0, 0, 0, 0))):
+    for attrs, pads in (({"pads": [1, 1, 1, 1]}, (1, 1, 1, 1)),
+                        ({"strides": [2, 1], "dilations": [1, 2]}, (0, 0, 0, 0))):
         s, d = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
         xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
         ext = [(k - 1) * dd + 1 for k, dd in zip(w.shape[2:], d)]
@@ -299,13 +301,16 @@ def _loop_col2im(x, image, block, attrs):
     return y
 
 
-@pytest.mark.parametrize("image,block,attrs", [([3, 4], [2, 2], {}), ([5, 5], [2, 2], {"pads": [1, 0, 1, 2],
-                                                                                       "dilations": [2, 1], "strides": [1, 2]}),
-                                               ([3, 4, 2], [2, 2, 2], {"strides": [1, 2, 1], "pads": [0, 1, 0, 0, 0, 1]})])
+COL2IM_GEOMETRIES = [
+    ([3, 4], [2, 2], {}),
+    ([5, 5], [2, 2], {"pads": [1, 0, 1, 2], "dilations": [2, 1], "strides": [1, 2]}),
+    ([3, 4, 2], [2, 2, 2], {"strides": [1, 2, 1], "pads": [0, 1, 0, 0, 0, 1]}),
+]
+
+
+@pytest.mark.parametrize("image,block,attrs", COL2IM_GEOMETRIES)
 def test_col2im_oracle_is_the_loop_formula(image, block, attrs):
     rng = np.random.default_rng(5)
-    geo = ref.col2im_geometry((1, 2 * int(np.prod(block)), 1), image, block, {**attrs}) if False else None
-    rank = len(image)
     g = S.conv_geometry(image, block, attrs.get("strides"), attrs.get("dilations"), attrs.get("pads"))
     shape = (2, 2 * int(np.prod(block)), int(np.prod(g.out)))
     x = rng.normal(size=shape) * 2.0 ** rng.integers(-60, 60, size=shape)
@@ -315,15 +320,16 @@ def test_col2im_oracle_is_the_loop_formula(image, block, attrs):
     xi.ravel()[:] = [int(v) for v in rng.integers(-2**62, 2**62, size=x.size)]
     assert ref.col2im(xi, image, block, attrs).ravel().tolist() == \
         [int(v) for v in _loop_col2im(xi, image, block, attrs).ravel()]
-    _ = (geo, rank)
 
 
 def test_deform_conv_with_zero_offsets_is_conv():
     """Zero offsets and no mask: DeformConv is Conv (bilinear weights 1 at the grid points); a
     mask scales each kernel offset's samples."""
     rng = np.random.default_rng(6)
-    for attrs, xs, ws in [({}, (2, 2, 4, 5), (3, 2, 3, 3)), ({"pads": [1, 1, 1, 1], "strides": [2, 2],
-                                                               "dilations": [2, 1], "group": 2}, (1, 4, 5, 5), (2, 2, 2, 2))]:
+    geometries = [({}, (2, 2, 4, 5), (3, 2, 3, 3)),
+                  ({"pads": [1, 1, 1, 1], "strides": [2, 2], "dilations": [2, 1], "group": 2}, (1, 4, 5, 5),
+                   (2, 2, 2, 2))]
+    for attrs, xs, ws in geometries:
         x, w, b = rng.normal(size=xs), rng.normal(size=ws), rng.normal(size=ws[0])
         geo = ref.conv_geometry(xs, ws, attrs)
         k = ws[2] * ws[3]
@@ -438,7 +444,7 @@ def _np_conv_transpose(x, w, b, a, version):
     big = [e - 1 + max(0, -b_) + 2 * o_ + 8 for e, b_, o_ in zip(ext, pb, out)]
     xu = np.pad(xu, [(0, 0), (0, 0)] + [(e - 1, bb) for e, bb in zip(ext, big)])
     c = x.shape[1]
-    cg, mg = c // g, w.shape[1]
+    cg = c // g
     wf = np.flip(w, axis=tuple(range(2, 2 + rank)))
     wt = np.concatenate([np.swapaxes(wf[gi * cg:(gi + 1) * cg], 0, 1) for gi in range(g)], axis=0)  # (M, Cg, k)
     y = _np_conv(xu, wt, b, {"dilations": dl, "group": g})
@@ -450,7 +456,8 @@ def _np_conv_transpose(x, w, b, a, version):
 
 
 def test_oracles_agree_with_independent_float64_on_every_value_case(value_cases):
-    """Every Conv, ConvTranspose, FusedConv, ConvTransposeWithDynamicPads and Col2Im value case: the expected output against an independent float64 implementation
+    """Every Conv, ConvTranspose, FusedConv, ConvTransposeWithDynamicPads and Col2Im value case: the
+    expected output against an independent float64 implementation
     (NaN where it has NaN; else within 1e-12 of sum |w||x|, float64's own rounding), written
     from the texts' formulas here."""
     n = Counter()
@@ -470,7 +477,8 @@ def test_oracles_agree_with_independent_float64_on_every_value_case(value_cases)
                         "Sigmoid": lambda z: np.exp(-np.logaddexp(0, -z)),
                         "LeakyRelu": lambda z: np.where(z < 0, z * (p_ or [0])[0], z),
                         "Clip": lambda z: np.minimum(np.maximum(z, (p_ or [0, 0])[0]), (p_ or [0, 0])[1]),
-                        "HardSigmoid": lambda z: np.maximum(0, np.minimum(1, (p_ or [0, 0])[0] * z + (p_ or [0, 0])[1])),
+                        "HardSigmoid": lambda z: np.maximum(0, np.minimum(1, (p_ or [0, 0])[0] * z
+                                                                          + (p_ or [0, 0])[1])),
                         }[act](want)
         elif c.op in ("ConvTranspose", "ConvTransposeWithDynamicPads"):
             x, w = f["X"].astype(np.float64), f["W"].astype(np.float64)
@@ -851,7 +859,8 @@ WRONG_CONV = {
     "same-swapped": (lambda c: c.attributes.get("auto_pad") in ("SAME_UPPER", "SAME_LOWER"), 10, ()),
     "dilations-ignored": (lambda c: any(d != 1 for d in c.attributes.get("dilations", [])), 10, ()),
     "group-as-1": (lambda c: c.attributes.get("group", 1) != 1, 10, ()),
-    "f16-accumulate": (lambda c: c.tags["dtype"] in ("float16", "bfloat16"), 3, ("long-K/3x3", "long-K/1x1", "long-K/1d")),
+    "f16-accumulate": (lambda c: c.tags["dtype"] in ("float16", "bfloat16"), 3,
+                       ("long-K/3x3", "long-K/1x1", "long-K/1d")),
 }
 
 

@@ -755,7 +755,7 @@ def fused_conv_tolerance(ctx, inputs, attrs, outputs):
         bound = bound + _t_rounding(t, pre)
     act = attrs.get("activation")
     if act is not None:
-        n, slope, transcendental = FUSED_ACTIVATIONS[act]
+        _, slope, transcendental = FUSED_ACTIVATIONS[act]
         p = list(attrs.get("activation_params") or [])
         if slope is None:
             slope = max(1.0, abs(p[0])) if act == "LeakyRelu" else abs(p[0])
@@ -823,7 +823,7 @@ FUSED_CONV = Entry(
 )
 
 
-# ----------------------------------------------------------------------------- com.microsoft ConvTransposeWithDynamicPads
+# ----------------------------------------------------------------- com.microsoft ConvTransposeWithDynamicPads
 def ct_dynamic_oracle(ctx, x, w, pads=None, b=None, **attrs):
     """ConvTransposeWithDynamicPads: ConvTranspose (version 11's text,
     :func:`conformance.reference.conv.conv_transpose`) whose ``pads`` come from the optional

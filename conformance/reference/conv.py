@@ -338,7 +338,7 @@ def winograd_abs(x, w, attrs) -> np.ndarray:
     mg = m_ // group
     best = np.zeros((x.shape[0], m_) + geo.out)
     for parity in itertools.product((0, 1), repeat=2):
-        tiles, t0, t1 = _winograd_tiles(xp, geo.out, parity)
+        tiles, _, _ = _winograd_tiles(xp, geo.out, parity)
         v = np.einsum("ik,ncabkl,jl->ncabij", abt, tiles, abt)  # (N, C, T0, T1, 4, 4)
         parts = []
         for g in range(group):
@@ -378,7 +378,6 @@ def _transpose_map(x: np.ndarray, w: np.ndarray, geo: S.Geometry, group: int) ->
     mg = w.shape[1]
     cg = c // group
     m = mg * group
-    rank = len(geo.out)
     spatial = x.shape[2:]
     lo = [min(0, b) for b in geo.begin]
     full = [s * (d - 1) + S.dilated_extent(k, dl) for s, d, k, dl in
@@ -400,7 +399,6 @@ def _transpose_map(x: np.ndarray, w: np.ndarray, geo: S.Geometry, group: int) ->
         if all(d > 0 for d in spatial):
             acc[(slice(None), slice(None)) + sl] += t
     crop = tuple(slice(b - lo_, b - lo_ + o) for b, lo_, o in zip(geo.begin, lo, geo.out))
-    _ = rank
     return acc[(slice(None), slice(None)) + crop]
 
 
@@ -480,7 +478,7 @@ def direct(x, w, b, attrs, order: str = "forward", acc=None) -> np.ndarray:
     geo = conv_geometry(x.shape, w.shape, attrs)
     group = int(_attr(attrs, "group", 1))
     cols = im2col(_pad(x.astype(acc), geo), geo)  # (N, C, K, L)
-    n, c, k, l_ = cols.shape
+    n, _, k, l_ = cols.shape
     m, cg = w.shape[:2]
     mg = m // group
     wf = w.astype(acc).reshape(m, cg * k)
@@ -508,7 +506,7 @@ def im2col_gemm(x, w, b, attrs, block: int = 8) -> np.ndarray:
     geo = conv_geometry(x.shape, w.shape, attrs)
     group = int(_attr(attrs, "group", 1))
     cols = im2col(_pad(x.astype(acc), geo), geo)
-    n, c, k, l_ = cols.shape
+    n, _, k, l_ = cols.shape
     m, cg = w.shape[:2]
     mg = m // group
     wf = w.astype(acc).reshape(m, cg * k)
@@ -574,7 +572,7 @@ def winograd(x, w, b, attrs) -> np.ndarray:
     mg = m_ // group
     with np.errstate(all="ignore"):
         u = _along(_along(w.astype(acc), _g_rows, -2), _g_rows, -1)  # G g G^T: (M, Cg, 4, 4)
-        tiles, t0, t1 = _winograd_tiles(xp, geo.out, (0, 0))
+        tiles, _, _ = _winograd_tiles(xp, geo.out, (0, 0))
         v = _along(_along(tiles, _bt_rows, -2), _bt_rows, -1)  # B^T d B: (N, C, T0, T1, 4, 4)
         parts = []
         for g in range(group):
@@ -978,8 +976,8 @@ def deform_conv_f32(x, w, offset, b, mask, attrs, swap_axes: bool = False, ignor
     cols = np.zeros((n, c, k, lo), dtype=acc)
     with np.errstate(all="ignore"):
         for q, kk in enumerate(_offsets(geo.kernel_shape)):
-            pos = [(base[a][None, None, :] + acc(kk[a] * geo.dilations[a]) + off[:, :, q, a, :]).astype(acc)[:, chan_group]
-                   for a in range(nd)]
+            pos = [(base[a][None, None, :] + acc(kk[a] * geo.dilations[a]) + off[:, :, q, a, :]).astype(acc)
+                   [:, chan_group] for a in range(nd)]
             fl = [np.floor(p) for p in pos]
             fr = [(p - f).astype(acc) for p, f in zip(pos, fl)]
             val = np.zeros((n, c, lo), dtype=acc)
