@@ -1202,9 +1202,11 @@ def _error_case(entry, spec, vs, combo, opset, tag, attrs, shapes, why, err=None
 
 
 # ----------------------------------------------------------------------------- suite and explore
-def cases(entry: Entry, seed: int, depth: str = "full") -> list[Case]:
+def cases(entry: Entry, seed: int, depth: str = "full", select=None) -> list[Case]:
     """Every case of ``entry`` (value cases at :func:`points`, then :func:`error_cases`),
     deterministic in ``seed``: each case draws from its own stream keyed by its coordinates.
+    ``select``: a predicate on the :class:`Point`; only those value cases are built (byte for
+    byte the full suite's), and no error case.
 
     ``depth="smoke"`` keeps the first point of every (version, type combination) and the first
     invalid model of every version (:data:`conformance.registry.DEPTHS`); as each case's stream is keyed by
@@ -1215,12 +1217,14 @@ def cases(entry: Entry, seed: int, depth: str = "full") -> list[Case]:
     pts = points(entry, spec)
     if depth == "smoke":
         pts = _smoke_points(pts, spec)
+    if select is not None:
+        pts = [p for p in pts if select(p)]
     for k, p in enumerate(pts):
         key = (repr(p.outputs),) if p.outputs else ()
         rng = registry.case_rng(seed, entry.op, p.version, repr(p.types), p.numerics, p.shape, p.attrs_tag,
                                 repr(p.attrs), repr(p.optional), p.params, p.arity, p.opset, repr(p.extra), *key)
         out.append(build(entry, p, rng, spec))
-    errors = error_cases(entry, spec)
+    errors = error_cases(entry, spec) if select is None else []
     if depth == "smoke":
         firsts: dict[int, Case] = {}
         for c in errors:
