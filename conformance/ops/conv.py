@@ -52,8 +52,8 @@ multiple of group, W of another rank than X, W's channels not C, kernel_shape di
 pads of the wrong length, negative pads, strides of the wrong length, a dilated kernel larger
 than the padded input, B of the wrong length, pads with auto_pad, an auto_pad outside the four
 values; ConvTranspose: W.shape[0] not C, group not dividing C, kernel_shape disagreeing with W,
-pads of the wrong length, an output_shape of the wrong length, pads with auto_pad, an
-output_padding not less than its stride and dilation.
+pads of the wrong length, negative pads, an output_shape of the wrong length, pads with auto_pad,
+an output_padding not less than its stride and dilation.
 """
 
 from __future__ import annotations
@@ -355,6 +355,8 @@ _CT_ERRORS = (
         ((1, 2, 4, 4), (2, 2, 3, 3), (3,))),
     Err("pads 'cannot be used simultaneously with auto_pad attribute' (SAME_UPPER)", "pads-with-auto_pad",
         {"auto_pad": "SAME_UPPER", "pads": [1, 1, 1, 1], "strides": [2, 2]}, ((1, 2, 4, 4), (2, 2, 3, 3))),
+    Err("pads 'can take any value greater than or equal to 0': -1", "negative-pads", {"pads": [-1, 0, 0, 0]},
+        ((1, 2, 4, 4), (2, 2, 3, 3))),
     Err("'Each padding value in output_padding must be less than the corresponding stride/dilation dimension': "
         "2 with stride 1 and dilation 1", "output_padding-too-large", {"output_padding": [2, 2]},
         ((1, 2, 4, 4), (2, 2, 3, 3))),
