@@ -335,16 +335,20 @@ def cumsum_tolerance(ctx, inputs, attrs, outputs) -> dict:
 def _distinct_rows(draw: Callable, m: int, n: int, rng=None, tries: int = 20) -> np.ndarray:
     """Rows of ``n`` distinct values (no two equal, ``-0`` and ``+0`` counting as equal) from
     ``draw(k) -> k values``: ``4 n`` values drawn, duplicates dropped, ``n`` of them picked
-    (ArgMax/ArgMin of versions 1 and 11 say nothing of ties)."""
+    (ArgMax/ArgMin of versions 1 and 11 say nothing of ties).  Where the type has fewer values
+    than ``n`` (an 8-bit integer row of 1000, which explore mode may draw), the row keeps ``n``
+    of the draws, ties included: such cases are judged by :func:`check_argmax` /
+    :func:`check_argmin` (:func:`_arg_check`), which accept any tied index."""
     rng = rng if rng is not None else np.random.default_rng(0)
     rows = np.empty((m, n), dtype=object)
     for i in range(m):
         for _ in range(tries):
-            uniq = list(dict.fromkeys(0.0 if v == 0 else v for v in draw(4 * n + 4)))
+            drawn = list(draw(4 * n + 4))
+            uniq = list(dict.fromkeys(0.0 if v == 0 else v for v in drawn))
             if len(uniq) >= n:
                 break
         else:
-            raise ValueError("could not draw distinct values")
+            uniq = drawn
         rows[i, :] = [uniq[int(j)] for j in rng.permutation(len(uniq))[:n]]
     return rows
 
@@ -451,7 +455,9 @@ def _arg_int_extremes(rng, ctx, m, n):
             r = [[lo, hi, lo + 1, hi - 1][int(k)] for k in rng.integers(0, 4, size=n)]
         else:
             base = [lo, hi, lo + 1, hi - 1, 0] + [int(v) for v in rng.permutation(np.arange(2, 2 + n))]
-            r = list(dict.fromkeys(base))[:n]
+            r = list(dict.fromkeys(v for v in base if lo <= v <= hi))[:n]
+            if len(r) < n:  # a row longer than the type has values (explore mode): ties, judged by the checks
+                r += [int(v) for v in rng.integers(lo, hi, size=n - len(r), endpoint=True)]
             r = [r[int(j)] for j in rng.permutation(n)]
         rows[i, :] = r
     return rows
