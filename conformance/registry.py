@@ -43,6 +43,7 @@ FAMILIES = (
     "conformance.ops.roi",
     "conformance.ops.conv",
     "conformance.ops.resample",
+    "conformance.ops.quantize",
 )
 
 

@@ -414,6 +414,8 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 # a sweep (per_type) visits every pattern within each combination
                 shape = cyc[(r + ci) % len(cyc)] if entry.per_type else cyc[(j * 3 + ci) % len(cyc)]
                 popts = _opts_for(entry, opts, shape)
+                if entry.optional_rule is not None:  # the optional inputs this combination admits
+                    popts = [o for o in popts if entry.optional_rule(v, combo, o)] or popts
                 opt = popts[(j // 2) % len(popts)]
                 arity = arities[j % len(arities)]
                 opset = ops_[j % len(ops_)] if len(ops_) < 3 or j % 7 == 3 else ops_[j % 2]
@@ -438,8 +440,10 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
             if opt not in seen["opt"]:
                 # the first pattern admitting these optional inputs (Shape.optional)
                 sh0 = next((sh for sh in shapes if opt in _opts_for(entry, opts, sh)), None)
-                if sh0 is not None:
-                    out.append(point(fill, combo, base, sh0, dtag, dattrs, opt,
+                c0 = combo if entry.optional_rule is None or entry.optional_rule(v, combo, opt) else next(
+                    (c for c in combos if entry.optional_rule(v, c, opt)), None)
+                if sh0 is not None and c0 is not None:
+                    out.append(point(fill, c0, numerics_for(entry, _type_name(lead, c0))[0], sh0, dtag, dattrs, opt,
                                      "initializers" if n_inputs > 1 else "inputs", 1))
         for shape in shapes:
             if shape not in seen["shape"]:
@@ -1306,6 +1310,8 @@ def strategy(entry: Entry):
         if entry.numerics_rule is not None:
             opts = [o for o in opts if _num_admits(entry, v, num, attrs, o, shape)] or opts
         opts = _opts_for(entry, opts, shape)
+        if entry.optional_rule is not None:
+            opts = [o for o in opts if entry.optional_rule(v, combo, o)] or opts
         opt = draw(st.sampled_from(opts))
         opset = draw(st.integers(v, schedule.last_opset(spec, v)))
         arity = draw(st.sampled_from(ARITIES)) if entry.family == "variadic" else 1

@@ -407,6 +407,11 @@ class Entry:
             generates but no model can show whole, reported by coverage with the reason (a type
             parameter no formal binds: Tile-1's ``T1``; its cases bind ``T`` only).  Unlike
             :attr:`type_filter` it does not stop generation.  Default: none.
+        optional_rule: ``fn(version, combination, optional) -> bool``: whether a value case of
+            the type combination may have the optional inputs ``optional`` present (a type
+            parameter that only an optional input binds and no attribute of the version can
+            choose: QuantizeLinear-10..19's ``T2`` without ``y_zero_point`` is uint8).  The
+            cycle, the fill of an optional pattern and explore draws honour it.  Default: none.
     """
 
     op: str
@@ -454,6 +459,7 @@ class Entry:
     declared: Callable[[int, Mapping[str, str]], str | None] | None = None
     drawn_attrs: Callable[..., Mapping[str, Any]] | None = None
     combination_states: Callable[[int, Mapping[str, str], Mapping[str, Any]], bool] | None = None
+    optional_rule: Callable[[int, Mapping[str, str], tuple[str, ...]], bool] | None = None
 
     @property
     def key(self) -> tuple[str, str]:
