@@ -174,14 +174,22 @@ def division_precisions(scale_type: str, precision: str | None) -> tuple[str, ..
 def robust_quotient(xv, sv, zv, t: str, precisions, *, saturate: bool, version: int) -> bool:
     """Whether the quantized value of one element is the same when ``x / s`` is first
     rounded correctly to each of ``precisions`` (then ``+ z`` in that precision for a floating
-    target) as when it is exact: the elements the cases may hold."""
+    target), or computed from ``x`` and ``s`` converted to that precision first (the reading
+    "the division in the precision type" of QuantizeLinear-23+), as when it is exact: the
+    elements the cases may hold."""
     want = quantize_value(xv, sv, zv, t, saturate=saturate, version=version)
     x, s = float(xv), float(sv)
     if not math.isfinite(x):
         return True
     q = _fraction(x) / _fraction(s)
+    quotients = []
     for p in precisions:
-        qp = _round_to(float(q), p) if p != "double" else float(q)
+        quotients.append((p, _round_to(float(q), p) if p != "double" else float(q)))
+        if p != "double":  # x and the scale converted to the precision type first, then divided in it
+            xp, sp = _round_to(x, p), _round_to(s, p)
+            qq = _round_to(float(_fraction(xp) / _fraction(sp)), p) if math.isfinite(xp) and sp else math.inf
+            quotients.append((p, qq))
+    for p, qp in quotients:
         if not math.isfinite(qp):
             return False
         if V.kind(t) == V.INT:

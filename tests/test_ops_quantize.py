@@ -1,0 +1,250 @@
+"""QuantizeLinear / DequantizeLinear (conformance/ops/quantize.py): the exact oracle against the
+text's worked rules, a legitimate float32 kernel that must pass every case it runs, and wrong
+kernels that must fail cases the right one passes (rounding half away from zero, wrap-around,
+the axis or block size ignored, the zero point ignored, the reciprocal of the scale,
+DequantizeLinear's ``x * scale - zero_point``, float8 ``saturate`` ignored)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from conformance.backends.kernel import KernelBackend
+from conformance.ops import engine
+from conformance.ops import quantize as ops_q
+from conformance.ops import values as V
+from conformance.reference import quantize as ref
+from conformance.runner import run_cases
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+E = {e.op: e for e in ops_q.ENTRIES}
+INT8ISH = ("int8", "uint8", "int16", "uint16")
+F8 = ("float8e4m3fn", "float8e5m2", "float8e4m3fnuz", "float8e5m2fnuz")
+
+
+# ----------------------------------------------------------------------------- the oracle
+def test_ties_round_to_even_with_a_scale_whose_reciprocal_is_inexact():
+    """The issue's example: scale 7, x = 45.5 gives 6.5, which rounds to 6 (the reciprocal
+    of 7 in float32 gives 6.5000005 -> 7)."""
+    x = np.array([45.5, 52.5, -45.5, 3.5, 2.5, -0.5, 0.5], dtype=np.float64)
+    y = ref.quantize_linear(x, np.array(7.0), np.array(0, dtype=object), axis=1, block_size=0, out_type="int8",
+                            saturate=True, version=13)
+    assert list(y) == [6, 8, -6, 0, 0, 0, 0]
+    assert round(float(np.float32(45.5) * (np.float32(1) / np.float32(7)))) == 7  # what the wrong kernel sees
+
+
+def test_saturation_and_zero_point():
+    y = ref.quantize_linear(np.array([1000.0, -1000.0, 2.5, 3.5]), np.array(1.0), np.array(10, dtype=object), axis=1,
+                            block_size=0, out_type="uint8", saturate=True, version=13)
+    assert list(y) == [255, 0, 12, 14]
+    y = ref.quantize_linear(np.array([7.4, 7.6, -8.6]), np.array(1.0), None, axis=1, block_size=0, out_type="int4",
+                            saturate=True, version=21)
+    assert list(y) == [7, 7, -8]
+
+
+def test_float8_saturate_tables():
+    x = np.array([1e6, -1e6, np.inf, np.nan])
+    on = ref.quantize_linear(x, np.array(1.0), None, axis=1, block_size=0, out_type="float8e4m3fn", saturate=True,
+                             version=19)
+    off = ref.quantize_linear(x, np.array(1.0), None, axis=1, block_size=0, out_type="float8e4m3fn", saturate=False,
+                              version=19)
+    assert list(on[:3]) == [448.0, -448.0, 448.0] and np.isnan(on[3])
+    assert np.isnan(off).all()
+    e5 = ref.quantize_linear(x, np.array(1.0), None, axis=1, block_size=0, out_type="float8e5m2", saturate=True,
+                             version=19)
+    assert list(e5[:3]) == [57344.0, -57344.0, 57344.0]  # Cast's table: Inf -> FLT_MAX
+
+
+def _loop_expand(p, shape, axis, bs):
+    """Independent granularity rule: the scale of element ``idx`` by explicit index arithmetic."""
+    p = np.asarray(p)
+    out = np.empty(shape, dtype=object)
+    a = axis % len(shape) if shape else 0
+    for idx in np.ndindex(*shape):
+        if p.ndim == 0:
+            out[idx] = p[()]
+        elif p.ndim == 1 and bs == 0:
+            out[idx] = p[idx[a]]
+        else:
+            j = list(idx)
+            j[a] = idx[a] // bs
+            out[idx] = p[tuple(j)]
+    return out
+
+
+@pytest.mark.parametrize("shape,sshape,axis,bs", [((2, 3), (), 1, 0), ((2, 3, 4), (3,), 1, 0), ((2, 3, 4), (2,), -3, 0),
+                                                  ((2, 7), (2, 3), 1, 3), ((8, 2), (2, 2), 0, 4), ((2, 2, 9), (2, 2, 3), -1, 4)])
+def test_expand_matches_an_index_loop(shape, sshape, axis, bs):
+    p = np.arange(int(np.prod(sshape, dtype=np.int64))).reshape(sshape)
+    assert (ref.expand(p, shape, axis, bs) == _loop_expand(p, shape, axis, bs)).all()
+
+
+@pytest.mark.parametrize("shape,sshape,axis,bs", [((2, 3), (2,), 1, 0), ((2, 6), (2, 2), 1, 2), ((2, 6), (2, 2), 1, 6),
+                                                  ((2, 3), (3,), 2, 0), ((2, 6), (3, 2), 1, 3)])
+def test_invalid_granularities_raise(shape, sshape, axis, bs):
+    with pytest.raises(ValueError):
+        ref.granularity(sshape, shape, axis, bs)
+
+
+def test_dequantize_oracle():
+    y = ref.dequantize_linear(np.array([0, 255, 128], dtype=object), np.array([0.5, 2.0, 3.0]),
+                              np.array([128, 128, 100], dtype=object), axis=0, block_size=0)
+    assert list(y) == [-64.0, 254.0, 84.0]
+
+
+# ----------------------------------------------------------------------------- kernels
+def _expand(p, shape, axis, bs, first_only=False):
+    p = np.asarray(p)
+    if p.ndim == 0 or p.size == 1 and bs == 0:
+        return np.broadcast_to(p.reshape(()), shape)
+    if first_only:
+        return np.broadcast_to(p.reshape(-1)[0], shape)
+    a = axis % len(shape)
+    if p.ndim == 1:
+        sh = [1] * len(shape)
+        sh[a] = shape[a]
+        return np.broadcast_to(p.reshape(sh), shape)
+    return np.take(np.repeat(p, bs, axis=a), np.arange(shape[a]), axis=a)
+
+
+def _int_range(dt):
+    i = np.iinfo(dt)
+    return int(i.min), int(i.max)
+
+
+def q_kernel(flaw: str | None = None):
+    """QuantizeLinear in float32: ``x / scale`` correctly rounded, rint (half to even),
+    ``+ zero_point``, saturation; float8 targets through ml_dtypes with the saturate table."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["x"].astype(np.float32)
+        s = inputs["y_scale"].astype(np.float32)
+        zp = inputs.get("y_zero_point")
+        od = attrs.get("output_dtype", 0)
+        dt = zp.dtype if zp is not None else (V.np_dtype(V.name_of(od)) if od else np.dtype(np.uint8))
+        axis, bs = attrs.get("axis", 1), attrs.get("block_size", 0)
+        blocked = s.ndim > 1 or bs > 0
+        S = _expand(s, x.shape, axis, bs, first_only=(flaw == "axis-ignored" and s.ndim == 1 and s.size > 1)
+                    or (flaw == "block-ignored" and blocked))
+        Z = np.zeros(x.shape, np.float32) if zp is None or flaw == "zp-ignored" else \
+            _expand(zp.astype(np.float32), x.shape, axis, bs)
+        q = x * (np.float32(1) / S) if flaw == "reciprocal" else x / S
+        if dt.kind in "iu":
+            r = np.sign(q) * np.floor(np.abs(q) + np.float32(0.5)) if flaw == "half-away" else np.rint(q)
+            y = r.astype(np.float64) + Z
+            if flaw == "wrap":
+                return {"y": y.astype(np.int64).astype(dt)}
+            lo, hi = _int_range(dt)
+            return {"y": np.clip(y, lo, hi).astype(dt)}
+        v = (q + Z).astype(np.float32)
+        sat = attrs.get("saturate", 1) and flaw != "saturate-ignored"
+        if sat:
+            m = np.float32(float(ml_dtypes.finfo(dt).max))
+            v = np.clip(v, -m, m).astype(np.float32)  # Cast's saturate table: +-Inf -> +-FLT_MAX too
+        return {"y": v.astype(dt)}
+
+    return kernel
+
+
+def dq_kernel(flaw: str | None = None):
+    """DequantizeLinear in float32: ``(x - zero_point) * scale``, rounded to the output type."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["x"].astype(np.float32)
+        s = inputs["x_scale"].astype(np.float32)
+        zp = inputs.get("x_zero_point")
+        od = attrs.get("output_dtype", 0)
+        dt = V.np_dtype(V.name_of(od)) if od else inputs["x_scale"].dtype
+        axis, bs = attrs.get("axis", 1), attrs.get("block_size", 0)
+        S = _expand(s, x.shape, axis, bs)
+        Z = np.zeros(x.shape, np.float32) if zp is None else _expand(zp.astype(np.float32), x.shape, axis, bs)
+        y = x * S - Z if flaw == "x*s-z" else (x - Z) * S
+        return {"y": y.astype(dt)}
+
+    return kernel
+
+
+def _q_point(p) -> bool:
+    t = dict(p.types)
+    out = t.get("T3", t.get("T2"))
+    return out in INT8ISH and t["T1"] in ("float", "float16") and t.get("T2") in ("float", "float16", "int8", "uint8")
+
+
+def _f8_point(p) -> bool:
+    t = dict(p.types)
+    return t.get("T3", t.get("T2")) in F8 and t["T1"] == "float" and p.version in (19, 24)
+
+
+def _dq_point(p) -> bool:
+    t = dict(p.types)
+    x = t.get("T1", t.get("T"))
+    return x in INT8ISH + ("int32",) and t.get("T3", t.get("T2", "float")) in ("float", "float16")
+
+
+@pytest.fixture(scope="module")
+def q_cases():
+    return [c for c in engine.cases(E["QuantizeLinear"], 0, select=_q_point) if c.expect_error is None]
+
+
+@pytest.fixture(scope="module")
+def f8_cases():
+    return [c for c in engine.cases(E["QuantizeLinear"], 0, select=_f8_point) if c.expect_error is None]
+
+
+@pytest.fixture(scope="module")
+def dq_cases():
+    return [c for c in engine.cases(E["DequantizeLinear"], 0, select=_dq_point) if c.expect_error is None]
+
+
+def _run(cases, kernels, name):
+    return run_cases(cases, KernelBackend(kernels, name=name, check=False))
+
+
+def test_legitimate_quantize_kernel_passes(q_cases, f8_cases):
+    cases = q_cases + f8_cases
+    assert len(q_cases) >= 150 and len(f8_cases) >= 20
+    assert {c.since_version for c in q_cases} == {10, 13, 19, 21, 23, 24, 25, 28}
+    res = _run(cases, {"QuantizeLinear": q_kernel()}, "f32")
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+def test_legitimate_dequantize_kernel_passes(dq_cases):
+    assert len(dq_cases) >= 100
+    res = _run(dq_cases, {"DequantizeLinear": dq_kernel()}, "f32")
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(dq_cases, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("flaw,least", [("half-away", 40), ("wrap", 40), ("axis-ignored", 20), ("block-ignored", 10),
+                                        ("zp-ignored", 40), ("reciprocal", 10)])
+def test_wrong_quantize_kernels_fail(flaw, least, q_cases):
+    res = _run(q_cases, {"QuantizeLinear": q_kernel(flaw)}, flaw)
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= least, n
+    fails = {c.tags["shape"] for c, r in zip(q_cases, res) if r.outcome == "fail"}
+    if flaw == "axis-ignored":
+        assert any(s.startswith("axis=") for s in fails), fails
+    if flaw == "block-ignored":
+        assert all(s.startswith("blocked/") for s in fails), fails
+
+
+def test_saturate_ignored_fails_float8(f8_cases):
+    res = _run(f8_cases, {"QuantizeLinear": q_kernel("saturate-ignored")}, "nosat")
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= 5, n
+
+
+def test_dequantize_x_times_scale_minus_zero_point_fails(dq_cases):
+    res = _run(dq_cases, {"DequantizeLinear": dq_kernel("x*s-z")}, "x*s-z")
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= len(dq_cases) // 3, n
+
+
+def test_error_cases_present():
+    for e in ops_q.ENTRIES:
+        tags = {c.tags["error"] for c in engine.error_cases(e)}
+        assert {"scale-length", "axis-out-of-range", "block-size-too-small", "block-size-too-large"} <= tags, tags
