@@ -44,6 +44,7 @@ FAMILIES = (
     "conformance.ops.conv",
     "conformance.ops.resample",
     "conformance.ops.quantize",
+    "conformance.ops.recurrent",
 )
 
 
