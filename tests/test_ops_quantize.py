@@ -245,6 +245,42 @@ def test_dequantize_x_times_scale_minus_zero_point_fails(dq_cases):
 
 
 def test_error_cases_present():
-    for e in ops_q.ENTRIES:
+    for e in (ops_q.QUANTIZE_LINEAR, ops_q.DEQUANTIZE_LINEAR):
         tags = {c.tags["error"] for c in engine.error_cases(e)}
         assert {"scale-length", "axis-out-of-range", "block-size-too-small", "block-size-too-large"} <= tags, tags
+
+
+# ----------------------------------------------------------------------------- DynamicQuantizeLinear
+def dyn_kernel(flaw: str | None = None):
+    """DynamicQuantizeLinear in float32, as onnx's function body: the range including 0, the
+    scale ``range / 255``, the zero point rounded half to even and saturated, then
+    QuantizeLinear."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["x"].astype(np.float32)
+        hi, lo = np.maximum(np.float32(0), x.max()), np.minimum(np.float32(0), x.min())
+        scale = np.float32((hi - lo) / np.float32(255))
+        zf = np.clip(np.float32(0) - lo / scale, 0, 255)
+        zp = np.float32(np.floor(zf) if flaw == "zp-truncated" else np.rint(zf))
+        y = np.clip(np.rint(x / scale) + zp, 0, 255)
+        return {"y": y.astype(np.uint8), "y_scale": np.array(scale, np.float32), "y_zero_point": np.array(zp).astype(np.uint8)}
+
+    return kernel
+
+
+def test_dynamic_oracle_example():
+    """Range [-1.5, 1.0] (0 inside): scale 2.5/255, zero point 1.5/(2.5/255) = 153 exactly."""
+    y, s, z = ref.dynamic_quantize_linear(np.array([-1.5, 0.0, 1.0]))
+    assert float(s) == float(np.float32(2.5 / 255)) and int(z[()]) == 153
+    assert list(y) == [0, 153, 255]
+
+
+def test_dynamic_kernels():
+    cases = [c for c in engine.cases(E["DynamicQuantizeLinear"], 0) if c.expect_error is None]
+    assert len(cases) >= 12
+    res = _run(cases, {"DynamicQuantizeLinear": dyn_kernel()}, "f32")
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+    res = _run(cases, {"DynamicQuantizeLinear": dyn_kernel("zp-truncated")}, "trunc")
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= 3, n

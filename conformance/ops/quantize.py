@@ -371,3 +371,70 @@ DEQUANTIZE_LINEAR = Entry(
 
 ENTRIES = (QUANTIZE_LINEAR, DEQUANTIZE_LINEAR)
 register_entries(ENTRIES, family="quantize")
+
+
+# ----------------------------------------------------------------------------- DynamicQuantizeLinear
+#: Target scales: powers of two and values whose float32 quotients are inexact.
+DYN_SCALES = (0.0625, 0.5, 1.0, 0.25, 0.1, 0.3, 0.02, 1.7, 3.0)
+
+
+def _dyn_table(rng, ctx, shapes):
+    """x with its minimum and maximum placed so that the zero point's intermediate value is a
+    tie (k + 0.5, both parities), a fraction that truncation and rounding tell apart (k + 0.3,
+    k + 0.7), an integer, or clipped (all positive: 0; all negative: 255); the other elements
+    aim at ties of ``x / y_scale``.  Drawn again until the scale and the zero point are robust
+    (:func:`conformance.reference.quantize.dynamic_robust`); non-robust elements become 0."""
+    shape = shapes[0]
+    n = int(np.prod(shape, dtype=np.int64))
+    for _ in range(40):
+        s = float(rng.choice(DYN_SCALES))
+        mode = str(rng.choice(["tie", "tie", "frac", "int", "positive", "negative"]))
+        k = int(rng.integers(1, 254))
+        f = {"tie": 0.5, "frac": float(rng.choice([0.3, 0.7])), "int": 0.0}.get(mode, 0.0)
+        if mode == "positive":
+            lo, hi = s * float(rng.uniform(0.1, 50)), 255 * s
+        elif mode == "negative":
+            lo, hi = -255 * s, -s * float(rng.uniform(0.1, 50))
+        else:
+            lo = -(k + f) * s
+            hi = lo + 255 * s
+        lo, hi = (float(v) for v in V.representable(np.array([lo, hi]), "float"))
+        if n == 1:
+            vals = np.array([lo if abs(lo) > abs(hi) else hi])
+        else:
+            pts = [lo, hi]
+            qs = np.floor(rng.uniform(lo / s, hi / s, size=max(0, n - 2))) + rng.choice([0.5, 0.0, 0.25], size=max(0, n - 2))
+            pts += [float(q) * s for q in qs]
+            vals = np.clip(V.representable(np.array(pts[:n]), "float"), min(lo, hi), max(lo, hi))
+            vals = vals[rng.permutation(n)]
+        ok, mask = ref.dynamic_robust(vals)
+        if not ok:
+            continue
+        keep = mask | (vals == vals.min()) | (vals == vals.max())
+        vals = np.where(keep, vals, 0.0)
+        ok2, mask2 = ref.dynamic_robust(vals)
+        if ok2 and mask2.all():
+            return [vals.reshape(shape)]
+    raise ValueError("no robust DynamicQuantizeLinear data found")
+
+
+def _dyn_oracle(ctx, x, **attrs):
+    return ref.dynamic_quantize_linear(x)
+
+
+def _dyn_tol(ctx, inputs, attrs, outputs):
+    return {k: Tolerance(0.0, 0.0, exact=True, signed_zero=False) for k in outputs}
+
+
+DYNAMIC_QUANTIZE_LINEAR = Entry(
+    "DynamicQuantizeLinear", _dyn_oracle, family="shaped",
+    shapes=(Shape("r2", {"x": "SL"}, dims={"S": (2, 3), "L": (5, 9)}),
+            Shape("r1", {"x": "L"}, dims={"L": (7, 17)}),
+            Shape("r3", {"x": "ABL"}, dims={"A": (1, 2), "B": (2, 3), "L": (3, 5)}),
+            Shape("rank0", {"x": ""}, cycle=False)),
+    float_numerics={CLASS: _dyn_table}, numerics_classes=lambda t: (CLASS,), per_type=12, tolerance=_dyn_tol,
+    errors=(Err("T1 is tensor(float) only: a double x", "x-double", shapes=((2, 3),), types={"x": "double"}),),
+    notes={11: "uint8 only; scale, zero point (rounded half to even, saturated) and y"})
+
+ENTRIES = ENTRIES + (DYNAMIC_QUANTIZE_LINEAR,)
+register_entries((DYNAMIC_QUANTIZE_LINEAR,), family="quantize")

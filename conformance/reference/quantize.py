@@ -226,3 +226,53 @@ def dequantize_linear(x, x_scale, x_zero_point, *, axis: int, block_size: int) -
         else:
             out.append(float((_fraction(a) - _fraction(zv)) * _fraction(b)))
     return np.array(out, dtype=np.float64).reshape(x.shape)
+
+
+def dynamic_quantize_linear(x) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """DynamicQuantizeLinear-11 (uint8), exactly from the float32 scale (operator text):
+    ``y_scale = (max(0, max(x)) - min(0, min(x))) / 255`` (the float32 result of the exact
+    quotient: the scale is an output of type float, so it is the correctly rounded value),
+    ``y_zero_point = round(saturate(0 - min(0, min(x)) / y_scale))`` (round half to even,
+    saturation to [0, 255]), ``y = saturate(round(x / y_scale) + y_zero_point)``.
+
+    Args:
+        x: float64 values of a float32 tensor, at least one element, not all zero, finite.
+    Returns:
+        (y as object ints, y_scale as a float64 scalar, y_zero_point as an object int scalar).
+    Raises:
+        ValueError: an empty or all-zero ``x`` (the scale would be 0: the text divides by it).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.size == 0:
+        raise ValueError("DynamicQuantizeLinear of an empty tensor: min/max undefined")
+    hi, lo = max(0.0, float(x.max())), min(0.0, float(x.min()))
+    r = Fraction(hi) - Fraction(lo)
+    if r == 0:
+        raise ValueError("DynamicQuantizeLinear of an all-zero tensor: y_scale 0")
+    scale = float(np.float32(float(r / 255)))
+    zfp = -Fraction(lo) / Fraction(scale)
+    zp = round(min(Fraction(255), max(Fraction(0), zfp)))
+    y = quantize_linear(x, np.array(scale), np.array(zp, dtype=object), axis=1, block_size=0, out_type="uint8",
+                        saturate=True, version=11)
+    zout = np.empty((), dtype=object)
+    zout[()] = int(zp)
+    return y, np.array(scale, dtype=np.float64), zout
+
+
+def dynamic_robust(x) -> tuple[bool, np.ndarray]:
+    """(whether the scale and the zero point of :func:`dynamic_quantize_linear` come out the same
+    from float32 arithmetic -- ``max - min`` and ``min / scale`` rounded to float32 --, the mask of
+    the elements whose ``y`` does not depend on float32 division)."""
+    x = np.asarray(x, dtype=np.float64)
+    hi, lo = max(0.0, float(x.max())), min(0.0, float(x.min()))
+    if float(np.float32(hi - lo)) != hi - lo or hi - lo == 0:
+        return False, np.zeros(x.shape, bool)
+    y, scale, zp = dynamic_quantize_linear(x)
+    s = float(scale)
+    zf = -float(np.float32(lo / s)) if lo else 0.0
+    z32 = int(np.rint(min(255.0, max(0.0, zf))))
+    if z32 != int(zp[()]):
+        return False, np.zeros(x.shape, bool)
+    ok = np.array([robust_quotient(v, s, int(zp[()]), "uint8", ("float",), saturate=True, version=11)
+                   for v in x.ravel().tolist()], dtype=bool).reshape(x.shape)
+    return True, ok
