@@ -111,7 +111,11 @@ def _expand(p, shape, axis, bs, first_only=False):
 
 
 def _int_range(dt):
-    i = np.iinfo(dt)
+    """(min, max) of an integer dtype (numpy's or ml_dtypes' 4- and 2-bit ones), else None."""
+    try:
+        i = ml_dtypes.iinfo(dt)
+    except (ValueError, TypeError):
+        return None
     return int(i.min), int(i.max)
 
 
@@ -132,7 +136,7 @@ def q_kernel(flaw: str | None = None):
         Z = np.zeros(x.shape, np.float32) if zp is None or flaw == "zp-ignored" else \
             _expand(zp.astype(np.float32), x.shape, axis, bs)
         q = x * (np.float32(1) / S) if flaw == "reciprocal" else x / S
-        if dt.kind in "iu":
+        if _int_range(dt) is not None:
             r = np.sign(q) * np.floor(np.abs(q) + np.float32(0.5)) if flaw == "half-away" else np.rint(q)
             y = r.astype(np.float64) + Z
             if flaw == "wrap":
@@ -284,3 +288,54 @@ def test_dynamic_kernels():
     res = _run(cases, {"DynamicQuantizeLinear": dyn_kernel("zp-truncated")}, "trunc")
     n = Counter(r.outcome for r in res)
     assert n["fail"] >= 3, n
+
+
+# ----------------------------------------------------------------------------- packed types
+PACKED = ("int4", "uint4", "int2", "uint2")
+
+
+def _packed_point(p) -> bool:
+    t = dict(p.types)
+    return t.get("T3", t.get("T2")) in PACKED and t["T1"] == "float" and t.get("T2") in ("float", "int4", "uint4") \
+        and p.version in (21, 25)
+
+
+@pytest.fixture(scope="module")
+def packed_cases():
+    return [c for c in engine.cases(E["QuantizeLinear"], 0, select=_packed_point) if c.expect_error is None]
+
+
+def _nibble_swap(kernel):
+    """The values right, the packing wrong: adjacent elements exchanged, as a kernel writing
+    the high nibble (or 2-bit field) first decodes (an odd count pairs the last with padding)."""
+
+    def wrong(inputs, attrs, outputs, opset):
+        y = kernel(inputs, attrs, outputs, opset)["y"]
+        flat = y.ravel().copy()
+        m = flat.size - flat.size % 2
+        flat[:m] = flat[:m].reshape(-1, 2)[:, ::-1].ravel()
+        return {"y": flat.reshape(y.shape)}
+
+    return wrong
+
+
+def test_packed_types_round_trip_and_wrong_packing_is_caught(packed_cases, tmp_path):
+    from conformance.bundle import read_bundle, write_bundle
+    from conformance.suite import Suite
+
+    assert {c.outputs[0].elem_type for c in packed_cases} == {V.elem(t) for t in PACKED}
+    assert any(int(np.prod(c.datasets[0].outputs["y"].shape)) % 2 for c in packed_cases)  # odd counts
+    back = read_bundle(write_bundle(Suite(cases=packed_cases, seed=0, ops=["QuantizeLinear"], generators={}),
+                                    tmp_path / "b"))
+    for a, b in zip(packed_cases, back.cases):
+        for name in ("y",):
+            ya, yb = a.datasets[0].outputs[name], b.datasets[0].outputs[name]
+            assert ya.dtype == yb.dtype and ya.tobytes() == yb.tobytes(), a.id
+        for k, v in a.datasets[0].inputs.items():
+            assert v.tobytes() == b.datasets[0].inputs[k].tobytes(), (a.id, k)
+    res = _run(packed_cases, {"QuantizeLinear": q_kernel()}, "f32")
+    assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(packed_cases, res)
+                                                   if r.outcome != "pass"][:3]
+    res = _run(packed_cases, {"QuantizeLinear": _nibble_swap(q_kernel())}, "swap")
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= len(packed_cases) // 2, n
