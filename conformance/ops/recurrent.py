@@ -8,7 +8,8 @@ recurrence evaluated in float64, as a running error bound, and as numpy kernels)
 meaningful): directions forward (``direction`` absent, or the explicit default), reverse and
 bidirectional; sequence_lens shorter than the sequence (batch 0 runs the whole sequence, the
 others fewer steps: Y is zero past a batch's length, Y_h / Y_c are taken at its last valid step,
-the reverse direction reverses only the valid part) in every direction; peepholes (LSTM); clip;
+the reverse direction reverses only the valid part) in every direction; an empty batch
+(bidirectional: Y ``(S, 2, 0, H)``); peepholes (LSTM); clip;
 input_forget (LSTM); linear_before_reset (GRU 3+); every activation name of the text, with
 alpha and beta, and the ONNX operators' default alpha/beta; layout 1 (14+); output_sequence
 (version 1).  The optional inputs (B, sequence_lens, initial_h, initial_c, P) cycle over
@@ -88,6 +89,8 @@ def _sequence_lens(rng, ctx):
     xs = ctx.shapes["X"]
     layout = int(ctx.attrs.get("layout", 0) or 0)
     s, n = (xs[1], xs[0]) if layout else (xs[0], xs[1])
+    if n == 0:
+        return np.zeros((0,), dtype=object)
     if n == 1:
         return np.array([int(rng.integers(1, s + 1))], dtype=object)
     lens = [s] + [int(rng.integers(1, max(1, s - 1) + 1)) for _ in range(n - 1)]
@@ -163,7 +166,10 @@ def _sh(op, name, hs, nd, attrs=None, *, layout=0, s=(1, 4), n=(1, 3), i=(1, 3),
     dims = {"S": s, "N": n, "I": i, "H": (hs, hs), "G": (g * hs, g * hs), "K": (2 * g * hs, 2 * g * hs),
             "Q": (3 * hs, 3 * hs), "D": (nd, nd)}
     if name.startswith("acts/") and not numerics:
-        numerics = ("normal",)  # unbounded activations: saturating data would grow the state and the bound
+        # unbounded activations: saturating data would grow the state and the bound.  The gates
+        # (LSTM's f, GRU's f) are always bounded activations where alpha is drawn: an unbounded
+        # gate (ThresholdedRelu as z) multiplies the state, and its jump at alpha with it
+        numerics = ("normal",)
     opt = None
     if need:
         names = OPTIONAL[op]
@@ -196,6 +202,7 @@ def _common(op):
         _sh(op, "layout=1/reverse/seq_lens", 2, 1, REV, layout=1, s=(3, 5), n=(2, 3), since=14,
             need=("sequence_lens",)),
         _sh(op, "output_sequence=1", 2, 1, {"output_sequence": 1}, until=6),
+        _sh(op, "zero-batch", 2, 2, BI, n=(0, 0)),
     ]
 
 
@@ -216,10 +223,11 @@ def _lstm_shapes():
         _sh(op, "acts/hardsigmoid-scaledtanh-affine", 2, 1, hsig, s=(1, 3)),
         _sh(op, "acts/leakyrelu-elu-softsign", 2, 1, {"activations": ["LeakyRelu", "Elu", "Softsign"],
                                                      "activation_alpha": [0.1, 0.7]}, s=(1, 3)),
-        _sh(op, "acts/thresholdedrelu-softplus-relu", 2, 1,
-            {"activations": ["ThresholdedRelu", "Softplus", "Relu"], "activation_alpha": [0.4]}, s=(1, 3)),
-        _sh(op, "acts/sigmoid-tanh-softsign/reverse", 2, 1,
-            {"activations": ["Sigmoid", "Tanh", "Softsign"], **REV}, s=(1, 3)),
+        _sh(op, "acts/hardsigmoid-thresholdedrelu-softplus", 2, 1,
+            {"activations": ["HardSigmoid", "ThresholdedRelu", "Softplus"], "activation_alpha": [0.3, 0.4],
+             "activation_beta": [0.45]}, s=(1, 3)),
+        _sh(op, "acts/sigmoid-relu-softsign/reverse", 2, 1,
+            {"activations": ["Sigmoid", "Relu", "Softsign"], **REV}, s=(1, 3)),
         _sh(op, "acts/onnx-default-alpha", 2, 1, {"activations": ["HardSigmoid", "Elu", "LeakyRelu"]}, s=(1, 3)),
         _sh(op, "acts/bidirectional", 2, 2, {**BI, "activations": hsig["activations"] + ["Sigmoid", "Tanh", "Tanh"],
                                              "activation_alpha": hsig["activation_alpha"],
@@ -244,8 +252,10 @@ def _gru_shapes():
             s=(1, 3)),
         _sh(op, "acts/leakyrelu-softsign", 2, 1, {"activations": ["LeakyRelu", "Softsign"],
                                                  "activation_alpha": [0.1]}, s=(1, 3)),
-        _sh(op, "acts/thresholdedrelu-softplus", 2, 1, {"activations": ["ThresholdedRelu", "Softplus"],
-                                                       "activation_alpha": [0.3]}, s=(1, 3)),
+        _sh(op, "acts/hardsigmoid-thresholdedrelu", 2, 1, {"activations": ["HardSigmoid", "ThresholdedRelu"],
+                                                          "activation_alpha": [0.3, 0.3], "activation_beta": [0.45]},
+            s=(1, 3)),
+        _sh(op, "acts/softsign-softplus", 2, 1, {"activations": ["Softsign", "Softplus"]}, s=(1, 3)),
         _sh(op, "acts/affine-elu", 2, 1, {"activations": ["Affine", "Elu"], "activation_alpha": [0.4, 0.8],
                                          "activation_beta": [0.5]}, s=(1, 3)),
         _sh(op, "acts/sigmoid-relu", 2, 1, {"activations": ["Sigmoid", "Relu"]}, s=(1, 3)),

@@ -282,8 +282,9 @@ class Kernel:
     """A legitimate numpy kernel's arithmetic (tests): operations in ``precision`` (a numpy
     dtype), every result optionally rounded to ``round_to`` (T: the state kept in T),
     ``fused``: the gate pre-activation as one GEMM of ``[x, h, 1, 1]`` against ``[W, R, Wb, Rb]``
-    (else x W^T, then h R^T, then the biases, added in the reverse order), ``libm_ulps``: every
-    activation's result moved that many ulps of ``precision`` away from zero."""
+    (else x W^T, then h R^T, then the biases, added in the reverse order), ``libm_ulps``: the result
+    of every activation that calls a library function (exp, tanh, log, expm1, a division) moved
+    that many ulps of ``precision`` away from zero (negative: towards zero)."""
 
     def __init__(self, precision=np.float32, round_to=None, fused=False, libm_ulps=0.0):
         self.dt = np.dtype(precision).type
@@ -331,7 +332,7 @@ class Kernel:
 
     def act(self, act: Act, a):
         v = act_f64(act, a, self.dt)
-        if self.libm:
+        if self.libm and act.name in _LIB:  # only activations that call a library function
             v = (v * (1 + self.libm * float(np.finfo(self.dt).eps))).astype(self.dt)
         return self._r(v)
 
@@ -478,6 +479,10 @@ def _stack(ar, nested, shape, perm):
         return [v for sub in n for v in (flat(sub) if isinstance(sub, list) else [sub])]
 
     vals = flat(nested)
+    if not vals:  # an empty batch (or hidden size): nothing computed
+        z = np.zeros(shape, dtype=_dt(ar))
+        z = z if perm is None else np.transpose(z, perm)
+        return (z, np.zeros(z.shape)) if isinstance(ar, Bound) else z
     if isinstance(ar, Bound):
         v = np.concatenate([a[0] for a in vals], axis=0).reshape(shape)
         e = np.concatenate([np.broadcast_to(a[1], a[0].shape) for a in vals], axis=0).reshape(shape)
@@ -503,7 +508,7 @@ def tolerance_of(t: str, v: np.ndarray, e: np.ndarray) -> tol.Tolerance:
     (:func:`conformance.reference.linalg.final_tolerance`)."""
     from .linalg import final_tolerance
 
-    bmax = float(np.max(e)) if np.size(e) else 0.0
+    bmax = float(np.max(e)) if np.size(e) else 0.0  # an empty output: nothing to compare
     if t == "double":
         bmax *= 2
     import ml_dtypes as _m
