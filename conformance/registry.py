@@ -34,6 +34,7 @@ FAMILIES = (
     "conformance.ops.batch_normalization",
     "conformance.ops.dropout",
     "conformance.ops.reduce",
+    "conformance.ops.reduce_index",
     "conformance.ops.cast",
     "conformance.ops.linalg",
     "conformance.ops.shape",

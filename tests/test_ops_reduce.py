@@ -319,7 +319,7 @@ def test_arg_check_judges_ties_before_12():
     assert not RI.check_argmax({"data": x}, bad, {"axis": 1})[0]
     assert not RI.check_argmax({"data": x}, {"reduced": np.array([0, 1], dtype=np.int64)}, {"axis": 1})[0]
     assert RI.check_argmin({"data": x}, {"reduced": np.array([1, 0], dtype=np.int64)}, {"axis": -1, "keepdims": 0})[0]
-    assert RI._arg_check(_ctx("ArgMax", 11), [x], {"axis": 1}) == "conformance.ops.reduce:check_argmax"
+    assert RI._arg_check(_ctx("ArgMax", 11), [x], {"axis": 1}) == "conformance.ops.reduce_index:check_argmax"
     assert RI._arg_check(_ctx("ArgMax", 12), [x], {"axis": 1}) is None
     assert RI._arg_check(_ctx("ArgMax", 11), [np.array([[1.0, 2.0]])], {"axis": 1}) is None
 

@@ -1649,15 +1649,3 @@ ENTRIES = (_sum_entry(), _extreme_entry("ReduceMax", reduce_max), _extreme_entry
                                                              "special": _rowwise(_l2_special)},
                        {"int": _rowwise(_l2_small_ints), "int-extremes": _rowwise(_l2_ints)}, _l2_contested))
 register_entries(ENTRIES, family="reduce")
-
-# the index and scan operators, registered after the Reduce* entries (importing either module first works:
-# nothing of reduce_index is read here)
-from . import reduce_index as _index  # noqa: E402,F401
-
-
-def __getattr__(name: str):
-    """The index operators' check functions, which their cases name as ``conformance.ops.reduce:<fn>``
-    (the module they were generated from before the split; PEP 562)."""
-    if name in ("check_argmax", "check_argmin", "check_topk_unsorted"):
-        return getattr(_index, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

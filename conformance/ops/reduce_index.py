@@ -205,7 +205,7 @@ def check_topk_unsorted(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool,
 
 
 def _topk_check(ctx, inputs, attrs) -> str | None:
-    return "conformance.ops.reduce:check_topk_unsorted" if int(attrs.get("sorted", 1)) == 0 else None
+    return "conformance.ops.reduce_index:check_topk_unsorted" if int(attrs.get("sorted", 1)) == 0 else None
 
 
 def _arg_row(fn: str, last: bool):
@@ -298,7 +298,7 @@ def _arg_check(ctx, inputs, attrs) -> str | None:
     fn = "max" if ctx.op == "ArgMax" else "min"
     if ctx.version >= 12 or not _has_ties(np.asarray(inputs[0]), int(attrs.get("axis", 0)), fn):
         return None
-    return f"conformance.ops.reduce:check_arg{fn}"
+    return f"conformance.ops.reduce_index:check_arg{fn}"
 
 
 def cumsum_tolerance(ctx, inputs, attrs, outputs) -> dict:
