@@ -35,6 +35,8 @@ with an int32 ``y_scale`` (the division "in int32 precision" has no defined roun
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..reference import quantize as ref
@@ -100,13 +102,19 @@ def _q_target_ints(rng, t: str, z: int, n: int) -> list:
     return [pool[int(i)] for i in rng.integers(0, len(pool), size=n)]
 
 
+@lru_cache(maxsize=None)
+def _grid(t: str) -> tuple[np.ndarray, np.ndarray]:
+    """(the finite values of the floating type ``t`` sorted, the midpoints between neighbours)."""
+    allv = V.all_values(t).astype(np.float64)
+    fin = np.unique(allv[np.isfinite(allv)])
+    return fin, (fin[1:] + fin[:-1]) / 2
+
+
 def _q_target_floats(rng, t: str, n: int, x_type: str, inf: bool = True) -> list:
     """Quotients for a floating target: its grid, midpoints (ties), beyond its largest, NaN
     and infinities (where ``x_type`` has them and ``inf``)."""
-    allv = V.all_values(t).astype(np.float64)
-    fin = np.unique(allv[np.isfinite(allv)])
+    fin, mids = _grid(t)
     fmax = float(fin.max())
-    mids = (fin[1:] + fin[:-1]) / 2
     pool = [fmax, -fmax, fmax * 1.25, -fmax * 3, fmax * 1.03, 0.0] + \
         [float(v) for v in rng.choice(fin, size=8)] + [float(v) for v in rng.choice(mids, size=8)]
     if x_type in V.IEEE:

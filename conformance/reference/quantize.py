@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -102,7 +103,16 @@ def _fraction(v) -> Fraction:
 
 
 def _round_to(v: float, t: str) -> float:
-    """float64 -> the IEEE type ``t`` (round to nearest even), as float64."""
+    """float64 -> the IEEE type ``t`` (round to nearest even), as float64 (numpy's float64 ->
+    float32 and float64 -> float16 conversions are correctly rounded; bfloat16 through
+    :func:`conformance.ops.values.round_float`)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if t == "float":
+            return float(np.float32(v))
+        if t == "float16":
+            return float(np.float16(v))
+        if t == "double":
+            return float(v)
     return float(V.round_float(np.array([v]), t)[0])
 
 
@@ -112,6 +122,12 @@ def _target_range(t: str) -> tuple[int, int]:
 
 
 def _to_float_target(v: float, t: str, *, saturate: bool, version: int) -> float:
+    """:func:`_to_float_target_cached` (memoized: the generators convert the same values often)."""
+    return _to_float_target_cached(float(v), t, bool(saturate), int(version))
+
+
+@lru_cache(maxsize=65536)
+def _to_float_target_cached(v: float, t: str, saturate: bool, version: int) -> float:
     """A float64 value converted to the floating quantized type ``t`` (Cast's rules at the
     corresponding version: the saturate tables for float8, saturation for float4/float6)."""
     sat = saturate if t in FLOAT8 else True
