@@ -131,6 +131,8 @@ def q_kernel(flaw: str | None = None):
         od = attrs.get("output_dtype", 0)
         dt = zp.dtype if zp is not None else (V.np_dtype(V.name_of(od)) if od else np.dtype(np.uint8))
         axis, bs = attrs.get("axis", 1), attrs.get("block_size", 0)
+        if flaw == "axis-default":  # the attribute not read: always axis 1
+            axis = 1
         blocked = s.ndim > 1 or bs > 0
         S = _expand(s, x.shape, axis, bs, first_only=(flaw == "axis-ignored" and s.ndim == 1 and s.size > 1)
                     or (flaw == "block-ignored" and blocked))
@@ -235,6 +237,15 @@ def test_wrong_quantize_kernels_fail(flaw, least, q_cases):
         assert any(s.startswith("axis=") for s in fails), fails
     if flaw == "block-ignored":
         assert all(s.startswith("blocked/") for s in fails), fails
+
+
+def test_axis_attribute_ignored_fails(q_cases):
+    """A kernel that always quantizes along axis 1: fails where the pattern's axis is another
+    one of the same length (errors where the lengths differ, which only an error shows)."""
+    res = _run(q_cases, {"QuantizeLinear": q_kernel("axis-default")}, "axis-default")
+    fails = [c for c, r in zip(q_cases, res) if r.outcome == "fail"]
+    assert len(fails) >= 5, Counter(r.outcome for r in res)
+    assert all(c.attributes.get("axis", 1) % len(c.inputs[0].shape) != 1 for c in fails)
 
 
 def test_saturate_ignored_fails_float8(f8_cases):
