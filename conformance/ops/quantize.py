@@ -20,7 +20,7 @@ entries add:
   negative axes and the default axis (from 13), blocked along the first, middle and last axis
   with block sizes that do and do not divide the dimension (from 21); odd element counts for
   the packed 4- and 2-bit types;
-* **attributes**: ``saturate`` 0 (float8 targets, from 19), ``precision`` float (23+),
+* **attributes**: ``saturate`` 0 (float8 targets, from 19), ``precision`` float and float16 (23+),
   ``output_dtype`` written where the zero point is absent and the type is not uint8 (21+;
   before 21 a case without zero point is uint8: :attr:`Entry.optional_rule`), and written out
   equal to the zero point's type on half of the others; DequantizeLinear's ``output_dtype``
@@ -298,7 +298,8 @@ def _errors(s: str, z: str, dq: bool) -> tuple[Err, ...]:
 QUANTIZE_LINEAR = Entry(
     "QuantizeLinear", _q_oracle, family="shaped", shapes=_shapes("y_scale", "y_zero_point"),
     attrs=(Attrs({"saturate": 0}, since=19, tag="saturate=0"),
-           Attrs({"precision": V.elem("float")}, since=23, tag="precision=float")),
+           Attrs({"precision": V.elem("float")}, since=23, tag="precision=float"),
+           Attrs({"precision": V.elem("float16")}, since=23, tag="precision=float16")),
     float_numerics={CLASS: _q_table}, int_numerics={CLASS: _q_table}, numerics_classes=lambda t: (CLASS,),
     per_type=_q_per_type, tolerance=_exact_tol, type_filter=_q_type_filter, optional_rule=_q_optional_rule,
     drawn_attrs=_q_drawn, combination_states=_q_combination_states, errors=_errors("y_scale", "y_zero_point", False),
