@@ -39,6 +39,8 @@ W's first dimension, an unknown activation name, an unknown direction.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..reference import recurrent as ref
@@ -173,8 +175,6 @@ def _sh(op, name, hs, nd, attrs=None, *, layout=0, s=(1, 4), n=(1, 3), i=(1, 3),
     opt = None
     if need:
         names = OPTIONAL[op]
-        import itertools
-
         sets = [c for k in range(len(names) + 1) for c in itertools.combinations(names, k) if set(need) <= set(c)]
         opt = tuple(sets)
     return Shape(name, inputs, a, dims=dims, optional=opt, since=since, until=until, numerics=numerics)

@@ -170,12 +170,17 @@ def lipschitz(act: Act) -> float:
 
 # ----------------------------------------------------------------------------- arithmetics
 class Float64:
-    """The oracle's arithmetic: float64 numpy."""
+    """The oracle's arithmetic: float64 numpy.  The interface every arithmetic implements:
+    ``lift`` (an exact input array to a value), ``value`` (a value to a float64 array),
+    ``affine``, ``mul``, ``add``, ``one_minus``, ``act`` and ``clip`` (values in, a value out;
+    arrays broadcast as numpy's)."""
 
     def lift(self, a):
+        """An input array (or None) as a value."""
         return None if a is None else np.asarray(a, dtype=np.float64)
 
     def value(self, a):
+        """The float64 array of a value."""
         return a
 
     def affine(self, terms, biases, diag=()):
@@ -190,18 +195,23 @@ class Float64:
         return v
 
     def mul(self, a, b):
+        """Elementwise ``a * b``."""
         return a * b
 
     def add(self, a, b):
+        """Elementwise ``a + b``."""
         return a + b
 
     def one_minus(self, a):
+        """Elementwise ``1 - a``."""
         return 1.0 - a
 
     def act(self, act: Act, a):
+        """The activation ``act`` of ``a``."""
         return act_f64(act, a)
 
     def clip(self, a, c):
+        """``a`` clipped to ``[-c, c]``."""
         return np.clip(a, -c, c)
 
 
