@@ -267,7 +267,11 @@ class Bound:
         return self._round(av * bv, np.abs(av) * be + np.abs(bv) * ae + ae * be)
 
     def add(self, a, b):
-        return self._round(a[0] + b[0], a[1] + b[1])
+        # the rounding counted on |a| + |b|, not |a + b|: a kernel may associate the sums of a
+        # gate differently (GRU's x Wh + Wbh + r (.) (h Rh + Rbh) in any order: gamma_2 of the terms)
+        v, e = a[0] + b[0], a[1] + b[1]
+        mag = np.abs(a[0]) + np.abs(b[0]) + e
+        return v, e + self.u * mag + self.ut * (np.abs(v) + e)
 
     def one_minus(self, a):
         return self._round(1.0 - a[0], a[1])
