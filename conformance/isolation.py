@@ -178,6 +178,8 @@ class _Worker:
         self.proc.start()
         child.close()
         self.inflight: deque[int] = deque()
+        self.used = False  # some case was sent to it
+        self.retire = False  # it ran a suspect (below): stopped once that result is in
         self.started = 0.0  # when the worker began the case it is on (as the parent saw it)
         self.seen = -1  # that case
         kind, payload = self._recv_ready()
@@ -212,6 +214,7 @@ class _Worker:
         return i, now - self.started
 
     def send(self, indices: list[int], cases: Sequence[Case]) -> None:
+        self.used = True
         if not self.inflight:  # else the head case is running since its predecessor's result came
             self.started = time.monotonic()
         self.inflight.extend(indices)
@@ -238,6 +241,15 @@ class _Worker:
             self.proc.kill()
             self.proc.join(2)
         self.conn.close()
+
+
+def _attempted_before(w: _Worker) -> list[int]:
+    """The cases in flight on ``w`` that it attempted before the one it is on (its batch is
+    attempted in order, then judged: see :func:`_worker_main`), judged or not: the cases whose
+    effects the one it is on ran after."""
+    cur = w.current.value
+    inflight = list(w.inflight)
+    return inflight[:inflight.index(cur)] if cur in inflight else []
 
 
 def _synthetic(case: Case, outcome: str, message: str, duration: float) -> CaseResult:
@@ -354,6 +366,12 @@ def run_isolated(
     results: list[CaseResult | None] = [None] * len(cases) if collect else []
     pending = deque(range(len(cases)))
     workers: list[_Worker] = []
+    # Suspects: cases a worker that died had attempted but not yet judged (its batch ran in three
+    # passes).  One of them may have left the process broken (a runtime that writes out of bounds
+    # on an invalid model, say) so that the case after it crashed; run again in front of the rest,
+    # it would break each new worker in turn and every following case would be charged a crash.
+    # So each suspect runs alone, in a fresh worker that is stopped after it.
+    suspects: set[int] = set()
 
     def finish(i: int, res: CaseResult | dict, analysis: dict | None = None) -> None:
         if isinstance(res, dict):  # a record from a worker
@@ -384,13 +402,29 @@ def run_isolated(
             helper = threading.Thread(target=background, name="onnx-conformance-background", daemon=True)
             helper.start()
         while pending or any(w.inflight for w in workers):
-            for w in workers:
+            for k, w in enumerate(workers):
+                if not pending or w.retire:
+                    continue
+                if pending[0] in suspects:
+                    if w.inflight:
+                        continue  # it waits for a worker that is idle
+                    if w.used:  # a suspect runs in a fresh worker only
+                        w.stop()
+                        workers[k] = w = new_worker()
+                    suspects.discard(pending[0])
+                    w.send([pending.popleft()], cases)
+                    w.retire = True
+                    continue
                 # smaller batches at the end even the workers' load out; one worker needs no evening
                 size = MAX_BATCH if len(workers) == 1 else max(1, min(MAX_BATCH, len(pending) // (2 * len(workers))))
                 # a batch queued behind the one it is on: its results come when a batch is judged,
                 # so a worker topped up only then would wait for the parent's next drain
-                if pending and len(w.inflight) <= size:
-                    w.send([pending.popleft() for _ in range(min(size, len(pending)))], cases)
+                if len(w.inflight) <= size:
+                    batch = []
+                    while pending and len(batch) < size and pending[0] not in suspects:
+                        batch.append(pending.popleft())
+                    if batch:
+                        w.send(batch, cases)
             busy = [w for w in workers if w.inflight]
             now = time.monotonic()
             wake = max(0.0, min(w.started + timeout for w in busy) - now)
@@ -416,8 +450,10 @@ def run_isolated(
                         raise EOFError
                 except (EOFError, OSError):
                     w.proc.join(5)
+                    attempted = _attempted_before(w)
                     i, ran = w.charge(time.monotonic())
                     finish(i, _synthetic(cases[i], "crash", f"backend process {_signal_name(w.proc.exitcode)}", ran))
+                    suspects.update(j for j in attempted if j != i)
                     dead.append(w)
             now = time.monotonic()
             for w in workers:
@@ -432,6 +468,10 @@ def run_isolated(
                 i, ran = w.charge(now)
                 finish(i, _synthetic(cases[i], outcome, message, ran))
                 dead.append(w)
+            for w in workers:
+                if w.retire and not w.inflight and w not in dead:  # its suspect's result is in
+                    w.stop()
+                    dead.append(w)
             for w in dead:
                 w.kill()
                 pending.extendleft(reversed(w.inflight))  # the rest of its batch runs again elsewhere

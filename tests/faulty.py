@@ -172,3 +172,20 @@ class AwkwardBackend(KernelBackend):
 
     def environment(self) -> dict:
         return {**super().environment(), "awkward": "1.0 <b>\udc80</b>", "nan": float("nan"), "big": 2**70}
+
+
+_POISONED = False
+
+
+def poisoning() -> KernelBackend:
+    """Right on every case, but a float16 case leaves the process broken (a runtime that writes
+    out of bounds on it, say): the next case this process runs aborts (SIGABRT)."""
+
+    def kernel(i, a, o, v):
+        global _POISONED
+        if _POISONED:
+            os.abort()
+        _POISONED = _is_victim(i["X"])
+        return {"Y": np.abs(i["X"])}
+
+    return KernelBackend({"Abs": kernel}, name="poisoning")

@@ -35,6 +35,22 @@ def test_faulty_backend_costs_only_its_case(toy_suite, make, outcome, text):
             assert r.outcome == "pass", (r.id, r.outcome, r.message)
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_case_that_breaks_its_process_costs_one_crash(toy_suite, jobs):
+    """A case that leaves its worker broken makes the next case in that worker crash (charged to
+    that case: nothing tells them apart), but no more: the broken case ran in a batch, attempted
+    before the crash and not judged, and runs again alone in a fresh worker, not in front of
+    every following case."""
+    cases = toy_suite.cases * 4
+    victims = sum(1 for c in cases if c.tags["dtype"] == "float16" and not c.tags.get("error"))
+    results = run_isolated(cases, faulty.poisoning(), jobs=jobs, timeout=30)
+    assert [r.id for r in results] == [c.id for c in cases]
+    crashes = [r for r in results if r.outcome == "crash"]
+    assert 1 <= len(crashes) <= victims, [(r.id, r.outcome) for r in results]
+    assert all(r.outcome == "pass" for r in results if r.outcome != "crash"), [(r.id, r.message) for r in results]
+    assert all(r.outcome == "pass" for r in results if r.tags["dtype"] == "float16")
+
+
 def test_isolated_equals_in_process(toy_suite):
     backend = KernelBackend({"Abs": lambda i, a, o, v: {"Y": np.abs(i["X"]) * np.float32(1.001).astype(i["X"].dtype)}})
     iso = run_isolated(toy_suite.cases, backend, jobs=2)
