@@ -227,6 +227,32 @@ def _with_specials(y: np.ndarray, masks, b) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- Conv
+
+def _exact_products(x, w, b, m: int, shape: tuple, product) -> np.ndarray:
+    """The exact value of ``product(x, w) + b`` (a convolution or its transpose, ``product`` mapping
+    two integer-scaled operands to the per-output sums of products), rounded once to float64, with
+    the IEEE special values where an operand or B holds NaN or infinities.
+
+    Args:
+        x, w: float64 data and weights (any finite values are exact in float64).
+        b: optional bias, reshaped to ``(m,)``.
+        shape: the output shape.
+
+    Raises:
+        ValueError: B is not of shape ``(m,)``.
+    """
+    if b is not None:
+        b = np.asarray(b, dtype=np.float64).reshape(-1)
+        if b.shape != (m,):
+            raise ValueError(f"B has shape {b.shape}, not (M,) = ({m},)")
+    xi, ex = scaled_ints(np.where(np.isfinite(x), x, 0.0))
+    wi, ew = scaled_ints(np.where(np.isfinite(w), w, 0.0))
+    y = _exact_sum(product(xi, wi), ex + ew, b, shape)
+    if np.isfinite(x).all() and np.isfinite(w).all() and (b is None or np.isfinite(b).all()):
+        return y
+    return _with_specials(y, _classes(product, x, w), b)
+
+
 def _conv_map(x: np.ndarray, w: np.ndarray, geo: S.Geometry, group: int) -> np.ndarray:
     """The bilinear map of Conv (no bias) in the arrays' own arithmetic: ``(N, M, out...)``."""
     cols = im2col(_pad(x, geo), geo)
@@ -249,18 +275,7 @@ def conv(x, w, b=None, attrs=None) -> np.ndarray:
     geo = conv_geometry(x.shape, w.shape, attrs)
     group = int(_attr(attrs, "group", 1))
     shape = (x.shape[0], w.shape[0]) + geo.out
-    if b is not None:
-        b = np.asarray(b, dtype=np.float64).reshape(-1)
-        if b.shape != (w.shape[0],):
-            raise ValueError(f"B has shape {b.shape}, not (M,) = ({w.shape[0]},)")
-    xi, ex = scaled_ints(np.where(np.isfinite(x), x, 0.0))
-    wi, ew = scaled_ints(np.where(np.isfinite(w), w, 0.0))
-    ints = _conv_map(xi, wi, geo, group)
-    y = _exact_sum(ints, ex + ew, b, shape)
-    if np.isfinite(x).all() and np.isfinite(w).all() and (b is None or np.isfinite(b).all()):
-        return y
-    masks = _classes(lambda a, c: _conv_map(a, c, geo, group), x, w)
-    return _with_specials(y, masks, b)
+    return _exact_products(x, w, b, w.shape[0], shape, lambda u, v: _conv_map(u, v, geo, group))
 
 
 def conv_abs(x, w, b=None, attrs=None) -> np.ndarray:
@@ -418,18 +433,7 @@ def conv_transpose(x, w, b=None, attrs=None, version: int = 22) -> np.ndarray:
     group = int(_attr(attrs, "group", 1))
     m = w.shape[1] * group
     shape = (x.shape[0], m) + geo.out
-    if b is not None:
-        b = np.asarray(b, dtype=np.float64).reshape(-1)
-        if b.shape != (m,):
-            raise ValueError(f"B has shape {b.shape}, not (M,) = ({m},)")
-    xi, ex = scaled_ints(np.where(np.isfinite(x), x, 0.0))
-    wi, ew = scaled_ints(np.where(np.isfinite(w), w, 0.0))
-    ints = _transpose_map(xi, wi, geo, group)
-    y = _exact_sum(ints, ex + ew, b, shape)
-    if np.isfinite(x).all() and np.isfinite(w).all() and (b is None or np.isfinite(b).all()):
-        return y
-    masks = _classes(lambda a, c: _transpose_map(a, c, geo, group), x, w)
-    return _with_specials(y, masks, b)
+    return _exact_products(x, w, b, m, shape, lambda u, v: _transpose_map(u, v, geo, group))
 
 
 def transpose_terms(x_shape, w_shape, attrs, version: int = 22) -> int:
