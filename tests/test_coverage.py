@@ -320,9 +320,10 @@ def test_the_whole_suite_covers_every_version_and_type_combination():
                for m in e["missing"] if "declared_unbuildable" in m]
     assert len(reasons) == tot["declared"] and all(r.strip() for r in reasons)
     other = [r for r in reasons if "independent" not in r]
-    # 302 at suite 0.4: 288 before, then Col2Im's bool/string (no sum defined) and com.microsoft
-    # GridSample's non-numeric grids (12); the bound says "few", with room for the families to come
-    assert 0 < len(other) < 400, Counter(other).most_common(5)
+    # few distinct reasons (8 at suite 0.4: Identity's sequence/optional types, QuantizeLinear-23+'s
+    # int32 y_scale (200 combinations, one reason), Tile-1, com.microsoft GridSample's non-numeric
+    # grids, Col2Im's bool/string), each named; a new one is a decision to review, not a count
+    assert 0 < len(set(other)) <= 12, Counter(other).most_common()
     assert tot["unexercised"] == 0, [(k, v, e["unexercised"]) for k, op in cov["ops"].items()
                                      for v, e in op["versions"].items() if e["unexercised"]]
     assert tot["declared_unexercised"] == len(cov_mod.DECLARED_UNEXERCISED)  # no stale declaration
