@@ -493,7 +493,10 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
                 num = "special" if V.kind(first) == V.FLOAT else numerics_for(entry, first)[0]
                 out.append(point(b, combo, num, shapes[0], dtag, dattrs, _opts_for(entry, opts, shapes[0])[-1], "inputs",
                                  arities[-1], (("body_opset", b),)))
-    return out
+    # two coordinates can coincide where the schedule offers a version fewer opsets (an older onnx,
+    # whose newest opset is lower): the same point is the same case, kept once
+    seen_points: set[str] = set()
+    return [q for q in out if not (repr(q) in seen_points or seen_points.add(repr(q)))]
 
 
 def _fill_outputs_per_type(entry: Entry, vs: VersionSpec, out: list[Point], combos, lead: str, states, shapes,
