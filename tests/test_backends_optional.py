@@ -198,6 +198,15 @@ def test_tract_bfloat16_is_unsupported():
     assert b.is_unsupported(info.value) and "bfloat16" in str(info.value).lower()
 
 
+def test_tract_type_it_does_not_support_is_unsupported():
+    """tract declines a kernel's element type at run time ("Erf does not support I8"): a clean
+    refusal, scored unsupported, not error (287 cases of the whole suite)."""
+    pytest.importorskip("tract")
+    b = resolve_backend("tract")
+    assert b.is_unsupported(RuntimeError('Evaluating #1 "Erf" Erf\n\nCaused by:\n    Erf does not support I8'))
+    assert not b.is_unsupported(RuntimeError('Evaluating #1 "Pad" Pad\n\nCaused by:\n    assertion failed'))
+
+
 def test_tract_error_messages_lose_the_backtrace():
     pytest.importorskip("tract")
     b = resolve_backend("tract")

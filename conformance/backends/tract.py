@@ -59,7 +59,8 @@ _SUPPORTED_ELEM = {
 }
 
 _UNSUPPORTED = re.compile(
-    r"not ?implemented|unimplemented|unsupported|not supported|no (?:op|operator) for|"
+    r"not ?implemented|unimplemented|unsupported|not supported|does not support|doesn't support|"
+    r"no (?:op|operator) for|"
     r"(?:unknown|unsupported) (?:op|operator)|opset .* not (?:yet )?supported|"
     r"unknown datumtype|params are not const|wrong number of outputs\. op says",
     re.IGNORECASE,
