@@ -73,45 +73,47 @@ def clean_text(s: str) -> str:
         return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def json_safe(obj: Any) -> Any:
+def json_safe(obj: Any, *, js: bool = False) -> Any:
     """``obj`` as plain JSON data in the module's encoding (see the module docstring): a new
-    value, ``obj`` is not changed.  Never raises: anything else becomes its ``str()``."""
+    value, ``obj`` is not changed.  Never raises: anything else becomes its ``str()``.
+
+    Args:
+        js: also write integers beyond :data:`JS_SAFE_INT` in magnitude as their decimal text, for
+            a JavaScript reader (:func:`page_safe`).
+    """
     t = type(obj)
     if t is str:
         return clean_text(obj)
-    if obj is None or t is bool or t is int:
+    if obj is None or t is bool:
         return obj
+    if t is int:
+        return str(obj) if js and abs(obj) > JS_SAFE_INT else obj
     if t is float:
         return encode_float(obj)
     if isinstance(obj, dict):
-        return {clean_text(k) if isinstance(k, str) else _key(k): json_safe(v) for k, v in obj.items()}
+        return {clean_text(k) if isinstance(k, str) else _key(k): json_safe(v, js=js) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if isinstance(obj, bool):
-        return bool(obj)
-    if isinstance(obj, int):
-        return int(obj)
+        return [json_safe(v, js=js) for v in obj]
+    if isinstance(obj, int):  # a subclass (IntEnum, say)
+        return json_safe(int(obj), js=js)
     if isinstance(obj, float):
         return encode_float(float(obj))
     if isinstance(obj, str):
         return clean_text(str(obj))
     if isinstance(obj, (bytes, bytearray)):
         return bytes(obj).decode("utf-8", "replace")
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover - numpy is a dependency
-        np = None
-    if np is not None:
-        if isinstance(obj, np.bool_):
-            return bool(obj)
-        if isinstance(obj, np.integer):
-            return int(obj)
-        if isinstance(obj, np.floating):
-            return encode_float(float(obj))
-        if isinstance(obj, np.ndarray):
-            return json_safe(obj.tolist())
+    import numpy as np
+
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return json_safe(int(obj), js=js)
+    if isinstance(obj, np.floating):
+        return encode_float(float(obj))
+    if isinstance(obj, np.ndarray):
+        return json_safe(obj.tolist(), js=js)
     if isinstance(obj, (set, frozenset)):
-        return [json_safe(v) for v in sorted(obj, key=repr)]
+        return [json_safe(v, js=js) for v in sorted(obj, key=repr)]
     return clean_text(str(obj))
 
 
@@ -120,26 +122,34 @@ def _key(k: Any) -> str:
     return v if isinstance(v, str) else json.dumps(v)
 
 
+def _encodes(text: str) -> bool:
+    """``text`` (as ``json.dumps`` wrote it) is valid UTF-8 when encoded: no lone surrogate,
+    whether written as a character or, with ``ensure_ascii``, as an escape (``\\udXXX``; an
+    escaped pair, a character beyond the BMP, is checked by the caller)."""
+    if text.isascii():
+        return "\\ud" not in text
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def written(obj: Any, **kw) -> tuple[Any, str]:
     """``(value, text)``: the JSON text ``json.dumps(obj, **kw)`` in the module's encoding (strict
     JSON, no ``NaN`` token, encodes to UTF-8) and the value it holds: ``obj`` itself when it
     holds nothing awkward (serialised once, no walk), else :func:`json_safe` of it."""
     try:
         text = json.dumps(obj, allow_nan=False, **kw)
-    except (ValueError, TypeError):
-        safe = json_safe(obj)
-        return safe, json.dumps(safe, allow_nan=False, **kw)
-    if not text.isascii():  # ensure_ascii=False: a lone surrogate would not encode
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            safe = json_safe(obj)
-            return safe, json.dumps(safe, allow_nan=False, **kw)
-    elif "\\ud" in text:  # ensure_ascii: a lone surrogate is an escape no UTF-8 reader takes
-        safe = json_safe(obj)
-        if safe != obj:
-            return safe, json.dumps(safe, allow_nan=False, **kw)
-    return obj, text
+    except (ValueError, TypeError):  # NaN or infinities, or a value JSON has no type for
+        text = None
+    else:
+        if _encodes(text):
+            return obj, text
+    safe = json_safe(obj)
+    if text is not None and safe == obj:  # the escapes were pairs: characters beyond the BMP
+        return obj, text
+    return safe, json.dumps(safe, allow_nan=False, **kw)
 
 
 def dumps(obj: Any, **kw) -> str:
@@ -150,16 +160,4 @@ def dumps(obj: Any, **kw) -> str:
 def page_safe(obj: Any) -> Any:
     """:func:`json_safe` for a JavaScript reader: integers beyond :data:`JS_SAFE_INT` in magnitude
     as their decimal text as well (the page shows them exactly)."""
-    obj = json_safe(obj)
-    return _big_ints(obj)
-
-
-def _big_ints(obj: Any) -> Any:
-    t = type(obj)
-    if t is int:
-        return str(obj) if abs(obj) > JS_SAFE_INT else obj
-    if t is dict:
-        return {k: _big_ints(v) for k, v in obj.items()}
-    if t is list:
-        return [_big_ints(v) for v in obj]
-    return obj
+    return json_safe(obj, js=True)

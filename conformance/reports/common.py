@@ -14,6 +14,7 @@ import shlex
 from collections import Counter
 from collections.abc import Iterable
 
+from conformance.jsonsafe import encode_float
 from conformance.runner import OUTCOMES
 
 #: Display order of outcomes (pass first, then from worst to mildest).
@@ -103,9 +104,7 @@ def fmt_value(v) -> str:
     if v is None:
         return "null"
     if t is float:
-        if not math.isfinite(v):
-            return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
-        return repr(v)
+        return repr(v) if math.isfinite(v) else encode_float(v)
     if isinstance(v, str):
         return str(v)
     return json.dumps(v, separators=(",", ":"), default=str)

@@ -312,7 +312,7 @@ def _num(x, sig: int | None = None):
     if x is None or isinstance(x, bool):
         return x
     if isinstance(x, int):
-        return x if abs(x) <= JS_SAFE_INT else str(x)
+        return _json_safe(x)
     if isinstance(x, float):
         if not math.isfinite(x):
             return encode_float(x)
