@@ -384,6 +384,29 @@ def conv_bound(x, w, b, attrs, u: float, s: float) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- ConvTranspose
+def _scatter_frame(geo: S.Geometry, spatial) -> tuple[list[int], tuple[int, ...]]:
+    """Where ConvTranspose's products land, for input spatial shape ``spatial``: ``(lo, size)``,
+    the full position of the accumulator's first element (``min(0, begin)`` per axis: pads may be
+    negative) and the accumulator's spatial size (it holds every full position
+    ``i * s + k * d`` and the output window ``[begin, begin + out)``)."""
+    lo = [min(0, b) for b in geo.begin]
+    full = [s * (d - 1) + S.dilated_extent(k, dl) for s, d, k, dl in
+            zip(geo.strides, spatial, geo.kernel_shape, geo.dilations)]
+    return lo, tuple(max(f, b + o) - lo_ for f, b, o, lo_ in zip(full, geo.begin, geo.out, lo))
+
+
+def _scatter_slice(geo: S.Geometry, lo, spatial, off) -> tuple[slice, ...]:
+    """The accumulator positions the products of kernel offset ``off`` land on (every input
+    position ``i`` at ``i * s + off * d - lo``)."""
+    return tuple(slice(k * dl - lo_, k * dl - lo_ + (d - 1) * s + 1, s) for k, dl, lo_, d, s in
+                 zip(off, geo.dilations, lo, spatial, geo.strides))
+
+
+def _scatter_crop(geo: S.Geometry, lo) -> tuple[slice, ...]:
+    """The output window of the accumulator (batch and channel axes included)."""
+    return (slice(None), slice(None)) + tuple(slice(b - lo_, b - lo_ + o) for b, lo_, o in zip(geo.begin, lo, geo.out))
+
+
 def _transpose_map(x: np.ndarray, w: np.ndarray, geo: S.Geometry, group: int) -> np.ndarray:
     """The bilinear map of ConvTranspose (no bias) in the arrays' own arithmetic: ``x`` ``(N, C,
     D...)``, ``w`` ``(C, M/group, k...)`` -> ``(N, M, out...)``: every product
@@ -394,11 +417,8 @@ def _transpose_map(x: np.ndarray, w: np.ndarray, geo: S.Geometry, group: int) ->
     cg = c // group
     m = mg * group
     spatial = x.shape[2:]
-    lo = [min(0, b) for b in geo.begin]
-    full = [s * (d - 1) + S.dilated_extent(k, dl) for s, d, k, dl in
-            zip(geo.strides, spatial, geo.kernel_shape, geo.dilations)]
-    size = [max(f, b + o) - lo_ for f, b, o, lo_ in zip(full, geo.begin, geo.out, lo)]
-    acc = np.zeros((n, m) + tuple(size), dtype=x.dtype)
+    lo, size = _scatter_frame(geo, spatial)
+    acc = np.zeros((n, m) + size, dtype=x.dtype)
     if x.dtype == object:
         acc[...] = 0
     xf = x.reshape(n, c, int(np.prod(spatial, dtype=np.int64)))
@@ -409,12 +429,9 @@ def _transpose_map(x: np.ndarray, w: np.ndarray, geo: S.Geometry, group: int) ->
             a = wk[g * cg:(g + 1) * cg].T  # (Mg, Cg)
             parts.append(np.matmul(a, xf[:, g * cg:(g + 1) * cg]))  # (N, Mg, L)
         t = np.concatenate(parts, axis=1).reshape((n, m) + tuple(spatial))
-        sl = tuple(slice(k * dl - lo_, k * dl - lo_ + (d - 1) * s + 1, s) for k, dl, lo_, d, s in
-                   zip(off, geo.dilations, lo, spatial, geo.strides))
         if all(d > 0 for d in spatial):
-            acc[(slice(None), slice(None)) + sl] += t
-    crop = tuple(slice(b - lo_, b - lo_ + o) for b, lo_, o in zip(geo.begin, lo, geo.out))
-    return acc[(slice(None), slice(None)) + crop]
+            acc[(slice(None), slice(None)) + _scatter_slice(geo, lo, spatial, off)] += t
+    return acc[_scatter_crop(geo, lo)]
 
 
 def conv_transpose(x, w, b=None, attrs=None, version: int = 22) -> np.ndarray:
@@ -603,28 +620,23 @@ def conv_transpose_direct(x, w, b, attrs, order: str = "forward", version: int =
     cg, mg = c // group, w.shape[1]
     m = mg * group
     spatial = x.shape[2:]
-    lo = [min(0, bb) for bb in geo.begin]
-    full = [s * (d - 1) + S.dilated_extent(k, dl) for s, d, k, dl in
-            zip(geo.strides, spatial, geo.kernel_shape, geo.dilations)]
-    size = [max(f, bb + o) - lo_ for f, bb, o, lo_ in zip(full, geo.begin, geo.out, lo)]
-    out = np.zeros((n, m) + tuple(size), dtype=acc)
+    lo, size = _scatter_frame(geo, spatial)
+    out = np.zeros((n, m) + size, dtype=acc)
     offs = _offsets(geo.kernel_shape)
     if order == "reverse":
         offs = offs[::-1]
     with np.errstate(all="ignore"):
         for off in offs:
-            sl = tuple(slice(k * dl - lo_, k * dl - lo_ + (d - 1) * s + 1, s) for k, dl, lo_, d, s in
-                       zip(off, geo.dilations, lo, spatial, geo.strides))
             if not all(d > 0 for d in spatial):
                 continue
+            sl = _scatter_slice(geo, lo, spatial, off)
             for g in range(group):
                 for ci in (range(cg) if order == "forward" else range(cg - 1, -1, -1)):
                     cc = g * cg + ci
                     term = wa[(cc, slice(None)) + off][None, :, *([None] * len(spatial))] * xa[:, cc][:, None]
                     region = out[(slice(None), slice(g * mg, (g + 1) * mg)) + sl]
                     out[(slice(None), slice(g * mg, (g + 1) * mg)) + sl] = (region + term).astype(acc)
-        crop = tuple(slice(bb - lo_, bb - lo_ + o) for bb, lo_, o in zip(geo.begin, lo, geo.out))
-        y = out[(slice(None), slice(None)) + crop]
+        y = out[_scatter_crop(geo, lo)]
         if b is not None:
             y = (y + b.astype(acc).reshape((1, -1) + (1,) * len(spatial))).astype(acc)
     return np.ascontiguousarray(y).astype(dt)
