@@ -191,7 +191,9 @@ def _reproduce(tmp_path, out: str) -> tuple[str, dict]:
 @pytest.mark.parametrize("bug, rank", [("unbiased", 1), ("last_axis", 2)])
 def test_explore_mode_shrinks_saves_and_reproduces(tmp_path, bug, rank):
     (tmp_path / "wrong_ln.py").write_text(WRONG_LN)
-    res = _explore(tmp_path, f"wrong_ln:{bug}")
+    # derandomized: shrinking reaches the minimal case from some draws only (a random seed failed
+    # about one run in eight to get below rank 4 for last_axis)
+    res = _explore(tmp_path, f"wrong_ln:{bug}", "--conformance-derandomize")
     assert res.returncode == 1, res.stdout + res.stderr
     assert "1 failed" in res.stdout and "explore LayerNormalization: minimal failing case after shrinking: fail" \
         in res.stdout
