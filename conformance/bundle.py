@@ -686,6 +686,16 @@ def read_bundle(path: str | os.PathLike, *, verify: bool = True) -> Suite:
                  depth=identity.get("depth"), families=dict(identity.get("families", {})))
 
 
+def _check_spec(spec, d: str) -> str | None:
+    """A manifest entry's ``check``, refused (:class:`BundleError`) unless it names a function of
+    this project (``conformance.module:function``): a bundle is data and names no code of its own."""
+    if spec is None:
+        return None
+    if not isinstance(spec, str) or not re.fullmatch(r"conformance(\.\w+)*:\w+(\.\w+)*", spec):
+        raise BundleError(f"{d}: check {spec!r} is not a function of the conformance package")
+    return spec
+
+
 def _load_entry(root: str | Path, e: dict, verify: bool, text: bytes | None = None,
                 initializers: bool = True) -> Case:
     """:func:`_read_case` with every failure as a :class:`BundleError` naming the case."""
@@ -817,7 +827,7 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
         label=e.get("label", ""), domain=e.get("domain", ""), expect_error=e.get("expect_error"),
         generator=e.get("generator", ""),
         output_slots=len(node.output) if node is not None else None,
-        check=e.get("check"),
+        check=_check_spec(e.get("check"), d),
         skip=e.get("skip"),
         contested=e.get("contested"),
     )

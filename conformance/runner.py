@@ -306,12 +306,12 @@ def _judge(case: Case, backend: Backend, res: CaseResult, got: Attempt) -> None:
 
 def _run_check(case: Case, ds, outputs: dict, res: CaseResult, k: int) -> bool:
     """Judge one data set with ``case.check``; False (and ``res`` a fail/error) when it does not pass."""
-    from .backends.backend_api import load_attr
+    from .backends.backend_api import load_check
 
     inputs = {i.name: i.value for i in case.inputs if i.present and i.initializer}
     inputs.update(ds.inputs)
     try:
-        fn = load_attr(case.check)
+        fn = load_check(case.check)
         passed, message = fn(inputs, {n: np.asarray(v) for n, v in outputs.items()}, dict(case.attributes))
     except Exception as exc:  # noqa: BLE001 - a broken check must not pass silently
         res.outcome, res.phase = "error", "compare"

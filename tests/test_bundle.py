@@ -150,6 +150,9 @@ def test_manifest_without_file_digests_is_checked_by_content_hash(toy_suite, tmp
     (lambda m: m["cases"][0].update(dir="/tmp/x"), "not a plain path"),
     (lambda m: m.update(format="pickle"), "unknown format"),
     (lambda m: m["cases"][0].pop("inputs"), "KeyError"),
+    # a bundle is data: a check naming code outside this project is refused before it is imported
+    (lambda m: m["cases"][0].update(check="os:system"), "not a function of the conformance package"),
+    (lambda m: m["cases"][0].update(check="conformance_evil.x:f"), "not a function of the conformance package"),
 ])
 def test_malformed_manifest(toy_suite, tmp_path, mutate, match):
     out = write_bundle(toy_suite, tmp_path / "b")

@@ -160,3 +160,15 @@ def test_onnxruntime_version_refusal_is_unsupported_not_a_rejection(toy_suite):
     # the same models at their own IR version: the invalid one is rejected (a pass), the valid one runs
     e, v = run_cases([error, value], resolve_backend("onnxruntime"))
     assert (e.outcome, v.outcome) == ("pass", "pass"), (e.message, v.message)
+
+
+def test_a_check_outside_the_project_is_never_called(toy_suite, monkeypatch):
+    """A case's ``check`` is resolved only inside the conformance package: a case naming another
+    module's function is an error of the case, and that function is not imported or called."""
+    import dataclasses
+    import os
+
+    monkeypatch.setattr(os, "getcwd", lambda: pytest.fail("a check outside the project was called"))
+    case = dataclasses.replace(next(c for c in toy_suite.cases if c.tags["dtype"] == "float"), check="os:getcwd")
+    r = run_cases([case], KernelBackend({"Abs": _abs}))[0]
+    assert r.outcome == "error" and "not a function of the conformance package" in r.message

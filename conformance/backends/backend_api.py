@@ -39,6 +39,24 @@ def load_attr(spec: str) -> Any:
     return obj
 
 
+#: The package a case's ``check`` must live in.  A bundle is data: a ``check`` it names is
+#: resolved only inside this project, never in an arbitrary module a bundle could name.
+CHECK_PACKAGE = "conformance"
+
+
+def load_check(spec: str) -> Any:
+    """Resolve a case's ``check`` (``conformance.module:function``, see :attr:`Case.check`).
+
+    Raises:
+        ValueError: ``spec`` names a module outside the ``conformance`` package, or it cannot
+            be imported or has no such attribute.
+    """
+    mod_name = spec.partition(":")[0]
+    if mod_name != CHECK_PACKAGE and not mod_name.startswith(CHECK_PACKAGE + "."):
+        raise ValueError(f"check {spec!r} is not a function of the {CHECK_PACKAGE} package")
+    return load_attr(spec)
+
+
 class BackendApiBackend(Backend):
     """Wraps an ``onnx.backend.base.Backend`` (class or instance)."""
 
