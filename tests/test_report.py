@@ -5,7 +5,6 @@ import json
 import re
 import shlex
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -222,38 +221,15 @@ def test_environment_and_identity_in_headline(toy_suite):
         assert needle in text, needle
 
 
-def test_render_scales_linearly_to_100k_cases():
-    """Render time and size per case over the real operator table (every operator, in its
-    family), measured at 5k and 20k cases, extrapolated to 40k and 100k.
-
-    Time is the process's CPU time (rendering is single-threaded and CPU-bound), so other
-    work on the machine, such as the other test worker, does not distort it.
-    """
+def test_page_size_scales_linearly_to_100k_cases():
+    """The page's size per case over the real operator table (every operator, in its family),
+    measured at 5k and 20k cases and extrapolated to 100k: under 25 MB.  Size is deterministic;
+    render time is measured by bench/bench_report.py, not by a timed test."""
     from synthetic import synthetic_results  # tests/synthetic.py (conftest puts tests/ on sys.path)
 
-    def measure(n):
-        doc = synthetic_results(n, seed=1, ops="table")
-        best = None
-        for _ in range(2):
-            t0 = time.process_time()
-            page = render_html(doc)
-            dt = time.process_time() - t0
-            best = dt if best is None else min(best, dt)
-        return best, len(page.encode())
-
-    t5, s5 = measure(5_000)
-    t20, s20 = measure(20_000)
-    per_case_t = (t20 - t5) / 15_000
-    per_case_s = (s20 - s5) / 15_000
-    t40 = t20 + 20_000 * max(per_case_t, 0)
-    t100 = t20 + 80_000 * max(per_case_t, 0)
-    s100 = s20 + 80_000 * per_case_s
-    print(f"render 5k {t5:.2f} s, 20k {t20:.2f} s -> 40k ~{t40:.1f} s, 100k ~{t100:.1f} s; size 20k "
-          f"{s20 / 1e6:.1f} MB -> 100k ~{s100 / 1e6:.1f} MB ({per_case_s:.0f} bytes/case)")
-    assert s100 < 25e6
-    assert t40 < 4.0  # target 3 s on the CI machine; 1.3 s measured on a 2-core EPYC
-    assert t100 < 10.0
-    assert t20 < 6 * t5 + 1.0  # no worse than linear (plus fixed costs)
+    s5, s20 = (len(render_html(synthetic_results(n, seed=1, ops="table")).encode()) for n in (5_000, 20_000))
+    per_case = (s20 - s5) / 15_000
+    assert s20 + 80_000 * per_case < 25e6
 
 
 def test_drill_down_gets_shapes_and_attributes_from_the_bundle(tmp_path, toy_suite):
