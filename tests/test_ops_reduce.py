@@ -39,6 +39,7 @@ from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
 from conformance.coverage import compute_coverage
 from conformance.ops import reduce as R
+from conformance.reference import reduce as RR
 from conformance.ops import reduce_index as RI
 from conformance.ops.entry import Ctx
 from conformance.opspec import op_spec
@@ -53,7 +54,7 @@ HALF = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
 
 def _ctx(op, version, t="float", attrs=None):
     types = {"data": t}
-    if R.axes_input_since(op) and version >= R.axes_input_since(op):
+    if RR.axes_input_since(op) and version >= RR.axes_input_since(op):
         types["axes"] = "int64"
     return Ctx(op, version, version, types, {"reduced": t}, dict(attrs or {}))
 
@@ -80,22 +81,22 @@ def _call(op, version, x, axes_in=None, t="float", **attrs):
 def test_reduced_axes_semantics():
     """Attribute versions: axes omitted = every axis, negative wrapped; input versions: axes
     absent or empty = every axis unless noop_with_empty_axes, then none; out of range raises."""
-    assert R.reduced_axes({"keepdims": 1}, None, 3) == (0, 1, 2)
-    assert R.reduced_axes({"axes": [2, 0]}, None, 3) == (0, 2)
-    assert R.reduced_axes({"axes": [-1, 0]}, None, 3) == (0, 2)
-    assert R.reduced_axes({"noop_with_empty_axes": 0}, None, 3) == (0, 1, 2)
-    assert R.reduced_axes({"noop_with_empty_axes": 0}, np.array([], dtype=np.int64), 3) == (0, 1, 2)
-    assert R.reduced_axes({"noop_with_empty_axes": 1}, None, 3) == ()
-    assert R.reduced_axes({"noop_with_empty_axes": 1}, np.array([], dtype=np.int64), 3) == ()
-    assert R.reduced_axes({"noop_with_empty_axes": 1}, np.array([-2]), 3) == (1,)
-    assert R.reduced_axes({"keepdims": 1}, None, 0) == ()
+    assert RR.reduced_axes({"keepdims": 1}, None, 3) == (0, 1, 2)
+    assert RR.reduced_axes({"axes": [2, 0]}, None, 3) == (0, 2)
+    assert RR.reduced_axes({"axes": [-1, 0]}, None, 3) == (0, 2)
+    assert RR.reduced_axes({"noop_with_empty_axes": 0}, None, 3) == (0, 1, 2)
+    assert RR.reduced_axes({"noop_with_empty_axes": 0}, np.array([], dtype=np.int64), 3) == (0, 1, 2)
+    assert RR.reduced_axes({"noop_with_empty_axes": 1}, None, 3) == ()
+    assert RR.reduced_axes({"noop_with_empty_axes": 1}, np.array([], dtype=np.int64), 3) == ()
+    assert RR.reduced_axes({"noop_with_empty_axes": 1}, np.array([-2]), 3) == (1,)
+    assert RR.reduced_axes({"keepdims": 1}, None, 0) == ()
     for bad in ([3], [-4]):
         with pytest.raises(ValueError):
-            R.reduced_axes({"axes": bad}, None, 3)
+            RR.reduced_axes({"axes": bad}, None, 3)
         with pytest.raises(ValueError):
-            R.reduced_axes({"noop_with_empty_axes": 0}, np.array(bad), 3)
-    assert R.axes_input_since("ReduceSum") == 13
-    assert {op: R.axes_input_since(op) for op in ("ReduceMean", "ReduceMax", "ReduceL2")} == \
+            RR.reduced_axes({"noop_with_empty_axes": 0}, np.array(bad), 3)
+    assert RR.axes_input_since("ReduceSum") == 13
+    assert {op: RR.axes_input_since(op) for op in ("ReduceMean", "ReduceMax", "ReduceL2")} == \
         {"ReduceMean": 18, "ReduceMax": 18, "ReduceL2": 18}
 
 
@@ -103,12 +104,12 @@ def test_rows_round_trip():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(2, 3, 4, 5))
     for red in ((), (0,), (1, 3), (0, 1, 2, 3), (2,)):
-        rows = R.to_rows(x, red)
+        rows = RR.to_rows(x, red)
         assert rows.shape[-1] == int(np.prod([x.shape[d] for d in red]))
-        assert np.array_equal(R.from_rows(rows, x.shape, red), x)
+        assert np.array_equal(RR.from_rows(rows, x.shape, red), x)
     z = np.zeros((2, 0, 3))
-    assert R.to_rows(z, (1,)).shape == (2, 3, 0)
-    assert R.from_rows(R.to_rows(z, (1,)), z.shape, (1,)).shape == z.shape
+    assert RR.to_rows(z, (1,)).shape == (2, 3, 0)
+    assert RR.from_rows(RR.to_rows(z, (1,)), z.shape, (1,)).shape == z.shape
 
 
 # ============================================================================ ReduceSum oracle
@@ -255,7 +256,7 @@ def test_mean_bound_holds_for_every_algorithm(t):
     rows = rng.uniform(-4, 4, size=(64, 300)).astype(dt).astype(np.float64)
     ctx = _ctx("ReduceMean", 18, t, {"keepdims": 0, "noop_with_empty_axes": 0})
     exact = ENTRY["ReduceMean"].oracle(ctx, rows, np.array([1]), keepdims=0, noop_with_empty_axes=0)
-    tol = R.mean_tolerance(ctx, [rows, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": exact})["reduced"]
+    tol = RR.mean_tolerance(ctx, [rows, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": exact})["reduced"]
     e = exact.astype(dt).astype(np.float64)
     n = rows.shape[-1]
     for order in ("forward", "reverse", "pairwise", "numpy"):
@@ -569,19 +570,19 @@ def _dx(c):
 
 
 def test_dyadic_sum_is_exact():
-    """R.dyadic_sum equals the Fraction sum (and sum of squares) over the whole float64 range."""
+    """RR.dyadic_sum equals the Fraction sum (and sum of squares) over the whole float64 range."""
     from fractions import Fraction
 
     rng = np.random.default_rng(13)
     for _ in range(200):
         v = (rng.normal(size=20) * 10.0 ** rng.integers(-300, 300, size=20)).tolist() + [5e-324, -0.0]
-        assert R.dyadic_sum(v) == sum((Fraction(x) for x in v), Fraction(0))
-        assert R.dyadic_sum(v, 2) == sum((Fraction(x) ** 2 for x in v), Fraction(0))
-    assert R.dyadic_sum([]) == 0
+        assert RR.dyadic_sum(v) == sum((Fraction(x) for x in v), Fraction(0))
+        assert RR.dyadic_sum(v, 2) == sum((Fraction(x) ** 2 for x in v), Fraction(0))
+    assert RR.dyadic_sum([]) == 0
 
 
 def test_exact_sqrt_against_mpmath():
-    """R.exact_sqrt is sqrt correctly rounded to float64 (mpmath at 300 bits, then rounded)."""
+    """RR.exact_sqrt is sqrt correctly rounded to float64 (mpmath at 300 bits, then rounded)."""
     import mpmath
     from fractions import Fraction
 
@@ -591,9 +592,9 @@ def test_exact_sqrt_against_mpmath():
         q = Fraction(int(rng.integers(1, 2**62))) * Fraction(2) ** int(rng.integers(-300, 300)) / int(
             rng.integers(1, 2**40))
         want = float(mpmath.sqrt(mpmath.mpf(q.numerator) / q.denominator))
-        assert R.exact_sqrt(q) == want
+        assert RR.exact_sqrt(q) == want
     for k in (1, 4, 2, 2**-1074 * 4, 10**300):
-        assert R.exact_sqrt(Fraction(k)) == math.sqrt(k)
+        assert RR.exact_sqrt(Fraction(k)) == math.sqrt(k)
 
 
 # ============================================================================ bounds
@@ -634,7 +635,7 @@ def test_sum_bound_holds_for_every_order(t):
     rows = rng.uniform(-4, 4, size=(64, 300)).astype(dt).astype(np.float64)
     ctx = _ctx("ReduceSum", 13, t, {"keepdims": 0, "noop_with_empty_axes": 0})
     exact = ENTRY["ReduceSum"].oracle(ctx, rows, np.array([1]), keepdims=0, noop_with_empty_axes=0)
-    tol = R.sum_tolerance(ctx, [rows, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": exact})["reduced"]
+    tol = RR.sum_tolerance(ctx, [rows, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": exact})["reduced"]
     e = exact.astype(dt).astype(np.float64)
     for name, got in _orders(rows, acc).items():
         err = np.abs(got.astype(dt).astype(np.float64) - e)
@@ -644,14 +645,14 @@ def test_sum_bound_holds_for_every_order(t):
         u = 2.0 ** -24
         row = np.array([[1.0] + [u] * 299])
         ex = ENTRY["ReduceSum"].oracle(ctx, row, np.array([1]), keepdims=0, noop_with_empty_axes=0)
-        tl = R.sum_tolerance(ctx, [row, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": ex})["reduced"]
+        tl = RR.sum_tolerance(ctx, [row, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": ex})["reduced"]
         fwd = _orders(row, np.float32)["forward"].astype(np.float64)
         assert fwd[0] == 1.0
         ratio = abs(fwd[0] - float(np.float32(ex[0]))) / (tl.atol + tl.rtol * abs(ex[0]))
         assert 0.9 < ratio <= 1.0, ratio
     ones = np.ones((1, 4096))
     ex1 = ENTRY["ReduceSum"].oracle(ctx, ones, np.array([1]), keepdims=0, noop_with_empty_axes=0)
-    tol1 = R.sum_tolerance(ctx, [ones, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": ex1})["reduced"]
+    tol1 = RR.sum_tolerance(ctx, [ones, np.array([1])], {"noop_with_empty_axes": 0}, {"reduced": ex1})["reduced"]
     if t in HALF:
         stalled = _orders(ones, dt)["forward"].astype(np.float64)  # accumulating in T
         assert abs(stalled[0] - 4096) > tol1.atol + tol1.rtol * 4096
@@ -660,10 +661,10 @@ def test_sum_bound_holds_for_every_order(t):
 def test_sum_tolerance_exact_for_single_elements_and_ints():
     ctx = _ctx("ReduceSum", 13, "float", {})
     x = np.array([[1.5, -2.0]])
-    tol = R.sum_tolerance(ctx, [x, None], {"noop_with_empty_axes": 1}, {"reduced": x})["reduced"]
+    tol = RR.sum_tolerance(ctx, [x, None], {"noop_with_empty_axes": 1}, {"reduced": x})["reduced"]
     assert tol.atol == 0.0
     cti = _ctx("ReduceSum", 13, "int32", {})
-    assert R.sum_tolerance(cti, [_objs([1, 2]), None], {"noop_with_empty_axes": 0},
+    assert RR.sum_tolerance(cti, [_objs([1, 2]), None], {"noop_with_empty_axes": 0},
                            {"reduced": np.array(3)})["reduced"].exact
 
 
@@ -694,7 +695,7 @@ def test_every_pattern_and_axes_state(op, value_cases):
     entry = ENTRY[op]
     cases = [c for c in value_cases if c.op == op]
     spec = op_spec(op)
-    inp = R.axes_input_since(op)
+    inp = RR.axes_input_since(op)
     for v in spec.since_versions:
         vc = [c for c in cases if c.since_version == v]
         pats = {sh.name for sh in entry.shapes if sh.applies(v)}
@@ -746,7 +747,7 @@ def _version(op, opset):
 def _kernel_axes(op, x, inputs, attributes, opset, flaw):
     """Reduced axes as an independent kernel reads the node (raises on invalid axes)."""
     v = _version(op, opset)
-    inp = R.axes_input_since(op)
+    inp = RR.axes_input_since(op)
     nd = x.ndim
     if inp and v >= inp:
         noop = int(attributes.get("noop_with_empty_axes", 0))
