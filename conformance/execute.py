@@ -54,6 +54,7 @@ class RunSpec:
     match: list[str] | None = None
     variants: list[str] = field(default_factory=list)
     xfail: str | None = None
+    profile: str | None = None
     jobs: int = 1
     timeout: float = 120.0
     memory_limit_mb: float = 4096
@@ -207,10 +208,12 @@ def execute(
             for progress: no result is parsed in this process).
 
     Raises:
-        RunError: bad backend, suite changed since the run began, unreadable xfail file.
+        RunError: bad backend, suite changed since the run began, unreadable xfail file,
+            unknown or malformed profile (all before any case runs).
         KeyboardInterrupt: passed through; what was done is in results.jsonl.
     """
     from .backends import resolve_backend
+    from .profile import ProfileError, judge, load_profile
     from .xfail import ExpectedFailureError, apply_expected_failures, load_expected_failures
 
     if backend is None:
@@ -218,6 +221,12 @@ def execute(
             backend = resolve_backend(spec.backend_spec, spec.backend_options)
         except (ValueError, ImportError) as exc:
             raise RunError(f"backend {spec.backend_spec!r}: {exc}") from None
+    profile = None
+    if spec.profile:
+        try:
+            profile = load_profile(spec.profile)
+        except ProfileError as exc:
+            raise RunError(f"profile {spec.profile!r}: {exc}") from None
     entries = []
     if spec.xfail:
         try:
@@ -259,6 +268,8 @@ def execute(
     doc = results_document(suite, backend.environment(), results, ran.seconds, run_info)
     doc["expected_failures"] = {"file": spec.xfail, "stale": [f"{e.source}: {e.id} ({e.reason})" for e in stale]}
     doc["coverage"] = _coverage(suite, results, ran, status)
+    if profile is not None:
+        doc["verdict"] = judge(results, _analyses_by_id(suite, ran), profile)
     # the cases as results.jsonl has them, spliced (serialising them again cost 0.05 s a 2,300-case
     # run), unless expected failures changed some
     write_results(doc, out / "results.json", case_lines=None if entries else [ran.lines[c.id] for c in suite.cases])
@@ -410,6 +421,16 @@ def _intern_analysis(a: dict) -> tuple[str, dict]:
     from .bundle import _intern
 
     return a["id"], _intern({k: v for k, v in a.items() if k != "id"}, _ANALYSES)
+
+
+def _analyses_by_id(suite: Suite, ran: _Ran) -> dict[str, dict]:
+    """Case id -> the analysis of its model (:func:`conformance.analysis.analyse_case`): the ones
+    the run gathered, else measured from the cases in memory."""
+    if ran.analyses is not None:
+        return dict(ran.analyses)
+    from .analysis import analyse_case
+
+    return {c.id: analyse_case(c) for c in suite.cases}
 
 
 def _coverage(suite: Suite, results: list[dict], ran: _Ran, status: Callable[[str], None]) -> dict | None:

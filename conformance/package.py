@@ -17,7 +17,9 @@ deterministic: fixed timestamps, fixed permissions, members in name order.
 exactly once and no other case is, that every outcome is one of
 :data:`conformance.runner.OUTCOMES`, that the results' suite content hash equals the
 manifest's (and the manifest's equals the hash of its own case list), that the
-recorded counts match the case records, and that every member matches its hash.  The
+recorded counts match the case records, that a profile's verdict (:mod:`conformance.profile`)
+follows from the results and that every case the profile claims is among them, and that every
+member matches its hash.  The
 hashes show that nothing changed after packaging; whoever can edit a package can also
 recompute them, which the digest, published apart from the zip, guards against.
 """
@@ -156,6 +158,8 @@ def build_package(outdir: str | os.PathLike, out: str | os.PathLike, bundle: str
         "score": {"percent": pct, "passed": num, "scored": den, "definition": "(pass + xfail) / (cases - skip)"},
         "members": sorted((*MEMBERS, SUMS)),
     }
+    if doc.get("verdict"):
+        package_info["verdict"] = _verdict_summary(doc["verdict"])
     environment = {
         "backend": doc.get("backend"),
         "host": doc.get("host"),
@@ -174,6 +178,51 @@ def build_package(outdir: str | os.PathLike, out: str | os.PathLike, bundle: str
         "results.json": results_bytes,
     }
     return write_package(members, out)
+
+
+def _verdict_summary(v: dict) -> dict:
+    """What package.json says of a run's verdict (results.json holds the whole of it)."""
+    p = v.get("profile") or {}
+    return {"profile": p.get("name"), "profile_version": p.get("version"), "conformant": v.get("conformant"),
+            "claimed": v.get("claimed"), "findings": len(v.get("findings") or []), "waived": len(v.get("waived") or [])}
+
+
+#: The parts of a verdict that must follow from the results (all but the profile itself).
+_VERDICT_KEYS = ("conformant", "claimed", "not_claimed", "outcomes", "findings", "waived")
+
+
+def _check_verdict(results: dict, manifest: dict, info: dict | None, p: list[str]) -> None:
+    """Judge the results again against the profile the verdict records, with the manifest's
+    analyses of the declared cases, and add a problem for every part that does not follow."""
+    from .profile import ProfileError, Profile, judge
+
+    v = results["verdict"]
+    try:
+        profile = Profile.from_json(v.get("profile") if isinstance(v, dict) else None)
+    except (ProfileError, KeyError, TypeError, ValueError) as exc:
+        p.append(f"the verdict in results.json records no readable profile: {exc}")
+        return
+    analyses = {str(e.get("id")): e.get("coverage") for e in manifest.get("cases") or []
+                if isinstance(e, dict) and isinstance(e.get("coverage"), dict)}
+    records = [c for c in results["cases"] if isinstance(c, dict) and "id" in c]
+    again = judge(records, analyses, profile)
+    for k in _VERDICT_KEYS:
+        if v.get(k) != again[k]:
+            p.append(f"the verdict does not follow from the results: {k} is recorded as {_brief(v.get(k))}, "
+                     f"the results give {_brief(again[k])}")
+    seen = {str(c.get("id")) for c in records}
+    tags = {str(e.get("id")): e.get("tags") or {} for e in manifest.get("cases") or [] if isinstance(e, dict)}
+    claimed_missing = [i for i, a in analyses.items() if i not in seen and profile.excludes(a, tags[i]) is None]
+    if claimed_missing:
+        p.append(f"{len(claimed_missing)} claimed case(s) of profile {profile.name} are missing from the results: "
+                 f"{_ids(claimed_missing)}")
+    if info is not None and info.get("verdict") != _verdict_summary(v):
+        p.append("package.json's verdict is not the one results.json records")
+
+
+def _brief(x) -> str:
+    text = json.dumps(x, sort_keys=True)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 @dataclass
@@ -315,6 +364,7 @@ def verify_package(path: str | os.PathLike, digest: str | None = None) -> Verifi
         p.append("the summary in results.json does not match its case records: "
                  + ", ".join(f"{o} recorded {a}, counted {b}" for o, (a, b) in sorted(wrong.items(), key=str)))
     v.facts["summary"] = {o: counts.get(o, 0) for o in OUTCOMES if counts.get(o)}
+    info = None
     if "package.json" in data:
         try:
             info = _load_json_bytes(data["package.json"], "package.json")
@@ -323,4 +373,9 @@ def verify_package(path: str | os.PathLike, digest: str | None = None) -> Verifi
         else:
             if (info.get("suite") or {}).get("content_hash") != m_hash:
                 p.append("package.json names another suite than manifest.json")
+    if results.get("verdict") is not None:
+        _check_verdict(results, manifest, info, p)
+        v.facts["verdict"] = _verdict_summary(results["verdict"]) if isinstance(results["verdict"], dict) else None
+    elif info is not None and info.get("verdict") is not None:
+        p.append("package.json records a verdict, results.json none")
     return v

@@ -147,6 +147,7 @@ def _spec_from_args(args, backend_spec: str | None = None):
         match=args.match,
         variants=variants,
         xfail=args.xfail,
+        profile=getattr(args, "profile", None),
         jobs=args.jobs if args.jobs is not None else default_jobs(),
         timeout=args.timeout,
         memory_limit_mb=args.memory_limit,
@@ -196,6 +197,7 @@ def cmd_run(args, console: Console) -> int:
         if not args.out:
             raise UsageError("give --out OUTDIR (or --resume OUTDIR)")
         spec = _spec_from_args(args)
+        _check_profile(spec.profile)
         try:
             out = prepare_out_dir(args.out, args.force, "run.json")
         except BundleError as exc:
@@ -215,7 +217,29 @@ def cmd_run(args, console: Console) -> int:
     console.print(summary_table(doc["cases"], f"{doc['backend'].get('backend', spec.backend_spec)}: "
                                               f"{len(doc['cases'])} cases in {time.perf_counter() - t0:.1f} s"))
     console.print(f"results: {out / 'results.json'}\nreport:  {out / 'report.html'}")
+    if doc.get("verdict"):  # with a profile, the verdict decides the exit status
+        from ..profile import verdict_line
+
+        v = doc["verdict"]
+        console.print(("[green]" if v["conformant"] else "[red]") + escape(verdict_line(v)) + "[/]")
+        for f in v["findings"][:10]:
+            console.print(f"  {f['op']}-{f['since_version']} {f['types']}: {f['kind']} ({f['cases']} case(s))",
+                          markup=False, highlight=False)
+        if len(v["findings"]) > 10:
+            console.print(f"  ... and {len(v['findings']) - 10} more claim(s): see the report")
+        return 0 if v["conformant"] else 1
     return 1 if any(doc["summary"].get(o) for o in BAD) else 0
+
+
+def _check_profile(spec: str | None) -> None:
+    """Read the run's profile before anything is written or run (a bad one is a usage error)."""
+    if spec:
+        from ..profile import ProfileError, load_profile
+
+        try:
+            load_profile(spec)
+        except ProfileError as exc:
+            raise UsageError(f"--profile {spec}: {exc}") from None
 
 
 def _check_backend(spec):
@@ -318,6 +342,13 @@ def cmd_report(args, console: Console) -> int:
 def cmd_list(args, console: Console) -> int:
     from .. import registry
 
+    if args.profiles:
+        from ..profile import shipped_profiles
+
+        for name, title in shipped_profiles().items():
+            console.print(f"{name}\t{title}", markup=False, highlight=False)
+        return 0
+
     for op in registry.available_ops():
         info = registry.get(op)
         console.print(f"{op}\t{info.domain or 'ai.onnx'}\tgenerator {info.name}@{info.version}")
@@ -394,6 +425,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--backend", default="onnxruntime", help="backend name or package.module:Attr (default onnxruntime)")
     r.add_argument("--backend-option", action="append", metavar="KEY=VALUE", help="backend option (repeatable)")
     _add_suite_args(r)
+    r.add_argument("--profile", metavar="NAME|FILE",
+                   help="judge the run against a claim: a shipped profile (see 'onnx-conformance list --profiles'), a "
+                        "profile TOML file, or 'onnxruntime[:PROVIDER]' (the kernels onnxruntime registers). Cases "
+                        "outside the claim are not claimed; inside it every case must pass (unsupported counts "
+                        "against the runtime). The report leads with the verdict; the exit status is 0 when "
+                        "conformant, else 1. See docs/profiles.md")
     r.add_argument("--out", help="output directory for run.json, results.jsonl, results.json and report.html")
     r.add_argument("--force", action="store_true", help="replace the results of an earlier run in --out")
     r.add_argument("--resume", metavar="OUTDIR", help="finish an interrupted run in OUTDIR (same suite and backend)")
@@ -423,7 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_coverage_command(sub)
 
-    ls = sub.add_parser("list", help="list the operators that have generators")
+    ls = sub.add_parser("list", help="list the operators that have generators (or the shipped profiles)")
+    ls.add_argument("--profiles", action="store_true", help="list the profiles this project ships (for run --profile)")
     ls.set_defaults(fn=cmd_list)
     return p
 

@@ -677,7 +677,13 @@ def _render(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple]
         style=_static(env, "report.css.j2"),
         fmt_value=fmt_value,
         absent=ABSENT,
+        verdict=doc.get("verdict"),
+        verdict_rows=VERDICT_ROWS,
     )
+
+
+#: Findings and waivers the verdict section lists (the rest are counted; results.json has all).
+VERDICT_ROWS = 200
 
 
 def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
