@@ -11,6 +11,11 @@ The backend must be a spec (name or ``package.module:Attr``) that every Dask wor
 can import; the package must be installed on the workers, and the workers must be
 allowed to start subprocesses: Dask config ``distributed.worker.daemon: False``
 (environment ``DASK_DISTRIBUTED__WORKER__DAEMON=False`` when starting ``dask worker``).
+
+Before any case is sent, :func:`check_cluster` asks every worker whether it can do that (not
+daemonic, the same onnx-conformance, the backend builds): a cluster that cannot isolate cases
+is a set-up problem of the run, refused with the fix named (:class:`ClusterError`), never
+charged to the backend as outcomes.
 """
 
 from __future__ import annotations
@@ -22,15 +27,68 @@ from .case import Case
 from .runner import CaseResult
 
 
+class ClusterError(RuntimeError):
+    """The cluster cannot run cases as the local executor does (no dask.distributed, no
+    scheduler, no workers, a daemonic worker, another onnx-conformance, a backend that does not
+    build on a worker).  Raised before any case is sent; the message names the fix."""
+
+
+DAEMON_FIX = ("start the workers with the Dask config distributed.worker.daemon=False (environment: "
+              "DASK_DISTRIBUTED__WORKER__DAEMON=False dask worker ADDRESS)")
+
+
+def _worker_problem(backend_spec: str, options: dict, version: str) -> str | None:
+    """Run on each Dask worker by :func:`check_cluster`: why it cannot run cases, or ``None``."""
+    import multiprocessing as mp
+
+    if mp.current_process().daemon:
+        return "the worker runs as a daemonic process, which may not start the subprocesses that isolate each case"
+    from . import __version__
+
+    if __version__ != version:
+        return f"the worker has onnx-conformance {__version__}, this run {version}"
+    from .backends import resolve_backend
+
+    try:
+        resolve_backend(backend_spec, options)
+    except Exception as exc:  # noqa: BLE001 - any failure to build is the answer
+        return f"backend {backend_spec!r} does not build on the worker: {type(exc).__name__}: {exc}"
+    return None
+
+
+def check_cluster(client, spec) -> int:
+    """Ask every worker of ``client`` whether it can run ``spec``'s cases; return the number of workers.
+
+    Raises:
+        ClusterError: no worker, or a worker that cannot (each named, with the fix).
+    """
+    from . import __version__
+
+    workers = client.scheduler_info().get("workers") or {}
+    if not workers:
+        raise ClusterError("the Dask cluster has no workers: start some with 'dask worker ADDRESS' "
+                           "(DASK_DISTRIBUTED__WORKER__DAEMON=False)")
+    try:
+        answers = client.run(_worker_problem, spec.backend_spec, dict(spec.backend_options), __version__)
+    except Exception as exc:  # noqa: BLE001 - e.g. the worker cannot import this module at all
+        raise ClusterError(f"the Dask workers cannot run onnx-conformance ({type(exc).__name__}: {exc}): install "
+                           f"onnx-conformance {__version__} and the backend's package on every worker") from None
+    bad = {w: why for w, why in sorted(answers.items()) if why}
+    if bad:
+        lines = "; ".join(f"{w}: {why}" for w, why in bad.items())
+        fix = DAEMON_FIX if any("daemonic" in why for why in bad.values()) else \
+            "install the same onnx-conformance and the backend's package on every worker"
+        raise ClusterError(f"{len(bad)} of {len(answers)} Dask worker(s) cannot isolate cases ({lines}); {fix}")
+    return len(answers)
+
+
 def _run_chunk(cases: Sequence[Case], spec: str, options: dict, timeout: float, memory_limit_mb: float) -> list[dict]:
     import multiprocessing as mp
 
     from .isolation import run_isolated
 
-    if mp.current_process().daemon:
-        raise RuntimeError("Dask workers run as daemonic processes, which may not start the subprocesses that isolate "
-                           "each case: start the workers with the Dask config distributed.worker.daemon=False "
-                           "(environment: DASK_DISTRIBUTED__WORKER__DAEMON=False)")
+    if mp.current_process().daemon:  # check_cluster refuses such a cluster; a worker that joined later
+        raise RuntimeError(f"Dask workers run as daemonic processes: {DAEMON_FIX}")
 
     results = run_isolated(cases, spec=spec, options=options, jobs=1, timeout=timeout,
                            memory_limit_mb=memory_limit_mb, start_method="forkserver")
@@ -50,20 +108,25 @@ def run_dask(cases: Sequence[Case], spec, *, on_result: Callable[[CaseResult], N
         chunk_size: cases per task (default: about 4 tasks per Dask worker thread, at most 200).
 
     Raises:
-        RuntimeError: dask.distributed is not installed, or no scheduler address.
+        ClusterError: before any case is sent: dask.distributed is not installed, no scheduler
+            address or none reachable, or a cluster that cannot isolate cases (:func:`check_cluster`).
     """
     try:
         from distributed import Client, as_completed
         from distributed.client import FutureCancelledError
         from distributed.scheduler import KilledWorker
     except ImportError as exc:
-        raise RuntimeError("the dask executor needs dask.distributed: pip install 'onnx-conformance[dask]'") from exc
+        raise ClusterError("the dask executor needs dask.distributed: pip install 'onnx-conformance[dask]'") from exc
     own = client is None
     if own:
         if not spec.scheduler:
-            raise RuntimeError("--executor dask needs --scheduler ADDRESS")
-        client = Client(spec.scheduler)
+            raise ClusterError("--executor dask needs --scheduler ADDRESS")
+        try:
+            client = Client(spec.scheduler, timeout=30)
+        except (OSError, TimeoutError) as exc:
+            raise ClusterError(f"cannot reach the Dask scheduler at {spec.scheduler}: {exc}") from None
     try:
+        check_cluster(client, spec)
         n_threads = max(1, sum(client.nthreads().values()))
         size = chunk_size or max(1, min(200, math.ceil(len(cases) / (4 * n_threads))))
         chunks = [list(cases[i:i + size]) for i in range(0, len(cases), size)]

@@ -375,9 +375,12 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
         if not todo:
             pass
         elif spec.executor == "dask":
-            from .dask_executor import run_dask
+            from .dask_executor import ClusterError, run_dask
 
-            run_dask(todo, spec, on_result=record)
+            try:
+                run_dask(todo, spec, on_result=record)
+            except ClusterError as exc:
+                raise RunError(f"{exc}. No case ran; nothing was charged to the backend") from None
         elif spec.jobs == 0:
             run_cases(todo, backend, on_result=record)
         else:

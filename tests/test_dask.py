@@ -51,3 +51,56 @@ def test_dask_contains_a_crashing_backend(client, toy_suite):
             assert r.outcome == "crash" and "SIGABRT" in r.message
         else:
             assert r.outcome == "pass", (r.id, r.message)
+
+
+def test_a_backend_that_does_not_build_on_the_workers_is_refused_before_any_case(client, toy_suite):
+    from conformance.dask_executor import ClusterError
+
+    seen = []
+    with pytest.raises(ClusterError, match="does not build on the worker") as err:
+        run_dask(toy_suite.cases, RunSpec(backend_spec="no_such_pkg.mod:Backend"), client=client,
+                 on_result=seen.append)
+    assert "2 of 2 Dask worker(s)" in str(err.value) and seen == []
+
+
+def test_a_daemonic_cluster_is_refused_before_any_case_runs(toy_registered, tmp_path, capsys):
+    """A plain `dask worker` (daemonic: it may not start the subprocesses that isolate each case)
+    is a set-up problem of the run: refused with exit 2 and the fix named, before any case is
+    sent, so no case is scored against the backend."""
+    import dask
+
+    from conformance.cli import main
+    from conformance.dask_executor import ClusterError
+
+    with dask.config.set({"distributed.worker.daemon": True}), distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40) as cluster:
+        with distributed.Client(cluster) as c, pytest.raises(ClusterError, match="DASK_DISTRIBUTED__WORKER__DAEMON=False"):
+            run_dask([], RunSpec(backend_spec="onnxruntime"), client=c)
+        out = tmp_path / "r"
+        rc = main(["run", "--ops", "Abs", "--executor", "dask", "--scheduler", cluster.scheduler_address,
+                   "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "daemonic" in err and "distributed.worker.daemon=False" in err and "No case ran" in err
+    assert (out / "results.jsonl").read_bytes() == b""  # nothing charged to the backend
+
+
+def test_a_worker_killed_mid_run_costs_no_case(client, toy_suite):
+    """SIGKILL one Dask worker while both run cases: Dask reschedules its task on a live worker
+    (its nanny restarts the killed one), and every case gets the outcome a local run gives."""
+    import os
+    import signal
+
+    spec = RunSpec(backend_spec="faulty:slow", backend_options={"delay": "0.4"}, timeout=30)
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_one(r):
+        if not killed:  # a worker that is running a case's task now
+            busy = [w for w, keys in sorted(client.processing().items()) if keys]
+            os.kill(pids[busy[0]], signal.SIGKILL)
+            killed.append(busy[0])
+
+    res = run_dask(toy_suite.cases, spec, client=client, chunk_size=1, on_result=kill_one)
+    assert killed and sorted(r.id for r in res) == sorted(c.id for c in toy_suite.cases)
+    assert {r.id: r.outcome for r in res} == {c.id: "pass" for c in toy_suite.cases}
+    client.wait_for_workers(2, timeout=60)  # the nanny restarted it: the module's other tests keep two workers
