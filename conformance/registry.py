@@ -45,7 +45,9 @@ FAMILIES = (
     "conformance.ops.conv",
     "conformance.ops.resample",
     "conformance.ops.quantize",
+    "conformance.ops.qlinear",
     "conformance.ops.recurrent",
+    "conformance.ops.signal",
     "conformance.ops.text",
 )
 
