@@ -260,6 +260,20 @@ def _conv_map(x: np.ndarray, w: np.ndarray, geo: S.Geometry, group: int) -> np.n
     return y.reshape((x.shape[0], w.shape[0]) + geo.out)
 
 
+def conv_sums(x, w, attrs=None) -> np.ndarray:
+    """The bilinear map of Conv without bias in the arrays' own arithmetic (object arrays of
+    Python ints or Fractions: exactly), ``(N, M, out...)``, the padding filled with 0; for the
+    integer convolutions (ConvInteger, QLinearConv, :mod:`conformance.reference.qlinear`).
+
+    Raises:
+        ValueError: invalid shapes or attributes (:func:`conv_geometry`).
+    """
+    attrs = attrs or {}
+    x, w = np.asarray(x), np.asarray(w)
+    geo = conv_geometry(x.shape, w.shape, attrs)
+    return _conv_map(x, w, geo, int(_attr(attrs, "group", 1)))
+
+
 def conv(x, w, b=None, attrs=None) -> np.ndarray:
     """Conv, exactly: ``Y[n, m, o] = B[m] + sum_{c in m's group, k} W[m, c, k] Xpad[n, c_g + c,
     o * strides + k * dilations]``, rounded once to float64 (module docstring; IEEE special

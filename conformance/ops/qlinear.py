@@ -1,0 +1,254 @@
+"""The integer kernels of quantization as entries of the operator table (family ``shaped``):
+QLinearMatMul (ai.onnx 10, 21), ConvInteger (10) and QLinearConv (10).
+
+Exact oracles and the robustness rule: :mod:`conformance.reference.qlinear` (integer
+accumulation, exact requantization rounded half to even, saturation); the convolution geometry
+(pads, strides, dilations, group, auto_pad, kernel_shape) is Conv's,
+:func:`conformance.reference.conv.conv_geometry`.  What the entries add:
+
+* **numerics classes** (one value table per case, drawn until every output element is robust,
+  :func:`conformance.reference.qlinear.robust_mask`): ``requant`` (the inputs over their whole
+  range, zero points at the type's extremes, 0, the middle or drawn; scales with random
+  mantissas, so the multiplier ``a_scale * b_scale / y_scale`` is inexact in float32; y_scale
+  placed so that the outputs fill the output type and a few saturate), ``ties`` (powers of two
+  for every scale and small ``x - zero_point``: ``y_scale = a_scale * b_scale * 2`` or ``* 4``
+  makes exact ``.5`` ties of both parities, which must round to even), ``saturate`` (y_scale
+  small: most outputs beyond the type's range at both ends); float8 inputs and outputs
+  (QLinearMatMul-21) draw from the float8 grid with a zero zero point and take ``requant``;
+* **shapes**: QLinearMatMul per tensor, per row of ``a`` (``[M]``, ``[..., M, 1]``) and per
+  column of ``b`` (``[N]``, ``[..., 1, N]``), ``[1]``, a batched ``a`` with a 2-D ``b``,
+  ``M == K`` (a per-row scale applied along K gives a wrong value), K = 0, a 1-D ``a``, long K;
+  the convolutions 1-D, 2-D, 3-D with Conv's attribute states (pads, asymmetric pads, strides,
+  dilations, SAME_UPPER/SAME_LOWER with an odd total padding, VALID, group 2, depthwise,
+  kernel_shape given), per-tensor and per-output-channel weight scales and zero points, B
+  present and absent (QLinearConv), x_zero_point / w_zero_point present and absent
+  (ConvInteger), an empty batch;
+* **tolerance**: exact (the robust elements' results are the same for every legitimate kernel).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..reference import qlinear as ref
+from ..reference import quantize as qref
+from ..tolerance import Tolerance
+from . import values as V
+from .conv import _CONV_ERRORS
+from .engine import register_entries
+from .entry import Entry, Err, Shape
+
+REQUANT, TIES, SATURATE = "requant", "ties", "saturate"
+#: Powers of two of the ``ties`` class's input scales.
+POW2 = (2.0 ** -3, 2.0 ** -4, 2.0 ** -5, 2.0 ** -6, 2.0 ** -7)
+
+
+def _classes(t: str) -> tuple[str, ...]:
+    return (REQUANT, TIES, SATURATE) if V.kind(t) == V.INT else (REQUANT,)
+
+
+def _obj(vals, shape) -> np.ndarray:
+    out = np.empty(shape, dtype=object)
+    out.ravel()[:] = [int(v) for v in np.asarray(vals).ravel().tolist()]
+    return out
+
+
+def _is_float(t: str) -> bool:
+    return V.kind(t) == V.FLOAT
+
+
+def _grid(t: str, lim: float = 8.0) -> np.ndarray:
+    allv = V.all_values(t).astype(np.float64)
+    fin = np.unique(allv[np.isfinite(allv)])
+    return fin[np.abs(fin) <= lim]
+
+
+def _zero_points(rng, t: str, shape) -> np.ndarray:
+    """Zero points of the integer type ``t``: its extremes, 0, the middle, or drawn; float8: 0."""
+    if _is_float(t):
+        return np.zeros(shape, dtype=np.float64)
+    lo, hi = qref._target_range(t)
+    cands = [lo, hi, 0 if lo <= 0 <= hi else lo, (lo + hi) // 2]
+    n = int(np.prod(shape, dtype=np.int64))
+    vals = [cands[int(i)] if i < 4 else int(rng.integers(lo, hi + 1)) for i in rng.integers(0, 7, size=n)]
+    return _obj(vals, shape)
+
+
+def _data(rng, t: str, shape, zp, small: bool) -> np.ndarray:
+    """Quantized data of type ``t``: the whole range (with its extremes), or ``zp + d`` with a
+    small ``d`` in [-3, 3] (clipped into the type); float8: the grid within [-8, 8]."""
+    if _is_float(t):
+        g = _grid(t, 2.0 if small else 8.0)
+        return np.asarray(rng.choice(g, size=shape), dtype=np.float64).reshape(shape)
+    lo, hi = qref._target_range(t)
+    if small:
+        z = np.broadcast_to(np.asarray(zp, dtype=object), shape) if np.ndim(zp) == 0 else None
+        z = np.broadcast_to(zp, shape) if z is None else z
+        d = rng.integers(-3, 4, size=shape)
+        return _obj([min(hi, max(lo, int(a) + int(b))) for a, b in zip(np.asarray(z).ravel().tolist(),
+                                                                         d.ravel().tolist())], shape)
+    n = int(np.prod(shape, dtype=np.int64))
+    pool = np.concatenate([rng.integers(lo, hi + 1, size=n), [lo, hi]])
+    return _obj(rng.choice(pool, size=n), shape)
+
+
+def _scales(rng, t: str, shape, pow2: bool) -> np.ndarray:
+    """Positive scales of type ``t``: powers of two, or random mantissas in [2^-5, 1]."""
+    if pow2:
+        vals = rng.choice(POW2, size=shape)
+    else:
+        vals = np.exp2(rng.uniform(-5.0, 0.0, size=shape))
+    return V.representable(np.asarray(vals, dtype=np.float64).reshape(shape), t)
+
+
+def _y_scale(rng, t_scale: str, v1, out_type: str, num: str) -> float:
+    """A y_scale placing ``max |v1|`` (the real values at ``y_scale = 1``) at a multiple of the
+    output type's half range: below it (no saturation), around it, or far beyond (``saturate``)."""
+    m = max((abs(float(x)) for x in np.asarray(v1, dtype=object).ravel().tolist()), default=0.0)
+    if m == 0.0:
+        return 1.0
+    if _is_float(out_type):
+        r = float(np.abs(_grid(out_type, np.inf)).max())
+    else:
+        lo, hi = qref._target_range(out_type)
+        r = (hi - lo) / 2
+    f = float(rng.choice([0.08, 0.15, 0.3])) if num == SATURATE else float(rng.choice([0.7, 1.0, 1.3, 2.5]))
+    return max(float(V.representable(np.array([m / r * f]), t_scale)[0]), 2.0 ** -14)
+
+
+def _robust_table(rng, ctx, num, draw, parts, names, k):
+    """Draw ``draw(pow2)`` -> (values by formal name, scales) until every output element is
+    robust (:func:`conformance.reference.qlinear.robust_mask`): y_scale is nudged between
+    tries; the last resort is a table of powers of two (exact)."""
+    out_type = ctx.out_types["y"]
+    float_in = any(_is_float(ctx.types[n]) for n in names)
+    pow2 = num == TIES
+    vals = draw(pow2)
+    ts = ctx.types["y_scale"]
+    sy = None
+    for attempt in range(40):
+        if sy is None:
+            v1, _ = parts(vals, 1.0)
+            if num == TIES:
+                sy = float(np.prod([float(vals[s].ravel()[0]) for s in _scale_names(ctx)])) * float(rng.choice([2, 4]))
+            else:
+                sy = _y_scale(rng, ts, v1, out_type, num)
+        v, mag = parts(vals, sy)
+        scales = [vals[s] for s in _scale_names(ctx)] + [np.array(sy)]
+        ok = ref.robust_mask(v, mag, vals["y_zero_point"], out_type, float_in, k, scales, ctx.version)
+        if ok.all():
+            vals["y_scale"] = np.array(sy, dtype=np.float64)
+            return vals
+        sy = float(V.representable(np.array([sy * (1 + float(rng.uniform(-0.02, 0.02)))]), ts)[0])
+        if attempt == 20:
+            vals = draw(True)
+            sy = None
+    raise ValueError(f"{ctx.op}: no robust table found")
+
+
+def _scale_names(ctx) -> tuple[str, str]:
+    return ("a_scale", "b_scale") if "a_scale" in ctx.types else ("x_scale", "w_scale")
+
+
+def _exact_tol(ctx, inputs, attrs, outputs):
+    return {k: Tolerance(0.0, 0.0, exact=True, signed_zero=False) for k in outputs}
+
+
+# ----------------------------------------------------------------------------- QLinearMatMul
+MM_NAMES = ("a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point")
+
+
+def _mm_class(num: str):
+    """The numerics class ``num`` of QLinearMatMul (module docstring)."""
+
+    def table(rng, ctx, shapes):
+        return _mm_table(rng, ctx, shapes, num)
+
+    table.__name__ = f"qlinear_matmul_{num}"
+    return table
+
+
+def _mm_table(rng, ctx, shapes, num):
+    """The value table of a QLinearMatMul case of numerics class ``num`` (module docstring)."""
+    sh = dict(zip(MM_NAMES, shapes))
+    k = sh["a"][-1] if len(sh["a"]) else 0
+
+    def draw(pow2):
+        za = _zero_points(rng, ctx.types["a_zero_point"], sh["a_zero_point"])
+        zb = _zero_points(rng, ctx.types["b_zero_point"], sh["b_zero_point"])
+        small = pow2
+        vals = {
+            "a": _data(rng, ctx.types["a"], sh["a"], _layout_a(za, sh["a"]), small),
+            "a_scale": _scales(rng, ctx.types["a_scale"], sh["a_scale"], pow2), "a_zero_point": za,
+            "b": _data(rng, ctx.types["b"], sh["b"], zb, small),
+            "b_scale": _scales(rng, ctx.types["b_scale"], sh["b_scale"], pow2), "b_zero_point": zb,
+            "y_zero_point": _zero_points(rng, ctx.types["y_zero_point"], sh["y_zero_point"]),
+        }
+        return vals
+
+    def parts(vals, sy):
+        return ref.matmul_parts(vals["a"], vals["a_scale"], vals["a_zero_point"], vals["b"], vals["b_scale"],
+                                vals["b_zero_point"], np.array(sy))
+
+    vals = _robust_table(rng, ctx, num, draw, parts, ("a", "b"), k)
+    return [vals[n] for n in MM_NAMES]
+
+
+def _layout_a(za, a_shape):
+    """a's zero point broadcast to a's shape (``[M]`` is one per row)."""
+    z = np.asarray(za, dtype=object)
+    if z.ndim == 1 and z.size > 1 and len(a_shape) >= 2:
+        z = z.reshape(-1, 1)
+    return np.broadcast_to(z, a_shape)
+
+
+def mm_oracle(ctx, a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, **attrs):
+    """QLinearMatMul (:func:`conformance.reference.qlinear.qlinear_matmul`)."""
+    return ref.qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point,
+                              ctx.out_types["y"], ctx.version)
+
+
+def _mm_shapes() -> tuple[Shape, ...]:
+    def sh(name, a, b, sa, sb, **kw):
+        return Shape(name, {"a": a, "a_scale": sa, "a_zero_point": sa, "b": b, "b_scale": sb, "b_zero_point": sb},
+                     **kw)
+
+    return (
+        sh("2d/per-tensor", "MK", "KN", "", ""),
+        sh("2d/per-row,per-column", "MK", "KN", "M", "N"),
+        sh("2d/per-tensor,per-column", "MK", "KN", "", "N"),
+        sh("2d/[1],[1]", "MK", "KN", "1", "1"),
+        sh("batch/per-row,per-column", "SMK", "SKN", "SM1", "S1N"),
+        sh("batch-a/per-tensor", "SMK", "KN", "", ""),
+        sh("M=K/per-row,per-tensor", "MM", "MN", "M", ""),
+        sh("1d-a/per-tensor", "K", "KN", "", ""),
+        sh("zero-K", "M0", "0N", "", "N", cycle=False),
+        sh("long-K/per-column", "2L", "L3", "", "3", dims={"L": (200, 256)}, numerics=(REQUANT, SATURATE)),
+    )
+
+
+def _mm_per_type(version: int, combo) -> int:
+    if all(V.kind(t) == V.INT for k, t in combo.items() if k != "TS"):
+        return 12 if version < 21 else 4
+    return 0
+
+
+_MM_ERRORS = (
+    Err("the inner dimensions differ (numpy.matmul: a [M, K] x b [K, N])", "inner-mismatch",
+        shapes=((2, 3), (), (), (4, 2), (), (), (), ()), type_name="uint8"),
+    Err("a_zero_point has a's type T1 (here int8 with a uint8 a)", "a-zero-point-type",
+        types={"a": "uint8", "a_zero_point": "int8"}, shapes=((2, 3), (), (), (3, 2), (), (), (), ()),
+        type_name="uint8"),
+    Err("a_scale is tensor(float) at version 10 (here double)", "scale-type", types={"a_scale": "double"},
+        shapes=((2, 3), (), (), (3, 2), (), (), (), ()), type_name="uint8", until=20),
+)
+
+QLINEAR_MATMUL = Entry(
+    "QLinearMatMul", mm_oracle, family="shaped", shapes=_mm_shapes(),
+    int_numerics={n: _mm_class(n) for n in (REQUANT, TIES, SATURATE)}, float_numerics={REQUANT: _mm_class(REQUANT)},
+    numerics_classes=_classes, per_type=_mm_per_type, tolerance=_exact_tol, errors=_MM_ERRORS,
+    notes={10: "int8/uint8; scales float; per tensor, per row of a, per column of b",
+           21: "float16/bfloat16 scales (TS), float8 a, b and y"})
+
+ENTRIES = (QLINEAR_MATMUL,)
+register_entries(ENTRIES, family="qlinear")

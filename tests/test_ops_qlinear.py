@@ -1,0 +1,231 @@
+"""QLinearMatMul, ConvInteger and QLinearConv (conformance/ops/qlinear.py, oracles in
+conformance/reference/qlinear.py).
+
+* the oracles against explicit loops written here (Fractions, no numpy matmul/convolution) and
+  onnx's node-test examples;
+* legitimate numpy kernels (int32 accumulation with a float32 requantization multiplier in
+  either association, float64) pass every value case they run; deliberately wrong ones fail
+  cases the right one passes: the two zero points swapped, rounding half away from zero,
+  wrap-around instead of saturation, a per-row / per-column / per-channel scale ignored,
+  ConvInteger ignoring x_zero_point;
+* onnx.reference's disagreements, each classified;
+* every element type round-trips through a bundle bit for bit.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from conformance.backends.kernel import KernelBackend
+from conformance.ops import engine
+from conformance.ops import qlinear as ops_ql
+from conformance.ops import values as V
+from conformance.reference import qlinear as ref
+from conformance.runner import run_cases
+from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+E = {e.op: e for e in ops_ql.ENTRIES}
+
+
+def _obj(vals, shape=None):
+    a = np.empty(len(vals), dtype=object)
+    a[:] = [int(v) for v in vals]
+    return a.reshape(shape) if shape is not None else a
+
+
+def _run(cases, kernels, name):
+    return run_cases(cases, KernelBackend(kernels, name=name, check=False))
+
+
+def _rng_range(dt):
+    i = ml_dtypes.iinfo(dt)
+    return int(i.min), int(i.max)
+
+
+# ============================================================================ oracles
+def _loop_qmm(a, sa, za, b, sb, zb, sy, zy, lo, hi):
+    """QLinearMatMul of 2-D operands written out: per-row a parameters ([M] or scalar), per-column
+    b parameters ([N] or scalar), the exact real value rounded half to even, saturated."""
+    m, k = a.shape
+    n = b.shape[1]
+
+    def at(p, i):
+        p = np.asarray(p, dtype=object).ravel()
+        return p[0] if p.size == 1 else p[i]
+
+    out = np.empty((m, n), dtype=object)
+    for i in range(m):
+        for j in range(n):
+            acc = sum((int(a[i, q]) - int(at(za, i))) * (int(b[q, j]) - int(at(zb, j))) for q in range(k))
+            v = Fraction(acc) * Fraction(float(at(sa, i))) * Fraction(float(at(sb, j))) / Fraction(float(sy))
+            r = round(v) + int(zy)  # Python's round of a Fraction: half to even
+            out[i, j] = min(hi, max(lo, r))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_qlinear_matmul_oracle_matches_an_explicit_loop(seed):
+    rng = np.random.default_rng(seed)
+    m, k, n = 3, int(rng.integers(1, 6)), 4
+    ta, tb, ty = rng.choice(["int8", "uint8"], size=3)
+    la, ha = _rng_range(np.dtype(ta))
+    lb, hb = _rng_range(np.dtype(tb))
+    ly, hy = _rng_range(np.dtype(ty))
+    a = _obj(rng.integers(la, ha + 1, size=m * k), (m, k))
+    b = _obj(rng.integers(lb, hb + 1, size=k * n), (k, n))
+    per = seed % 2
+    za = _obj(rng.integers(la, ha + 1, size=m if per else 1), (m,) if per else ())
+    zb = _obj(rng.integers(lb, hb + 1, size=n if per else 1), (n,) if per else ())
+    sa = np.float32(rng.uniform(0.01, 0.1, size=m if per else ())).astype(np.float64)
+    sb = np.float32(rng.uniform(0.01, 0.1, size=n if per else ())).astype(np.float64)
+    sy, zy = float(np.float32(rng.uniform(0.05, 0.5))), int(rng.integers(ly, hy + 1))
+    got = ref.qlinear_matmul(a, sa, za, b, sb, zb, np.array(sy), np.array(zy, dtype=object), ty)
+    want = _loop_qmm(a, sa, za, b, sb, zb, sy, zy, ly, hy)
+    assert got.tolist() == want.tolist()
+
+
+def test_ties_round_to_even_and_saturate():
+    # acc = 5, 7, -5, -3, 1000 with y_scale = 2 a_scale b_scale: 2.5 -> 2, 3.5 -> 4, -2.5 -> -2, -1.5 -> -2
+    a = _obj([5, 7, -5, -3, 1000], (5, 1))
+    b = _obj([1], (1, 1))
+    y = ref.qlinear_matmul(a, np.array(0.25), _obj([0], ()), b, np.array(0.5), _obj([0], ()), np.array(0.25),
+                           _obj([0], ()), "int8")
+    assert y.ravel().tolist() == [2, 4, -2, -2, 127]
+    y = ref.qlinear_matmul(a, np.array(0.25), _obj([0], ()), b, np.array(0.5), _obj([0], ()), np.array(0.25),
+                           _obj([10], ()), "uint8")
+    assert y.ravel().tolist() == [12, 14, 8, 8, 255]
+
+
+def test_node_test_examples():
+    tests = single_node_tests(("QLinearMatMul", "ConvInteger", "QLinearConv"),
+                              ("qlinearmatmul", "convinteger", "qlinearconv"))
+    seen = Counter()
+    for t in tests:
+        node = t.model.graph.node[0]
+        for ins, outs in t.data_sets:
+            ex = [np.asarray(x) for x in ins]
+            if node.op_type not in E:
+                continue
+            if node.op_type == "QLinearMatMul":
+                got = ref.qlinear_matmul(*ex, V.name_of(t.model.graph.output[0].type.tensor_type.elem_type))
+            elif node.op_type == "ConvInteger":
+                attrs = {a.name: list(a.ints) if a.ints else a.i for a in node.attribute}
+                got = ref.conv_integer(ex[0], ex[1], ex[2] if len(ex) > 2 else None, ex[3] if len(ex) > 3 else None,
+                                       attrs)
+            else:
+                attrs = {a.name: list(a.ints) if a.ints else a.i for a in node.attribute}
+                got = ref.qlinear_conv(*ex[:8], ex[8] if len(ex) > 8 else None, attrs,
+                                       V.name_of(t.model.graph.output[0].type.tensor_type.elem_type))
+            assert np.asarray(got, dtype=np.float64).tolist() == np.asarray(outs[0], dtype=np.float64).tolist(), t.name
+            seen[node.op_type] += 1
+    assert all(seen[op] >= 1 for op in E) and seen["QLinearMatMul"] >= 2, seen
+
+
+def test_robustness_rule():
+    f = Fraction
+    # an exact tie is kept only where every float32 computation is exact
+    assert ref.robust_value(f(5, 2), 1e-6, 0, "int8", exact_tie=True)
+    assert not ref.robust_value(f(5, 2), 1e-6, 0, "int8", exact_tie=False)
+    # within the slack of a .5 boundary: either rounding is legitimate, so never generated
+    assert not ref.robust_value(f(5, 2) + f(1, 10**7), 2.0 ** -19 * 2.5, 0, "int8", exact_tie=False)
+    assert ref.robust_value(f(5, 2) + f(1, 100), 2.0 ** -19 * 2.5, 0, "int8", exact_tie=False)
+    # saturated either way: robust
+    assert ref.robust_value(f(255, 2), 1e-3, 0, "int8", exact_tie=False)
+
+
+# ============================================================================ kernels
+def _f(x) -> np.ndarray:
+    return np.asarray(x).astype(np.float32)
+
+
+def _rowl(p, ndim):
+    p = np.asarray(p)
+    return p.reshape(-1, 1) if p.ndim == 1 and p.size > 1 and ndim >= 2 else p
+
+
+def _finish(q, zy, mode, flaw):
+    """float32 (or float64) real values -> the output type: rint (or half away), + zero point,
+    saturation (or wrap-around); float8 outputs through ml_dtypes with saturation."""
+    dt = zy.dtype
+    try:
+        lo, hi = _rng_range(dt)
+    except (ValueError, TypeError):
+        m = float(ml_dtypes.finfo(dt).max)
+        return (np.clip(q + zy.astype(q.dtype), -m, m)).astype(dt)
+    r = np.sign(q) * np.floor(np.abs(q) + 0.5) if flaw == "half-away" else np.rint(q)
+    y = r.astype(np.float64) + zy.astype(np.float64)
+    if flaw == "wrap":
+        return y.astype(np.int64).astype(dt)
+    return np.clip(y, lo, hi).astype(dt)
+
+
+def qmm_kernel(mode: str = "mult32", flaw: str | None = None):
+    """QLinearMatMul: int32 accumulation (float32 for float8 inputs), then the requantization in
+    float32: ``mult32`` ``acc * (a_scale * b_scale / y_scale)`` (onnxruntime's order), ``assoc32``
+    ``((acc * a_scale) * b_scale) / y_scale``, ``f64`` in float64."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        a, b = inputs["a"], inputs["b"]
+        za, zb, zy = inputs["a_zero_point"], inputs["b_zero_point"], inputs["y_zero_point"]
+        sa, sb, sy = _f(inputs["a_scale"]), _f(inputs["b_scale"]), _f(inputs["y_scale"])
+        if flaw == "swap-zero-points":
+            za, zb = zb.astype(za.dtype), za.astype(zb.dtype)
+        if flaw == "per-row-ignored":
+            sa, za = sa.ravel()[:1].reshape(()), za.ravel()[:1].reshape(())
+        if flaw == "per-column-ignored":
+            sb, zb = sb.ravel()[:1].reshape(()), zb.ravel()[:1].reshape(())
+        ints = a.dtype.kind in "iu" and b.dtype.kind in "iu"
+        da = a.astype(np.int64) - _rowl(za, a.ndim).astype(np.int64) if ints else _f(a) - _f(_rowl(za, a.ndim))
+        db = b.astype(np.int64) - zb.astype(np.int64) if ints else _f(b) - _f(zb)
+        acc = np.matmul(da, db)
+        sa_l = _rowl(sa, a.ndim) if a.ndim >= 2 and b.ndim >= 2 else sa
+        if mode == "f64":
+            q = acc.astype(np.float64) * sa_l.astype(np.float64) * sb.astype(np.float64) / sy.astype(np.float64)
+        elif mode == "assoc32":
+            q = ((acc.astype(np.float32) * sa_l).astype(np.float32) * sb).astype(np.float32) / sy
+        else:
+            mult = ((sa_l * sb).astype(np.float32) / sy).astype(np.float32)
+            q = (acc.astype(np.float32) * mult).astype(np.float32)
+        return {outputs[0]: _finish(q, zy, mode, flaw)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def mm_cases():
+    return [c for c in engine.cases(E["QLinearMatMul"], 0) if c.expect_error is None]
+
+
+@pytest.mark.parametrize("mode", ["mult32", "assoc32", "f64"])
+def test_legitimate_qlinear_matmul_kernels_pass(mode, mm_cases):
+    assert len(mm_cases) >= 500
+    assert {c.tags["numerics"] for c in mm_cases} == {"requant", "ties", "saturate"}
+    res = _run(mm_cases, {"QLinearMatMul": qmm_kernel(mode)}, mode)
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(mm_cases, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG_MM = {
+    "swap-zero-points": (lambda c: "per-tensor" in c.tags["shape"] and "zero-K" not in c.tags["shape"], 50),
+    "half-away": (lambda c: c.tags["numerics"] == "ties", 30),
+    "wrap": (lambda c: c.tags["numerics"] == "saturate", 30),
+    "per-row-ignored": (lambda c: "per-row" in c.tags["shape"], 20),
+    "per-column-ignored": (lambda c: "per-column" in c.tags["shape"], 20),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_MM))
+def test_wrong_qlinear_matmul_kernels_are_caught(flaw, mm_cases):
+    keep, least = WRONG_MM[flaw]
+    cases = [c for c in mm_cases if keep(c)]
+    assert len(cases) >= least
+    res = _run(cases, {"QLinearMatMul": qmm_kernel(flaw=flaw)}, flaw)
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= least // 2, n
