@@ -336,6 +336,9 @@ TF_SHAPES = (
     _tf_pattern("C/poolB/no-1-grams", "C", "B", [2, 0, 3, 1]),
     _tf_pattern("1xC/poolC/1-grams", "1C", "C", [5, 4, 3, 2, 1, 0], W_INEXACT),
     _tf_pattern("C/short", "C", "A", [7, 6, 5, 4, 3, 2, 1, 0], W_EXACT, dims={"C": (1, 2)}),
+    _tf_pattern("NxC/poolC/weights-inexact/long", "NC", "C", [1, 0, 3, 2, 5, 4], W_INEXACT,
+                dims={"N": (2, 3), "C": (16, 24)}),
+    _tf_pattern("C/poolA/weights-inexact/long", "C", "A", [7, 5, 3, 1, 0, 2, 4, 6], W_INEXACT, dims={"C": (20, 30)}),
     _tf_pattern("NxC/C=0", "NC", "A", [0, 1, 2, 3, 4, 5, 6, 7], W_EXACT, dims={"N": (2, 3), "C": (0, 0)},
                 cycle=False),
     _tf_pattern("NxC/N=0", "NC", "C", [0, 1, 2, 3, 4, 5], None, dims={"N": (0, 0), "C": (3, 4)}, cycle=False),
@@ -401,7 +404,7 @@ _POOL_A_STR = [ref.STRING_TOKENS[k] for g in POOLS["A"][1] for k in g]
 TFIDF = Entry(
     "TfIdfVectorizer", _tf_oracle, family="shaped", shapes=TF_SHAPES, attrs=TF_STATES, drawn_attrs=_tf_pool,
     string_numerics={"tokens": _tf_data}, int_numerics={"tokens": _tf_data}, numerics_classes=lambda t: ("tokens",),
-    per_type=len(TF_STATES) * 5, tolerance=_tf_tolerance,
+    per_type=len(TF_STATES) * 7, tolerance=_tf_tolerance,
     errors=(
         Err("mode 'can be one of \"TF\" (term frequency), \"IDF\" ..., and \"TFIDF\"': BM25", "unknown-mode",
             {"mode": "BM25", "pool_int64s": _POOL_A_INT}, ((6,),), type_name="int64"),

@@ -336,7 +336,8 @@ def tfidf(x: np.ndarray, attrs) -> np.ndarray:
 
     Args:
         x: object array of str or int, ``[C]`` or ``[N, C]``.
-        attrs: every attribute (``weights`` as float32 values; :func:`tfidf_counts`).
+        attrs: every attribute (``weights`` are rounded to float32, as the model stores them;
+            :func:`tfidf_counts`).
 
     Returns:
         float64 array ``[max(ngram_indexes) + 1]`` or ``[N, max(ngram_indexes) + 1]`` (exact: a
@@ -347,7 +348,8 @@ def tfidf(x: np.ndarray, attrs) -> np.ndarray:
     """
     counts, _ = tfidf_counts(x, attrs)
     idx = [int(v) for v in attrs["ngram_indexes"]]
-    w = np.asarray(attrs.get("weights") or [1.0] * len(idx), dtype=np.float64)
+    # float attributes are stored as float32 (the model's FLOATS)
+    w = np.float32(attrs.get("weights") or [1.0] * len(idx)).astype(np.float64)
     mode = attrs["mode"]
     vals = counts.astype(np.float64)
     if mode == "IDF":
@@ -378,7 +380,7 @@ def tfidf_rtol(x: np.ndarray, attrs) -> float:
     counts, _ = tfidf_counts(x, attrs)
     if attrs["mode"] == "IDF":
         counts = np.minimum(counts, 1)
-    w = np.asarray(attrs["weights"], dtype=np.float64)
+    w = np.float32(attrs["weights"]).astype(np.float64)
     # every partial sum j * w (j <= the count) exact in float32: any evaluation is exact
     exact = all(float(np.float32(j * wk)) == j * wk for col, wk in zip(counts.T, w)
                 for j in range(1, int(col.max(initial=0)) + 1))
