@@ -30,7 +30,7 @@ from conformance.runner import run_cases
 from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["HannWindow", "HammingWindow", "BlackmanWindow"]
+OPS = ["HannWindow", "HammingWindow", "BlackmanWindow", "DFT"]
 E = {e.op: e for e in signal.ENTRIES}
 WINDOWS = ("HannWindow", "HammingWindow", "BlackmanWindow")
 
@@ -226,7 +226,14 @@ def _reference_disagreement(case, res) -> str | None:
     * ``window-int-one`` (contested): an exact 1 with an integer output (onnx.reference's integer
       arithmetic gives 0 or 1 by accident).
     * ``window-no-validation``: the error models are run, not rejected.
+    * ``dft-no-mode-validation``: DFT with onesided=1 runs a complex input forward (RFFT) and a
+      real input inverse (IRFFT), which the text excludes ("only real input is supported",
+      "only complex input is supported").
     """
+    if case.op == "DFT":
+        if case.expect_error and case.tags["error"] in ("rfft-complex", "irfft-real"):
+            return "dft-no-mode-validation"
+        return None
     if case.op in WINDOWS:
         if case.expect_error:
             return "window-no-validation"
@@ -245,4 +252,263 @@ def test_agreement_with_onnx_reference(suite):
     results = run_cases(suite, resolve_backend("onnx-reference"))
     why, unexplained = sort_findings(suite, results, _reference_disagreement)
     assert not unexplained, unexplained[:5]
-    assert {"window-symmetric-size1", "window-float64-in-T2"} <= set(why), why
+    assert {"window-symmetric-size1", "window-float64-in-T2", "dft-no-mode-validation"} <= set(why), why
+    assert not any(c.op == "DFT" and not c.expect_error and r.outcome != "pass" for c, r in zip(suite, results))
+
+
+# ============================================================================ DFT: oracle
+def _rand(rng, shape):
+    return rng.uniform(-1, 1, size=shape)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 13, 64])
+def test_dft_oracle_is_numpy_fft(n):
+    rng = np.random.default_rng(n)
+    xc = _rand(rng, (3, n, 2))
+    z = xc[..., 0] + 1j * xc[..., 1]
+    got = ref.dft(xc, axis=1)
+    assert np.allclose(ref.to_complex(got), np.fft.fft(z, axis=1), rtol=0, atol=1e-12)
+    got = ref.dft(xc, axis=1, inverse=1)
+    assert np.allclose(ref.to_complex(got), np.fft.ifft(z, axis=1), rtol=0, atol=1e-13)
+    xr = _rand(rng, (3, n, 1))
+    got = ref.dft(xr, axis=1, onesided=1)
+    assert got.shape == (3, n // 2 + 1, 2)
+    assert np.allclose(ref.to_complex(got), np.fft.rfft(xr[..., 0], axis=1), rtol=0, atol=1e-12)
+    # dft_length: numpy's n pads or truncates the same way
+    for m in (max(1, n - 1), n + 3):
+        assert np.allclose(ref.to_complex(ref.dft(xc, axis=1, dft_length=m)), np.fft.fft(z, n=m, axis=1), atol=1e-12)
+        assert np.allclose(ref.to_complex(ref.dft(xr, axis=1, dft_length=m, onesided=1)),
+                           np.fft.rfft(xr[..., 0], n=m, axis=1), atol=1e-12)
+    # IRFFT: numpy.irfft of the half spectrum, default length 2 (m - 1)
+    h = _rand(rng, (2, n + 1, 2))
+    zh = h[..., 0] + 1j * h[..., 1]
+    got = ref.dft(h, axis=1, onesided=1, inverse=1)
+    assert got.shape == (2, 2 * n, 1)
+    assert np.allclose(got[..., 0], np.fft.irfft(zh, axis=1), atol=1e-13)
+    got = ref.dft(h, axis=1, onesided=1, inverse=1, dft_length=2 * n + 1)
+    assert np.allclose(got[..., 0], np.fft.irfft(zh, n=2 * n + 1, axis=1), atol=1e-13)
+
+
+def test_dft_oracle_is_the_text_sum_on_every_axis():
+    rng = np.random.default_rng(7)
+    x = _rand(rng, (2, 3, 4, 2))
+    z = x[..., 0] + 1j * x[..., 1]
+    for axis in (0, 1, 2, -2, -3, -4):
+        a = axis % 4
+        got = ref.to_complex(ref.dft(x, axis=axis))
+        n = z.shape[a]
+        want = np.zeros_like(z)
+        for idx in np.ndindex(*z.shape):
+            k = idx[a]
+            want[idx] = sum(np.exp(-2j * np.pi * k * j / n) * z[idx[:a] + (j,) + idx[a + 1:]] for j in range(n))
+        assert np.allclose(got, want, atol=1e-13), axis
+    for bad in (-1, 3, 4, -5):
+        with pytest.raises(ValueError):
+            ref.dft(x, axis=bad)
+    with pytest.raises(ValueError):
+        ref.dft(x, axis=1, onesided=1)  # RFFT of a complex input
+    with pytest.raises(ValueError):
+        ref.dft(x[..., :1], axis=1, onesided=1, inverse=1)  # IRFFT of a real input
+    with pytest.raises(ValueError):
+        ref.dft(np.zeros((2, 3, 3)), axis=1)
+
+
+def test_dft_oracle_reproduces_the_node_tests():
+    tests = single_node_tests(("DFT",), ("dft",))
+    assert len(tests) >= 6
+    seen = 0
+    for t in tests:
+        node = t.model.graph.node[0]
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        opset = next(o.version for o in t.model.opset_import if o.domain == "")
+        for ins, outs in t.data_sets:
+            d = dict(zip([i.name for i in t.model.graph.input], ins))
+            nin = list(node.input) + ["", ""]
+            x = d[nin[0]].astype(np.float64)
+            n = int(d[nin[1]]) if nin[1] else None
+            if opset >= 20:
+                axis = int(d[nin[2]]) if nin[2] else -2
+            else:
+                axis = int(attrs.get("axis", 1))
+            got = ref.dft(x, axis=axis, dft_length=n, inverse=attrs.get("inverse", 0), onesided=attrs.get("onesided", 0))
+            b = ref.dft_bound(x, "float", axis=axis, dft_length=n, inverse=attrs.get("inverse", 0),
+                              onesided=attrs.get("onesided", 0))
+            assert got.shape == outs[0].shape, t.name
+            # the node tests' expectations are float32 numpy results: within the float32 bound
+            assert np.max(np.abs(got - outs[0])) <= b + 2 ** -23 * np.max(np.abs(got)), t.name
+            seen += 1
+    assert seen >= 6
+
+
+def test_dft_bound_holds_for_float32_algorithms_and_is_tight():
+    """The bound covers float32 direct sums and numpy's float32 FFT on long offset lines, and is
+    within a few hundred of the error they make (it stays far below a wrong kernel's)."""
+    rng = np.random.default_rng(1)
+    for n in (8, 97, 120, 256):
+        x = (_rand(rng, (2, n, 2)) + 8.0).astype(np.float32).astype(np.float64)
+        e = ref.dft(x, axis=1)
+        b = ref.dft_bound(x, "float", axis=1)
+        z32 = (x[..., 0] + 1j * x[..., 1]).astype(np.complex64)
+        fft32 = np.fft.fft(z32, axis=1)
+        assert fft32.dtype == np.complex64
+        w32 = ref.dft_matrix(n).astype(np.complex64)
+        direct = np.einsum("kj,bj->bk", w32, z32)
+        for got in (fft32, direct):
+            err = np.max(np.abs(ref.from_complex(got.astype(np.complex128)) - e))
+            assert err <= b, (n, err, b)
+        assert b < 1e-3 * np.max(np.abs(e))  # far below the 1/n or padding errors
+
+
+# ============================================================================ DFT: kernels
+def _fft_radix2(z, axis, inverse, acc):
+    """A radix-2 decimation-in-time FFT in ``acc`` (complex64/128) along ``axis``; odd lengths by
+    a direct sum (a different algorithm, as a mixed-radix kernel has)."""
+    z = np.moveaxis(z, axis, -1).astype(acc)
+    n = z.shape[-1]
+    sign = 1 if inverse else -1
+
+    def rec(v):
+        m = v.shape[-1]
+        if m == 1:
+            return v
+        if m % 2:
+            w = ref.dft_matrix(m, inverse).astype(acc)
+            return np.einsum("kj,...j->...k", w, v).astype(acc)
+        ev, od = rec(v[..., 0::2]), rec(v[..., 1::2])
+        tw = np.exp(sign * 2j * np.pi * np.arange(m // 2) / m).astype(acc)
+        t = (tw * od).astype(acc)
+        return np.concatenate([ev + t, ev - t], axis=-1).astype(acc)
+
+    y = rec(z) if n else z
+    return np.moveaxis(y, -1, axis)
+
+
+def _transform(z, axis, inverse, algo, acc):
+    n = z.shape[axis]
+    if algo == "numpy-fft":
+        y = (np.fft.ifft(z.astype(acc), axis=axis) * n) if inverse else np.fft.fft(z.astype(acc), axis=axis)
+        return y.astype(acc)
+    if algo == "radix2":
+        return _fft_radix2(z, axis, inverse, acc)
+    w = ref.dft_matrix(n, inverse).astype(acc)
+    return np.moveaxis(np.tensordot(w, np.moveaxis(z.astype(acc), axis, 0), axes=(1, 0)), 0, axis).astype(acc)
+
+
+def dft_kernel(algo="direct", mode="native", flaw=None):
+    """A DFT kernel: ``algo`` direct (a float32/float64 matrix product), numpy-fft (pocketfft in the
+    working precision) or radix2; ``mode`` native (float32 for float/float16/bfloat16, float64 for
+    double) or float64.  Flaws: ``no-inverse-scale``, ``onesided-full-length`` (n bins instead of
+    n // 2 + 1), ``ignore-dft_length``, ``ignore-axis`` (the version's default axis)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["input"]
+        dt = x.dtype
+        acc = np.complex128 if (mode == "float64" or dt == np.float64) else np.complex64
+        r = x.ndim
+        if r < 2 or x.shape[-1] not in (1, 2):
+            raise ValueError("the last dimension must be 1 or 2, rank >= 2")
+        if opset >= 20:
+            axis = int(inputs["axis"]) if inputs.get("axis") is not None else -2
+        else:
+            axis = int(attrs.get("axis", 1))
+        if flaw == "ignore-axis":
+            axis = -2 if opset >= 20 else 1
+        if not (-r <= axis <= -2 or 0 <= axis <= r - 2):
+            raise ValueError("axis out of range")
+        a = axis % r
+        inverse, onesided = int(attrs.get("inverse", 0)), int(attrs.get("onesided", 0))
+        xf = x.astype(np.float32 if acc == np.complex64 else np.float64)
+        z = xf[..., 0].astype(acc) if x.shape[-1] == 1 else (xf[..., 0] + 1j * xf[..., 1]).astype(acc)
+        real = x.shape[-1] == 1
+        if onesided and real == bool(inverse):
+            raise ValueError("RFFT needs a real input, IRFFT a complex one")
+        m = z.shape[a]
+        n = int(inputs["dft_length"]) if inputs.get("dft_length") is not None else (
+            2 * (m - 1) if onesided and inverse else m)
+        if flaw == "ignore-dft_length" and not (onesided and inverse):
+            n = m
+        if onesided and inverse:
+            h = n // 2 + 1
+            half = np.moveaxis(z, a, 0)
+            half = np.concatenate([half, np.zeros((max(0, h - m),) + half.shape[1:], acc)])[:h].copy()
+            half[0] = half[0].real
+            if n % 2 == 0:
+                half[h - 1] = half[h - 1].real
+            full = np.concatenate([half, np.conj(half[1:(n + 1) // 2][::-1])]).astype(acc)
+            y = _transform(np.moveaxis(full, 0, a), a, True, algo, acc)
+            if flaw != "no-inverse-scale":
+                y = (y / n).astype(acc)
+            return {outputs[0]: y.real[..., None].astype(dt)}
+        zz = np.moveaxis(z, a, 0)
+        zz = np.concatenate([zz, np.zeros((max(0, n - m),) + zz.shape[1:], acc)])[:n]
+        y = _transform(np.moveaxis(zz, 0, a), a, bool(inverse), algo, acc)
+        if inverse and flaw != "no-inverse-scale":
+            y = (y / n).astype(acc)
+        if onesided and flaw != "onesided-full-length":
+            y = np.take(y, np.arange(n // 2 + 1), axis=a)
+        return {outputs[0]: np.stack([y.real, y.imag], axis=-1).astype(dt)}
+
+    return kernel
+
+
+DFT_LEGIT = [("direct", "native"), ("numpy-fft", "native"), ("radix2", "native"), ("numpy-fft", "float64")]
+
+
+@pytest.mark.parametrize("algo,mode", DFT_LEGIT)
+def test_legitimate_dft_kernels_pass_everything(algo, mode, value_cases):
+    cases = [c for c in value_cases if c.op == "DFT"]
+    assert len(cases) > 200
+    results = _run(cases, {"DFT": dft_kernel(algo, mode)}, f"{algo}-{mode}")
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG_DFT = {
+    # flaw: (filter on value cases, at least this many fails)
+    "no-inverse-scale": (lambda c: c.attributes.get("inverse", 0) == 1, 30),
+    "onesided-full-length": (lambda c: c.attributes.get("onesided", 0) == 1 and not c.attributes.get("inverse", 0), 20),
+    "ignore-dft_length": (lambda c: c.tags["shape"].startswith(("dft_length/", "r4/axis=2/dft_length")), 20),
+    "ignore-axis": (lambda c: c.tags["shape"].startswith(("r4/axis=2", "r4/axis=-3", "r3/axis=0", "r5/axis=3")), 15),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_DFT))
+def test_wrong_dft_kernels_are_caught(flaw, value_cases):
+    keep, least = WRONG_DFT[flaw]
+    cases = [c for c in value_cases if c.op == "DFT" and keep(c)]
+    assert len(cases) >= least
+    results = _run(cases, {"DFT": dft_kernel(flaw=flaw)}, flaw, check=False)
+    fails = [c for c, r in zip(cases, results) if r.outcome in ("fail", "error")]
+    assert len(fails) >= least, Counter(r.outcome for r in results)
+    # every case where the flaw changes the output catches it (n = 1 has no scale, n <= 2 has
+    # n // 2 + 1 = n bins)
+    right = dft_kernel()
+    for c, r in zip(cases, results):
+        if r.outcome == "pass":
+            feeds = {k: v for k, v in _feeds(c).items() if v is not None}
+            a = right(feeds, dict(c.attributes), ["output"], c.opset)["output"]
+            b = dft_kernel(flaw=flaw)(feeds, dict(c.attributes), ["output"], c.opset)["output"]
+            assert a.shape == b.shape and np.array_equal(a, b), c.id
+
+
+def test_dft_error_cases_are_rejected(suite):
+    cases = [c for c in suite if c.expect_error and c.op == "DFT"]
+    assert {c.tags["error"] for c in cases} == {"last-dim-3", "rfft-complex", "irfft-real", "axis-last", "axis-r-1",
+                                                "rank1"}
+    results = _run(cases, {"DFT": dft_kernel()}, "legit")
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
+                                                        if r.outcome != "pass"]
+
+
+def test_dft_coverage(value_cases):
+    cs = [c for c in value_cases if c.op == "DFT"]
+    for v in (17, 20):
+        vc = [c for c in cs if c.since_version == v]
+        assert {c.tags["dtype"] for c in vc} == {"float16", "float", "double", "bfloat16"}
+        modes = {(c.attributes.get("onesided", 0), c.attributes.get("inverse", 0)) for c in vc}
+        assert modes == {(0, 0), (1, 0), (0, 1), (1, 1)}
+        assert {c.tags["optional_inputs"] for c in vc} >= ({"none", "dft_length"} if v == 17 else
+                                                           {"none", "dft_length", "axis", "dft_length,axis"})
+        lens = [(c.inputs[0].shape, _feeds(c)["dft_length"]) for c in vc if _feeds(c)["dft_length"] is not None]
+        assert any(int(n) > s[-2] for s, n in lens) and any(int(n) < s[-2] for s, n in lens)
+        assert any(c.inputs[0].shape[0] == 0 for c in vc)

@@ -163,5 +163,189 @@ HANN_WINDOW = _window_entry("HannWindow")
 HAMMING_WINDOW = _window_entry("HammingWindow")
 BLACKMAN_WINDOW = _window_entry("BlackmanWindow")
 
-ENTRIES = (HANN_WINDOW, HAMMING_WINDOW, BLACKMAN_WINDOW)
+# ============================================================================ DFT
+def _dft_args(ctx, rest, attrs):
+    """(axis, dft_length) of a DFT case: axis from the attribute (17) or the input (20, default -2)."""
+    dft_length = rest[0] if len(rest) > 0 else None
+    if ctx.version >= 20:
+        axis = rest[1] if len(rest) > 1 and rest[1] is not None else -2
+    else:
+        axis = attrs.get("axis", 1)
+    n = None if dft_length is None else int(np.asarray(dft_length).reshape(()))
+    return int(np.asarray(axis).reshape(())), n
+
+
+def _dft_oracle(ctx, x, *rest, **attrs):
+    """:func:`conformance.reference.signal.dft` (direct float64 sums)."""
+    axis, n = _dft_args(ctx, rest, attrs)
+    return ref.dft(x, axis=axis, dft_length=n, inverse=int(attrs.get("inverse", 0)),
+                   onesided=int(attrs.get("onesided", 0)))
+
+
+def _dft_tolerance(ctx, inputs, attrs, outputs):
+    """:func:`conformance.reference.signal.dft_bound` (absolute, per output: the largest line's
+    bound) plus an ulp of the output type relative to each element (the rounding of the result and
+    of the 1/n scale)."""
+    t = ctx.types["input"]
+    axis, n = _dft_args(ctx, list(inputs[1:]), attrs)
+    b = ref.dft_bound(inputs[0], t, axis=axis, dft_length=n, inverse=int(attrs.get("inverse", 0)),
+                      onesided=int(attrs.get("onesided", 0)))
+    return {"output": Tolerance(b, _eps(t), variants=("direct-sum", "fft", "bluestein"))}
+
+
+def _signal_data(scale_offset):
+    def fn(rng, ctx, shapes):
+        names = [k for k in ctx.types]
+        out = []
+        for name, shp in zip(names, shapes):
+            t = ctx.types[name]
+            if V.kind(t) != V.FLOAT:
+                out.append(np.full(shp, 1, dtype=object))
+                continue
+            x = rng.uniform(-1.0, 1.0, size=shp) + scale_offset
+            if name == "input" and ctx.op == "DFT" and int(ctx.attrs.get("onesided", 0)) and \
+                    int(ctx.attrs.get("inverse", 0)) and len(shp) >= 2 and shp[-1] == 2:
+                x = _hermitian_ready(ctx, x)
+            out.append(V.representable(x, t))
+        return out
+
+    return fn
+
+
+def _hermitian_ready(ctx, x):
+    """An IRFFT input whose DC bin (and the Nyquist bin of an even length) is real: the readings
+    of the imaginary parts there (dropped by numpy, kept by a full complex inverse) then agree."""
+    axis = int(np.asarray(ctx.values.get("axis", -2)).reshape(())) if ctx.version >= 20 else int(
+        ctx.attrs.get("axis", 1))
+    a = ref.dft_axis(x.ndim, axis)
+    m = x.shape[a]
+    n = ctx.values.get("dft_length")
+    n = 2 * (m - 1) if n is None else int(np.asarray(n).reshape(()))
+    x = x.copy()
+    idx = [slice(None)] * x.ndim
+    idx[-1] = 1
+    for k in {0, n // 2} if n % 2 == 0 else {0}:
+        if k < m:
+            idx[a] = k
+            x[tuple(idx)] = 0.0
+    return x
+
+
+SIGNAL_CLASSES = {"normal": _signal_data(0.0), "offset": _signal_data(8.0)}
+
+
+def _dft_length_default(rng, ctx):
+    """dft_length where the pattern does not fix it: the default's value, written (IRFFT: 2 (m - 1))."""
+    shp = ctx.shapes["input"]
+    axis = int(np.asarray(ctx.values.get("axis", -2)).reshape(())) if ctx.version >= 20 else int(
+        ctx.attrs.get("axis", 1))
+    m = shp[ref.dft_axis(len(shp), axis)]
+    return ref.default_dft_length(m, int(ctx.attrs.get("onesided", 0)), int(ctx.attrs.get("inverse", 0)))
+
+
+def _axis_default(rng, ctx):
+    """The axis input where the pattern does not fix it: -2 or its positive twin, drawn."""
+    r = len(ctx.shapes["input"])
+    return int(rng.choice([-2, r - 2]))
+
+
+_DL = ("dft_length",)
+
+
+def _dft_patterns():
+    """The shape table: (name, template, attrs, axis, dft_length, dims, numerics)."""
+    rows = [
+        ("r3/real", "BN1", {}, None, None, {"N": (2, 9)}, ()),
+        ("r3/complex", "BN2", {}, None, None, {"N": (2, 9)}, ()),
+        ("r3/real/onesided", "BN1", {"onesided": 1}, None, None, {"N": (2, 9)}, ()),
+        ("r3/complex/inverse", "BN2", {"inverse": 1}, None, None, {"N": (2, 9)}, ()),
+        ("r3/real/inverse", "BN1", {"inverse": 1}, None, None, {"N": (3, 6)}, ()),
+        ("r3/irfft", "BM2", {"onesided": 1, "inverse": 1}, None, None, {"M": (2, 6)}, ()),
+        ("r3/irfft/odd-length", "B52", {"onesided": 1, "inverse": 1}, None, 9, {}, ()),
+        ("dft_length/longer/real", "B51", {}, None, 8, {}, ()),
+        ("dft_length/shorter/complex", "B72", {}, None, 4, {}, ()),
+        ("dft_length/longer/onesided", "B51", {"onesided": 1}, None, 9, {}, ()),
+        ("dft_length/shorter/onesided", "B81", {"onesided": 1}, None, 5, {}, ()),
+        ("dft_length/shorter/inverse", "B72", {"inverse": 1}, None, 5, {}, ()),
+        ("dft_length/longer/inverse", "B32", {"inverse": 1}, None, 6, {}, ()),
+        ("n=1", "B12", {}, None, None, {}, ()),
+        ("n=1/onesided", "B11", {"onesided": 1}, None, None, {}, ()),
+        ("zero-batch", "0N2", {}, None, None, {}, ()),
+        ("long/256", "1L2", {}, None, None, {"L": (256, 256)}, ("normal", "offset")),
+        ("long/97/onesided", "2L1", {"onesided": 1}, None, None, {"L": (97, 97)}, ("normal", "offset")),
+        ("long/120/inverse", "1L2", {"inverse": 1}, None, None, {"L": (120, 120)}, ("normal", "offset")),
+        ("r4/axis=2", "BMN2", {}, 2, None, {}, ()),
+        ("r4/axis=-3", "BNM1", {}, -3, None, {}, ()),
+        ("r4/axis=1/onesided", "BNM1", {"onesided": 1}, 1, None, {}, ()),
+        ("r4/axis=-2/inverse", "BMN2", {"inverse": 1}, -2, None, {}, ()),
+        ("r4/axis=2/dft_length/longer", "BM52", {}, 2, 7, {}, ()),
+        ("r3/axis=0", "NB2", {}, 0, None, {}, ()),
+        ("r5/axis=3", "ABCN1", {}, 3, None, {c: (1, 3) for c in "ABC"}, ()),
+    ]
+    out = []
+    for version, until in ((17, 19), (20, 10**6)):
+        for name, tmpl, attrs, axis, n, dims, nums in rows:
+            a = dict(attrs)
+            values = {}
+            if n is not None:
+                values["dft_length"] = n
+            opt = None
+            need = ()
+            if n is not None:
+                need += _DL
+            if version == 17:
+                if axis is not None:
+                    a["axis"] = axis
+                names = ("dft_length",)
+            else:
+                if axis is not None:
+                    values["axis"] = axis
+                    need += ("axis",)
+                names = ("dft_length", "axis")
+            if need:
+                sets = [c for k in range(len(names) + 1) for c in _combinations(names, k) if set(need) <= set(c)]
+                opt = tuple(sets)
+            out.append(Shape(f"{name}/v17" if version == 17 else name, {"input": tmpl}, a, since=version, until=until, dims=dims, numerics=nums,
+                             values=values, optional=opt))
+    # version 20 without a batch: a rank-2 input, the default axis -2 is 0
+    out.append(Shape("r2/complex", {"input": "N2"}, {}, since=20, dims={"N": (2, 9)}))
+    out.append(Shape("r2/real/onesided", {"input": "N1"}, {"onesided": 1}, since=20, dims={"N": (2, 9)}))
+    return tuple(out)
+
+
+def _combinations(names, k):
+    import itertools
+
+    return itertools.combinations(names, k)
+
+
+DFT_SHAPES = _dft_patterns()
+
+
+def _dft_errors():
+    return (
+        Err("the last dimension 'represents the real and imaginary parts': 3", "last-dim-3", {}, ((2, 4, 3),)),
+        Err("onesided=1, inverse=0: 'only real input is supported': a complex input", "rfft-complex",
+            {"onesided": 1}, ((2, 4, 2),)),
+        Err("onesided=1, inverse=1: 'only complex input is supported': a real input", "irfft-real",
+            {"onesided": 1, "inverse": 1}, ((2, 4, 1),)),
+        Err("axis 'Accepted range is [-r, -2] U [0, r-2]': -1, the complex dimension", "axis-last",
+            {"axis": -1}, ((2, 4, 2),), until=19),
+        Err("axis 'Accepted range is [-r, -2] U [0, r-2]': 2 = r - 1, the complex dimension", "axis-r-1",
+            {"axis": 2}, ((2, 4, 2),), until=19),
+        Err("axis 'Accepted range is [-r, -2] U [0, r-2]': -1, the complex dimension", "axis-last",
+            {}, ((2, 4, 2), (), ()), since=20, values={"axis": -1}),
+        Err("the input has a signal dimension and the complex one: rank 1", "rank1", {}, ((2,),)),
+    )
+
+
+DFT = Entry(
+    "DFT", _dft_oracle, family="shaped", shapes=DFT_SHAPES, tolerance=_dft_tolerance, float_numerics=SIGNAL_CLASSES,
+    numerics_classes=lambda t: ("normal", "offset"), per_type=lambda v, c: 30 if c["T1"] in ("float", "double") else 10,
+    structural={"dft_length": _dft_length_default, "axis": _axis_default}, errors=_dft_errors(),
+    notes={20: "axis moves from an attribute (default 1) to an optional input (default -2)"},
+)
+
+
+ENTRIES = (HANN_WINDOW, HAMMING_WINDOW, BLACKMAN_WINDOW, DFT)
 register_entries(ENTRIES, family="signal")
