@@ -229,3 +229,163 @@ def test_wrong_qlinear_matmul_kernels_are_caught(flaw, mm_cases):
     res = _run(cases, {"QLinearMatMul": qmm_kernel(flaw=flaw)}, flaw)
     n = Counter(r.outcome for r in res)
     assert n["fail"] >= least // 2, n
+
+
+# ============================================================================ convolutions
+def _loop_conv_integer(x, w, zx, zw, pads, strides, dilations, group):
+    """ConvInteger written out for a 2-D input: explicit loops over every output position,
+    channel and kernel offset; positions in the padding contribute 0 (the zero point)."""
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    oh = (h + pads[0] + pads[2] - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (wd + pads[1] + pads[3] - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+    out = np.zeros((n, m, oh, ow), dtype=object)
+    mg = m // group
+    for b_, o, i, j in itertools.product(range(n), range(m), range(oh), range(ow)):
+        g = o // mg
+        zwo = int(np.asarray(zw).ravel()[o] if np.size(zw) > 1 else np.asarray(zw).ravel()[0])
+        s = 0
+        for ci, p, q in itertools.product(range(cg), range(kh), range(kw)):
+            r = i * strides[0] + p * dilations[0] - pads[0]
+            t = j * strides[1] + q * dilations[1] - pads[1]
+            if 0 <= r < h and 0 <= t < wd:
+                s += (int(x[b_, g * cg + ci, r, t]) - int(zx)) * (int(w[o, ci, p, q]) - zwo)
+        out[b_, o, i, j] = s
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_conv_integer_oracle_matches_an_explicit_loop(seed):
+    rng = np.random.default_rng(seed)
+    group = (1, 2)[seed % 2]
+    x = rng.integers(0, 256, size=(2, 4, 6, 5))
+    w = rng.integers(-128, 128, size=(4, 4 // group, 3, 2))
+    zx = int(rng.integers(0, 256))
+    zw = rng.integers(-128, 128, size=(4,)) if seed < 2 else np.array(int(rng.integers(-128, 128)))
+    pads, strides, dilations = [1, 0, 2, 1], [seed % 2 + 1, 1], [1, 2 - seed % 2]
+    attrs = {"pads": pads, "strides": strides, "dilations": dilations, "group": group}
+    got = ref.conv_integer(x, w, np.array(zx), zw, attrs)
+    assert got.tolist() == _loop_conv_integer(x, w, zx, zw, pads, strides, dilations, group).tolist()
+    # QLinearConv: the same sums with the bias, requantized per output channel
+    sx, sw, sy = 0.02, np.array([0.01, 0.03, 0.005, 0.02]), 0.7
+    b = rng.integers(-5000, 5000, size=4)
+    y = ref.qlinear_conv(x, np.array(sx), np.array(zx), w, sw, zw, np.array(sy), np.array(3), b, attrs, "uint8")
+    acc = _loop_conv_integer(x, w, zx, zw, pads, strides, dilations, group)
+    want = np.empty(acc.shape, dtype=object)
+    for idx in np.ndindex(*acc.shape):
+        v = (Fraction(acc[idx]) + int(b[idx[1]])) * Fraction(sx) * Fraction(float(sw[idx[1]])) / Fraction(sy)
+        want[idx] = min(255, max(0, round(v) + 3))
+    assert y.tolist() == want.tolist()
+
+
+def _geometry(x_shape, w_shape, attrs):
+    from conformance.reference.conv import conv_geometry
+
+    return conv_geometry(x_shape, w_shape, attrs)
+
+
+def _int_conv(x, w, zx, zw, attrs, pad_with_zero_point=True):
+    """An integer convolution in int64: x padded with its zero point (onnxruntime's layout; 0 where
+    ``pad_with_zero_point`` is false: wrong), the zero points subtracted, a sum per kernel offset."""
+    geo = _geometry(x.shape, w.shape, attrs)
+    group = int(attrs.get("group", 1))
+    x = x.astype(np.int64)
+    w = w.astype(np.int64)
+    zx = np.int64(0) if zx is None else np.asarray(zx, dtype=np.int64).reshape(())
+    zw = np.int64(0) if zw is None else np.asarray(zw, dtype=np.int64)
+    wz = w - (zw.reshape((-1,) + (1,) * (w.ndim - 1)) if zw.size > 1 else zw.reshape(()))
+    width = [(0, 0), (0, 0)] + [(b, e) for b, e in zip(geo.begin, geo.end)]
+    xp = np.pad(x, width, constant_values=zx if pad_with_zero_point else 0) - zx
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    cg, mg = c // group, m // group
+    y = np.zeros((n, m) + tuple(geo.out), dtype=np.int64)
+    for off in itertools.product(*[range(k) for k in w.shape[2:]]):
+        sl = tuple(slice(o * d, o * d + (q - 1) * s + 1, s) for o, d, q, s in
+                   zip(off, geo.dilations, geo.out, geo.strides))
+        win = xp[(slice(None), slice(None)) + sl]  # (N, C, out...)
+        for g in range(group):
+            wk = wz[(slice(g * mg, (g + 1) * mg), slice(None)) + off]  # (mg, cg)
+            y[:, g * mg:(g + 1) * mg] += np.einsum("mc,nc...->nm...", wk, win[:, g * cg:(g + 1) * cg])
+    return y
+
+
+def ci_kernel(flaw=None):
+    """ConvInteger in int64 (legitimate: no int32 overflow is generated)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        zx = None if flaw == "ignore-x-zero-point" else inputs.get("x_zero_point")
+        y = _int_conv(inputs["x"], inputs["w"], zx, inputs.get("w_zero_point"), attrs,
+                      pad_with_zero_point=flaw != "pad-with-0")
+        return {outputs[0]: y.astype(np.int32)}
+
+    return kernel
+
+
+def qc_kernel(mode="mult32", flaw=None):
+    """QLinearConv: int64 accumulation plus B, then ``acc * (x_scale * w_scale[m] / y_scale)`` in
+    float32 (``mult32``), ``((acc * x_scale) * w_scale) / y_scale`` (``assoc32``) or float64."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        sw = _f(inputs["w_scale"])
+        if flaw == "per-channel-ignored":
+            sw = sw.ravel()[:1].reshape(())
+        acc = _int_conv(inputs["x"], inputs["w"], inputs["x_zero_point"], inputs["w_zero_point"], attrs)
+        lay = (1, -1) + (1,) * (acc.ndim - 2)
+        if "B" in inputs and flaw != "ignore-B":
+            acc = acc + inputs["B"].astype(np.int64).reshape(lay)
+        sw = sw.reshape(lay) if sw.size > 1 else sw.reshape(())
+        sx, sy = _f(inputs["x_scale"]), _f(inputs["y_scale"])
+        if mode == "f64":
+            q = acc.astype(np.float64) * np.float64(sx) * sw.astype(np.float64) / np.float64(sy)
+        elif mode == "assoc32":
+            q = ((acc.astype(np.float32) * sx).astype(np.float32) * sw).astype(np.float32) / sy
+        else:
+            q = (acc.astype(np.float32) * ((sx * sw).astype(np.float32) / sy).astype(np.float32)).astype(np.float32)
+        return {outputs[0]: _finish(q, inputs["y_zero_point"], mode, flaw)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def conv_cases():
+    return [c for op in ("ConvInteger", "QLinearConv") for c in engine.cases(E[op], 0) if c.expect_error is None]
+
+
+def test_legitimate_conv_kernels_pass(conv_cases):
+    ci = [c for c in conv_cases if c.op == "ConvInteger"]
+    qc = [c for c in conv_cases if c.op == "QLinearConv"]
+    assert len(ci) >= 100 and len(qc) >= 200
+    assert {c.tags["numerics"] for c in qc} == {"requant", "ties", "saturate"}
+    assert {c.tags["optional_inputs"] for c in ci} == {"none", "x_zero_point", "w_zero_point",
+                                                       "x_zero_point,w_zero_point"}
+    res = _run(ci, {"ConvInteger": ci_kernel()}, "int64")
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(ci, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+    for mode in ("mult32", "assoc32", "f64"):
+        res = _run(qc, {"QLinearConv": qc_kernel(mode)}, mode)
+        bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(qc, res) if r.outcome != "pass"]
+        assert not bad, (mode, bad[:5])
+
+
+WRONG_CONV = {
+    # flaw: (operator, filter, at least this many fails)
+    "ignore-x-zero-point": ("ConvInteger", lambda c: "x_zero_point" in c.tags["optional_inputs"], 20),
+    "pad-with-0": ("ConvInteger", lambda c: "x_zero_point" in c.tags["optional_inputs"] and (
+        "pads" in c.attributes or c.attributes.get("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER")), 5),
+    "per-channel-ignored": ("QLinearConv", lambda c: c.tags["shape"].endswith("per-channel"), 40),
+    "half-away": ("QLinearConv", lambda c: c.tags["numerics"] == "ties", 20),
+    "wrap": ("QLinearConv", lambda c: c.tags["numerics"] == "saturate", 20),
+    "ignore-B": ("QLinearConv", lambda c: c.tags["optional_inputs"] == "B", 40),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_CONV))
+def test_wrong_conv_kernels_are_caught(flaw, conv_cases):
+    op, keep, least = WRONG_CONV[flaw]
+    cases = [c for c in conv_cases if c.op == op and keep(c)]
+    assert len(cases) >= least
+    kern = ci_kernel(flaw) if op == "ConvInteger" else qc_kernel(flaw=flaw)
+    res = _run(cases, {op: kern}, flaw)
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= least // 2, n

@@ -34,7 +34,7 @@ from ..reference import qlinear as ref
 from ..reference import quantize as qref
 from ..tolerance import Tolerance
 from . import values as V
-from .conv import _CONV_ERRORS
+from .conv import _CONV_ERRORS, CONV_SHAPES
 from .engine import register_entries
 from .entry import Entry, Err, Shape
 
@@ -250,5 +250,132 @@ QLINEAR_MATMUL = Entry(
     notes={10: "int8/uint8; scales float; per tensor, per row of a, per column of b",
            21: "float16/bfloat16 scales (TS), float8 a, b and y"})
 
-ENTRIES = (QLINEAR_MATMUL,)
+
+# ----------------------------------------------------------------------------- convolutions
+def _conv_patterns(zp_names, scale_names=()) -> tuple[Shape, ...]:
+    """Conv's shape table (:data:`conformance.ops.conv.CONV_SHAPES`: every attribute state and
+    spatial rank) with X, W, B renamed x, w, B and the weight's scale and zero point per output
+    channel (``[M]``, the template of W's first dimension) on every other pattern, per tensor on
+    the others; both for the 2-D 3x3 pattern.  The long sums keep one pattern (1152 terms)."""
+    out = []
+    for i, sh in enumerate(CONV_SHAPES):
+        if sh.name.startswith("long-K") and sh.name != "long-K/3x3":
+            continue
+        base = {"x": sh.inputs["X"], "w": sh.inputs["W"], "B": sh.inputs["B"]}
+        m = sh.inputs["W"][0]
+        pers = ("per-channel", "per-tensor") if sh.name == "2d/3x3" else (("per-channel",) if i % 2 == 0
+                                                                           else ("per-tensor",))
+        for per in pers:
+            tpl = m if per == "per-channel" else ""
+            ins = dict(base)
+            ins[zp_names[0]] = ""
+            ins[zp_names[1]] = tpl
+            if scale_names:
+                ins[scale_names[0]] = ""
+                ins[scale_names[1]] = tpl
+            num = (REQUANT, SATURATE) if sh.name.startswith("long-K") and scale_names else ()
+            out.append(Shape(f"{sh.name}/{per}", ins, dict(sh.attrs), sh.since, sh.until, dict(sh.dims), num,
+                             cycle=sh.cycle))
+    return tuple(out)
+
+
+def _conv_errors(qlinear: bool) -> tuple[Err, ...]:
+    """Conv's error cases (:data:`conformance.ops.conv._CONV_ERRORS`) with the inputs laid out
+    for the operator (x, [x_scale, x_zero_point,] w, ...), plus its own."""
+    out = []
+    for e in _CONV_ERRORS:
+        xs, ws = e.shapes[0], e.shapes[1]
+        if qlinear:
+            shapes = (xs, (), (), ws, (), (), (), ()) + ((e.shapes[2],) if len(e.shapes) > 2 else ())
+        else:
+            if len(e.shapes) > 2:
+                continue  # B: ConvInteger has none
+            shapes = (xs, ws)
+        out.append(Err(e.why, e.tag, dict(e.attrs), shapes, type_name="uint8"))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- ConvInteger
+def conv_integer_oracle(ctx, x, w, x_zero_point=None, w_zero_point=None, **attrs):
+    """ConvInteger (:func:`conformance.reference.qlinear.conv_integer`)."""
+    return ref.conv_integer(x, w, x_zero_point, w_zero_point, attrs)
+
+
+CI_SHAPES = _conv_patterns(("x_zero_point", "w_zero_point"))
+
+CONV_INTEGER = Entry(
+    "ConvInteger", conv_integer_oracle, family="shaped", shapes=CI_SHAPES, per_type=len(CI_SHAPES),
+    tolerance=_exact_tol,
+    errors=_conv_errors(False) + (
+        Err("x_zero_point has x's type T1 (here int8 with a uint8 x)", "x-zero-point-type",
+            types={"x": "uint8", "x_zero_point": "int8"}, shapes=((1, 2, 5, 5), (3, 2, 3, 3), ()), type_name="uint8"),
+        Err("w_zero_point has w's type T2 (here uint8 with an int8 w)", "w-zero-point-type",
+            types={"w": "int8", "w_zero_point": "uint8"}, shapes=((1, 2, 5, 5), (3, 2, 3, 3), (), ()),
+            type_name="uint8"),
+    ),
+    notes={10: "x_zero_point per tensor, w_zero_point per tensor or per output channel; int32 output"})
+
+
+# ----------------------------------------------------------------------------- QLinearConv
+QC_NAMES = ("x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale", "y_zero_point", "B")
+
+
+def _qc_class(num: str):
+    """The numerics class ``num`` of QLinearConv (module docstring)."""
+
+    def table(rng, ctx, shapes):
+        present = [n for n in QC_NAMES if n in ctx.types]
+        sh = dict(zip(present, shapes))
+        k = int(np.prod(sh["w"][1:], dtype=np.int64))
+
+        def draw(pow2):
+            zx = _zero_points(rng, ctx.types["x_zero_point"], sh["x_zero_point"])
+            zw = _zero_points(rng, ctx.types["w_zero_point"], sh["w_zero_point"])
+            zw_full = np.broadcast_to(np.asarray(zw, dtype=object).reshape((-1,) + (1,) * (len(sh["w"]) - 1))
+                                      if np.size(zw) > 1 else np.asarray(zw, dtype=object), sh["w"])
+            vals = {"x": _data(rng, ctx.types["x"], sh["x"], zx, pow2),
+                    "x_scale": _scales(rng, ctx.types["x_scale"], sh["x_scale"], pow2), "x_zero_point": zx,
+                    "w": _data(rng, ctx.types["w"], sh["w"], zw_full, pow2),
+                    "w_scale": _scales(rng, ctx.types["w_scale"], sh["w_scale"], pow2), "w_zero_point": zw,
+                    "y_zero_point": _zero_points(rng, ctx.types["y_zero_point"], sh["y_zero_point"])}
+            if "B" in sh:
+                lim = 8 if pow2 else 255 * 255 * max(1, min(k, 64))
+                vals["B"] = _obj(rng.integers(-lim, lim + 1, size=sh["B"]), sh["B"])
+            return vals
+
+        def parts(vals, sy):
+            return ref.qlinear_conv_parts(vals["x"], vals["x_scale"], vals["x_zero_point"], vals["w"],
+                                          vals["w_scale"], vals["w_zero_point"], np.array(sy), vals.get("B"),
+                                          ctx.attrs)
+
+        vals = _robust_table(rng, ctx, num, draw, parts, ("x", "w"), k)
+        return [vals[n] for n in present]
+
+    table.__name__ = f"qlinear_conv_{num}"
+    return table
+
+
+def qlinear_conv_oracle(ctx, x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B=None,
+                        **attrs):
+    """QLinearConv (:func:`conformance.reference.qlinear.qlinear_conv`)."""
+    return ref.qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B, attrs,
+                            ctx.out_types["y"])
+
+
+QC_SHAPES = _conv_patterns(("x_zero_point", "w_zero_point"), ("x_scale", "w_scale"))
+
+QLINEAR_CONV = Entry(
+    "QLinearConv", qlinear_conv_oracle, family="shaped", shapes=QC_SHAPES,
+    int_numerics={n: _qc_class(n) for n in (REQUANT, TIES, SATURATE)}, numerics_classes=_classes,
+    per_type=len(QC_SHAPES), tolerance=_exact_tol,
+    errors=_conv_errors(True) + (
+        Err("x_zero_point has x's type T1 (here int8 with a uint8 x)", "x-zero-point-type",
+            types={"x": "uint8", "x_zero_point": "int8"}, shapes=((1, 2, 5, 5), (), (), (3, 2, 3, 3), (), (), (), ()),
+            type_name="uint8"),
+        Err("B is int32 (T4): an int8 bias", "B-type", types={"B": "int8"},
+            shapes=((1, 2, 5, 5), (), (), (3, 2, 3, 3), (), (), (), (), (3,)), type_name="uint8"),
+    ),
+    notes={10: "x and y per tensor, w per tensor or per output channel; B int32 at scale x_scale * w_scale"})
+
+ENTRIES = (QLINEAR_MATMUL, CONV_INTEGER, QLINEAR_CONV)
 register_entries(ENTRIES, family="qlinear")

@@ -216,21 +216,21 @@ def conv_integer_acc(x, w, x_zero_point, w_zero_point, attrs) -> np.ndarray:
         ValueError: invalid shapes or attributes (:func:`conformance.reference.conv.conv_geometry`),
             a w_zero_point that is neither a scalar nor ``[M]``.
     """
-    x, w = exact(x), exact(w)
+    x, w = np.asarray(x, dtype=np.int64), np.asarray(w, dtype=np.int64)
     if x_zero_point is not None:
-        zx = exact(x_zero_point)
+        zx = np.asarray(x_zero_point, dtype=np.int64)
         if zx.size != 1:
             raise ValueError(f"x_zero_point must be a scalar (per tensor), not {zx.shape}")
         x = x - zx.reshape(())
     if w_zero_point is not None:
-        zw = exact(w_zero_point)
+        zw = np.asarray(w_zero_point, dtype=np.int64)
         if zw.size == 1:
             w = w - zw.reshape(())
         elif zw.ndim == 1 and zw.shape[0] == w.shape[0]:
             w = w - zw.reshape((-1,) + (1,) * (w.ndim - 1))
         else:
             raise ValueError(f"w_zero_point of shape {zw.shape}: a scalar or [M] = [{w.shape[0]}]")
-    return np.asarray(conv_ref.conv_sums(x, w, attrs), dtype=object)
+    return exact(conv_ref.conv_sums(x, w, attrs))
 
 
 def conv_integer(x, w, x_zero_point=None, w_zero_point=None, attrs=None) -> np.ndarray:
@@ -255,10 +255,11 @@ def qlinear_conv_parts(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_sca
         raise ValueError("x_scale and y_scale are per tensor (scalars)")
     if sw.size != 1 and sw.shape != (m,):
         raise ValueError(f"w_scale of shape {sw.shape}: a scalar or [M] = [{m}]")
-    zw = exact(w_zero_point)
-    xd = exact(x) - exact(x_zero_point).reshape(())
-    wd = exact(w) - (zw.reshape((-1,) + (1,) * (np.ndim(w) - 1)) if zw.size > 1 else zw.reshape(()))
-    mag = np.asarray(conv_ref.conv_sums(np.abs(xd), np.abs(wd), attrs), dtype=object)
+    zw = np.asarray(w_zero_point, dtype=np.int64)
+    xd = np.asarray(x, dtype=np.int64) - np.asarray(x_zero_point, dtype=np.int64).reshape(())
+    wd = np.asarray(w, dtype=np.int64) - (zw.reshape((-1,) + (1,) * (np.ndim(w) - 1)) if zw.size > 1
+                                          else zw.reshape(()))
+    mag = exact(conv_ref.conv_sums(np.abs(xd), np.abs(wd), attrs))
     lay = (1, -1) + (1,) * (acc.ndim - 2)
     if b is not None:
         bb = exact(b)
