@@ -12,8 +12,9 @@ docs/tolerance.md "Text operators").
   decides) and stopwords only (the output is then ``[1]`` / ``[1, 1]`` holding ``""``, the
   text's rule); every ``case_change_action`` with and without ``is_case_sensitive``; the
   ``locale`` given as ``C.UTF-8`` and ``en_US.UTF-8`` (the data's case mapping is the same in
-  every locale).  Contested: an empty ``[0]`` input ([C] admits C = 0; "all elements dropped"
-  or none).  Errors: an unknown ``case_change_action``, a ``[2, C]`` and a rank-3 input.
+  every locale), and two cases with ``tr_TR.UTF-8`` over the Turkish dotted and dotless i's (the
+  locale decides: ``i`` uppercases to ``İ``, ``I`` lowercases to ``ı``).  Contested: an empty
+  ``[0]`` input ([C] admits C = 0; "all elements dropped" or none).  Errors: an unknown ``case_change_action``, a ``[2, C]`` and a rank-3 input.
 * **StringConcat**: every broadcasting pattern of the binary family (scalars, trailing,
   leading, size-1 both ways, rank 5, zero-size) over empty, ASCII, multi-byte (2, 3 and 4
   bytes in UTF-8) and combining-accent strings.  Error: shapes that do not broadcast.
@@ -120,6 +121,11 @@ SN_SHAPES = (
     Shape("1xC/all-stopwords", {"X": "1C"}, {"stopwords": S1}, dims={"C": (1, 5)}, numerics=("all-stopwords",)),
     Shape("C=1/stopwords", {"X": "1"}, {"stopwords": S1}, numerics=("with-stopwords",)),
     Shape("zero-size", {"X": "0"}, {"stopwords": S0}, numerics=("words",), cycle=False),
+    # the locale decides: Turkish dotted and dotless i (fixed data, no stopwords)
+    Shape("turkish-i/upper", {"X": "4"}, {"locale": "tr_TR.UTF-8", "case_change_action": "UPPER"},
+          values={"X": _strings(["iı", "İI", "diş", "abc"])}, cycle=False),
+    Shape("turkish-i/lower", {"X": "4"}, {"locale": "tr_TR.UTF-8", "case_change_action": "LOWER"},
+          values={"X": _strings(["Iİ", "DIŞ", "ıi", "ABC"])}, cycle=False),
 )
 SN_STATES = (
     Attrs({"case_change_action": "LOWER"}),

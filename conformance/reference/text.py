@@ -107,7 +107,9 @@ def string_normalizer(x: np.ndarray, case_change_action: str = "NONE", is_case_s
         case_change_action: ``"NONE"``, ``"LOWER"`` or ``"UPPER"``.
         is_case_sensitive: whether stopwords match only with the same case.
         stopwords: the stopwords (None: none).
-        locale: read but not used: the suite's letters map the same in every locale.
+        locale: the suite's letters map the same in every locale, except in the few cases that
+            name a Turkish or Azeri locale (``tr_TR.UTF-8``) over the dotted and dotless i's:
+            there ``i`` uppercases to ``İ`` and ``I`` lowercases to ``ı`` (Unicode SpecialCasing).
 
     Returns:
         object array of str, ``[C']`` or ``[1, C']`` (the kept elements in order); where every
@@ -117,7 +119,6 @@ def string_normalizer(x: np.ndarray, case_change_action: str = "NONE", is_case_s
         ValueError: an unknown ``case_change_action``, or ``x`` of another shape ("This operator
         only accepts [C]- and [1, C]-tensor").
     """
-    del locale
     if case_change_action not in ("NONE", "LOWER", "UPPER"):
         raise ValueError(f"unknown case_change_action {case_change_action!r}")
     x = np.asarray(x, dtype=object)
@@ -130,10 +131,11 @@ def string_normalizer(x: np.ndarray, case_change_action: str = "NONE", is_case_s
     else:
         drop = {_fold(s) for s in stops}
         kept = [w for w in x.ravel() if _fold(w) not in drop]
+    turkic = bool(locale) and locale.split("_")[0].split(".")[0].lower() in ("tr", "az")
     if case_change_action == "LOWER":
-        kept = [w.lower() for w in kept]
+        kept = [(w.replace("I", "ı").replace("İ", "i") if turkic else w).lower() for w in kept]
     elif case_change_action == "UPPER":
-        kept = [w.upper() for w in kept]
+        kept = [(w.replace("i", "İ") if turkic else w).upper() for w in kept]
     if not kept:
         kept = [""]
     out = np.empty(len(kept), dtype=object)
