@@ -679,13 +679,16 @@ def _ort_disagreement(case, res):
 
 def test_onnxruntime_findings(suite):
     pytest.importorskip("onnxruntime")
+    # onnxruntime reads ngram_indexes past its end when it is shorter than the pool (a hand-made
+    # model with 4 indexes for 5 n-grams terminated the process): that case runs only isolated
+    suite = [c for c in suite if c.tags.get("error") != "ngram_indexes-short"]
     results = run_cases(suite, resolve_backend("onnxruntime"))
     why, unexplained = sort_findings(suite, results, _ort_disagreement, skip=lambda c, r: c.contested is not None
                                      and r.outcome == "unsupported")
     assert not unexplained, (len(unexplained), unexplained[:5])
     assert set(why) <= {"ort-locale-missing", "ort-whitespace-is-space-only", "ort-tfidf-ngram_counts-bound",
                         "ort-tfidf-N=0", "ort-tfidf-no-validation"}, why
-    assert why["ort-whitespace-is-space-only"] >= 5 and why["ort-tfidf-no-validation"] == 3, why
+    assert why["ort-whitespace-is-space-only"] >= 5 and why["ort-tfidf-no-validation"] == 2, why
     ok = Counter(c.op for c, r in zip(suite, results) if r.outcome == "pass")
     assert ok["StringConcat"] == 23 and ok["RegexFullMatch"] >= 85 and ok["TfIdfVectorizer"] >= 180, ok
     # the contested StringSplit layouts: onnxruntime follows the other reading of the empty string
