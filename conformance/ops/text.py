@@ -17,7 +17,7 @@ docs/tolerance.md "Text operators").
   ``[0]`` input ([C] admits C = 0; "all elements dropped" or none).  Errors: an unknown ``case_change_action``, a ``[2, C]`` and a rank-3 input.
 * **StringConcat**: every broadcasting pattern of the binary family (scalars, trailing,
   leading, size-1 both ways, rank 5, zero-size) over empty, ASCII, multi-byte (2, 3 and 4
-  bytes in UTF-8) and combining-accent strings.  Error: shapes that do not broadcast.
+  bytes in UTF-8), combining-accent and long (40 to 600 bytes) strings.  Error: shapes that do not broadcast.
 * **StringSplit**: no delimiter (runs of space, tab and newline, leading and trailing
   whitespace), the empty delimiter, ``","`` (consecutive, leading and trailing delimiters),
   ``"::"`` (data with lone ``:``), ``" "`` (runs of spaces delimit empty strings), maxsplit 0,
@@ -164,7 +164,9 @@ def _concat_data(pool):
 
 
 CONCAT_CLASSES = {"text": _concat_data(ref.CONCAT_STRINGS),
-                  "non-ascii": _concat_data(("é", "日本", "😀", "e\u0301", "ω", "дж", "😀é"))}
+                  "non-ascii": _concat_data(("é", "日本", "😀", "e\u0301", "ω", "дж", "😀é")),
+                  # long strings (past a small-string buffer) beside empty ones
+                  "long-and-empty": _concat_data(("", "", "x" * 40, "é" * 300, "日本" * 100 + "😀"))}
 CONCAT_SHAPES = tuple(Shape(name, {"X": a, "Y": b}, dims=dims) for name, a, b, dims in (
     ("same", "SM", "SM", {}),
     ("1-D", "L", "L", {"L": (1, 24)}),
@@ -180,7 +182,7 @@ CONCAT_SHAPES = tuple(Shape(name, {"X": a, "Y": b}, dims=dims) for name, a, b, d
 ))
 STRING_CONCAT = Entry(
     "StringConcat", lambda ctx, x, y, **a: ref.string_concat(x, y), family="shaped", shapes=CONCAT_SHAPES,
-    string_numerics=CONCAT_CLASSES, numerics_classes=lambda t: tuple(CONCAT_CLASSES), per_type=22,
+    string_numerics=CONCAT_CLASSES, numerics_classes=lambda t: tuple(CONCAT_CLASSES), per_type=33,
     errors=(Err("X [2, 3] and Y [4] are not multidirectionally broadcastable (docs/Broadcasting.md)", "broadcast",
                 {}, ((2, 3), (4,))),),
 )
