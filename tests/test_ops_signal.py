@@ -30,7 +30,7 @@ from conformance.runner import run_cases
 from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["HannWindow", "HammingWindow", "BlackmanWindow", "DFT"]
+OPS = ["HannWindow", "HammingWindow", "BlackmanWindow", "DFT", "STFT"]
 E = {e.op: e for e in signal.ENTRIES}
 WINDOWS = ("HannWindow", "HammingWindow", "BlackmanWindow")
 
@@ -229,7 +229,19 @@ def _reference_disagreement(case, res) -> str | None:
     * ``dft-no-mode-validation``: DFT with onesided=1 runs a complex input forward (RFFT) and a
       real input inverse (IRFFT), which the text excludes ("only real input is supported",
       "only complex input is supported").
+    * ``stft-16bit-arithmetic``: STFT of float16/bfloat16 signals is computed in the 16-bit type
+      (frames, window products and the transform), so its error grows to several ulps of the
+      output's scale (bfloat16: whole units on offset signals); the text's kernels accumulate in
+      float32 at least (a float16 DFT in onnx.reference is computed wider and passes).
+    * ``stft-no-validation``: STFT runs onesided=1 with a complex signal and a window whose length
+      differs from frame_length; the text forbids both.
     """
+    if case.op == "STFT":
+        if case.expect_error:
+            return "stft-no-validation" if case.tags["error"] in ("onesided-complex", "window-length") else None
+        if case.tags["dtype"] in ("float16", "bfloat16"):
+            return "stft-16bit-arithmetic"
+        return None
     if case.op == "DFT":
         if case.expect_error and case.tags["error"] in ("rfft-complex", "irfft-real"):
             return "dft-no-mode-validation"
@@ -252,7 +264,8 @@ def test_agreement_with_onnx_reference(suite):
     results = run_cases(suite, resolve_backend("onnx-reference"))
     why, unexplained = sort_findings(suite, results, _reference_disagreement)
     assert not unexplained, unexplained[:5]
-    assert {"window-symmetric-size1", "window-float64-in-T2", "dft-no-mode-validation"} <= set(why), why
+    assert {"window-symmetric-size1", "window-float64-in-T2", "dft-no-mode-validation", "stft-16bit-arithmetic",
+            "stft-no-validation"} <= set(why), why
     assert not any(c.op == "DFT" and not c.expect_error and r.outcome != "pass" for c, r in zip(suite, results))
 
 
@@ -512,3 +525,151 @@ def test_dft_coverage(value_cases):
         lens = [(c.inputs[0].shape, _feeds(c)["dft_length"]) for c in vc if _feeds(c)["dft_length"] is not None]
         assert any(int(n) > s[-2] for s, n in lens) and any(int(n) < s[-2] for s, n in lens)
         assert any(c.inputs[0].shape[0] == 0 for c in vc)
+
+
+# ============================================================================ STFT
+def _loop_stft(sig, step, window, fl, onesided):
+    """STFT written out: frame f starts at f * step, multiplied by the window, numpy.fft of it."""
+    z = sig[..., 0] + (1j * sig[..., 1] if sig.shape[-1] == 2 else 0)
+    frames = (z.shape[1] - fl) // step + 1
+    out = np.zeros((z.shape[0], frames, fl // 2 + 1 if onesided else fl), dtype=np.complex128)
+    for b in range(z.shape[0]):
+        for f in range(frames):
+            seg = z[b, f * step:f * step + fl] * (1.0 if window is None else window)
+            y = np.fft.fft(seg)
+            out[b, f] = y[: out.shape[2]]
+    return out
+
+
+@pytest.mark.parametrize("length,step,fl,win,onesided,cplx", [
+    (16, 2, 8, True, 1, False), (13, 2, 5, False, 1, False), (14, 5, 3, True, 0, False), (9, 4, 9, True, 1, False),
+    (16, 4, 8, True, 0, True), (11, 3, 5, False, 0, True), (5, 1, 1, False, 1, False)])
+def test_stft_oracle_is_the_framed_numpy_fft(length, step, fl, win, onesided, cplx):
+    rng = np.random.default_rng(length)
+    sig = _rand(rng, (2, length, 2 if cplx else 1))
+    window = _rand(rng, (fl,)) if win else None
+    got = ref.stft(sig, step, window, None if win else fl, onesided)
+    want = _loop_stft(sig, step, window, fl, onesided)
+    assert got.shape == want.shape + (2,)
+    assert np.allclose(ref.to_complex(got), want, atol=1e-12)
+    assert got.shape[1] == (length - fl) // step + 1
+
+
+def test_stft_oracle_defaults_and_errors():
+    rng = np.random.default_rng(2)
+    sig = _rand(rng, (1, 8, 1))
+    # neither window nor frame_length: frame_length = signal_length, one frame
+    assert ref.stft(sig, 1).shape == (1, 1, 5, 2)
+    with pytest.raises(ValueError):
+        ref.stft(sig[..., :1].reshape(1, 8), 2, None, 4)  # rank 2
+    with pytest.raises(ValueError):
+        ref.stft(np.concatenate([sig, sig], -1), 2, None, 4, onesided=1)  # complex with onesided
+    with pytest.raises(ValueError):
+        ref.stft(sig, 2, np.ones(6), 4)  # window length != frame_length
+
+
+def test_stft_oracle_reproduces_the_node_tests():
+    tests = single_node_tests(("STFT",), ("stft",))
+    assert len(tests) >= 2
+    for t in tests:
+        node = t.model.graph.node[0]
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        for ins, outs in t.data_sets:
+            d = dict(zip([i.name for i in t.model.graph.input], ins))
+            nin = list(node.input) + ["", "", ""]
+            sig = d[nin[0]].astype(np.float64)
+            win = d[nin[2]].astype(np.float64) if nin[2] else None
+            fl = int(d[nin[3]]) if nin[3] else None
+            got = ref.stft(sig, int(d[nin[1]]), win, fl, attrs.get("onesided", 1))
+            b = ref.stft_bound(sig, "float", int(d[nin[1]]), win, fl)
+            assert got.shape == outs[0].shape, t.name
+            assert np.max(np.abs(got - outs[0])) <= b + 2 ** -23 * np.max(np.abs(got)), t.name
+
+
+def stft_kernel(algo="direct", mode="native", flaw=None):
+    """An STFT kernel over :func:`_transform`.  Flaws: ``ignore-frame_step`` (a step of one),
+    ``ignore-window``, ``ignore-onesided`` (every bin)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["signal"]
+        dt = x.dtype
+        if x.ndim != 3 or x.shape[-1] not in (1, 2):
+            raise ValueError("the signal is [batch, length, 1 or 2]")
+        onesided = int(attrs.get("onesided", 1))
+        if onesided and x.shape[-1] == 2:
+            raise ValueError("onesided with a complex signal")
+        acc = np.complex128 if (mode == "float64" or dt == np.float64) else np.complex64
+        real = np.float32 if acc == np.complex64 else np.float64
+        step = int(inputs["frame_step"]) if flaw != "ignore-frame_step" else 1
+        win = inputs.get("window")
+        fl = inputs.get("frame_length")
+        fl = int(fl) if fl is not None else (win.shape[0] if win is not None else x.shape[1])
+        if win is not None and win.shape[0] != fl:
+            raise ValueError("window length != frame_length")
+        xf = x.astype(real)
+        z = xf[..., 0].astype(acc) if x.shape[-1] == 1 else (xf[..., 0] + 1j * xf[..., 1]).astype(acc)
+        frames = (z.shape[1] - fl) // step + 1
+        idx = np.arange(frames)[:, None] * step + np.arange(fl)[None, :]
+        fr = z[:, idx] if z.shape[0] else np.zeros((0, frames, fl), acc)
+        if win is not None and flaw != "ignore-window":
+            fr = (fr * win.astype(real)).astype(acc)
+        y = _transform(fr, 2, False, algo, acc)
+        if onesided and flaw != "ignore-onesided":
+            y = y[:, :, : fl // 2 + 1]
+        return {outputs[0]: np.stack([y.real, y.imag], axis=-1).astype(dt)}
+
+    return kernel
+
+
+@pytest.mark.parametrize("algo,mode", DFT_LEGIT)
+def test_legitimate_stft_kernels_pass_everything(algo, mode, value_cases):
+    cases = [c for c in value_cases if c.op == "STFT"]
+    assert len(cases) > 100 and any(c.contested for c in cases)
+    # contested (onesided absent: onnx's shape inference reads 0): the text's reading, unchecked
+    results = _run([c for c in cases if not c.contested], {"STFT": stft_kernel(algo, mode)}, f"{algo}-{mode}")
+    results += _run([c for c in cases if c.contested], {"STFT": stft_kernel(algo, mode)}, f"{algo}-{mode}", False)
+    cases = [c for c in cases if not c.contested] + [c for c in cases if c.contested]
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG_STFT = {
+    "ignore-frame_step": (lambda c: int(_feeds(c)["frame_step"]) > 1, 60),
+    "ignore-window": (lambda c: _feeds(c)["window"] is not None, 60),
+    "ignore-onesided": (lambda c: c.attributes.get("onesided", 1) == 1, 60),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_STFT))
+def test_wrong_stft_kernels_are_caught(flaw, value_cases):
+    keep, least = WRONG_STFT[flaw]
+    cases = [c for c in value_cases if c.op == "STFT" and keep(c)]
+    assert len(cases) >= least
+    results = _run(cases, {"STFT": stft_kernel(flaw=flaw)}, flaw, check=False)
+    fails = [c for c, r in zip(cases, results) if r.outcome in ("fail", "error")]
+    assert len(fails) >= least, Counter(r.outcome for r in results)
+    if flaw == "ignore-frame_step":  # every case with more than one frame
+        for c, r in zip(cases, results):
+            if r.outcome == "pass":
+                f = _feeds(c)
+                sig = f["signal"]
+                fl = int(f["frame_length"]) if f["frame_length"] is not None else (
+                    f["window"].shape[0] if f["window"] is not None else sig.shape[1])
+                assert (sig.shape[1] - fl) // int(f["frame_step"]) + 1 <= 1 or sig.shape[0] == 0, c.id
+
+
+def test_stft_error_cases_are_rejected(suite):
+    cases = [c for c in suite if c.expect_error and c.op == "STFT"]
+    assert {c.tags["error"] for c in cases} == {"signal-rank2", "onesided-complex", "window-length",
+                                                "signal-last-dim-3"}
+    results = _run(cases, {"STFT": stft_kernel()}, "legit")
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
+                                                        if r.outcome != "pass"]
+
+
+def test_stft_coverage(value_cases):
+    cs = [c for c in value_cases if c.op == "STFT"]
+    assert {c.tags["dtype"] for c in cs} == {"float16", "float", "double", "bfloat16"}
+    assert {c.tags["optional_inputs"] for c in cs} == {"none", "window", "frame_length", "window,frame_length"}
+    assert {(c.inputs[0].shape[-1], c.attributes.get("onesided", "absent")) for c in cs} >= {
+        (1, "absent"), (1, 0), (1, 1), (2, 0)}

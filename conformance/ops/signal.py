@@ -32,7 +32,9 @@ frame_length, window alone, frame_length alone, neither: frame_length = signal_l
 default (1) and 0, real and complex signals (complex: onesided 0 only), a frame step larger than
 the frame, odd frame lengths, one frame that fits exactly, an empty batch, long frames.  Error
 cases: a signal of rank 2, onesided with a complex signal, a window whose length differs from
-frame_length, a last dimension of 3.
+frame_length, a last dimension of 3.  **Contested**: onesided absent (the schema default and the
+text: 1; onnx's shape inference reads it as 0 and rejects the one-sided output shape; the oracle
+follows the text, onnxruntime too).
 
 **MelWeightMatrix.**  Parameter sets (num_mel_bins 1-40, dft_length odd and even, the common
 sample rates, lower edge 0 and above, upper edge below and at Nyquist) whose band edges float32
@@ -347,5 +349,81 @@ DFT = Entry(
 )
 
 
-ENTRIES = (HANN_WINDOW, HAMMING_WINDOW, BLACKMAN_WINDOW, DFT)
+# ============================================================================ STFT
+def _scalar(x):
+    return None if x is None else int(np.asarray(x).reshape(()))
+
+
+def _stft_oracle(ctx, signal, frame_step, window=None, frame_length=None, onesided=1):
+    """:func:`conformance.reference.signal.stft` (direct float64 sums)."""
+    return ref.stft(signal, _scalar(frame_step), window, _scalar(frame_length), int(onesided))
+
+
+def _stft_tolerance(ctx, inputs, attrs, outputs):
+    """:func:`conformance.reference.signal.stft_bound` plus an ulp of the output type."""
+    t = ctx.types["signal"]
+    sig, step, win, fl = (list(inputs) + [None] * 4)[:4]
+    b = ref.stft_bound(sig, t, _scalar(step), win, _scalar(fl))
+    return {"output": Tolerance(b, _eps(t), variants=("direct-sum", "fft", "bluestein"))}
+
+
+def _stft_contested(ctx, attrs):
+    if "onesided" not in ctx.given:
+        return ("onesided absent: the schema's default and the text say 1 (frame_length // 2 + 1 bins), onnx's shape "
+                "inference reads an absent onesided as 0 (frame_length bins) and rejects the model's output shape")
+    return None
+
+
+def _stft_pattern(name, batch, length, step, fl, parts, *, complex_=False, onesided=None, numerics=()):
+    """A pattern: ``parts`` the optional inputs present ("window", "frame_length")."""
+    values = {"frame_step": step}
+    if "frame_length" in parts:
+        values["frame_length"] = fl
+    attrs = {} if onesided is None else {"onesided": onesided}
+    dims = {"B": batch, "L": (length, length), "W": (fl, fl)}
+    inputs = {"signal": "BL2" if complex_ else "BL1", "window": "W"}
+    return Shape(name, inputs, attrs, dims=dims, values=values, optional=(tuple(parts),), numerics=numerics)
+
+
+STFT_SHAPES = (
+    _stft_pattern("window+frame_length/step=2", (1, 3), 16, 2, 8, ("window", "frame_length")),
+    _stft_pattern("window-only/step=3", (1, 2), 12, 3, 6, ("window",)),
+    _stft_pattern("frame_length-only/odd/remainder", (1, 2), 13, 2, 5, ("frame_length",)),
+    _stft_pattern("neither/frame=signal", (1, 2), 8, 1, 8, ()),
+    _stft_pattern("onesided=0/real", (1, 2), 16, 4, 8, ("window", "frame_length"), onesided=0),
+    _stft_pattern("onesided=1/explicit", (1, 2), 15, 4, 7, ("window",), onesided=1),
+    _stft_pattern("complex/onesided=0", (1, 2), 16, 4, 8, ("window", "frame_length"), complex_=True, onesided=0),
+    _stft_pattern("complex/no-window", (1, 2), 11, 3, 5, ("frame_length",), complex_=True, onesided=0),
+    _stft_pattern("step>frame_length", (1, 2), 14, 5, 3, ("window", "frame_length")),
+    _stft_pattern("one-frame/exact-fit", (1, 2), 9, 4, 9, ("window",)),
+    _stft_pattern("frame_length=1", (1, 2), 5, 1, 1, ("frame_length",)),
+    _stft_pattern("zero-batch", (0, 0), 16, 4, 8, ("window", "frame_length")),
+    _stft_pattern("long/256/step=128", (1, 1), 768, 128, 256, ("window",), numerics=("normal", "offset")),
+    _stft_pattern("long/100/step=37", (1, 1), 400, 37, 100, ("window", "frame_length"), numerics=("normal", "offset")),
+)
+
+
+def _stft_errors():
+    return (
+        Err("the signal 'is expected to have rank 3': rank 2", "signal-rank2", {}, ((2, 16), (), (8,), ()),
+            values={"frame_step": 4, "frame_length": 8}),
+        Err("'if the input or window tensors are complex, then onesided output is not possible': onesided=1 with "
+            "a complex signal", "onesided-complex", {"onesided": 1}, ((1, 16, 2), (), (8,), ()),
+            values={"frame_step": 4, "frame_length": 8}),
+        Err("'If both frame_length and window are provided, the length of the window must equal frame_length': "
+            "6 and 8", "window-length", {}, ((1, 16, 1), (), (6,), ()), values={"frame_step": 4, "frame_length": 8}),
+        Err("the last dimension is 1 (real) or 2 (complex): 3", "signal-last-dim-3", {}, ((1, 16, 3), (), (8,), ()),
+            values={"frame_step": 4, "frame_length": 8}),
+    )
+
+
+STFT = Entry(
+    "STFT", _stft_oracle, family="shaped", shapes=STFT_SHAPES, tolerance=_stft_tolerance,
+    float_numerics=SIGNAL_CLASSES, numerics_classes=lambda t: ("normal", "offset"),
+    per_type=lambda v, c: 28 if c["T1"] in ("float", "double") else 14, errors=_stft_errors(),
+    contested=_stft_contested,
+)
+
+
+ENTRIES = (HANN_WINDOW, HAMMING_WINDOW, BLACKMAN_WINDOW, DFT, STFT)
 register_entries(ENTRIES, family="signal")
