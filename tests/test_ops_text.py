@@ -158,6 +158,10 @@ def tfidf_combinations(x, attrs, weights_by="pool", flaw=None):
     rows = [list(x)] if x.ndim == 1 else [list(r) for r in x]
     if flaw == "rows-flattened" and x.ndim == 2:
         rows = [list(x.ravel())]
+    if flaw == "int32-narrowed" and x.dtype == np.int64:
+        rows = [[int(np.int64(v).astype(np.int32)) for v in r] for r in rows]
+        pool = [int(np.int64(v).astype(np.int32)) for v in pool]
+        grams = [tuple(int(np.int64(v).astype(np.int32)) for v in g) for g in grams]
     y = np.zeros((len(rows), max(idx) + 1), dtype=np.float32)
     for r, row in enumerate(rows):
         row = [v.item() if hasattr(v, "item") else v for v in row]
@@ -443,6 +447,9 @@ WRONG = {
                                 lambda c: c.attributes["mode"] == "IDF", 15),
     "tfidf-weights-by-output-index": ("TfIdfVectorizer", tfidf_kernel(weights_by="output"),
                                       lambda c: c.attributes["mode"] != "TF" and "weights" in c.attributes, 20),
+    "tfidf-int32-narrowed": ("TfIdfVectorizer", tfidf_kernel("int32-narrowed"),
+                             lambda c: c.tags["dtype"] == "int64" and 12 in list(_feeds(c)["X"].ravel())
+                             and c.attributes["min_gram_length"] == 1, 10),
     "tfidf-rows-flattened": ("TfIdfVectorizer", tfidf_kernel("rows-flattened"),
                              lambda c: len(_feeds(c)["X"].shape) == 2 and _feeds(c)["X"].shape[0] > 1
                              and _feeds(c)["X"].size > 0, 15),

@@ -362,7 +362,7 @@ TF_STATES = tuple(Attrs({"mode": m, "min_gram_length": lo, "max_gram_length": hi
 
 
 def _tokens(type_name: str) -> tuple:
-    return ref.STRING_TOKENS if type_name == "string" else ref.INT_TOKENS
+    return {"string": ref.STRING_TOKENS, "int64": ref.INT64_TOKENS}.get(type_name, ref.INT_TOKENS)
 
 
 def _pool_name(shape_name: str) -> str:

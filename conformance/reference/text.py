@@ -55,6 +55,9 @@ STOPWORDS = (("the", "A", "éTé", "ДА"), ("and", "ω", "", "a b"))
 #: :data:`POOL_TOKENS` never appear in a pool (they break n-grams).
 STRING_TOKENS = ("the", "cat", "é", "日本", "sat", "on", "a b", "mat")
 INT_TOKENS = (94, 17, 36, 12, -5, 0, 2147483647, 28)
+#: int64 inputs: a pool token beyond int32 whose low 32 bits are an out-of-pool token's (12), so a
+#: kernel that narrows to int32 counts 12 as ``2^40 + 12``.
+INT64_TOKENS = (94, 17, 36, 2 ** 40 + 12, -5, -(2 ** 62), 2147483647, 12)
 POOL_TOKENS = 6
 
 #: RegexFullMatch's patterns: pattern -> (strings it fully matches, strings it does not).  The
