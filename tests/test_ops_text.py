@@ -607,9 +607,10 @@ def _reference_disagreement(case, res):
     * ``split-rank0`` / ``split-empty-or-tensor``: np.char.split fails on a rank-0 input
       (AssertionError in its padding);
     * ``tfidf-weights-by-output-index``: it scales by ``weights[ngram_indexes[i]]``, not
-      ``weights[i]`` (the text: "the i-th element in weights ... the i-th n-gram in pool");
-    * ``tfidf-pool-sections``: an empty n-gram section (ngram_counts [0, 0, 8], [0, 6, 6]) or
-      max_gram_length beyond ngram_counts fails (IndexError / TypeError);
+      ``weights[i]`` (the text: "the i-th element in weights ... the i-th n-gram in pool"): wrong
+      values, or an IndexError where an output coordinate is past the weights' end;
+    * ``tfidf-pool-sections``: a pool with an empty 1-gram section (ngram_counts [0, 0, 8]) fails
+      ("Issues with types") unless only 1-grams are counted;
     * ``tfidf-N=0``: an empty batch refused (it rejects every invalid TfIdfVectorizer model).
     """
     a = case.attributes
@@ -633,7 +634,10 @@ def _reference_disagreement(case, res):
     if case.op == "StringSplit" and res.outcome == "error" and "AssertionError" in msg:
         return "split-np-char-split"
     if case.op == "TfIdfVectorizer":
-        if res.outcome == "error" and ("IndexError" in msg or "Issues with types" in msg):
+        if res.outcome == "error" and "IndexError" in msg and a.get("weights") and \
+                max(a["ngram_indexes"]) >= len(a["weights"]):
+            return "tfidf-weights-by-output-index"  # weights[ngram_indexes[i]] past the weights' end
+        if res.outcome == "error" and "Issues with types" in msg and list(a["ngram_counts"][:2]) == [0, 0]:
             return "tfidf-pool-sections"
         if res.outcome == "error" and "B > 0" in msg:
             return "tfidf-N=0"
