@@ -30,7 +30,7 @@ from conformance.runner import run_cases
 from oracle_checks import single_node_tests, sort_findings  # tests/oracle_checks.py
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["HannWindow", "HammingWindow", "BlackmanWindow", "DFT", "STFT"]
+OPS = ["HannWindow", "HammingWindow", "BlackmanWindow", "DFT", "STFT", "MelWeightMatrix"]
 E = {e.op: e for e in signal.ENTRIES}
 WINDOWS = ("HannWindow", "HammingWindow", "BlackmanWindow")
 
@@ -229,6 +229,12 @@ def _reference_disagreement(case, res) -> str | None:
     * ``dft-no-mode-validation``: DFT with onesided=1 runs a complex input forward (RFFT) and a
       real input inverse (IRFFT), which the text excludes ("only real input is supported",
       "only complex input is supported").
+    * ``mel-band-spacing`` (contested): onnx.reference steps by ``(mel(upper) - mel(lower)) /
+      (num_mel_bins + 2)`` (its highest band ends below upper_edge_hertz); the test below shows its
+      output is exactly the oracle's other reading.
+    * ``mel-16bit-arithmetic``: with bfloat16 frequencies onnx.reference evaluates the mel scale in
+      bfloat16 (``lower_edge_hertz / 700`` and the logarithm in 8 bits), moving band edges by a bin.
+    * ``mel-no-validation``: output_datatype STRING is run.
     * ``stft-16bit-arithmetic``: STFT of float16/bfloat16 signals is computed in the 16-bit type
       (frames, window products and the transform), so its error grows to several ulps of the
       output's scale (bfloat16: whole units on offset signals); the text's kernels accumulate in
@@ -236,6 +242,14 @@ def _reference_disagreement(case, res) -> str | None:
     * ``stft-no-validation``: STFT runs onesided=1 with a complex signal and a window whose length
       differs from frame_length; the text forbids both.
     """
+    if case.op == "MelWeightMatrix":
+        if case.expect_error:
+            return "mel-no-validation"
+        if case.contested:
+            return "mel-band-spacing"
+        if case.inputs[3].elem_type in (V.elem("bfloat16"), V.elem("float16")):
+            return "mel-16bit-arithmetic"
+        return None
     if case.op == "STFT":
         if case.expect_error:
             return "stft-no-validation" if case.tags["error"] in ("onesided-complex", "window-length") else None
@@ -265,7 +279,19 @@ def test_agreement_with_onnx_reference(suite):
     why, unexplained = sort_findings(suite, results, _reference_disagreement)
     assert not unexplained, unexplained[:5]
     assert {"window-symmetric-size1", "window-float64-in-T2", "dft-no-mode-validation", "stft-16bit-arithmetic",
-            "stft-no-validation"} <= set(why), why
+            "stft-no-validation", "mel-band-spacing", "mel-no-validation"} <= set(why), why
+    # onnx.reference's MelWeightMatrix is exactly the runtimes' spacing wherever the frequencies are
+    # float: the contested reading, and nothing else
+    ref_mel = [(c, r) for c, r in zip(suite, results) if c.op == "MelWeightMatrix" and c.contested
+               and c.inputs[3].elem_type == V.elem("float") and c.attributes.get("output_datatype", 1) == 1]
+    assert ref_mel
+    be = resolve_backend("onnx-reference")
+    for c, _ in ref_mel[:5]:
+        f = _feeds(c)
+        p = (int(f["num_mel_bins"]), int(f["dft_length"]), int(f["sample_rate"]), float(f["lower_edge_hertz"]),
+             float(f["upper_edge_hertz"]))
+        got = be.run(be.prepare(onnx.load_from_string(c.model_bytes), c.model_bytes), f, ["output"])[0]
+        assert np.array_equal(got, ref.mel_weight_matrix(*p, spacing="runtime").astype(np.float32)), c.id
     assert not any(c.op == "DFT" and not c.expect_error and r.outcome != "pass" for c, r in zip(suite, results))
 
 
@@ -673,3 +699,146 @@ def test_stft_coverage(value_cases):
     assert {c.tags["optional_inputs"] for c in cs} == {"none", "window", "frame_length", "window,frame_length"}
     assert {(c.inputs[0].shape[-1], c.attributes.get("onesided", "absent")) for c in cs} >= {
         (1, "absent"), (1, 0), (1, 1), (2, 0)}
+
+
+# ============================================================================ MelWeightMatrix
+def _loop_mel(m, n, sr, lo, hi, div):
+    """The filterbank written out: edges ``floor((n + 1) hz / sr)`` of ``m + 2`` points equally spaced
+    in mel with step ``(mel(hi) - mel(lo)) / div``; triangles over bin indices with peak 1."""
+    import math
+
+    mel = lambda f: 2595.0 * math.log10(1.0 + f / 700.0)  # noqa: E731
+    hz = lambda q: 700.0 * (10.0 ** (q / 2595.0) - 1.0)  # noqa: E731
+    step = (mel(hi) - mel(lo)) / div
+    e = [math.floor((n + 1) * hz(mel(lo) + k * step) / sr) for k in range(m + 2)]
+    out = np.zeros((n // 2 + 1, m))
+    for i in range(m):
+        left, center, right = e[i], e[i + 1], e[i + 2]
+        for j in range(n // 2 + 1):
+            if left <= j <= center:
+                out[j, i] = 1.0 if center == left else (j - left) / (center - left)
+            if center <= j < right:
+                out[j, i] = (right - j) / (right - center)
+    return out, e
+
+
+def test_mel_oracle_is_the_loop_and_its_edges_span_the_text_range():
+    for p in signal.MEL_PARAMS:
+        m, n, sr, lo, hi = p
+        got = ref.mel_weight_matrix(*p)
+        want, e = _loop_mel(m, n, sr, lo, hi, m + 1)
+        assert np.array_equal(got, want), p
+        # the text: lower_edge_hertz is the lowest band's lower edge, upper_edge_hertz the highest's top
+        assert e[0] == int(np.floor((n + 1) * lo / sr)) and e[-1] == int(np.floor((n + 1) * hi / sr)), p
+        assert got.shape == (n // 2 + 1, m)
+        # every band peaks at 1.0 (the text), where its center bin exists
+        assert all(got[:, i].max() == 1.0 for i in range(m) if e[i + 1] <= n // 2), p
+        # the runtimes' spacing: num_mel_bins + 2 steps, the top edge below upper_edge_hertz
+        run, er = _loop_mel(m, n, sr, lo, hi, m + 2)
+        assert np.array_equal(ref.mel_weight_matrix(*p, spacing="runtime"), run)
+        assert er[-1] <= e[-1]
+
+
+def test_mel_oracle_and_the_node_test():
+    """onnx's node test expects the runtimes' spacing (num_mel_bins + 2 steps): the oracle's other
+    reading reproduces it exactly, the text's reading differs (the case is contested)."""
+    tests = single_node_tests(("MelWeightMatrix",), ("melweightmatrix",))
+    assert len(tests) >= 1
+    for t in tests:
+        for ins, outs in t.data_sets:
+            p = (int(ins[0]), int(ins[1]), int(ins[2]), float(ins[3]), float(ins[4]))
+            assert np.array_equal(ref.mel_weight_matrix(*p, spacing="runtime").astype(np.float32), outs[0])
+            assert not np.array_equal(ref.mel_weight_matrix(*p).astype(np.float32), outs[0])
+            assert p in signal.MEL_PARAMS
+
+
+def test_mel_parameter_sets_are_robust():
+    for p in signal.MEL_PARAMS:
+        assert ref.mel_edges_stable(*p, spacing="text"), p
+        assert np.array_equal(ref.mel_float32_edges(*p), ref.mel_band_edges(*p)), p
+        for v in p[3:]:
+            assert float(ml_dtypes.bfloat16(v)) == v
+    same = [p for p in signal.MEL_PARAMS if np.array_equal(ref.mel_band_edges(*p), ref.mel_band_edges(*p, "runtime"))]
+    assert 3 <= len(same) < len(signal.MEL_PARAMS)
+
+
+def mel_kernel(mode="float32", flaw=None):
+    """A MelWeightMatrix kernel: edges in float32 (or float64), the text's spacing.  Flaws:
+    ``runtime-spacing`` (num_mel_bins + 2 steps), ``lower-edge-ignored`` (from 0 Hz),
+    ``round-bins`` (round instead of floor)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        dt = int(attrs.get("output_datatype", 1))
+        if V.kind(V.name_of(dt)) not in (V.FLOAT, V.INT):
+            raise ValueError("output_datatype outside T3")
+        m, n, sr = (int(inputs[k]) for k in ("num_mel_bins", "dft_length", "sample_rate"))
+        lo, hi = float(inputs["lower_edge_hertz"]), float(inputs["upper_edge_hertz"])
+        if flaw == "lower-edge-ignored":
+            lo = 0.0
+        spacing = "runtime" if flaw == "runtime-spacing" else "text"
+        if mode == "float32":
+            e = ref.mel_float32_edges(m, n, sr, lo, hi, spacing)
+        else:
+            e = ref.mel_band_edges(m, n, sr, lo, hi, spacing)
+        if flaw == "round-bins":
+            lm, hm = ref.hz_to_mel(lo), ref.hz_to_mel(hi)
+            e = np.round((n + 1) * ref.mel_to_hz(lm + np.arange(m + 2) * (hm - lm) / (m + 1)) / sr).astype(int)
+        bins = n // 2 + 1
+        f = np.float64 if V.name_of(dt) == "double" else np.float32  # the weights' division in float32 at least
+        w = np.zeros((bins, m), f)
+        for i in range(m):
+            left, center, right = int(e[i]), int(e[i + 1]), int(e[i + 2])
+            for j in range(left, min(center, bins - 1) + 1):
+                w[j, i] = 1.0 if center == left else f(j - left) / f(center - left)
+            for j in range(center, min(right, bins)):
+                w[j, i] = f(right - j) / f(right - center)
+        return {outputs[0]: w.astype(_np_type(dt))}
+
+    return kernel
+
+
+@pytest.mark.parametrize("mode", ["float32", "float64"])
+def test_legitimate_mel_kernels_pass_everything(mode, value_cases):
+    cases = [c for c in value_cases if c.op == "MelWeightMatrix"]
+    assert len(cases) > 150
+    results = _run(cases, {"MelWeightMatrix": mel_kernel(mode)}, mode)
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG_MEL = {
+    # flaw: (filter, at least this many fails)
+    "runtime-spacing": (lambda c: c.contested is not None, 100),
+    "lower-edge-ignored": (lambda c: float(_feeds(c)["lower_edge_hertz"]) > 0, 60),
+    "round-bins": (lambda c: True, 60),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_MEL))
+def test_wrong_mel_kernels_are_caught(flaw, value_cases):
+    keep, least = WRONG_MEL[flaw]
+    cases = [c for c in value_cases if c.op == "MelWeightMatrix" and keep(c)]
+    assert len(cases) >= least
+    results = _run(cases, {"MelWeightMatrix": mel_kernel(flaw=flaw)}, flaw, check=False)
+    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
+    assert len(fails) >= least, Counter(r.outcome for r in results)
+    if flaw == "runtime-spacing":  # exactly the contested cases catch it
+        assert len(fails) == len(cases)
+        unc = [c for c in value_cases if c.op == "MelWeightMatrix" and not c.contested]
+        assert all(r.outcome == "pass" for r in _run(unc, {"MelWeightMatrix": mel_kernel(flaw=flaw)}, flaw, False))
+
+
+def test_mel_error_cases_are_rejected(suite):
+    cases = [c for c in suite if c.expect_error and c.op == "MelWeightMatrix"]
+    assert {c.tags["error"] for c in cases} == {"output_datatype-string"}
+    results = _run(cases, {"MelWeightMatrix": mel_kernel()}, "legit")
+    assert all(r.outcome == "pass" for r in results)
+
+
+def test_mel_coverage(value_cases):
+    cs = [c for c in value_cases if c.op == "MelWeightMatrix"]
+    assert {c.attributes.get("output_datatype", 1) for c in cs} == {
+        V.elem(t) for t in ("uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16",
+                            "float", "double", "bfloat16")}
+    assert {c.tags["shape"] for c in cs} == {s.name for s in signal.MEL_SHAPES}
+    assert {c.inputs[3].elem_type for c in cs} == {V.elem(t) for t in ("float", "double", "float16", "bfloat16")}

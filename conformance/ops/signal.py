@@ -425,5 +425,99 @@ STFT = Entry(
 )
 
 
-ENTRIES = (HANN_WINDOW, HAMMING_WINDOW, BLACKMAN_WINDOW, DFT, STFT)
+# ============================================================================ MelWeightMatrix
+_MEL_NAMES = ("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz")
+
+#: (num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz): the frequencies are
+#: bfloat16 values (every T2 holds them exactly), every band edge is away from a floor boundary in
+#: both spacings (:func:`conformance.reference.signal.mel_edges_stable`).
+MEL_PARAMS = (
+    (8, 16, 8192, 0.0, 4096.0),         # onnx's node test: contested
+    (20, 256, 22050, 64.0, 8000.0),
+    (1, 32, 16000, 300.0, 4000.0),      # one band
+    (16, 400, 16000, 125.0, 6016.0),
+    (12, 128, 16000, 2048.0, 8000.0),   # lower edge well above 0
+    (40, 512, 16000, 0.0, 8000.0),      # the usual speech front end, upper edge at Nyquist
+    (5, 31, 8000, 100.0, 3968.0),       # odd dft_length
+    (3, 10, 16000, 0.0, 8000.0),        # bands narrower than a bin (left == center)
+    (5, 12, 8000, 1024.0, 2048.0),      # the two spacings floor alike: uncontested
+    (8, 8, 8000, 300.0, 2048.0),        # uncontested, most bands collapse onto bin 0
+    (8, 24, 16000, 1024.0, 2048.0),     # uncontested
+    (2, 4, 16000, 0.0, 2048.0),         # every edge in bin 0: uncontested
+)
+
+
+def _mel_args(vals):
+    n, d, sr = (int(np.asarray(v).reshape(())) for v in vals[:3])
+    lo, hi = (float(np.asarray(v).reshape(())) for v in vals[3:5])
+    return n, d, sr, lo, hi
+
+
+def _mel_oracle(ctx, num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, output_datatype=1):
+    """:func:`conformance.reference.signal.mel_weight_matrix` (the text's band spacing); integer
+    outputs truncate (only the peaks, exactly 1, are non-zero)."""
+    w = ref.mel_weight_matrix(*_mel_args((num_mel_bins, dft_length, sample_rate, lower_edge_hertz,
+                                           upper_edge_hertz)))
+    if V.kind(ctx.out_types["output"]) == V.INT:
+        out = np.empty(w.shape, dtype=object)
+        out[...] = np.trunc(w).astype(np.int64).astype(object)
+        return out
+    return w
+
+
+def _mel_tolerance(ctx, inputs, attrs, outputs):
+    """The weights are quotients of small integers: one correctly rounded division, then the
+    rounding to the output type (an ulp of it); integer outputs exact."""
+    t = ctx.out_types["output"]
+    if V.kind(t) != V.FLOAT:
+        return {"output": Tolerance(0.0, 0.0, exact=True)}
+    return {"output": Tolerance(float(V.finfo(t).smallest_subnormal), _eps(t), variants=("float32", "float64"))}
+
+
+def _mel_contested(ctx, attrs):
+    vals = [ctx.values.get(k) for k in _MEL_NAMES]
+    if any(v is None for v in vals):
+        return None
+    p = _mel_args(vals)
+    if not np.array_equal(ref.mel_band_edges(*p, spacing="text"), ref.mel_band_edges(*p, spacing="runtime")):
+        return ("band spacing: the text's upper_edge_hertz is 'the desired top edge of the highest frequency band' "
+                "(num_mel_bins + 2 edges spanning [lower, upper]); onnx.reference and onnxruntime step by "
+                "(mel(upper) - mel(lower)) / (num_mel_bins + 2), so their highest band ends below upper_edge_hertz")
+    return None
+
+
+def _mel_shape(p) -> Shape:
+    n, d, sr, lo, hi = p
+    return Shape(f"bins={n}/dft={d}/sr={sr}/{lo:g}-{hi:g}Hz", {k: "" for k in _MEL_NAMES},
+                 values=dict(zip(_MEL_NAMES, (n, d, sr, lo, hi))))
+
+
+MEL_SHAPES = tuple(_mel_shape(p) for p in MEL_PARAMS)
+
+
+def _mel_placeholders(rng, ctx, shapes):
+    return [np.zeros(s) if V.kind(ctx.types[k]) == V.FLOAT else np.full(s, 1, dtype=object)
+            for k, s in zip(ctx.types, shapes)]
+
+
+def _mel_per_type(version, combo):
+    """Every parameter set for float/double outputs (int64 sizes, float frequencies), two cases for
+    the other combinations."""
+    if combo["T3"] in ("float", "double") and combo["T1"] == "int64" and combo["T2"] == "float":
+        return len(MEL_SHAPES)
+    return 2
+
+
+MEL_WEIGHT_MATRIX = Entry(
+    "MelWeightMatrix", _mel_oracle, family="shaped", shapes=MEL_SHAPES, tolerance=_mel_tolerance,
+    int_numerics={"params": _mel_placeholders}, numerics_classes=lambda t: ("params",),
+    type_attrs=lambda v, combo: {"output_datatype": V.elem(combo["T3"])} if combo["T3"] != "float" else {},
+    per_type=_mel_per_type, contested=_mel_contested,
+    errors=(Err("output_datatype 'Strictly must be one of the values from DataType enum ... T3': 8 (STRING) is not",
+                "output_datatype-string", {"output_datatype": V.elem("string")}, ((), (), (), (), ()),
+                values=dict(zip(_MEL_NAMES, MEL_PARAMS[0])), out_types={"output": "string"}),),
+)
+
+
+ENTRIES = (HANN_WINDOW, HAMMING_WINDOW, BLACKMAN_WINDOW, DFT, STFT, MEL_WEIGHT_MATRIX)
 register_entries(ENTRIES, family="signal")

@@ -416,4 +416,6 @@ def mel_edges_stable(num_mel_bins: int, dft_length: int, sample_rate: int, lower
     div = num_mel_bins + 1 if spacing == "text" else num_mel_bins + 2
     v = (dft_length + 1) * mel_to_hz(lo + k * (hi - lo) / div) / sample_rate
     frac = v - np.floor(v)
-    return bool(np.all(np.minimum(frac, 1 - frac) > margin * np.maximum(1.0, np.abs(v))))
+    # an edge at 0 Hz is 0 in every precision (mel(0) = 0 and back)
+    ok = (np.minimum(frac, 1 - frac) > margin * np.maximum(1.0, np.abs(v))) | ((k == 0) & (lower == 0))
+    return bool(np.all(ok))
