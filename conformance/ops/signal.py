@@ -192,7 +192,13 @@ def _dft_tolerance(ctx, inputs, attrs, outputs):
     axis, n = _dft_args(ctx, list(inputs[1:]), attrs)
     b = ref.dft_bound(inputs[0], t, axis=axis, dft_length=n, inverse=int(attrs.get("inverse", 0)),
                       onesided=int(attrs.get("onesided", 0)))
-    return {"output": Tolerance(b, _eps(t), variants=("direct-sum", "fft", "bluestein"))}
+    return {"output": Tolerance(b + _tiny(t), _eps(t), variants=("direct-sum", "fft", "bluestein"))}
+
+
+def _tiny(t: str) -> float:
+    """The smallest subnormal of ``t``: one ulp of a result rounded into the subnormal range, where
+    ``rtol * |e|`` is below an ulp."""
+    return float(V.finfo(t).smallest_subnormal)
 
 
 def _signal_data(scale_offset):
@@ -364,7 +370,7 @@ def _stft_tolerance(ctx, inputs, attrs, outputs):
     t = ctx.types["signal"]
     sig, step, win, fl = (list(inputs) + [None] * 4)[:4]
     b = ref.stft_bound(sig, t, _scalar(step), win, _scalar(fl))
-    return {"output": Tolerance(b, _eps(t), variants=("direct-sum", "fft", "bluestein"))}
+    return {"output": Tolerance(b + _tiny(t), _eps(t), variants=("direct-sum", "fft", "bluestein"))}
 
 
 def _stft_contested(ctx, attrs):
