@@ -547,3 +547,130 @@ CASTLIKE = Entry(
 
 ENTRIES = (CAST, CASTLIKE)
 register_entries(ENTRIES, family="cast")
+
+
+# ----------------------------------------------------------------------------- BitCast
+BIT_CLASS = "bit-patterns"
+
+#: Bit patterns of the 16-, 32- and 64-bit types: zeros of both signs, the smallest subnormals,
+#: the smallest normals, +-1, the largest finite values, +-inf, quiet NaNs with and without a
+#: payload and of both signs, signalling NaNs (float16, bfloat16, float, double), the integer
+#: extremes; the 64-bit ones also two float32 halves (complex64).
+_BITS16 = (0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00,
+           0xFE00, 0x7C01, 0x7D55, 0x7FFF, 0xFFFF, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0, 0x7F81, 0x7FC1, 0x0080, 0x007F,
+           0x3F80, 0x7F7F, 0x00FF, 0x7FFE)
+_BITS32 = (0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x00800000, 0x3F800000, 0xBF800000,
+           0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7FC12345, 0xFFC00001,
+           0x7F800001, 0x7FA00000, 0xFFFFFFFF, 0x7FFFFFFF, 0x12345678, 0x000000FF)
+_BITS64 = (0x0, 0x8000000000000000, 0x1, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x3FF0000000000000,
+           0xBFF0000000000000, 0x7FEFFFFFFFFFFFFF, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000,
+           0xFFF8000000000000, 0x7FF8000000000123, 0x7FF0000000000001, 0x7FF4000000000000, 0xFFFFFFFFFFFFFFFF,
+           0x7FFFFFFFFFFFFFFF, 0x0123456789ABCDEF)
+
+
+def _bit_pool(width: int, rng) -> list[int]:
+    """The candidate bit patterns of a width (every pattern up to 8 bits)."""
+    if width <= 8:
+        return list(range(1 << width))
+    if width == 16:
+        return list(_BITS16) + [int(v) for v in rng.integers(0, 1 << 16, size=16)]
+    if width == 32:
+        return list(_BITS32) + [int(v) for v in rng.integers(0, 1 << 32, size=16, dtype=np.uint64)]
+    halves = [_BITS32[int(i)] for i in rng.integers(0, len(_BITS32), size=24)]
+    pairs = [(halves[i] << 32) | halves[i + 1] for i in range(0, 24, 2)]
+    if width == 64:
+        return list(_BITS64) + pairs + [int(v) for v in rng.integers(0, 2**63, size=8, dtype=np.uint64)]
+    doubles = [_BITS64[int(i)] for i in rng.integers(0, len(_BITS64), size=40)]
+    return [(doubles[i] << 64) | doubles[i + 1] for i in range(0, 40, 2)]
+
+
+def bit_table(rng, src: str, dst: str) -> list[int]:
+    """The patterns a BitCast case of ``src -> dst`` holds: the width's pool, less the patterns
+    the source type cannot be fed with (the suite carries floating inputs as exact float64
+    values: a signalling float/bfloat16/float8 NaN is quieted, a NaN payload of bfloat16 and
+    e5m2 canonicalised on the way; the int -> float pairs carry every pattern), and, for a
+    bool target, every pattern other than 0 and 1 (no bool value has them)."""
+    pool = sorted(set(_bit_pool(ref.BIT_WIDTHS[src], rng)))
+    arr = ref.from_bits(pool, src, (len(pool),))
+    with np.errstate(invalid="ignore", over="ignore"):
+        exact = V.to_exact(arr, src)
+        fed = V.to_type(V.representable(exact, src) if V.kind(src) == V.FLOAT else exact, src)
+    keep = [p for p, q in zip(pool, ref.bits_of(fed, src)) if p == q]
+    if dst == "bool" or src == "bool":
+        keep = [p for p in keep if p in (0, 1)]
+    return [keep[int(i)] for i in rng.permutation(len(keep))]
+
+
+def _bit_table(rng, ctx, shapes):
+    src, dst = ctx.types["input"], ctx.out_types["output"]
+    tab = np.array(bit_table(rng, src, dst), dtype=object)
+    bits = _fit(rng, tab, shapes[0])
+    with np.errstate(invalid="ignore", over="ignore"):
+        return [V.to_exact(ref.from_bits(bits.ravel().tolist(), src, shapes[0]), src)]
+
+
+def _bitcast_oracle(ctx, x, **attrs):
+    """BitCast (:func:`conformance.reference.cast.bitcast`): the typed output array."""
+    return ref.bitcast(x, ctx.types["input"], ctx.out_types["output"])
+
+
+def _bitcast_type_filter(version: int, combo) -> str | None:
+    a, b = ref.BIT_WIDTHS.get(combo["T1"]), ref.BIT_WIDTHS.get(combo["T2"])
+    if a != b:
+        return (f"{combo['T1']} ({a} bits) -> {combo['T2']} ({b} bits): 'The target data type must have the same "
+                "bit-width as the input data type' (an invalid model: error cases)")
+    return None
+
+
+def _bitcast_check(ctx, inputs, attrs) -> str | None:
+    """The cases whose output holds a NaN are judged bit for bit
+    (:func:`conformance.reference.cast.check_bitcast`: a value comparison lets any NaN pass);
+    the others by the exact value comparison with the sign of zero, which is the same thing
+    there (every other pattern of a type has its own value)."""
+    dst = ctx.out_types["output"]
+    if V.kind(dst) not in (V.FLOAT, V.COMPLEX):
+        return None
+    with np.errstate(invalid="ignore"):
+        y = ref.bitcast(inputs[0], ctx.types["input"], dst)
+        f = y.astype(np.complex128) if V.kind(dst) == V.COMPLEX else y.astype(np.float64)
+    return "conformance.reference.cast:check_bitcast" if np.isnan(f).any() else None
+
+
+def _bitcast_tol(ctx, inputs, attrs, outputs):
+    return {"output": Tolerance(0.0, 0.0, exact=True, signed_zero=True)}
+
+
+def _bitcast_errors() -> tuple[Err, ...]:
+    def e(why, tag, src, dst, attrs=None, out=None):
+        return Err(why, tag, {"to": V.elem(dst)} if attrs is None else attrs, ((2, 3),), type_name=src,
+                   types={"input": src}, out_types={"output": out or dst})
+
+    same = "'The target data type must have the same bit-width as the input data type'"
+    return (
+        e(f"{same}: float (32) -> int16 (16)", "width-float-int16", "float", "int16"),
+        e(f"{same}: uint8 (8) -> int4 (4)", "width-uint8-int4", "uint8", "int4"),
+        e(f"{same}: bool (8) -> int16 (16)", "width-bool-int16", "bool", "int16"),
+        e(f"{same}: complex64 (64) -> complex128 (128)", "width-complex64-complex128", "complex64", "complex128"),
+        e(f"{same}: int2 (2) -> int4 (4)", "width-int2-int4", "int2", "int4"),
+        e("'to' is a required attribute", "to-missing", "float", "int32", attrs={"to": None}, out="int32"),
+        e("'to' must be a non-string type: STRING", "to-string", "float", "string"),
+        e("the output has the type 'to' names: to=INT32 declared uint32", "output-type", "float", "int32",
+          out="uint32"),
+    )
+
+
+BITCAST = Entry(
+    "BitCast", _bitcast_oracle, family="shaped",
+    shapes=(Shape("all/16x16", {"input": "SL"}, dims={"S": (16, 16), "L": (16, 16)}),
+            Shape("r1/odd", {"input": "L"}, dims={"L": (17, 17)}),
+            Shape("r3", {"input": "2SL"}, dims={"S": (2, 3), "L": (3, 5)}),
+            Shape("rank0", {"input": ""}, cycle=False),
+            Shape("zero-size", {"input": "S0"}, dims={"S": (1, 3)}, cycle=False)),
+    attrs=(Attrs(_TO, tag="to"),), type_attrs=lambda v, c: {"to": V.elem(c["T2"])},
+    float_numerics={BIT_CLASS: _bit_table}, int_numerics={BIT_CLASS: _bit_table},
+    numerics_types={BIT_CLASS: tuple(ref.BIT_WIDTHS)}, numerics_classes=lambda t: (BIT_CLASS,), per_type=3,
+    type_filter=_bitcast_type_filter, tolerance=_bitcast_tol, signed_zero=True,
+    check=_bitcast_check, errors=_bitcast_errors(),
+    notes={26: "reinterpret the bits (little endian); equal bit widths only"})
+
+register_entries((BITCAST,), family="cast")

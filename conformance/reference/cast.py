@@ -70,6 +70,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -403,3 +404,81 @@ def check_number_strings(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool
 
 __all__ = ["E8M0", "FLOAT8", "NOTE_SATURATING", "ROUND_MODES", "ZERO_SIGN_CONTESTED", "carrier", "cast",
            "check_number_strings", "defined", "format_value", "is_int_literal", "parse_literal"]
+
+
+# ----------------------------------------------------------------------------- BitCast
+#: The bit width of every type BitCast-26 admits (the storage width of one element: bool is a
+#: byte, the 4- and 2-bit types their nibble or pair, complex both parts).
+BIT_WIDTHS = {"uint2": 2, "int2": 2, "uint4": 4, "int4": 4, "float4e2m1": 4, "uint8": 8, "int8": 8, "bool": 8,
+              "float8e4m3fn": 8, "float8e4m3fnuz": 8, "float8e5m2": 8, "float8e5m2fnuz": 8, "float8e8m0": 8,
+              "uint16": 16, "int16": 16, "float16": 16, "bfloat16": 16, "uint32": 32, "int32": 32, "float": 32,
+              "uint64": 64, "int64": 64, "double": 64, "complex64": 64, "complex128": 128}
+
+
+def bits_of(arr, t: str) -> list[int]:
+    """The bit pattern of every element of the typed array ``arr`` of type ``t`` (row-major),
+    as Python ints of :data:`BIT_WIDTHS` bits, read little endian (the BitCast text: "treat
+    the underlying bytes as little endian")."""
+    a = np.ascontiguousarray(np.asarray(arr, dtype=V.np_dtype(t)))
+    size = a.dtype.itemsize
+    raw = np.frombuffer(a.tobytes(), dtype=np.uint8).reshape(-1, size) if a.size else np.zeros((0, size), np.uint8)
+    if sys.byteorder != "little" and size > 1:
+        raw = raw[:, ::-1]
+    mask = (1 << BIT_WIDTHS[t]) - 1
+    return [int.from_bytes(row.tobytes(), "little") & mask for row in raw]
+
+
+def from_bits(bits, t: str, shape) -> np.ndarray:
+    """An array of type ``t`` and ``shape`` whose elements have the bit patterns ``bits``
+    (Python ints of the type's width, :func:`bits_of`'s inverse)."""
+    dt = V.np_dtype(t)
+    bits = [int(b) for b in bits]
+    if BIT_WIDTHS[t] < 8 or t == "bool":
+        return np.array(bits, dtype=np.uint8).view(dt).reshape(shape)
+    size = dt.itemsize
+    order = "little" if sys.byteorder == "little" else "big"
+    buf = b"".join(b.to_bytes(size, order) for b in bits)
+    return np.frombuffer(buf, dtype=dt).copy().reshape(shape)
+
+
+def bitcast(x, src: str, dst: str) -> np.ndarray:
+    """BitCast-26: the elements of ``x`` (the oracle's exact values of type ``src``, made the
+    typed array a backend is fed) reinterpreted as ``dst``, bit for bit (NaN payloads, signalling
+    NaNs and the sign of zero included).  Returns the *typed* ``dst`` array (its bits are the
+    result; the engine keeps an array already of the output type as it is).
+
+    Raises:
+        ValueError: ``src`` and ``dst`` of different bit widths ("The target data type must have
+            the same bit-width as the input data type"), a string type.
+    """
+    if src not in BIT_WIDTHS or dst not in BIT_WIDTHS:
+        raise ValueError(f"BitCast: {src} -> {dst}: string is not supported")
+    if BIT_WIDTHS[src] != BIT_WIDTHS[dst]:
+        raise ValueError(f"BitCast: {src} ({BIT_WIDTHS[src]} bits) -> {dst} ({BIT_WIDTHS[dst]} bits)")
+    fed = V.to_type(np.asarray(x), src)
+    return from_bits(bits_of(fed, src), dst, fed.shape)
+
+
+def check_bitcast(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """Judge a BitCast result bit for bit (``Case.check``): the output has the type ``to``
+    names and the input's shape, and every element the input element's bit pattern (a value
+    comparison would let a NaN with another payload, or a quieted signalling NaN, pass).
+
+    Returns:
+        ``(passed, message)``.
+    """
+    x = np.asarray(inputs["input"])
+    y = np.asarray(next(iter(outputs.values())))
+    dst = V.name_of(int(attrs["to"]))
+    src = _source_type(x)
+    if y.dtype != V.np_dtype(dst):
+        return False, f"output dtype {y.dtype}, 'to' names {dst}"
+    if y.shape != x.shape:
+        return False, f"output shape {list(y.shape)} != input shape {list(x.shape)}"
+    bx, by = bits_of(x, src), bits_of(y, dst)
+    for i, (a, b) in enumerate(zip(bx, by)):
+        if a != b:
+            w = (BIT_WIDTHS[dst] + 3) // 4
+            return False, (f"element {i} (flat): bits 0x{b:0{w}x}, the input's are 0x{a:0{w}x} "
+                           f"({sum(p != q for p, q in zip(bx, by))} of {len(bx)} differ)")
+    return True, ""
