@@ -635,6 +635,8 @@ def stft_kernel(algo="direct", mode="native", flaw=None):
         xf = x.astype(real)
         z = xf[..., 0].astype(acc) if x.shape[-1] == 1 else (xf[..., 0] + 1j * xf[..., 1]).astype(acc)
         frames = (z.shape[1] - fl) // step + 1
+        if frames < 1 or step < 1:
+            raise ValueError("a frame longer than the signal, or a step below 1")
         idx = np.arange(frames)[:, None] * step + np.arange(fl)[None, :]
         fr = z[:, idx] if z.shape[0] else np.zeros((0, frames, fl), acc)
         if win is not None and flaw != "ignore-window":
@@ -687,7 +689,7 @@ def test_wrong_stft_kernels_are_caught(flaw, value_cases):
 def test_stft_error_cases_are_rejected(suite):
     cases = [c for c in suite if c.expect_error and c.op == "STFT"]
     assert {c.tags["error"] for c in cases} == {"signal-rank2", "onesided-complex", "window-length",
-                                                "signal-last-dim-3"}
+                                                "signal-last-dim-3", "frame-longer-than-signal"}
     results = _run(cases, {"STFT": stft_kernel()}, "legit")
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
                                                         if r.outcome != "pass"]

@@ -47,6 +47,8 @@ bins are **contested**, the others are not.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..reference import signal as ref
@@ -311,7 +313,7 @@ def _dft_patterns():
                     need += ("axis",)
                 names = ("dft_length", "axis")
             if need:
-                sets = [c for k in range(len(names) + 1) for c in _combinations(names, k) if set(need) <= set(c)]
+                sets = [c for k in range(len(names) + 1) for c in itertools.combinations(names, k) if set(need) <= set(c)]
                 opt = tuple(sets)
             out.append(Shape(f"{name}/v17" if version == 17 else name, {"input": tmpl}, a, since=version, until=until, dims=dims, numerics=nums,
                              values=values, optional=opt))
@@ -319,12 +321,6 @@ def _dft_patterns():
     out.append(Shape("r2/complex", {"input": "N2"}, {}, since=20, dims={"N": (2, 9)}))
     out.append(Shape("r2/real/onesided", {"input": "N1"}, {"onesided": 1}, since=20, dims={"N": (2, 9)}))
     return tuple(out)
-
-
-def _combinations(names, k):
-    import itertools
-
-    return itertools.combinations(names, k)
 
 
 DFT_SHAPES = _dft_patterns()
@@ -420,6 +416,9 @@ def _stft_errors():
             "6 and 8", "window-length", {}, ((1, 16, 1), (), (6,), ()), values={"frame_step": 4, "frame_length": 8}),
         Err("the last dimension is 1 (real) or 2 (complex): 3", "signal-last-dim-3", {}, ((1, 16, 3), (), (8,), ()),
             values={"frame_step": 4, "frame_length": 8}),
+        Err("'frames = floor((signal_length - frame_length) / frame_step) + 1' = floor((8 - 16) / 1) + 1 = -7: a "
+            "frame longer than the signal", "frame-longer-than-signal", {}, ((1, 8, 1), (), (16,), ()),
+            values={"frame_step": 1, "frame_length": 16}),
     )
 
 
