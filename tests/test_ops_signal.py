@@ -219,12 +219,13 @@ def _reference_disagreement(case, res) -> str | None:
 
     * ``window-symmetric-size1`` (contested): onnx.reference divides by ``size - 1 = 0``: NaN
       (or garbage after a cast to an integer type).
-    * ``window-float64-in-T2``: onnx.reference computes the window in the output type itself
-      (``np.arange(size, dtype=output type)``): for integer outputs the angle and the sum are
-      integer arithmetic, for float16/bfloat16 the window is evaluated in 16 bits (an error of
-      several float16 ulps, beyond the float32 function body's).
-    * ``window-int-one`` (contested): an exact 1 with an integer output (onnx.reference's integer
-      arithmetic gives 0 or 1 by accident).
+    * ``window-float16-arithmetic``: onnx.reference evaluates the window in the output type
+      (``np.arange(size, dtype=output type)``); for float16 that is float16 arithmetic, several
+      float16 ulps off (a symmetric Hann window of size 2 ends in 9.5e-7, not 0), beyond the
+      float32 function body's error.  Its integer and bfloat16 outputs agree.
+    * ``window-int-one`` (contested): an exact 1 with an integer output; onnx 1.23.2 gives the exact
+      1 on every such case of the suite, so the reason stays unused unless its float64 arithmetic
+      lands below 1.
     * ``window-no-validation``: the error models are run, not rejected.
     * ``dft-no-mode-validation``: DFT with onesided=1 runs a complex input forward (RFFT) and a
       real input inverse (IRFFT), which the text excludes ("only real input is supported",
@@ -269,8 +270,8 @@ def _reference_disagreement(case, res) -> str | None:
         if case.contested:
             return "window-int-one"
         dt = V.name_of(int(case.attributes.get("output_datatype", 1)))
-        if dt not in ("float", "double"):
-            return "window-float64-in-T2"
+        if dt == "float16":
+            return "window-float16-arithmetic"
     return None
 
 
@@ -278,7 +279,7 @@ def test_agreement_with_onnx_reference(suite):
     results = run_cases(suite, resolve_backend("onnx-reference"))
     why, unexplained = sort_findings(suite, results, _reference_disagreement)
     assert not unexplained, unexplained[:5]
-    assert {"window-symmetric-size1", "window-float64-in-T2", "dft-no-mode-validation", "stft-16bit-arithmetic",
+    assert {"window-symmetric-size1", "window-float16-arithmetic", "dft-no-mode-validation", "stft-16bit-arithmetic",
             "stft-no-validation", "mel-band-spacing", "mel-no-validation"} <= set(why), why
     # onnx.reference's MelWeightMatrix is exactly the runtimes' spacing wherever the frequencies are
     # float: the contested reading, and nothing else
