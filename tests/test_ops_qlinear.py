@@ -166,6 +166,13 @@ def _finish(q, zy, mode, flaw):
     return np.clip(y, lo, hi).astype(dt)
 
 
+def _validate(inputs, pairs):
+    """The checks a kernel makes: each scale with its zero point of the same shape."""
+    for s_, z_ in pairs:
+        if inputs[s_].shape != inputs[z_].shape:
+            raise ValueError(f"{s_} {inputs[s_].shape} and {z_} {inputs[z_].shape} differ")
+
+
 def qmm_kernel(mode: str = "mult32", flaw: str | None = None):
     """QLinearMatMul: int32 accumulation (float32 for float8 inputs), then the requantization in
     float32: ``mult32`` ``acc * (a_scale * b_scale / y_scale)`` (onnxruntime's order), ``assoc32``
@@ -174,6 +181,9 @@ def qmm_kernel(mode: str = "mult32", flaw: str | None = None):
     def kernel(inputs, attrs, outputs, opset):
         a, b = inputs["a"], inputs["b"]
         za, zb, zy = inputs["a_zero_point"], inputs["b_zero_point"], inputs["y_zero_point"]
+        _validate(inputs, (("a_scale", "a_zero_point"), ("b_scale", "b_zero_point")))
+        if b.ndim >= 2 and zb.size > 1 and zb.shape[-1] != b.shape[-1]:
+            raise ValueError("per column of b: N elements")
         sa, sb, sy = _f(inputs["a_scale"]), _f(inputs["b_scale"]), _f(inputs["y_scale"])
         if flaw == "swap-zero-points":
             za, zb = zb.astype(za.dtype), za.astype(zb.dtype)
@@ -275,7 +285,8 @@ def test_conv_integer_oracle_matches_an_explicit_loop(seed):
     # QLinearConv: the same sums with the bias, requantized per output channel
     sx, sw, sy = 0.02, np.array([0.01, 0.03, 0.005, 0.02]), 0.7
     b = rng.integers(-5000, 5000, size=4)
-    y = ref.qlinear_conv(x, np.array(sx), np.array(zx), w, sw, zw, np.array(sy), np.array(3), b, attrs, "uint8")
+    zw4 = np.broadcast_to(zw, (4,)).copy()  # the pair's shapes agree: per channel
+    y = ref.qlinear_conv(x, np.array(sx), np.array(zx), w, sw, zw4, np.array(sy), np.array(3), b, attrs, "uint8")
     acc = _loop_conv_integer(x, w, zx, zw, pads, strides, dilations, group)
     want = np.empty(acc.shape, dtype=object)
     for idx in np.ndindex(*acc.shape):
@@ -321,6 +332,8 @@ def ci_kernel(flaw=None):
 
     def kernel(inputs, attrs, outputs, opset):
         zx = None if flaw == "ignore-x-zero-point" else inputs.get("x_zero_point")
+        if zx is not None and zx.size != 1:
+            raise ValueError("x_zero_point is per tensor")
         y = _int_conv(inputs["x"], inputs["w"], zx, inputs.get("w_zero_point"), attrs,
                       pad_with_zero_point=flaw != "pad-with-0")
         return {outputs[0]: y.astype(np.int32)}
@@ -333,6 +346,9 @@ def qc_kernel(mode="mult32", flaw=None):
     float32 (``mult32``), ``((acc * x_scale) * w_scale) / y_scale`` (``assoc32``) or float64."""
 
     def kernel(inputs, attrs, outputs, opset):
+        _validate(inputs, (("x_scale", "x_zero_point"), ("w_scale", "w_zero_point")))
+        if inputs["x_scale"].size != 1 or inputs["y_scale"].size != 1:
+            raise ValueError("x_scale and y_scale are per tensor")
         sw = _f(inputs["w_scale"])
         if flaw == "per-channel-ignored":
             sw = sw.ravel()[:1].reshape(())
@@ -400,8 +416,8 @@ def test_wrong_conv_kernels_are_caught(flaw, conv_cases):
 # ============================================================================ invalid models, onnx.reference
 def test_error_cases_are_rejected(all_cases):
     cases = [c for c in all_cases if c.expect_error]
-    assert {c.tags["error"] for c in cases if c.op == "QLinearMatMul"} == {"inner-mismatch", "a-zero-point-type",
-                                                                          "scale-type"}
+    assert {c.tags["error"] for c in cases if c.op == "QLinearMatMul"} == {
+        "inner-mismatch", "a-zero-point-type", "scale-type", "scale-zero-point-shapes", "per-column-length"}
     assert {"group-not-dividing-C", "x-zero-point-type", "w-zero-point-type"} <= \
         {c.tags["error"] for c in cases if c.op == "ConvInteger"}
     assert {"B-type", "B-length", "x-zero-point-type"} <= {c.tags["error"] for c in cases if c.op == "QLinearConv"}

@@ -222,6 +222,8 @@ def _mm_shapes() -> tuple[Shape, ...]:
         sh("batch-a/per-tensor", "SMK", "KN", "", ""),
         sh("M=K/per-row,per-tensor", "MM", "MN", "M", ""),
         sh("1d-a/per-tensor", "K", "KN", "", ""),
+        sh("1d-b/per-row", "MK", "K", "M", ""),
+        sh("batch-broadcast/per-row,per-column", "S1MK", "1TKN", "S1M1", "1T1N", dims={"S": (2, 2), "T": (3, 3)}),
         sh("zero-K", "M0", "0N", "", "N", cycle=False),
         sh("long-K/per-column", "2L", "L3", "", "3", dims={"L": (200, 256)}, numerics=(REQUANT, SATURATE)),
     )
@@ -241,6 +243,10 @@ _MM_ERRORS = (
         type_name="uint8"),
     Err("a_scale is tensor(float) at version 10 (here double)", "scale-type", types={"a_scale": "double"},
         shapes=((2, 3), (), (), (3, 2), (), (), (), ()), type_name="uint8", until=20),
+    Err("'Scale and zero point must have same shape': a per-row a_scale [2] with a scalar a_zero_point",
+        "scale-zero-point-shapes", shapes=((2, 3), (2,), (), (3, 2), (), (), (), ()), type_name="uint8"),
+    Err("per column of b: b_scale and b_zero_point have N = 2 elements, not 3", "per-column-length",
+        shapes=((2, 3), (), (), (3, 2), (3,), (3,), (), ()), type_name="uint8"),
 )
 
 QLINEAR_MATMUL = Entry(
@@ -309,6 +315,10 @@ CONV_INTEGER = Entry(
     errors=_conv_errors(False) + (
         Err("x_zero_point has x's type T1 (here int8 with a uint8 x)", "x-zero-point-type",
             types={"x": "uint8", "x_zero_point": "int8"}, shapes=((1, 2, 5, 5), (3, 2, 3, 3), ()), type_name="uint8"),
+        Err("x_zero_point 'is a scalar, which means a per-tensor/layer quantization': one per input channel [2]",
+            "x-zero-point-per-channel", shapes=((1, 2, 5, 5), (3, 2, 3, 3), (2,)), type_name="uint8"),
+        Err("a 1-D w_zero_point has M elements (3), not 2", "w-zero-point-length",
+            shapes=((1, 2, 5, 5), (3, 2, 3, 3), (), (2,)), type_name="uint8"),
         Err("w_zero_point has w's type T2 (here uint8 with an int8 w)", "w-zero-point-type",
             types={"w": "int8", "w_zero_point": "uint8"}, shapes=((1, 2, 5, 5), (3, 2, 3, 3), (), ()),
             type_name="uint8"),
@@ -371,6 +381,13 @@ QLINEAR_CONV = Entry(
     errors=_conv_errors(True) + (
         Err("x_zero_point has x's type T1 (here int8 with a uint8 x)", "x-zero-point-type",
             types={"x": "uint8", "x_zero_point": "int8"}, shapes=((1, 2, 5, 5), (), (), (3, 2, 3, 3), (), (), (), ()),
+            type_name="uint8"),
+        Err("x_scale 'is a scalar, which means a per-tensor/layer quantization': one per input channel [2]",
+            "x-scale-per-channel", shapes=((1, 2, 5, 5), (2,), (2,), (3, 2, 3, 3), (), (), (), ()), type_name="uint8"),
+        Err("a 1-D w_scale and w_zero_point have M elements (3), not 2", "w-scale-length",
+            shapes=((1, 2, 5, 5), (), (), (3, 2, 3, 3), (2,), (2,), (), ()), type_name="uint8"),
+        Err("'Each scale and zero-point pair must have same shape': w_scale [3] with a scalar w_zero_point",
+            "w-scale-zero-point-shapes", shapes=((1, 2, 5, 5), (), (), (3, 2, 3, 3), (3,), (), (), ()),
             type_name="uint8"),
         Err("B is int32 (T4): an int8 bias", "B-type", types={"B": "int8"},
             shapes=((1, 2, 5, 5), (), (), (3, 2, 3, 3), (), (), (), (), (3,)), type_name="uint8"),

@@ -138,19 +138,26 @@ def matmul_parts(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale):
     sy = exact(y_scale)
     if sy.size != 1:
         raise ValueError("y_scale is per tensor (a scalar)")
-    ia, ea = int_terms(a, _row(a_zero_point, a.ndim))
-    ib, eb = int_terms(b, b_zero_point)
+    for s_, z_, n_ in ((a_scale, a_zero_point, "a"), (b_scale, b_zero_point, "b")):
+        if np.shape(s_) != np.shape(z_):
+            raise ValueError(f"{n_}_scale {np.shape(s_)} and {n_}_zero_point {np.shape(z_)}: 'Scale and zero point "
+                             "must have same shape'")
+    # numpy.matmul's 1-D promotion: a [K] is [1, K] (per tensor), b [K] is [K, 1] (per tensor)
+    a1, b1 = a.ndim == 1, b.ndim == 1
+    a2, b2 = (a[None, :] if a1 else a), (b[:, None] if b1 else b)
+    za, sa = _row(a_zero_point, a2.ndim), _row(exact(a_scale), a2.ndim)
+    ia, ea = int_terms(a2, za)
+    ib, eb = int_terms(b2, b_zero_point)
     acc = np.matmul(ia, ib)
     mag = np.matmul(np.abs(ia), np.abs(ib))
-    sa, sb = exact(a_scale), exact(b_scale)
-    if a.ndim >= 2 and b.ndim >= 2:
-        mult = _row(sa, a.ndim) * sb
-    elif sa.size == 1 and sb.size == 1:
-        mult = sa.reshape(()) * sb.reshape(())
-    else:
-        raise ValueError("a 1-D operand takes per-tensor scales")
-    mult = np.broadcast_to(np.asarray(mult * Fraction(2) ** (ea + eb) / sy.reshape(()), dtype=object), acc.shape)
-    return _times(acc, mult), _times(mag, mult)
+    mult = np.broadcast_to(np.asarray(sa * exact(b_scale) * Fraction(2) ** (ea + eb) / sy.reshape(()), dtype=object),
+                           acc.shape)
+    v, g = _times(acc, mult), _times(mag, mult)
+    if b1:
+        v, g = v[..., 0], g[..., 0]
+    if a1:
+        v, g = v[..., 0, :] if not b1 else v[..., 0], g[..., 0, :] if not b1 else g[..., 0]
+    return v, g
 
 
 def _times(ints: np.ndarray, mult: np.ndarray) -> np.ndarray:
@@ -255,6 +262,8 @@ def qlinear_conv_parts(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_sca
         raise ValueError("x_scale and y_scale are per tensor (scalars)")
     if sw.size != 1 and sw.shape != (m,):
         raise ValueError(f"w_scale of shape {sw.shape}: a scalar or [M] = [{m}]")
+    if np.shape(x_scale) != np.shape(x_zero_point) or np.shape(w_scale) != np.shape(w_zero_point):
+        raise ValueError("'Each scale and zero-point pair must have same shape'")
     zw = np.asarray(w_zero_point, dtype=np.int64)
     xd = np.asarray(x, dtype=np.int64) - np.asarray(x_zero_point, dtype=np.int64).reshape(())
     wd = np.asarray(w, dtype=np.int64) - (zw.reshape((-1,) + (1,) * (np.ndim(w) - 1)) if zw.size > 1
