@@ -515,3 +515,105 @@ def test_every_element_type_round_trips_through_a_bundle(all_cases, tmp_path):
         for k, v in a.datasets[0].outputs.items():
             w = b.datasets[0].outputs[k]
             assert v.dtype == w.dtype and v.tobytes() == w.tobytes(), (a.id, k)
+
+
+# ============================================================================ com.microsoft QLinearAdd / QLinearMul
+def test_qlinear_binary_oracle_matches_an_explicit_loop():
+    rng = np.random.default_rng(7)
+    for op in ("QLinearAdd", "QLinearMul"):
+        for t, (lo, hi) in (("uint8", (0, 255)), ("int8", (-128, 127))):
+            a = _obj(rng.integers(lo, hi + 1, size=6), (2, 3))
+            b = _obj(rng.integers(lo, hi + 1, size=3), (3,))
+            za, zb, zc = (int(v) for v in rng.integers(lo, hi + 1, size=3))
+            sa, sb, sc = (float(np.float32(v)) for v in rng.uniform(0.01, 0.2, size=3))
+            got = ref.qlinear_binary(op, a, np.array(sa), np.array(za), b, np.array(sb), np.array(zb), np.array(sc),
+                                     np.array(zc), t)
+            for i, j in itertools.product(range(2), range(3)):
+                x, y = Fraction(int(a[i, j]) - za), Fraction(int(b[j]) - zb)
+                if op == "QLinearAdd":
+                    v = (Fraction(sa) * x + Fraction(sb) * y) / Fraction(sc)
+                else:
+                    v = x * y * Fraction(sa) * Fraction(sb) / Fraction(sc)
+                assert got[i, j] == min(hi, max(lo, round(v) + zc)), (op, t, i, j)
+
+
+def qbin_kernel(op, mode="ratio32", flaw=None):
+    """onnxruntime's QLinearAdd/QLinearMul in float32: ``ratio32`` the ratios ``A_scale / C_scale``
+    and ``B_scale / C_scale`` (Mul: ``A_scale B_scale / C_scale``) rounded to float32 first (MLAS),
+    ``plain32`` the formula as written in float32, ``f64``; then rint, + C_zero_point, saturation."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        for n in ("A_scale", "B_scale", "C_scale", "A_zero_point", "B_zero_point", "C_zero_point"):
+            if n in inputs and inputs[n].ndim != 0:
+                raise ValueError(f"{n} must be a scalar")
+        t = inputs["A"].dtype
+        if any(inputs[n].dtype != t for n in ("B", "A_zero_point", "B_zero_point", "C_zero_point") if n in inputs):
+            raise TypeError("A, B and the zero points have one type T")
+        z = {n: np.int64(inputs[n]) if n in inputs else np.int64(0)
+             for n in ("A_zero_point", "B_zero_point", "C_zero_point")}
+        if flaw == "ignore-A-zero-point":
+            z["A_zero_point"] = np.int64(0)
+        da = inputs["A"].astype(np.int64) - z["A_zero_point"]
+        db = inputs["B"].astype(np.int64) - z["B_zero_point"]
+        sa, sb, sc = (np.float32(inputs[n]) for n in ("A_scale", "B_scale", "C_scale"))
+        if flaw == "swap-scales":
+            sa, sb = sb, sa
+
+        dt = np.float64 if mode == "f64" else np.float32
+        if op == "QLinearAdd":
+            if mode == "ratio32":
+                v = (np.float32(sa / sc) * da.astype(np.float32)).astype(np.float32) + \
+                    (np.float32(sb / sc) * db.astype(np.float32)).astype(np.float32)
+            else:
+                v = (dt(sa) * da.astype(dt) + dt(sb) * db.astype(dt)) / dt(sc)
+        else:
+            p = (da * db).astype(dt)
+            v = p * dt(dt(sa) * dt(sb) / dt(sc)) if mode == "ratio32" else p * dt(sa) * dt(sb) / dt(sc)
+        r = np.trunc(v) if flaw == "truncate" else np.rint(v)
+        y = r.astype(np.int64) + (0 if flaw == "ignore-C-zero-point" else z["C_zero_point"])
+        i = np.iinfo(t)
+        return {outputs[0]: y.astype(t) if flaw == "wrap" else np.clip(y, i.min, i.max).astype(t)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def bin_cases():
+    return [c for e in ops_ql.MS_ENTRIES for c in engine.cases(e, 0)]
+
+
+def test_qlinear_binary_kernels(bin_cases):
+    values = [c for c in bin_cases if c.expect_error is None]
+    errors = [c for c in bin_cases if c.expect_error]
+    assert len(values) >= 70 and {c.tags["numerics"] for c in values} == {"requant", "saturate"}
+    assert any(c.contested for c in values) and sum(1 for c in values if not c.contested) >= 60
+    for mode in ("ratio32", "plain32", "f64"):
+        k = {op: qbin_kernel(op, mode) for op in ("QLinearAdd", "QLinearMul")}
+        res = run_cases(values, KernelBackend(k, name=mode, check=False))
+        bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(values, res) if r.outcome != "pass"]
+        assert not bad, (mode, bad[:5])
+    res = run_cases(errors, KernelBackend({op: qbin_kernel(op) for op in ("QLinearAdd", "QLinearMul")}, name="e",
+                                          check=True))
+    assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errors, res)
+                                                    if r.outcome != "pass"]
+
+
+WRONG_BIN = {
+    # flaw: (filter, the operators it can show on: A_scale B_scale is symmetric in QLinearMul)
+    "swap-scales": (lambda c: True, ("QLinearAdd",)),
+    "truncate": (lambda c: c.tags["numerics"] == "requant", ("QLinearAdd", "QLinearMul")),
+    "wrap": (lambda c: c.tags["numerics"] == "saturate", ("QLinearAdd", "QLinearMul")),
+    "ignore-C-zero-point": (lambda c: "C_zero_point" in c.tags["optional_inputs"], ("QLinearAdd", "QLinearMul")),
+    "ignore-A-zero-point": (lambda c: "A_zero_point" in c.tags["optional_inputs"], ("QLinearAdd", "QLinearMul")),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_BIN))
+def test_wrong_qlinear_binary_kernels_are_caught(flaw, bin_cases):
+    keep, ops = WRONG_BIN[flaw]
+    cases = [c for c in bin_cases if c.expect_error is None and c.op in ops and keep(c)]
+    assert len(cases) >= 10
+    k = {op: qbin_kernel(op, flaw=flaw) for op in ops}
+    res = run_cases(cases, KernelBackend(k, name=flaw, check=False))
+    n = Counter((c.op, r.outcome) for c, r in zip(cases, res))
+    assert all(n[(op, "fail")] >= 3 for op in ops), n

@@ -1,5 +1,7 @@
 """The integer kernels of quantization as entries of the operator table (family ``shaped``):
-QLinearMatMul (ai.onnx 10, 21), ConvInteger (10) and QLinearConv (10).
+QLinearMatMul (ai.onnx 10, 21), ConvInteger (10) and QLinearConv (10), and onnxruntime's
+com.microsoft QLinearAdd (1) and QLinearMul (1) (onnxruntime-defined: their oracles follow its
+schema docs; see the last section).
 
 Exact oracles and the robustness rule: :mod:`conformance.reference.qlinear` (integer
 accumulation, exact requantization rounded half to even, saturation); the convolution geometry
@@ -24,6 +26,16 @@ accumulation, exact requantization rounded half to even, saturation); the convol
   present and absent (QLinearConv), x_zero_point / w_zero_point present and absent
   (ConvInteger), an empty batch;
 * **tolerance**: exact (the robust elements' results are the same for every legitimate kernel).
+
+**com.microsoft QLinearAdd / QLinearMul** (onnxruntime-defined): ``C = (A_scale (A - A_zp) +
+B_scale (B - B_zp)) / C_scale + C_zp`` and ``C = (A - A_zp)(B - B_zp) A_scale B_scale / C_scale +
+C_zp`` with numpy broadcasting, scalar scales and zero points (absent: 0).  The schema names no
+rounding and no saturation: the oracle rounds half to even and saturates (QuantizeLinear's rule,
+what onnxruntime's kernels do) and the cases hold no element near a tie
+(:func:`conformance.reference.qlinear.robust_binary`).  Contested: A_zero_point or B_zero_point
+absent (the schema: optional, "Default value is 0"; onnxruntime's type inference rejects such a
+model).  Error cases: a zero point of another type, shapes that do not broadcast, a per-axis
+scale, a ``[1]`` scale ("It's a scalar"; onnxruntime's inference: "must be a scalar").
 """
 
 from __future__ import annotations
@@ -396,3 +408,119 @@ QLINEAR_CONV = Entry(
 
 ENTRIES = (QLINEAR_MATMUL, CONV_INTEGER, QLINEAR_CONV)
 register_entries(ENTRIES, family="qlinear")
+
+
+# ----------------------------------------------------------------------------- com.microsoft QLinearAdd / QLinearMul
+MS = "com.microsoft"
+BIN_NAMES = ("A", "A_scale", "A_zero_point", "B", "B_scale", "B_zero_point", "C_scale", "C_zero_point")
+
+
+def _bin_class(op: str, num: str):
+    """The numerics class ``num`` (``requant`` or ``saturate``) of onnxruntime's QLinearAdd /
+    QLinearMul: A and B over the whole range, zero points (where present) at the extremes, 0,
+    the middle or drawn, random scales, C_scale placing the results in (or far beyond) the
+    type's range; C_scale nudged until every element is robust
+    (:func:`conformance.reference.qlinear.robust_binary`: no element near a rounding boundary, no
+    exact tie)."""
+
+    def table(rng, ctx, shapes):
+        present = [n for n in BIN_NAMES if n in ctx.types]
+        sh = dict(zip(present, shapes))
+        t = ctx.types["A"]
+        out_type = ctx.out_types["C"]
+        for attempt in range(60):
+            vals = {n: _zero_points(rng, t, sh[n]) for n in ("A_zero_point", "B_zero_point", "C_zero_point")
+                    if n in sh}
+            vals["A"] = _data(rng, t, sh["A"], None, False)
+            vals["B"] = _data(rng, t, sh["B"], None, False)
+            vals["A_scale"] = _scales(rng, "float", sh["A_scale"], False)
+            vals["B_scale"] = _scales(rng, "float", sh["B_scale"], False)
+
+            def parts(sc):
+                return ref.qlinear_binary_parts(op, vals["A"], vals["A_scale"], vals.get("A_zero_point"), vals["B"],
+                                                vals["B_scale"], vals.get("B_zero_point"), np.array(sc))
+
+            v1, _ = parts(1.0)
+            sc = _y_scale(rng, "float", v1, out_type, num)
+            zc = np.asarray(vals.get("C_zero_point", np.array(0, dtype=object)), dtype=object).reshape(())
+            for _ in range(20):
+                v, mag = parts(sc)
+                if ref.robust_binary(v, mag, zc, out_type).all():
+                    vals["C_scale"] = np.full(sh["C_scale"], sc, dtype=np.float64)
+                    return [vals[n] for n in present]
+                sc = float(V.representable(np.array([sc * (1 + float(rng.uniform(-0.02, 0.02)))]), "float")[0])
+        raise ValueError(f"{op}: no robust table found")
+
+    table.__name__ = f"{op.lower()}_{num}"
+    return table
+
+
+def _bin_oracle(op: str):
+    def oracle(ctx, A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point=None, **attrs):
+        return ref.qlinear_binary(op, A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point,
+                                  ctx.out_types["C"])
+
+    oracle.__name__ = oracle.__qualname__ = f"{op.lower()}_oracle"
+    oracle.__doc__ = f"onnxruntime's {op} (:func:`conformance.reference.qlinear.qlinear_binary`)."
+    return oracle
+
+
+def _bin_shapes() -> tuple[Shape, ...]:
+    ab = ("A_zero_point", "B_zero_point")
+    both = (ab, ab + ("C_zero_point",))  # the patterns onnxruntime's type inference accepts
+
+    def sh(name, a, b, p="", optional=both, **kw):
+        return Shape(name, {"A": a, "B": b, **{n: p for n in BIN_NAMES if n not in ("A", "B")}}, optional=optional,
+                     **kw)
+
+    return (
+        sh("same/r2", "SL", "SL", dims={"S": (2, 3), "L": (5, 9)}),
+        sh("same/r2/any-zero-points", "SL", "SL", optional=None, dims={"S": (2, 3), "L": (5, 9)}),
+        sh("broadcast/B-row", "SL", "L", dims={"S": (2, 3), "L": (5, 9)}),
+        sh("broadcast/both", "S1", "1L", dims={"S": (2, 4), "L": (3, 7)}),
+        sh("scalar-B", "SL", ""),
+        sh("scalar-A", "", "SL"),
+        sh("r4/broadcast-channel", "NCHW", "C11", dims={"N": (1, 2), "C": (2, 3), "H": (2, 3), "W": (3, 5)}),
+        sh("long/r1", "L", "L", dims={"L": (1000, 1100)}),
+        sh("rank0", "", "", cycle=False),
+        sh("zero-size", "S0", "0", cycle=False),
+    )
+
+
+def _bin_errors(op: str) -> tuple[Err, ...]:
+    return (
+        Err("A_zero_point has A's type T (int8 with a uint8 A)", "zero-point-type",
+            types={"A": "uint8", "A_zero_point": "int8"}, shapes=((2, 3), (), (), (2, 3), (), (), (), ()),
+            type_name="uint8"),
+        Err("A and B must broadcast (numpy): (2, 3) and (4,)", "broadcast",
+            shapes=((2, 3), (), (), (4,), (), (), (), ()), type_name="uint8"),
+        Err("A_scale 'is a scalar, which means a per-tensor/layer quantization': a [3] A_scale", "scale-per-axis",
+            shapes=((2, 3), (3,), (), (2, 3), (), (), (), ()), type_name="uint8"),
+        Err("C_scale 'is a scalar': a 1-element [1] tensor is not (onnxruntime's type inference: 'Scale and "
+            "Zero-point must be a scalar')", "scale-[1]", shapes=((2, 3), (), (), (2, 3), (), (), (1,), ()),
+            type_name="uint8"),
+    )
+
+
+def _bin_contested(ctx, attrs) -> str | None:
+    """A_zero_point or B_zero_point absent: onnxruntime's schema declares them optional ("Default
+    value is 0 if it's not specified"), its type inference rejects the model ("Input data type
+    does not match the expected data type")."""
+    missing = [n for n in ("A_zero_point", "B_zero_point") if n not in ctx.types]
+    if missing:
+        return (f"{' and '.join(missing)} absent: onnxruntime's schema makes it optional (default 0), its type "
+                "inference rejects the model")
+    return None
+
+
+QLINEAR_ADD, QLINEAR_MUL = (
+    Entry(op, _bin_oracle(op), family="shaped", domain=MS, shapes=_bin_shapes(),
+          int_numerics={n: _bin_class(op, n) for n in (REQUANT, SATURATE)},
+          numerics_classes=lambda t: (REQUANT, SATURATE), per_type=16, tolerance=_exact_tol, errors=_bin_errors(op),
+          contested=_bin_contested,
+          notes={1: "onnxruntime-defined (com.microsoft): scalar scales and zero points, numpy broadcasting; "
+                    "rounding and saturation as QuantizeLinear (the schema names neither)"})
+    for op in ("QLinearAdd", "QLinearMul"))
+
+MS_ENTRIES = (QLINEAR_ADD, QLINEAR_MUL)
+register_entries(MS_ENTRIES, family="qlinear")

@@ -290,3 +290,59 @@ def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_
     """
     v, _ = qlinear_conv_parts(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, b, attrs)
     return requantize(v, exact(y_zero_point).reshape(()), out_type, 10)
+
+
+# ----------------------------------------------------------------------------- com.microsoft QLinearAdd / QLinearMul
+def qlinear_binary_parts(op: str, a, a_scale, a_zero_point, b, b_scale, b_zero_point, c_scale):
+    """``(v, mag)`` of onnxruntime's com.microsoft QLinearAdd / QLinearMul (its schema docs):
+    ``v = (A_scale (A - A_zp) + B_scale (B - B_zp)) / C_scale`` (Add) or
+    ``v = (A - A_zp)(B - B_zp) A_scale B_scale / C_scale`` (Mul), numpy broadcasting, exactly
+    (object arrays of Fractions); ``mag`` the sum of the terms' magnitudes (Add: the two
+    products; Mul: ``|v|``).  An absent zero point is 0.
+
+    Raises:
+        ValueError: a scale or zero point that is not a scalar ("It's a scalar, which means a
+            per-tensor/layer quantization"), shapes that do not broadcast.
+    """
+    for p in (a_scale, b_scale, c_scale, a_zero_point, b_zero_point):
+        if p is not None and np.size(p) != 1:
+            raise ValueError("scales and zero points are scalars (per tensor)")
+    za = 0 if a_zero_point is None else exact(a_zero_point).reshape(())[()]
+    zb = 0 if b_zero_point is None else exact(b_zero_point).reshape(())[()]
+    sa, sb, sc = (exact(s).reshape(())[()] for s in (a_scale, b_scale, c_scale))
+    da, db = exact(a) - za, exact(b) - zb
+    da, db = np.broadcast_arrays(da, db)
+    if op == "QLinearAdd":
+        t1, t2 = da * (sa / sc), db * (sb / sc)
+        v = t1 + t2
+        mag = np.abs(t1) + np.abs(t2)
+    else:
+        v = da * db * (sa * sb / sc)
+        mag = np.abs(v)
+    return np.asarray(v, dtype=object), np.asarray(mag, dtype=object)
+
+
+def qlinear_binary(op: str, a, a_scale, a_zero_point, b, b_scale, b_zero_point, c_scale, c_zero_point,
+                   out_type: str) -> np.ndarray:
+    """com.microsoft QLinearAdd / QLinearMul, exactly: :func:`qlinear_binary_parts` rounded half to
+    even, ``+ C_zero_point`` (0 when absent), saturated to the 8-bit type (the schema names
+    neither rounding nor saturation: the suite takes QuantizeLinear's, which onnxruntime's kernels
+    implement, and never generates an element at a tie).  Returns object ints.
+
+    Raises:
+        ValueError: as :func:`qlinear_binary_parts`.
+    """
+    v, _ = qlinear_binary_parts(op, a, a_scale, a_zero_point, b, b_scale, b_zero_point, c_scale)
+    zc = 0 if c_zero_point is None else exact(c_zero_point).reshape(())[()]
+    return requantize(v, zc, out_type)
+
+
+def robust_binary(v, mag, zc, out_type: str) -> np.ndarray:
+    """The elements of a QLinearAdd/QLinearMul case no float32 evaluation can round otherwise:
+    more than ``SLACK_REL (|v| + mag)`` from a rounding boundary, never an exact tie (the schema
+    names no rounding rule)."""
+    out = np.zeros(np.shape(v), dtype=bool)
+    flat = out.reshape(-1)
+    for i, (vi, gi) in enumerate(zip(np.asarray(v).ravel().tolist(), np.asarray(mag).ravel().tolist())):
+        flat[i] = robust_value(Fraction(vi), SLACK_REL * (abs(float(vi)) + float(gi)), zc, out_type, False)
+    return out
