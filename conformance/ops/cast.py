@@ -616,9 +616,9 @@ def _bitcast_oracle(ctx, x, **attrs):
 
 def _bitcast_type_filter(version: int, combo) -> str | None:
     a, b = ref.BIT_WIDTHS.get(combo["T1"]), ref.BIT_WIDTHS.get(combo["T2"])
-    if a != b:
-        return (f"{combo['T1']} ({a} bits) -> {combo['T2']} ({b} bits): 'The target data type must have the same "
-                "bit-width as the input data type' (an invalid model: error cases)")
+    if a != b:  # one reason for every such pair (coverage counts distinct reasons)
+        return ("T1 and T2 of different bit widths: 'The target data type must have the same bit-width as the "
+                "input data type' (an invalid model: error cases)")
     return None
 
 
