@@ -157,6 +157,8 @@ def _finish(q, zy, mode, flaw):
     try:
         lo, hi = _rng_range(dt)
     except (ValueError, TypeError):
+        if flaw == "float8-no-saturation":  # beyond the largest value: inf or NaN, not the largest
+            return (q + zy.astype(q.dtype)).astype(dt)
         m = float(ml_dtypes.finfo(dt).max)
         return (np.clip(q + zy.astype(q.dtype), -m, m)).astype(dt)
     r = np.sign(q) * np.floor(np.abs(q) + 0.5) if flaw == "half-away" else np.rint(q)
@@ -192,7 +194,8 @@ def qmm_kernel(mode: str = "mult32", flaw: str | None = None):
         if flaw == "per-column-ignored":
             sb, zb = sb.ravel()[:1].reshape(()), zb.ravel()[:1].reshape(())
         ints = a.dtype.kind in "iu" and b.dtype.kind in "iu"
-        da = a.astype(np.int64) - _rowl(za, a.ndim).astype(np.int64) if ints else _f(a) - _f(_rowl(za, a.ndim))
+        rowl = (lambda p, nd: p) if flaw == "a-zero-point-along-K" else _rowl  # numpy broadcasting of [M]
+        da = a.astype(np.int64) - rowl(za, a.ndim).astype(np.int64) if ints else _f(a) - _f(rowl(za, a.ndim))
         db = b.astype(np.int64) - zb.astype(np.int64) if ints else _f(b) - _f(zb)
         acc = np.matmul(da, db)
         sa_l = _rowl(sa, a.ndim) if a.ndim >= 2 and b.ndim >= 2 else sa
@@ -234,6 +237,9 @@ WRONG_MM = {
     "wrap": (lambda c: c.tags["numerics"] == "saturate", 30),
     "per-row-ignored": (lambda c: "per-row" in c.tags["shape"], 20),
     "per-column-ignored": (lambda c: "per-column" in c.tags["shape"], 20),
+    # an [M] a_zero_point subtracted along K (numpy broadcasting): a wrong value where M == K
+    "a-zero-point-along-K": (lambda c: c.tags["shape"].startswith("M=K/per-row"), 6),
+    "float8-no-saturation": (lambda c: c.tags["numerics"] == "saturate" and "T3=float8" in c.id, 20),
 }
 
 
