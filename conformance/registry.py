@@ -49,6 +49,7 @@ FAMILIES = (
     "conformance.ops.recurrent",
     "conformance.ops.signal",
     "conformance.ops.text",
+    "conformance.ops.transformer",
 )
 
 
