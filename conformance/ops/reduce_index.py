@@ -1,5 +1,5 @@
 """The index and scan operators of the reductions as entries of the operator table (family
-``shaped``): ArgMax, ArgMin, CumSum, TopK (every version), on the axes, rows, tolerance and
+``shaped``): ArgMax, ArgMin, CumSum, CumProd, TopK (every version), on the axes, rows, tolerance and
 numerics helpers of :mod:`conformance.ops.reduce` (split from it by sub-family; the cases are
 byte for byte those it generated).  The decisions taken from the operator texts
 (``onnx.defs.get_schema(op, version).doc``):
@@ -13,6 +13,14 @@ be empty" (11): an empty axis is an error case, zero-size inputs are not generat
 **CumSum** (11, 14): exact prefix sums, ``exclusive`` and ``reverse`` as the text's example;
 ``axis`` "A 0-D tensor" of int32 or int64; a one-element 1-D axis is a contested case
 (onnx.checker and onnxruntime accept it, onnx.reference refuses it).
+
+**CumProd** (26): the product twin of CumSum on its machinery (shape table, axis as a 0-D
+input, ``exclusive`` -- the first output the empty product 1 -- and ``reverse``); exact prefix
+products (IEEE rules for NaN, infinities, zeros and overflow, element by element); the data
+classes are ReduceProd's, whose every partial product of every order stays inside the
+accumulator (``wide``: inside ``2^(emax/2)``, so every prefix is finite in T too).  The text
+says nothing about integer overflow (no wrap-around is stated): integer prefix products
+outside the type are never generated, as for CumSum.
 
 **TopK** (1, 10, 11, 24): ``k`` the attribute at 1, the ``K`` input (a 1-D tensor of one
 positive value) from 10; values by value, ties by the lower index ("the element with the
@@ -41,6 +49,11 @@ from .reduce import (
     _int_bounds,
     _objs,
     _ones,
+    _prod_int_extremes,
+    _prod_ints,
+    _prod_normal,
+    _prod_rows,
+    _prod_special,
     reduce_rows,
     _rowwise,
     _sum_int_extremes,
@@ -575,6 +588,151 @@ def _cumsum_entry() -> Entry:
                  notes={14: "float16, bfloat16"})
 
 
+def _cumprod_row(r, exclusive: bool, reverse: bool):
+    """Exact (inclusive or exclusive, forward or reverse) prefix products of one row: Python
+    ints, or floats correctly rounded from the exact rational products (IEEE rules: NaN if a
+    NaN or both an infinity and a zero were seen, else an infinity or a zero with the product
+    of the signs); the exclusive first element is the empty product 1."""
+    vals = list(r[::-1]) if reverse else list(r)
+    out: list = []
+    if r.dtype == object:
+        acc = 1
+        for v in vals:
+            out.append(acc if exclusive else acc * int(v))
+            acc *= int(v)
+    else:
+        acc, neg, nan, inf, zero = Fraction(1), False, False, False, False
+        for v in vals:
+            v = float(v)
+            if exclusive:
+                out.append(_prod_value(acc, neg, nan, inf, zero))
+            nan = nan or math.isnan(v)
+            neg ^= math.copysign(1.0, v) < 0
+            inf = inf or math.isinf(v)
+            zero = zero or v == 0
+            if math.isfinite(v) and v != 0:
+                acc *= Fraction(abs(v))
+            if not exclusive:
+                out.append(_prod_value(acc, neg, nan, inf, zero))
+    out = out[::-1] if reverse else out
+    res = np.empty(len(vals), dtype=object if r.dtype == object else np.float64)
+    res[:] = out
+    return res
+
+
+def _prod_value(acc: Fraction, neg: bool, nan: bool, inf: bool, zero: bool) -> float:
+    if nan or (inf and zero):
+        return math.nan
+    sign = -1.0 if neg else 1.0
+    if inf:
+        return sign * math.inf
+    if zero:
+        return sign * 0.0
+    return sign * _to_float(acc)
+
+
+def cumprod(ctx, x, axis, exclusive=0, reverse=0, **attrs) -> np.ndarray:
+    """CumProd-26: the exact cumulative products of ``x`` along ``axis`` (a 0-D int32/int64
+    tensor; a one-element 1-D one is read the same way, contested as for CumSum);
+    ``exclusive``: the j-th output is the product of the first ``j - 1`` elements (the first
+    one 1); ``reverse``: multiplied from the end.  Returns an array of ``x``'s shape (float64
+    for floating types, Python ints otherwise).
+
+    Raises:
+        ValueError: ``axis`` out of ``[-r, r-1]``, or an integer prefix product outside the
+            type (the text does not define overflow; no data class produces one)."""
+    xa = np.asarray(x)
+    a = int(np.ravel(np.asarray(axis, dtype=object))[0])
+    if not -xa.ndim <= a < xa.ndim:
+        raise ValueError(f"axis {a} outside [{-xa.ndim}, {xa.ndim - 1}]")
+    a %= xa.ndim
+    moved = np.moveaxis(xa, a, -1)
+    flat = moved.reshape((-1, moved.shape[-1])) if moved.size else moved.reshape((0, moved.shape[-1]))
+    out = np.empty(flat.shape, dtype=object if xa.dtype == object else np.float64)
+    for i in range(flat.shape[0]):
+        out[i] = _cumprod_row(flat[i], bool(exclusive), bool(reverse))
+    res = np.moveaxis(out.reshape(moved.shape), -1, a)
+    t = ctx.out_types.get("y")
+    if t is not None and V.kind(t) == V.INT and res.size:
+        lo, hi = _int_bounds(t)
+        if any(not lo <= int(v) <= hi for v in res.ravel()):
+            raise ValueError("CumProd: an integer prefix product outside the type (a data class produced an overflow)")
+    return res
+
+
+def cumprod_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """CumProd: each output is a product of at most ``n - 1`` multiplications (``n`` the axis
+    length), in any order of any scan, at the accumulator's ``u'`` (float32 for 16-bit types),
+    none of whose partial products leaves the accumulator's normal range (the data classes see
+    to it), then rounded to T: the error is relative (Higham §3.1, as ReduceProd)::
+
+        atol = 2 s,   rtol = gamma_{n-1}(u') (1 + u) + 2.01 u
+    """
+    t = ctx.out_types["y"]
+    if V.kind(t) != V.FLOAT:
+        return {"y": Tolerance(0.0, 0.0, exact=True)}
+    u, s, acc = units(t)
+    x = np.asarray(inputs[0])
+    a = int(np.ravel(np.asarray(inputs[1], dtype=object))[0]) % max(x.ndim, 1)
+    n = x.shape[a] if x.ndim else 1
+    return {"y": Tolerance(2 * s, _gamma(n - 1, acc) * (1 + u) + 2.01 * u,
+                           variants=(f"bound:any scan order, accumulator u={acc:g}",))}
+
+
+def _cumprod_wide(rng, ctx, m, n):
+    """Factors ``2^[-w, w]`` with ``w = min(4, emax / (4 n))``, products within
+    ``2^(+-emax/4)``: every prefix of every order inside ``2^(emax/2)``, finite in T."""
+    emax = math.log2(float(V.finfo(_t(ctx)).max))
+    return _prod_rows(rng, ctx, m, n, min(4.0, 0.25 * emax / max(n, 1)), 0.25 * emax)
+
+
+def _cumprod_near_one(rng, ctx, m, n):
+    """Long rows: factors ``2^[-w, w]`` with ``w = min(0.5, 4 / n)``, products within
+    ``2^(+-4)``: every prefix inside ``2^11`` (float16's range), the relative error of a
+    long scan accumulates over the whole row."""
+    return _prod_rows(rng, ctx, m, n, min(0.5, 4.0 / max(n, 1)), 4.0)
+
+
+def cumprod_shapes() -> tuple[Shape, ...]:
+    """CumProd: CumSum's table (:func:`cumsum_shapes`) with long rows of 256 near-one factors
+    (4096 would leave every type's range) and the vectorizable special rows."""
+    out = []
+    for sh in cumsum_shapes():
+        if sh.name.startswith("long/"):
+            sh = Shape("long/axis=1", sh.inputs, {}, dims={"L": (256, 256)}, numerics=("near-one",),
+                       values=sh.values)
+        out.append(sh)
+    return tuple(out)
+
+
+def _cumprod_contested(ctx, attrs) -> str | None:
+    """A one-element 1-D ``axis`` (as :func:`_cumsum_contested`)."""
+    if ctx.shapes.get("axis") not in (None, ()):
+        return ("CumProd's axis given as a one-element 1-D tensor: the text says 'A 0-D tensor'; onnx.checker "
+                "accepts the model")
+    return None
+
+
+def _cumprod_entry() -> Entry:
+    shapes = cumprod_shapes()
+    errors = (Err("axis 2 outside [-2, 1] for rank 2 ('Must be in the range [-rank(x), rank(x)-1]')", "axis=2", {},
+                  ((2, 3), ()), values={"axis": 2}),
+              Err("axis -3 outside [-2, 1] for rank 2", "axis=-3", {}, ((2, 3), ()), values={"axis": -3}),
+              Err("axis must be int32 or int64 (T2)", "axis-float", {}, ((2, 3), ()), types={"axis": "float"},
+                  values={"axis": 1.0}),
+              Err("axis must be a 0-D tensor, not two values", "axis-2-values", {}, ((2, 3), (2,)),
+                  values={"axis": [0, 1]}))
+    return Entry("CumProd", cumprod, family="shaped", shapes=shapes, tolerance=cumprod_tolerance,
+                 attrs=(Attrs({"exclusive": 1}, tag="exclusive"), Attrs({"reverse": 1}, tag="reverse"),
+                        Attrs({"exclusive": 1, "reverse": 1}, tag="exclusive,reverse")),
+                 per_type=sweep(shapes, ints=6), errors=errors, contested=_cumprod_contested,
+                 float_numerics={"normal": _rowwise(_prod_normal), "wide": _rowwise(_cumprod_wide),
+                                 "special": _rowwise(_prod_special), "near-one": _rowwise(_cumprod_near_one)},
+                 numerics_classes=lambda t: (("normal", "wide", "special", "near-one") if V.kind(t) == V.FLOAT
+                                             else ("int", "int-extremes")),
+                 int_numerics={"int": _rowwise(_prod_ints), "int-extremes": _rowwise(_prod_int_extremes)})
+
+
 def topk_shapes() -> tuple[Shape, ...]:
     """TopK: ranks 1-4, ``k`` of 1, a few and the whole axis (the axis length drawn at least
     ``k``), the axis omitted (-1), negative axes from 11, a size-1 axis, a zero-size input whose
@@ -658,5 +816,6 @@ def _topk_entry() -> Entry:
                         "integer types", 24: "bfloat16"})
 
 
-ENTRIES = (_arg_entry("ArgMax", argmax), _arg_entry("ArgMin", argmin), _cumsum_entry(), _topk_entry())
+ENTRIES = (_arg_entry("ArgMax", argmax), _arg_entry("ArgMin", argmin), _cumsum_entry(), _cumprod_entry(),
+           _topk_entry())
 register_entries(ENTRIES, family="reduce")
