@@ -319,3 +319,208 @@ def test_coverage_and_trap_patterns(suite, value_cases):
     alphas = {None if a is None else round(float(a), 4) for a in
               (c.attributes.get("alpha") for c in value_cases if c.op == "SwiGLU")}
     assert alphas >= {None, 1.0, 1.702, 0.5, -1.25}, alphas
+
+
+# ============================================================================ LinearAttention
+LA_IN = ("query", "key", "value", "past_state", "decay", "beta")
+
+
+def _la_attrs(a):
+    return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in a.items()
+            if k in ("q_num_heads", "kv_num_heads", "update_rule", "scale", "chunk_size")}
+
+
+def la_loop(q, k, v, past, decay, beta, attrs):
+    """LinearAttention from the text's formulas, scalar loops: per batch and KV head the state
+    S[dk][dv]; per token: S = exp(g) * S (gated; g per key row or per head), the delta rule
+    S += beta k (v - S^T k)^T, else S += k v^T; each query head h of the group reading KV head
+    h // (Hq / Hkv): o = scale * q^T S."""
+    hq, hkv = attrs["q_num_heads"], attrs["kv_num_heads"]
+    rule = attrs.get("update_rule", "gated_delta")
+    nb, nt, wq = q.shape
+    dk = wq // hq
+    dv = v.shape[2] // hkv
+    scale = float(np.float32(attrs.get("scale", 0.0))) or 1.0 / math.sqrt(dk)
+    out = np.zeros((nb, nt, hq * dv))
+    present = np.zeros((nb, hkv, dk, dv))
+    for b in range(nb):
+        for h in range(hkv):
+            S = [[(past[b, h, i, j] if past is not None else 0.0) for j in range(dv)] for i in range(dk)]
+            for t in range(nt):
+                kk = [k[b, t, h * dk + i] for i in range(dk)]
+                vv = [v[b, t, h * dv + j] for j in range(dv)]
+                if rule in ("gated", "gated_delta"):
+                    for i in range(dk):
+                        g = decay[b, t, h * dk + i] if decay.shape[2] == hkv * dk else decay[b, t, h]
+                        S[i] = [math.exp(g) * s for s in S[i]]
+                if rule in ("delta", "gated_delta"):
+                    bt = beta[b, t, h] if beta.shape[2] == hkv else beta[b, t, 0]
+                    pred = [sum(S[i][j] * kk[i] for i in range(dk)) for j in range(dv)]
+                    vv = [bt * (vv[j] - pred[j]) for j in range(dv)]
+                for i in range(dk):
+                    for j in range(dv):
+                        S[i][j] += kk[i] * vv[j]
+                grp = hq // hkv
+                for hh in range(h * grp, (h + 1) * grp):
+                    for j in range(dv):
+                        out[b, t, hh * dv + j] = scale * sum(q[b, t, hh * dk + i] * S[i][j] for i in range(dk))
+            present[b, h] = np.array(S)
+    return out, present
+
+
+def _la_args(case):
+    f = _feeds(case)
+    return [_f64(f.get(n)) for n in LA_IN]
+
+
+def test_linear_attention_oracle_is_the_loop_on_every_value_case(value_cases_la):
+    n = 0
+    for c in value_cases_la:
+        args = _la_args(c)
+        a = _la_attrs(c.attributes)
+        mo, ms = la_loop(*args, a)
+        go, gs = ref.linear_attention(*args, **a)
+        assert np.allclose(go, mo, rtol=1e-12, atol=1e-12) and np.allclose(gs, ms, rtol=1e-12, atol=1e-12), c.id
+        n += 1
+    assert n >= 100
+
+
+@pytest.fixture(scope="module")
+def suite_la():
+    from conformance import registry
+
+    return registry.generate(["LinearAttention"], seed=0)
+
+
+@pytest.fixture(scope="module")
+def value_cases_la(suite_la):
+    return [c for c in suite_la if c.expect_error is None]
+
+
+def test_linear_attention_node_tests():
+    tests = single_node_tests(("LinearAttention",), ("linear_attention",))
+    assert len(tests) >= 10
+    for t in tests:
+        node = t.model.graph.node[0]
+        attrs = _la_attrs({a.name: onnx.helper.get_attribute_value(a) for a in node.attribute})
+        names = [i.name for i in t.model.graph.input]
+        for ins, outs in t.data_sets:
+            byname = dict(zip(names, ins))
+            args = [_f64(byname.get(n)) if n else None for n in list(node.input) + [""] * (6 - len(node.input))]
+            got = ref.linear_attention(*args, **attrs)
+            for g, w in zip(got, outs):
+                tol = 2e-2 if w.dtype == np.float16 else 1e-4
+                assert np.allclose(g, w.astype(np.float64), rtol=tol, atol=tol), t.name
+
+
+def la_kernel(flaw=None, state_in_s=False):
+    """A LinearAttention kernel: the recurrence in float32 (:func:`ref.linear_attention` with
+    ``dtype=float32``), or token by token with the state rounded to S (``state_in_s``);
+    ``flaw`` injects one error."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        a = _la_attrs(attrs)
+        args = [inputs.get(n) for n in LA_IN]
+        t = args[0].dtype
+        s_t = args[3].dtype if args[3] is not None else t
+        args = [None if x is None else x.astype(np.float32) for x in args]
+        if flaw == "gqa-modulo" and a["q_num_heads"] != a["kv_num_heads"]:
+            # query head h reads KV head h % Hkv instead of h // (Hq / Hkv)
+            hq, hkv = a["q_num_heads"], a["kv_num_heads"]
+            grp = hq // hkv
+            q = args[0].reshape(args[0].shape[0], args[0].shape[1], hq, -1)
+            perm = [(h % hkv) * grp + (h // hkv) for h in range(hq)]
+            inv = np.argsort(perm)
+            args[0] = q[:, :, inv].reshape(args[0].shape)
+        if flaw == "delta-as-linear":
+            a["update_rule"] = {"delta": "linear", "gated_delta": "gated"}.get(a.get("update_rule", "gated_delta"))
+            args[5] = None
+        if flaw == "beta-ignored" and args[5] is not None:
+            args[5] = np.ones_like(args[5])
+        if flaw == "scale-ignored":
+            a["scale"] = 0.0
+        if flaw == "decay-sign" and args[4] is not None:
+            args[4] = -args[4]
+        if state_in_s:
+            o_steps, st = [], args[3]
+            for i in range(args[0].shape[1]):
+                sl = [None if x is None else x[:, i:i + 1] for x in args[:3]] + [st] + \
+                     [None if x is None else x[:, i:i + 1] for x in args[4:]]
+                o, st = ref.linear_attention(*sl, dtype=np.float32, **a)
+                st = st.astype(s_t).astype(np.float32)
+                o_steps.append(o.astype(np.float32))
+            o = np.concatenate(o_steps, axis=1) if o_steps else np.zeros(
+                (args[0].shape[0], 0, a["q_num_heads"] * (args[2].shape[2] // a["kv_num_heads"])), np.float32)
+            if st is None:
+                st = ref.linear_attention(*args, dtype=np.float32, **a)[1]
+        else:
+            o, st = ref.linear_attention(*args, dtype=np.float32, **a)
+        res = {"output": o.astype(t), "present_state": st.astype(s_t)}
+        return {n: res[n] for n in outputs}
+
+    return kernel
+
+
+@pytest.mark.parametrize("state_in_s", [False, True])
+def test_linear_attention_legitimate_kernels(state_in_s, value_cases_la):
+    results = _run(value_cases_la, {"LinearAttention": la_kernel(state_in_s=state_in_s)}, "legit")
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(value_cases_la, results) if r.outcome != "pass"]
+    assert not bad, (len(bad), bad[:5])
+
+
+def _rule(c):
+    return c.attributes.get("update_rule", "gated_delta")
+
+
+def _ne(c):
+    return all(d > 0 for d in c.inputs[0].shape)
+
+
+LA_WRONG = {
+    "gqa-modulo": (lambda c: _ne(c) and c.attributes["q_num_heads"] > c.attributes["kv_num_heads"] > 1, 10),
+    "delta-as-linear": (lambda c: _ne(c) and _rule(c) in ("delta", "gated_delta"), 40),
+    "beta-ignored": (lambda c: _ne(c) and _rule(c) in ("delta", "gated_delta"), 40),
+    "scale-ignored": (lambda c: _ne(c) and c.attributes.get("scale", 0.0) not in (0.0,), 10),
+    "decay-sign": (lambda c: _ne(c) and _rule(c) in ("gated", "gated_delta"), 40),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(LA_WRONG))
+def test_linear_attention_wrong_kernels_are_caught(flaw, value_cases_la):
+    keep, least = LA_WRONG[flaw]
+    cases = [c for c in value_cases_la if keep(c)]
+    assert len(cases) >= least, len(cases)
+    results = _run(cases, {"LinearAttention": la_kernel(flaw)}, flaw, check=False)
+    n = Counter(r.outcome for r in results)
+    assert n["fail"] >= least, n
+    by_type = {c.tags["dtype"] for c, r in zip(cases, results) if r.outcome == "fail"}
+    assert {"float", "float16", "bfloat16"} <= by_type, by_type
+
+
+def test_linear_attention_errors_and_reference(suite_la):
+    errs = [c for c in suite_la if c.expect_error]
+    assert {c.tags["error"] for c in errs} >= {"heads-not-multiple", "unknown-update_rule", "gated-no-decay",
+                                               "delta-no-beta", "past_state-shape"}
+    results = _run(errs, {"LinearAttention": la_kernel()}, "legit")
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(errs, results)
+                                                        if r.outcome != "pass"]
+    # onnx.reference (float32 internally) agrees on every value case and rejects the invalid models
+    # (the unknown update_rule is 'unsupported' there: it raises ValueError at run)
+    res = run_cases(suite_la, resolve_backend("onnx-reference"))
+    bad = [(c.id, r.outcome) for c, r in zip(suite_la, res) if r.outcome != "pass"
+           and not (c.expect_error and c.tags["error"] == "unknown-update_rule")]
+    assert not bad, bad[:5]
+
+
+def test_linear_attention_coverage(suite_la, value_cases_la):
+    cov = compute_coverage(suite_la)
+    for v, e in cov["ops"]["LinearAttention"]["versions"].items():
+        assert not e["missing"], (v, e["missing"][:3])
+    assert {_rule(c) for c in value_cases_la} == set(ref.UPDATE_RULES)
+    assert any("update_rule" not in c.attributes for c in value_cases_la)  # the default, gated_delta
+    opts = {c.tags.get("optional_inputs") for c in value_cases_la}
+    assert {"none", "past_state", "decay", "beta", "decay,beta", "past_state,decay,beta"} <= opts, opts
+    # S differs from T only with past_state (nothing else binds it)
+    for c in value_cases_la:
+        if "past_state" not in c.tags.get("optional_inputs", ""):
+            assert c.outputs[1].elem_type == c.inputs[0].elem_type, c.id

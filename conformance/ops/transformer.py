@@ -312,5 +312,159 @@ SWIGLU = Entry(
 )
 
 
-ENTRIES = (ROTARY_EMBEDDING, SWIGLU)
+
+
+# ============================================================================ LinearAttention
+_LA_NAMES = ("query", "key", "value", "past_state", "decay", "beta")
+
+
+def _la_rule(attrs) -> str:
+    return str(attrs.get("update_rule", "gated_delta"))
+
+
+def _la_draw(rng, ctx, shapes, mode: str):
+    """LinearAttention data: q, v in [-1, 1] (``large``: [-4, 4]), keys L2-normalised per head
+    (the text: "Should be L2-normalized for delta/gated_delta modes"; every rule gets them, so
+    the state stays bounded), past_state in [-1, 1], decay (log-space) in [-1, 0] (``strong``
+    decay: [-4, -1]), beta in [0.05, 1] (a sigmoid output)."""
+    t = ctx.types["query"]
+    hkv = int(ctx.attrs["kv_num_heads"])
+    out = []
+    for n, shp in zip([n for n in _LA_NAMES if n in ctx.types], shapes):
+        tn = ctx.types[n]
+        if n == "key":
+            k = rng.uniform(-1.0, 1.0, size=shp)
+            if k.size:
+                k4 = k.reshape(shp[0], shp[1], hkv, -1)
+                k4 /= np.maximum(np.linalg.norm(k4, axis=-1, keepdims=True), 1e-3)
+                k = k4.reshape(shp)
+            out.append(V.representable(k, tn))
+        elif n == "decay":
+            lo, hi = (-4.0, -1.0) if mode == "strong-decay" else (-1.0, 0.0)
+            out.append(V.representable(rng.uniform(lo, hi, size=shp), tn))
+        elif n == "beta":
+            out.append(V.representable(rng.uniform(0.05, 1.0, size=shp), tn))
+        else:
+            sc = 4.0 if mode == "large" and n in ("query", "value") else 1.0
+            out.append(V.representable(rng.uniform(-sc, sc, size=shp), tn))
+    del t
+    return out
+
+
+def _la_class(mode):
+    def fn(rng, ctx, shapes):
+        return _la_draw(rng, ctx, shapes, mode)
+
+    fn.__name__ = fn.__qualname__ = f"linear_attention_{mode.replace('-', '_')}"
+    fn.__doc__ = f"LinearAttention numerics class ``{mode}`` (:func:`_la_draw`)."
+    return fn
+
+
+LA_CLASSES = {m: _la_class(m) for m in ("normal", "large", "strong-decay")}
+
+
+def linear_attention_oracle(ctx, query, key, value, past_state=None, decay=None, beta=None, **attrs):
+    """LinearAttention-27 (:func:`conformance.reference.transformer.linear_attention`):
+    ``(output, present_state)``."""
+    return ref.linear_attention(query, key, value, past_state, decay, beta, **_la_attrs(attrs))
+
+
+def _la_attrs(attrs) -> dict:
+    return {k: attrs[k] for k in ("q_num_heads", "kv_num_heads", "update_rule", "scale", "chunk_size") if k in attrs}
+
+
+def linear_attention_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """The running error bound of :func:`conformance.reference.transformer.linear_attention_bound`
+    (float32 arithmetic, any order of each dot product, the state optionally rounded to S at
+    every step), plus the rounding of each output to its type: ``atol`` its largest element
+    plus 2 subnormals, ``rtol = 2.01 u``."""
+    t = ctx.types["query"]
+    st = ctx.out_types.get("present_state", t)
+    ins = list(inputs) + [None] * (6 - len(inputs))
+    eo, es = ref.linear_attention_bound(*ins, state_type=st, **_la_attrs(attrs))
+    tol = {}
+    for name, e, ty in (("output", eo, t), ("present_state", es, st)):
+        u, s = ref.unit(ty)
+        tol[name] = Tolerance((float(e.max()) if e.size else 0.0) + 2 * s, 2.01 * u,
+                              variants=("bound:float32 recurrence, any dot-product order, state in S or float32",))
+    return tol
+
+
+def _la_shapes() -> tuple[Shape, ...]:
+    out: list[Shape] = []
+
+    def add(name, rule, *, hq=2, hkv=2, dk=3, dv=2, t=(1, 4), b=(1, 2), decay=None, beta=None, attrs=None):
+        dims = {"B": b, "T": t, "Q": (hq * dk, hq * dk), "K": (hkv * dk, hkv * dk), "V": (hkv * dv, hkv * dv),
+                "H": (hkv, hkv), "D": (dk, dk), "E": (dv, dv)}
+        inputs = {"query": "BTQ", "key": "BTK", "value": "BTV", "past_state": "BHDE"}
+        need = []
+        if decay:
+            inputs["decay"] = {"dim": "BTK", "head": "BTH"}[decay]
+            need.append("decay")
+        if beta:
+            inputs["beta"] = {"head": "BTH", "one": "BT1"}[beta]
+            need.append("beta")
+        a = {"q_num_heads": hq, "kv_num_heads": hkv, **(attrs or {})}
+        if rule is not None:
+            a["update_rule"] = rule
+        order = [n for n in _LA_NAMES[3:] if n in need or n == "past_state"]
+        with_past = tuple(n for n in order)
+        without = tuple(n for n in order if n != "past_state")
+        out.append(Shape(name, inputs, a, dims=dims, optional=(without, with_past)))
+
+    add("linear", "linear")
+    add("linear/scale=0.5", "linear", attrs={"scale": 0.5})
+    add("gated/decay-per-dim", "gated", decay="dim")
+    add("gated/decay-per-head", "gated", decay="head")
+    add("delta/beta-per-head", "delta", beta="head")
+    add("delta/beta-one", "delta", beta="one", dk=4, dv=3)
+    add("gated_delta/default/per-head", None, decay="head", beta="head")
+    add("gated_delta/per-dim/beta-one", "gated_delta", decay="dim", beta="one")
+    add("gated_delta/gqa", None, hq=4, hkv=2, decay="head", beta="head")
+    add("gated_delta/mqa", None, hq=3, hkv=1, decay="head", beta="head", dk=2, dv=3)
+    add("linear/gqa", "linear", hq=4, hkv=2)
+    add("gated_delta/decode", None, t=(1, 1), b=(2, 3), decay="head", beta="head")
+    add("gated_delta/chunk_size=2", None, t=(5, 6), decay="dim", beta="head", attrs={"chunk_size": 2})
+    add("delta/scale=1.5/long", "delta", t=(12, 12), beta="head", attrs={"scale": 1.5})
+    add("gated/zero-batch", "gated", b=(0, 0), decay="head")
+    return tuple(out)
+
+
+def _la_optional_rule(version, combo, optional) -> bool:
+    """Without past_state nothing binds S but present_state: only ``S == T`` (onnx.reference
+    and the function body then give present_state T's type); with it, any S."""
+    return "past_state" in optional or combo.get("S") == combo.get("T")
+
+
+def _la_errors() -> tuple[Err, ...]:
+    q = (1, 2, 6)
+    hv = (1, 2, 2)
+    return (
+        Err("'q_num_heads must be a positive multiple of kv_num_heads': 2 and 3", "heads-not-multiple",
+            {"q_num_heads": 2, "kv_num_heads": 3, "update_rule": "linear"}, ((1, 2, 6), (1, 2, 9), (1, 2, 6))),
+        Err("update_rule 'One of: linear, gated, delta, gated_delta': 'softmax'", "unknown-update_rule",
+            {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "softmax"}, (q, q, hv)),
+        Err("decay is 'Required for gated and gated_delta modes' (absent)", "gated-no-decay",
+            {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated"}, (q, q, hv)),
+        Err("beta is 'Required for delta and gated_delta modes' (absent)", "delta-no-beta",
+            {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "delta"}, (q, q, hv)),
+        Err("past_state must be (B, H_kv, d_k, d_v) = (1, 2, 3, 1), not (1, 2, 1, 3)", "past_state-shape",
+            {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "linear"}, (q, q, hv, (1, 2, 1, 3))),
+    )
+
+
+LA_SHAPES = _la_shapes()
+LINEAR_ATTENTION = Entry(
+    "LinearAttention", linear_attention_oracle, family="shaped", shapes=LA_SHAPES,
+    tolerance=linear_attention_tolerance, float_numerics=LA_CLASSES, numerics_classes=lambda t: tuple(LA_CLASSES),
+    per_type=len(LA_SHAPES), errors=_la_errors(), optional_rule=_la_optional_rule,
+    # the required head counts are the pattern's (its attributes take precedence); the states
+    # carry placeholders so that the engine keeps them (every state must give the required ones)
+    attrs=(Attrs({"q_num_heads": 2, "kv_num_heads": 2}, tag="default"),
+           Attrs({"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated_delta", "scale": 0.0, "chunk_size": 64},
+                 tag="explicit-default"),
+           Attrs({"q_num_heads": 2, "kv_num_heads": 2, "chunk_size": 1}, tag="chunk_size=1")),
+)
+
+ENTRIES = (ROTARY_EMBEDDING, SWIGLU, LINEAR_ATTENTION)
 register_entries(ENTRIES, family="transformer")

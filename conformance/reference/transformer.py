@@ -296,3 +296,76 @@ def linear_attention(query, key, value, past_state=None, decay=None, beta=None, 
             o = sc * np.einsum("bhgk,bhkv->bhgv", qt, st)
             out[:, i] = o.reshape((bsz, hq, dv))
     return out.reshape((bsz, t, hq * dv)), st
+
+
+def linear_attention_bound(query, key, value, past_state=None, decay=None, beta=None, *, q_num_heads,
+                           kv_num_heads, update_rule="gated_delta", scale=0.0, chunk_size=64,
+                           state_type: str = "float"):
+    """A running bound of the error of a legitimate LinearAttention kernel: the recurrence in
+    float32 (``u = 2^-24``; the narrowest precision any of the operator's types computes in),
+    any order of each dot product, exp within the budget table's float32 3 ulp, the running
+    state optionally rounded to ``state_type`` at every step (16-bit S), the scale
+    ``1/sqrt(d_k)`` within sqrt's and division's budgets.  Per step, with ``S`` the exact
+    state and ``E`` its bound::
+
+        gated:  E <- e^g E + e^g |S| 7u
+        delta:  p = S^T k,  e_p = |k|^T E + gamma_dk |k|^T |S|,
+                e_upd = |beta| (e_p + u (|v| + |p|)) + u |beta (v - p)|
+        write:  E <- E + |k| e_upd + u |k| |upd| + u |S_new| (+ u_S |S_new|)
+        read:   e_o = |scale| (|q|^T E + gamma_dk |q|^T |S|) + 12 u |o|
+
+    Returns:
+        ``(bound of output [B, T, Hq*dv], bound of present_state [B, Hkv, dk, dv])``, float64,
+        before the rounding of the outputs to their types.
+
+    Raises:
+        ValueError: as :func:`linear_attention`."""
+    out, _ = linear_attention(query, key, value, past_state, decay, beta, q_num_heads=q_num_heads,
+                              kv_num_heads=kv_num_heads, update_rule=update_rule, scale=scale)
+    u = 2.0 ** -24
+    us = unit(state_type)[0] if state_type in ("float16", "bfloat16") else 0.0
+    hq, hkv = int(q_num_heads), int(kv_num_heads)
+    f = lambda v: None if v is None else np.asarray(v, dtype=np.float64)  # noqa: E731
+    q = _split_heads(f(query), hq)
+    k = _split_heads(f(key), hkv)
+    v = _split_heads(f(value), hkv)
+    bsz, t, _, dk = q.shape
+    dv = v.shape[3]
+    gated = update_rule in ("gated", "gated_delta")
+    delta = update_rule in ("delta", "gated_delta")
+    g = None
+    if gated:
+        dd = f(decay)
+        g = dd.reshape((bsz, t, hkv, dk if dd.shape[2] == hkv * dk else 1))
+    bt = np.broadcast_to(f(beta), (bsz, t, hkv)) if delta else None
+    st = np.zeros((bsz, hkv, dk, dv)) if past_state is None else f(past_state).copy()
+    err = np.zeros_like(st)
+    sc = abs(float(np.float32(scale))) if scale else 1.0 / math.sqrt(dk)
+    gk = gamma(dk, u)
+    grp = hq // hkv
+    eo = np.zeros((bsz, t, hq, dv))
+    with np.errstate(all="ignore"):
+        for i in range(t):
+            kt, vt = k[:, i], v[:, i]
+            if gated:
+                ex = np.exp(g[:, i])[..., None]
+                st = ex * st
+                err = ex * err + np.abs(st) * 7 * u
+            if delta:
+                pred = np.einsum("bhkv,bhk->bhv", st, kt)
+                e_p = np.einsum("bhkv,bhk->bhv", err, np.abs(kt)) + gk * np.einsum("bhkv,bhk->bhv", np.abs(st),
+                                                                                   np.abs(kt))
+                b_ = bt[:, i][..., None]
+                upd = b_ * (vt - pred)
+                e_upd = np.abs(b_) * (e_p + u * (np.abs(vt) + np.abs(pred))) + u * np.abs(upd)
+            else:
+                upd, e_upd = vt, np.zeros_like(vt)
+            outer = kt[..., :, None] * upd[..., None, :]
+            st = st + outer
+            err = err + np.abs(kt)[..., :, None] * e_upd[..., None, :] + u * np.abs(outer) + (u + us) * np.abs(st)
+            qt = np.abs(q[:, i].reshape((bsz, hkv, grp, dk)))
+            o_abs = np.einsum("bhgk,bhkv->bhgv", qt, np.abs(st))
+            e = sc * (np.einsum("bhgk,bhkv->bhgv", qt, err) + gk * o_abs)
+            eo[:, i] = e.reshape((bsz, hq, dv))
+    eo = eo.reshape((bsz, t, hq * dv)) + 12 * u * np.abs(out)
+    return eo, err
