@@ -8,8 +8,9 @@
 * kernels through ``KernelBackend``: legitimate ones (float32 arithmetic, a fused
   multiply-add, arithmetic in T itself, a libm a few ulp off) pass every case; the
   deliberately wrong ones fail cases the right kernel passes: rotary interleaving confused,
-  a partial rotary_embedding_dim rotating halves of the whole head, position_ids ignored, the
-  sine's sign flipped; SwiGLU with A and B swapped, alpha ignored;
+  a partial rotary_embedding_dim rotating halves of the whole head, the tail past
+  rotary_embedding_dim not passed through (onnxruntime's odd-head behaviour), position_ids
+  ignored, the sine's sign flipped; SwiGLU with A and B swapped, alpha ignored;
 * error cases rejected; coverage of every type.
 """
 
@@ -190,6 +191,11 @@ def rope_kernel(flaw=None, mode="float32", fma=False):
             return {"Y": y.astype(x.dtype)}
         y = ref.rotary_kernel(x.astype(np.float64), co.astype(np.float64), si.astype(np.float64), pos,
                               compute=compute, fma=fma, **a)
+        if flaw == "tail-zeroed" and a["rotary_embedding_dim"]:  # the part past r not copied through
+            y4 = np.asarray(y).copy()
+            v = y4 if x.ndim == 4 else y4.reshape(x.shape[0], x.shape[1], a["num_heads"], -1)
+            v[..., a["rotary_embedding_dim"]:] = 0
+            y = v.reshape(x.shape)
         return {"Y": np.asarray(y).astype(x.dtype)}
 
     return kernel
@@ -249,6 +255,14 @@ def _partial(c):
                                                 c.inputs[0].shape[-1] // c.attributes["num_heads"])
 
 
+def _partial_any(c):
+    """rotary_embedding_dim smaller than the head (interleaved or not)."""
+    r = c.attributes.get("rotary_embedding_dim", 0)
+    shp = c.inputs[0].shape
+    head = shp[-1] if len(shp) == 4 else shp[-1] // c.attributes["num_heads"]
+    return bool(r) and r < head
+
+
 def _nonempty(c):
     return all(d > 0 for d in c.inputs[0].shape)
 
@@ -261,6 +275,7 @@ WRONG = {
                              "position_ids", rope_kernel("position_ids-ignored"), 40),
     "partial-whole-head": ("RotaryEmbedding", lambda c: _nonempty(c) and _partial(c),
                            rope_kernel("partial-whole-head"), 10),
+    "tail-zeroed": ("RotaryEmbedding", lambda c: _nonempty(c) and _partial_any(c), rope_kernel("tail-zeroed"), 20),
     "swapped": ("SwiGLU", lambda c: _nonempty(c) and c.tags["numerics"] != "special", swiglu_kernel("swapped"), 30),
     "alpha-ignored": ("SwiGLU", lambda c: _nonempty(c) and c.attributes.get("alpha", 1.0) != 1.0
                       and c.tags["numerics"] != "special", swiglu_kernel("alpha-ignored"), 20),
