@@ -50,6 +50,7 @@ FAMILIES = (
     "conformance.ops.signal",
     "conformance.ops.text",
     "conformance.ops.transformer",
+    "conformance.ops.losses",
 )
 
 
