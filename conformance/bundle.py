@@ -103,7 +103,7 @@ def _kind_member(kind: str) -> dict:
 def value_proto(value, kind: str, name: str):
     """The proto a data set value of ``kind`` is stored as (onnx's backend-test layout): a
     ``TensorProto`` (``numpy_helper.from_array``), a ``SequenceProto`` (``from_list``) or an
-    ``OptionalProto`` (``from_optional``; ``None`` is an empty optional).
+    ``OptionalProto`` (``from_optional``; ``None`` is an empty optional, elem_type UNDEFINED).
 
     Raises:
         TypeError: ``value`` is not a value of ``kind`` (:func:`conformance.case.check_value`).
@@ -115,11 +115,12 @@ def value_proto(value, kind: str, name: str):
     check_value(kind, value, name)
     if kind == "sequence":
         return numpy_helper.from_list([np.asarray(v) for v in value], name)
+    if value is None:  # an empty optional: elem_type UNDEFINED, as onnx's own test data has it
+        return numpy_helper.from_optional(None, name)
     inner = kind[len("optional_"):]
-    if value is not None and inner == "sequence":
-        value = [np.asarray(v) for v in value]
-    elem = onnx.OptionalProto.SEQUENCE if inner == "sequence" else onnx.OptionalProto.TENSOR
-    return numpy_helper.from_optional(value, name, elem_type=elem)
+    if inner == "sequence":
+        return numpy_helper.from_optional([np.asarray(v) for v in value], name, dtype=onnx.OptionalProto.SEQUENCE)
+    return numpy_helper.from_optional(np.asarray(value), name, dtype=onnx.OptionalProto.TENSOR)
 
 
 def proto_value(data: bytes, kind: str, p: str):

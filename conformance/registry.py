@@ -46,6 +46,7 @@ FAMILIES = (
     "conformance.ops.resample",
     "conformance.ops.quantize",
     "conformance.ops.recurrent",
+    "conformance.ops.sequence",
 )
 
 

@@ -106,6 +106,8 @@ REFUSALS: dict[str, dict[str, tuple[str, ...]]] = {
         "version": _ORT_VERSION,
         "type": (
             r"MLDataType for: tensor\(\w+\) is not currently registered or supported",  # complex64 (1.15-1.32)
+            # the same refusal of a sequence or optional of such tensors: seq(tensor(complex64))
+            r"MLDataType for: (?:seq\(|optional\()+tensor\(\w+\)\)+ is not currently registered or supported",
             r"tensor type \d+ is not supported",  # OrtValue factories: float6e2m3 (27) in 1.32
         ),
         "kernel": (
