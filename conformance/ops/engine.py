@@ -159,8 +159,9 @@ def _combos(entry: Entry, vs: VersionSpec) -> tuple[list[dict[str, str]], dict[s
     keep, skipped = [], {}
     for c in type_combinations(vs):
         names = {p: _type_name(t, {}) for p, t in c.items()}
-        if entry.extra_cases is not None and _unbuildable(vs, names):
-            # a sequence/optional combination: the entry's own builder makes it (Entry.extra_cases)
+        if entry.extra_cases is not None and (entry.family == "values" or _unbuildable(vs, names)):
+            # a sequence/optional combination, or any of a ``values`` entry: the entry's own
+            # builder makes it (Entry.extra_cases)
             reason = entry.type_filter(vs.since_version, names) if entry.type_filter else None
             if reason:
                 skipped[types_label(names)] = reason

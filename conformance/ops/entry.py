@@ -273,7 +273,8 @@ class Entry:
             parameters), ``binary`` (two inputs, multidirectional or legacy broadcasting),
             ``variadic`` (one variadic input, 1 to 3 occurrences), ``select`` (Where: three
             inputs broadcast together), ``shaped`` (the entry's own :attr:`shapes` table:
-            axis-based and parameterised operators).
+            axis-based and parameterised operators), ``values`` (the engine draws no case:
+            :attr:`extra_cases` makes every one; sequence, optional and control-flow operators).
         domain: operator domain (``""``: ai.onnx).
         values: formal input name -> :class:`Interval` of ordinary floating draws.
         ints: formal input name -> ``(lo, hi)`` of ordinary integer draws (default: the

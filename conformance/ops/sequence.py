@@ -315,10 +315,12 @@ def _split(seed: int) -> list[Case]:
     for _, v, vs, opsets in _versions(op):
         ints = types_of(vs, "I")
         for k, t in enumerate(types_of(vs, "T")):
+            given = 0  # the cases with a split alternate its type, so each type has both
             for j, (tag, shape, attrs, split) in enumerate(variants):
-                if j >= 5 and (k + j) % 3:  # every type: the first five; the rest spread over the types
+                if j >= 6 and (k + j) % 3:  # every type: the first six; the rest spread over the types
                     continue
-                it = ints[(k + j) % len(ints)]
+                it = ints[(k + given) % len(ints)]
+                given += split is not None
                 x = draw(_rng(seed, op, v, t, tag), t, shape, special=True)
                 ins, feed = [_tensor_in("input", t, x)], {"input": x}
                 sp = None
@@ -547,27 +549,27 @@ def _no_tie(version, combo):
 
 
 ENTRIES = [
-    Entry("SequenceConstruct", lambda ctx, *xs, **a: ref.sequence_construct(*xs), extra_cases=_gen("SequenceConstruct", _construct),
+    Entry("SequenceConstruct", lambda ctx, *xs, **a: ref.sequence_construct(*xs), family="values", extra_cases=_gen("SequenceConstruct", _construct),
           type_filter=_same_elem("S", "T")),
-    Entry("SequenceEmpty", lambda ctx, **a: [], extra_cases=_gen("SequenceEmpty", _empty), type_filter=_no_tie),
-    Entry("SequenceAt", lambda ctx, s, p, **a: ref.sequence_at(s, p), extra_cases=_gen("SequenceAt", _at),
+    Entry("SequenceEmpty", lambda ctx, **a: [], family="values", extra_cases=_gen("SequenceEmpty", _empty), type_filter=_no_tie),
+    Entry("SequenceAt", lambda ctx, s, p, **a: ref.sequence_at(s, p), family="values", extra_cases=_gen("SequenceAt", _at),
           type_filter=_same_elem("S", "T")),
-    Entry("SequenceErase", lambda ctx, s, p=None, **a: ref.sequence_erase(s, p), extra_cases=_gen("SequenceErase", _erase),
+    Entry("SequenceErase", lambda ctx, s, p=None, **a: ref.sequence_erase(s, p), family="values", extra_cases=_gen("SequenceErase", _erase),
           type_filter=_no_tie),
     Entry("SequenceInsert", lambda ctx, s, x, p=None, **a: ref.sequence_insert(s, x, p),
-          extra_cases=_gen("SequenceInsert", _insert), type_filter=_same_elem("S", "T")),
-    Entry("SequenceLength", lambda ctx, s, **a: ref.sequence_length(s), extra_cases=_gen("SequenceLength", _length),
+          family="values", extra_cases=_gen("SequenceInsert", _insert), type_filter=_same_elem("S", "T")),
+    Entry("SequenceLength", lambda ctx, s, **a: ref.sequence_length(s), family="values", extra_cases=_gen("SequenceLength", _length),
           type_filter=_no_tie),
     Entry("SplitToSequence", lambda ctx, x, split=None, **a: ref.split_to_sequence(x, split, **a),
-          extra_cases=_gen("SplitToSequence", _split), type_filter=_same_elem("S", "T")),
+          family="values", extra_cases=_gen("SplitToSequence", _split), type_filter=_same_elem("S", "T")),
     Entry("ConcatFromSequence", lambda ctx, s, **a: ref.concat_from_sequence(s, **a),
-          extra_cases=_gen("ConcatFromSequence", _concat), type_filter=_same_elem("S", "T")),
-    Entry("Optional", lambda ctx, x=None, **a: ref.optional(x), extra_cases=_gen("Optional", _optional),
+          family="values", extra_cases=_gen("ConcatFromSequence", _concat), type_filter=_same_elem("S", "T")),
+    Entry("Optional", lambda ctx, x=None, **a: ref.optional(x), family="values", extra_cases=_gen("Optional", _optional),
           type_filter=_tied({"O": "opt:V"})),
     Entry("OptionalHasElement", lambda ctx, x=None, **a: ref.optional_has_element(x),
-          extra_cases=_gen("OptionalHasElement", _has_element), type_filter=_no_tie),
+          family="values", extra_cases=_gen("OptionalHasElement", _has_element), type_filter=_no_tie),
     Entry("OptionalGetElement", lambda ctx, x, **a: ref.optional_get_element(x),
-          extra_cases=_gen("OptionalGetElement", _get_element), type_filter=_tied({"O": "core:V"})),
+          family="values", extra_cases=_gen("OptionalGetElement", _get_element), type_filter=_tied({"O": "core:V"})),
 ]
 
 register_entries(ENTRIES, "sequence")
