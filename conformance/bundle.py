@@ -81,7 +81,8 @@ def _case_entry(case: Case, rel: str) -> dict:
         "generator": case.generator,
         "inputs": [
             {"name": i.name, "elem_type": i.elem_type, "shape": None if i.shape is None else list(i.shape),
-             "initializer": i.initializer, "present": i.present, **_kind_member(i.kind)}
+             "initializer": i.initializer, "present": i.present, **_kind_member(i.kind),
+             **({"outer": True} if i.outer else {})}
             for i in case.inputs
         ],
         "outputs": [
@@ -846,7 +847,7 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
         raise BundleError(f"{mfile}: not an ONNX model: {exc}") from exc
     inputs = [
         Input(i["name"], int(i["elem_type"]), None if i["shape"] is None else tuple(i["shape"]), bool(i["initializer"]),
-              None, bool(i["present"]), i.get("kind", "tensor"))
+              None, bool(i["present"]), i.get("kind", "tensor"), bool(i.get("outer", False)))
         for i in e["inputs"]
     ]
     outputs = [

@@ -52,6 +52,9 @@ class Input:
             elements' shape with ``None`` for a dimension that varies, or ``shape=None`` for an
             unknown rank), ``"optional_tensor"`` / ``"optional_sequence"`` (the value, or
             ``None`` for an absent optional).  ONNX IR "Types": tensor, sequence, optional.
+        outer: a graph input the node does not take: a value its subgraph attributes (If's
+            branches, a Loop/Scan body) name from the outer scope.  It is fed like any graph
+            input and is not one of the node's formal inputs.
     """
 
     name: str
@@ -61,6 +64,7 @@ class Input:
     value: np.ndarray | None = None
     present: bool = True
     kind: str = "tensor"
+    outer: bool = False
 
 
 @dataclass
@@ -358,7 +362,7 @@ def build_model(case: Case) -> onnx.ModelProto:
     Raises:
         ValueError: an initializer input has no value.
     """
-    node_inputs = [i.name if i.present else "" for i in case.inputs]
+    node_inputs = [i.name if i.present else "" for i in case.inputs if not i.outer]
     while node_inputs and node_inputs[-1] == "":
         node_inputs.pop()
     node_outputs = [o.name if o.present else "" for o in case.outputs]

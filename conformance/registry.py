@@ -47,6 +47,7 @@ FAMILIES = (
     "conformance.ops.quantize",
     "conformance.ops.recurrent",
     "conformance.ops.sequence",
+    "conformance.ops.control_flow",
 )
 
 
