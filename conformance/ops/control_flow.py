@@ -301,8 +301,9 @@ def _loop(seed: int) -> list[Case]:
             x = _value(_rng(seed, op, v, kind, t), kind, t)
             scan = kind == "tensor"
             body = _loop_body(kind, t, scan=scan)
-            out.append(_loop_case(op, v, opset, t=t, kind=kind, body=body, M=2, cond=None, v_init=[(kind, t, x)],
-                                  outer={}, tags={"dtype": t, "kind": kind, "loop": "trip-count", "iterations": 2},
+            # both M and cond given (each binds a type parameter); the trip count ends it
+            out.append(_loop_case(op, v, opset, t=t, kind=kind, body=body, M=2, cond=True, v_init=[(kind, t, x)],
+                                  outer={}, tags={"dtype": t, "kind": kind, "loop": "both", "iterations": 2},
                                   label=f"{kind}/{t}/carry"))
         for j, t in enumerate(_arith_types(opsets[-1])):
             opset = opsets[(j + 1) % len(opsets)] if t == "float" else opsets[-1]
@@ -378,8 +379,13 @@ def _scan_body(t: str, n_states: int, n_scan: int, kind: str = "cumsum") -> onnx
 def _scan_case(op, v, opset, t, body, states, xs, attrs, tags, label, expect_error=None) -> Case:
     names = [f"initial_state_and_scan_inputs_{j}" for j in range(len(states) + len(xs))]
     vals = list(states) + list(xs)
-    inputs = ([Input("sequence_lens", INT64, (), present=False)] if v == 8 else []) + \
-        [Input(n, elem(t), tuple(a.shape)) for n, a in zip(names, vals)]
+    feed = dict(zip(names, vals))
+    lens = None
+    if v == 8 and tags.get("sequence_lens"):  # every sequence at its full length
+        lens = np.full(xs[0].shape[0], xs[0].shape[1], np.int64)
+        feed["sequence_lens"] = lens
+    inputs = ([Input("sequence_lens", INT64, (len(lens),) if lens is not None else (), present=lens is not None)]
+              if v == 8 else []) + [Input(n, elem(t), tuple(a.shape)) for n, a in zip(names, vals)]
     outputs, expected = [], {}
     n_out = len(body.output)
     if expect_error is None:
@@ -394,7 +400,7 @@ def _scan_case(op, v, opset, t, body, states, xs, attrs, tags, label, expect_err
             expected[f"final_state_and_scan_outputs_{j}"] = r
     else:
         outputs = [Output(f"final_state_and_scan_outputs_{j}", elem(t)) for j in range(n_out)]
-    return make_case(op, v, opset, inputs=inputs, outputs=outputs, datasets=[DataSet(dict(zip(names, vals)), expected)],
+    return make_case(op, v, opset, inputs=inputs, outputs=outputs, datasets=[DataSet(feed, expected)],
                      attrs={"body": body, **attrs}, tags=tags, label=label, expect_error=expect_error)
 
 
@@ -411,7 +417,7 @@ def _scan(seed: int) -> list[Case]:
             if rev:
                 attrs[dir_attr] = [1]
             out.append(_scan_case(op, v, opsets[k % len(opsets)], t, _scan_body(t, 1, 1, "identity"), [s], [x], attrs,
-                                  {"dtype": t, "scan": "identity", "reverse": int(rev)},
+                                  {"dtype": t, "scan": "identity", "reverse": int(rev), "sequence_lens": int(v == 8)},
                                   f"{t}/identity{'/reverse' if rev else ''}"))
         opset = opsets[-1]
         for j, t in enumerate(_arith_types(opset)):
@@ -428,6 +434,9 @@ def _scan(seed: int) -> list[Case]:
             if v >= 9:
                 variants += [
                     ("input-axis", [s], [xt], {"scan_input_axes": [1]}, (1, 1)),
+                    # square: scanning rows instead of columns gives the same shapes, other values
+                    ("input-axis-square", [draw(rng, t, (3,))], [draw(rng, t, (3, 3))], {"scan_input_axes": [1]},
+                     (1, 1)),
                     ("output-axis", [s], [x], {"scan_output_axes": [1]}, (1, 1)),
                     ("output-direction", [s], [x], {"scan_output_directions": [1]}, (1, 1)),
                     ("two-inputs", [s], [x, xt], {"scan_input_axes": [0, 1], "scan_input_directions": [0, 1],
@@ -466,13 +475,12 @@ def _sequence_map(seed: int) -> list[Case]:
     op, out = "SequenceMap", []
     for v, vs, opsets in _versions(op):
         s_types = [t for k, t in _kinds(vs, "S") if k == "sequence"]
+        v_kinds = _kinds(vs, "V")  # every (S, V) pair is a model: the body takes an element and a V
         for k, t in enumerate(s_types):
             rng = _rng(seed, op, v, t)
             seq = [draw(rng, t, (2, 3), special=True), draw(rng, t, (1, 3)), draw(rng, t, (3, 1))]
-            a = draw(rng, t, (2,))
-            a_seq = [draw(rng, t, (1,)), draw(rng, t, (2,)), draw(rng, t, (0,))]
-            for j, (tag, extra) in enumerate((("tensor-extra", ("tensor", a)), ("sequence-extra", ("sequence", a_seq)),
-                                              ("alone", None), ("empty", None))):
+            extras = [("alone", None)] + [(f"{ek}-extra-{u}", (ek, u)) for ek, u in v_kinds] + [("empty", None)]
+            for j, (tag, extra) in enumerate(extras):
                 if tag == "empty" and k % 3:
                     continue
                 ins = [_vi("x", "tensor", t)]
@@ -480,18 +488,24 @@ def _sequence_map(seed: int) -> list[Case]:
                 outs = [_vi("y0", "tensor", t)]
                 inputs = [Input("input_sequence", elem(t), seq_shape(seq) if tag != "empty" else None, kind="sequence")]
                 data = [] if tag == "empty" else seq
-                feed, extras = {"input_sequence": data}, []
+                feed, extra_vals, types = {"input_sequence": data}, [], [t]
                 if extra is not None:
-                    ek, ev = extra
-                    ins.append(_vi("a", "tensor", t))
-                    nodes.append(_node("Identity", ["a"], ["y1"]))
-                    outs.append(_vi("y1", "tensor", t))
-                    inputs.append(_in("additional_inputs_0", ek, t, ev))
+                    ek, u = extra
+                    erng = _rng(seed, op, v, t, tag)
+                    ev = draw(erng, u, (2,)) if ek == "tensor" else [draw(erng, u, (1,)), draw(erng, u, (2,)),
+                                                                      draw(erng, u, (0,))]
+                    ins.append(_vi("a", "tensor", u))
+                    if u == t:  # every out_sequence has the one type S: a second output only of t
+                        nodes.append(_node("Identity", ["a"], ["y1"]))
+                        outs.append(_vi("y1", "tensor", u))
+                        types.append(u)
+                    inputs.append(_in("additional_inputs_0", ek, u, ev))
                     feed["additional_inputs_0"] = ev
-                    extras.append(ev)
+                    extra_vals.append(ev)
                 body = ref.graph("body", nodes, ins, outs)
-                res = ref.sequence_map(body, data, extras, opset=opsets[0])
-                outputs = [_out(f"out_sequence_{i}", "sequence", t, seq_shape(r)) for i, r in enumerate(res)]
+                res = ref.sequence_map(body, data, extra_vals, opset=opsets[0])
+                outputs = [_out(f"out_sequence_{i}", "sequence", ty, seq_shape(r))
+                           for i, (r, ty) in enumerate(zip(res, types))]
                 out.append(make_case(op, v, opsets[(k + j) % len(opsets)], inputs=inputs, outputs=outputs,
                                      datasets=[DataSet(feed, {o.name: r for o, r in zip(outputs, res)})],
                                      attrs={"body": body},
