@@ -148,8 +148,9 @@ def _body_filter(op: str):
             return None
         kind, name = split_type(t)
         if _body_opset(op, version, kind, name, schedule.opsets(op_spec(op), version)[0]) is None:
-            return (f"no body yields {t}: a graph output must be a node's output, and Identity (the operator that "
-                    f"copies sequences and optionals) does not take {t} at any opset of {op}-{version}")
+            return ("no body of table operators yields this sequence or optional type: a graph output must be a "
+                    "node's output, and Identity (the operator that copies sequences and optionals) does not take "
+                    "it at any opset of the version")
         return None
     return rule
 

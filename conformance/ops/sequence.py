@@ -533,8 +533,8 @@ def _tied(pairs: dict[str, str]):
             ok = {"seq": a == f"seq({b})", "opt": a == f"optional({b})",
                   "core": a in (f"optional({b})", b)}[how]
             if not ok:
-                return (f"{p} is {how}({q}) in every model (the operator's type inference ties them): "
-                        f"{combo[p]} with {q}={combo[q]} is no model")
+                return ("a sequence or optional type parameter wraps the element type parameter in every model "
+                        "(the operator's type inference ties them): other combinations are no model")
         return None
     return rule
 
