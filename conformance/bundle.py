@@ -80,18 +80,69 @@ def _case_entry(case: Case, rel: str) -> dict:
         "content_hash": case.content_hash,
         "generator": case.generator,
         "inputs": [
-            {"name": i.name, "elem_type": i.elem_type, "shape": list(i.shape), "initializer": i.initializer,
-             "present": i.present}
+            {"name": i.name, "elem_type": i.elem_type, "shape": None if i.shape is None else list(i.shape),
+             "initializer": i.initializer, "present": i.present, **_kind_member(i.kind),
+             **({"outer": True} if i.outer else {})}
             for i in case.inputs
         ],
         "outputs": [
             {"name": o.name, "elem_type": o.elem_type, "present": o.present,
-             "tolerance": o.tolerance.to_json() if o.tolerance else None}
+             "tolerance": o.tolerance.to_json() if o.tolerance else None, **_kind_member(o.kind)}
             for o in case.outputs
         ],
         "n_datasets": len(case.datasets),
         "coverage": _analysis(case),
     }
+
+
+def _kind_member(kind: str) -> dict:
+    """The manifest's ``kind`` member of an input/output: only for a sequence or optional (a
+    tensor's entry is as it always was)."""
+    return {} if kind == "tensor" else {"kind": kind}
+
+
+def value_proto(value, kind: str, name: str):
+    """The proto a data set value of ``kind`` is stored as (onnx's backend-test layout): a
+    ``TensorProto`` (``numpy_helper.from_array``), a ``SequenceProto`` (``from_list``) or an
+    ``OptionalProto`` (``from_optional``; ``None`` is an empty optional, elem_type UNDEFINED).
+
+    Raises:
+        TypeError: ``value`` is not a value of ``kind`` (:func:`conformance.case.check_value`).
+    """
+    from .case import check_value
+
+    if kind == "tensor":
+        return numpy_helper.from_array(np.asarray(value), name)
+    check_value(kind, value, name)
+    if kind == "sequence":
+        return numpy_helper.from_list([np.asarray(v) for v in value], name)
+    if value is None:  # an empty optional: elem_type UNDEFINED, as onnx's own test data has it
+        return numpy_helper.from_optional(None, name)
+    inner = kind[len("optional_"):]
+    if inner == "sequence":
+        return numpy_helper.from_optional([np.asarray(v) for v in value], name, dtype=onnx.OptionalProto.SEQUENCE)
+    return numpy_helper.from_optional(np.asarray(value), name, dtype=onnx.OptionalProto.TENSOR)
+
+
+def proto_value(data: bytes, kind: str, p: str):
+    """The value stored in the bytes ``data`` of file ``p`` as a proto of ``kind``
+    (:func:`value_proto`'s inverse; a tensor by :func:`tensor_array`).
+
+    Raises:
+        BundleError: the bytes are no such proto.
+    """
+    cls = {"tensor": onnx.TensorProto, "sequence": onnx.SequenceProto}.get(kind, onnx.OptionalProto)
+    t = cls()
+    try:
+        t.ParseFromString(data)
+    except Exception as exc:  # noqa: BLE001 - protobuf raises its own DecodeError
+        raise BundleError(f"{p}: not a {cls.__name__}: {exc}") from exc
+    if kind == "tensor":
+        return tensor_array(t)
+    if kind == "sequence":
+        return [np.asarray(v) for v in numpy_helper.to_list(t)]
+    v = numpy_helper.to_optional(t)
+    return [np.asarray(x) for x in v] if isinstance(v, list) else v
 
 
 #: The case files' digest (:func:`_files_hash`) starts from this.
@@ -365,13 +416,13 @@ def _write_case(case: Case, d: Path):
         dd = d / f"test_data_set_{k}"
         dd.mkdir()
         for i, inp in enumerate(graph_inputs):
-            t = numpy_helper.from_array(np.asarray(ds.inputs[inp.name]), inp.name)
+            t = value_proto(ds.inputs[inp.name], inp.kind, inp.name)
             data = t.SerializeToString(deterministic=True)
             _feed(h, data)
             (dd / f"input_{i}.pb").write_bytes(data)
         if case.expect_error is None and case.check is None:
             for j, o in enumerate(case.present_outputs):
-                t = numpy_helper.from_array(np.asarray(ds.outputs[o.name]), o.name)
+                t = value_proto(ds.outputs[o.name], o.kind, o.name)
                 data = t.SerializeToString(deterministic=True)
                 _feed(h, data)
                 (dd / f"output_{j}.pb").write_bytes(data)
@@ -708,6 +759,20 @@ def _load_entry(root: str | Path, e: dict, verify: bool, text: bytes | None = No
         raise BundleError(f"{os.path.join(root, 'manifest.json')}: case {ident}: {type(exc).__name__}: {exc}") from exc
 
 
+def _load_value(p: str, kind: str, h=None):
+    """:func:`_load_tensor` for a value of any kind (:func:`proto_value`)."""
+    if kind == "tensor":
+        return _load_tensor(p, h)
+    try:
+        with open(p, "rb") as f:
+            data = f.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise BundleError(f"missing file {p}") from None
+    if h is not None:
+        _feed(h, data)
+    return proto_value(data, kind, p)
+
+
 def _load_tensor(p: str | Path, h=None) -> np.ndarray:
     """The tensor in the file ``p`` (a serialised ``TensorProto``); its bytes are fed to the
     files' hash ``h`` (:func:`_feed`) when given.
@@ -791,12 +856,13 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
     except Exception as exc:  # noqa: BLE001
         raise BundleError(f"{mfile}: not an ONNX model: {exc}") from exc
     inputs = [
-        Input(i["name"], int(i["elem_type"]), tuple(i["shape"]), bool(i["initializer"]), None, bool(i["present"]))
+        Input(i["name"], int(i["elem_type"]), None if i["shape"] is None else tuple(i["shape"]), bool(i["initializer"]),
+              None, bool(i["present"]), i.get("kind", "tensor"), bool(i.get("outer", False)))
         for i in e["inputs"]
     ]
     outputs = [
         Output(o["name"], int(o["elem_type"]), Tolerance.from_json(o["tolerance"]) if o["tolerance"] else None,
-               bool(o["present"]))
+               bool(o["present"]), kind=o.get("kind", "tensor"))
         for o in e["outputs"]
     ]
     graph_inputs = [i for i in inputs if i.present and not i.initializer]
@@ -805,10 +871,10 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
     expected = e.get("expect_error") is None and not e.get("check")
     for k in range(int(e["n_datasets"])):
         dd = f"{d}/test_data_set_{k}"
-        ins = {i.name: _load_tensor(f"{dd}/input_{n}.pb", files) for n, i in enumerate(graph_inputs)}
+        ins = {i.name: _load_value(f"{dd}/input_{n}.pb", i.kind, files) for n, i in enumerate(graph_inputs)}
         outs = {}
         if expected:
-            outs = {o.name: _load_tensor(f"{dd}/output_{n}.pb", files) for n, o in enumerate(present_outputs)}
+            outs = {o.name: _load_value(f"{dd}/output_{n}.pb", o.kind, files) for n, o in enumerate(present_outputs)}
         datasets.append(DataSet(ins, outs))
     if initializers:
         inits = {t.name: tensor_array(t) for t in model.graph.initializer}

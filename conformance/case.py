@@ -47,14 +47,24 @@ class Input:
             rather than a graph input fed by each data set.
         value: the initializer's value (only for ``initializer=True``).
         present: ``False`` for an omitted optional input.
+        kind: the value's kind (:data:`KINDS`): ``"tensor"`` (default; the value is an
+            ndarray), ``"sequence"`` (a ``list`` of ndarrays of ``elem_type``, ``shape`` the
+            elements' shape with ``None`` for a dimension that varies, or ``shape=None`` for an
+            unknown rank), ``"optional_tensor"`` / ``"optional_sequence"`` (the value, or
+            ``None`` for an absent optional).  ONNX IR "Types": tensor, sequence, optional.
+        outer: a graph input the node does not take: a value its subgraph attributes (If's
+            branches, a Loop/Scan body) name from the outer scope.  It is fed like any graph
+            input and is not one of the node's formal inputs.
     """
 
     name: str
     elem_type: int
-    shape: tuple[int, ...] = ()
+    shape: tuple[int | None, ...] | None = ()
     initializer: bool = False
     value: np.ndarray | None = None
     present: bool = True
+    kind: str = "tensor"
+    outer: bool = False
 
 
 @dataclass
@@ -68,6 +78,10 @@ class Output:
         present: ``False`` for an omitted optional output.
         shape: shape declared in the graph; default: the expected output's shape in
             the first data set, else (error cases) unknown dims of the first input's rank.
+            For a sequence or optional kind: the elements' shape (``None`` dims vary), and
+            no shape (unknown rank) by default.
+        kind: as :attr:`Input.kind`; a sequence's elements are each compared under
+            ``tolerance`` (:func:`conformance.tolerance.compare_value`).
     """
 
     name: str
@@ -75,14 +89,76 @@ class Output:
     tolerance: Tolerance | None = None
     present: bool = True
     shape: tuple[int | None, ...] | None = None
+    kind: str = "tensor"
+
+
+#: The kinds of value a case input or output may have (ONNX IR, "Types"): a tensor, a
+#: sequence of tensors, an optional tensor, an optional sequence of tensors.
+KINDS = ("tensor", "sequence", "optional_tensor", "optional_sequence")
+
+
+def type_proto(kind: str, elem_type: int, shape) -> onnx.TypeProto:
+    """The ``TypeProto`` of a value of ``kind`` (:data:`KINDS`) whose tensors have
+    ``elem_type`` and ``shape`` (``None`` dims unknown; ``shape=None``: unknown rank).
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    tensor = helper.make_tensor_type_proto(elem_type, None if shape is None else list(shape))
+    if kind == "tensor":
+        return tensor
+    if kind == "sequence":
+        return helper.make_sequence_type_proto(tensor)
+    if kind == "optional_tensor":
+        return helper.make_optional_type_proto(tensor)
+    if kind == "optional_sequence":
+        return helper.make_optional_type_proto(helper.make_sequence_type_proto(tensor))
+    raise ValueError(f"unknown value kind {kind!r}; known: {', '.join(KINDS)}")
+
+
+def value_kind(tp: onnx.TypeProto) -> str | None:
+    """The :data:`KINDS` member of a graph input/output's type, ``None`` for any other type (a
+    map, a sparse tensor, a sequence of sequences, an unset type)."""
+    which = tp.WhichOneof("value")
+    if which == "tensor_type":
+        return "tensor"
+    if which == "sequence_type" and tp.sequence_type.elem_type.WhichOneof("value") == "tensor_type":
+        return "sequence"
+    if which == "optional_type":
+        inner = value_kind(tp.optional_type.elem_type)
+        return f"optional_{inner}" if inner in ("tensor", "sequence") else None
+    return None
+
+
+def check_value(kind: str, value, name: str = "value") -> None:
+    """Check that ``value`` is a value of ``kind``: an ndarray for a tensor, a list of ndarrays
+    for a sequence, ``None`` or the inner kind's value for an optional.
+
+    Raises:
+        TypeError: it is not.
+    """
+    if kind.startswith("optional_"):
+        if value is not None:
+            check_value(kind[len("optional_"):], value, name)
+        return
+    if kind == "sequence":
+        if not isinstance(value, list) or not all(isinstance(v, np.ndarray) for v in value):
+            raise TypeError(f"{name}: a sequence value is a list of arrays, not {type(value).__name__}")
+        return
+    if not isinstance(value, (np.ndarray, np.generic)):
+        raise TypeError(f"{name}: a tensor value is an array, not {type(value).__name__}")
 
 
 @dataclass
 class DataSet:
-    """Values for the graph inputs and the expected values of the present outputs."""
+    """Values for the graph inputs and the expected values of the present outputs.
 
-    inputs: dict[str, np.ndarray]
-    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    A value is an ndarray (kind ``tensor``), a ``list`` of ndarrays (``sequence``), or, for an
+    optional kind, ``None`` (absent) or the inner value (:attr:`Input.kind`).
+    """
+
+    inputs: dict[str, Any]
+    outputs: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -165,10 +241,10 @@ class Case:
         h.update(self.model_bytes)
         for ds in self.datasets:
             for name in sorted(ds.inputs):
-                _hash_array(h, name, ds.inputs[name])
+                _hash_value(h, name, ds.inputs[name])
             if self.check is None:  # a check case's expected outputs are unused (and not stored)
                 for name in sorted(ds.outputs):
-                    _hash_array(h, name, ds.outputs[name])
+                    _hash_value(h, name, ds.outputs[name])
         for o in self.outputs:
             if o.tolerance is not None:
                 h.update(repr(sorted(o.tolerance.to_json().items())).encode())
@@ -199,6 +275,22 @@ class Case:
     @property
     def dtype(self) -> str:
         return str(self.tags.get("dtype", ""))
+
+
+def _hash_value(h, name: str, v) -> None:
+    """Feed a data set value to the hash ``h``: an array as :func:`_hash_array` (the bytes every
+    tensor case has always hashed), a sequence (``list``) as its length and each element under
+    ``name[i]``, an absent optional (``None``) as a marker.  A present optional hashes as its
+    value: the model's declared type tells it from a plain one."""
+    if isinstance(v, list):
+        h.update(name.encode() + b"\0sequence\0" + len(v).to_bytes(8, "little"))
+        for k, e in enumerate(v):
+            _hash_array(h, f"{name}[{k}]", e)
+        return
+    if v is None:
+        h.update(name.encode() + b"\0optional-absent\0")
+        return
+    _hash_array(h, name, v)
 
 
 def _hash_array(h, name: str, a: np.ndarray) -> None:
@@ -270,7 +362,7 @@ def build_model(case: Case) -> onnx.ModelProto:
     Raises:
         ValueError: an initializer input has no value.
     """
-    node_inputs = [i.name if i.present else "" for i in case.inputs]
+    node_inputs = [i.name if i.present else "" for i in case.inputs if not i.outer]
     while node_inputs and node_inputs[-1] == "":
         node_inputs.pop()
     node_outputs = [o.name if o.present else "" for o in case.outputs]
@@ -288,8 +380,8 @@ def build_model(case: Case) -> onnx.ModelProto:
                 raise ValueError(f"initializer {i.name!r} has no value")
             inits.append(numpy_helper.from_array(np.asarray(i.value, dtype=dtypes.np_dtype(i.elem_type)), i.name))
         else:
-            graph_inputs.append(helper.make_tensor_value_info(i.name, i.elem_type, list(i.shape)))
-    graph_outputs = [helper.make_tensor_value_info(o.name, o.elem_type, _output_shape(case, o)) for o in case.present_outputs]
+            graph_inputs.append(_value_info(i.name, i.kind, i.elem_type, i.shape))
+    graph_outputs = [_value_info(o.name, o.kind, o.elem_type, _output_shape(case, o)) for o in case.present_outputs]
     graph = helper.make_graph([node], f"{case.op}_{case.since_version}", graph_inputs, graph_outputs, inits)
     opsets = [helper.make_opsetid(case.domain, case.opset)]
     if case.domain:
@@ -304,11 +396,22 @@ def build_model(case: Case) -> onnx.ModelProto:
     return model
 
 
-def _output_shape(case: Case, out: Output) -> list[int | None]:
+def _value_info(name: str, kind: str, elem_type: int, shape) -> onnx.ValueInfoProto:
+    """A graph input/output of ``kind``; a tensor's exactly as ``make_tensor_value_info`` makes it."""
+    if kind == "tensor":
+        return helper.make_tensor_value_info(name, elem_type, None if shape is None else list(shape))
+    return helper.make_value_info(name, type_proto(kind, elem_type, shape))
+
+
+def _output_shape(case: Case, out: Output) -> list[int | None] | None:
     if out.shape is not None:
         return list(out.shape)
+    if out.kind != "tensor":
+        return None
     for ds in case.datasets:
         if out.name in ds.outputs:
             return list(np.shape(ds.outputs[out.name]))
     first = next((i for i in case.inputs if i.present), None)
+    if first is not None and (first.kind != "tensor" or first.shape is None):
+        return None  # unknown rank
     return [None] * len(first.shape) if first is not None else []

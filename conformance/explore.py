@@ -63,8 +63,12 @@ def describe_case(case: Case) -> str:
     for i in case.inputs:
         if not i.present:
             continue
-        kind = " init" if i.initializer else ""
-        ins.append(f"{i.name}{list(i.shape)}:{dtypes.type_name(i.elem_type)}{kind}")
+        kind = " init" if i.initializer else (" outer" if i.outer else "")
+        shape = "[?]" if i.shape is None else str(list(i.shape))
+        t = dtypes.type_name(i.elem_type)
+        t = {"sequence": f"seq({t})", "optional_tensor": f"optional({t})",
+             "optional_sequence": f"optional(seq({t}))"}.get(i.kind, t)
+        ins.append(f"{i.name}{shape}:{t}{kind}")
     outs = ",".join(o.name for o in case.present_outputs)
     attrs = ", ".join(f"{k}={case.attributes[k]!r}" for k in sorted(case.attributes))
     return f"{case.id}: inputs {' '.join(ins)}; outputs {outs}; attributes {{{attrs}}}; opset {case.opset}"

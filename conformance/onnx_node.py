@@ -39,14 +39,40 @@ import numpy as np
 import onnx
 from onnx import defs, numpy_helper
 
-from .case import Case, DataSet, Input, Output
+from .case import Case, DataSet, Input, Output, value_kind
 from .suite import Suite
 from .tolerance import Tolerance
 
 
 def _elem_type(vi: onnx.ValueInfoProto) -> int | None:
+    """The element type of a tensor, or of the tensors of a sequence / optional (:func:`conformance.case.value_kind`)."""
     t = vi.type
-    return t.tensor_type.elem_type if t.HasField("tensor_type") else None
+    while not t.HasField("tensor_type"):
+        if t.HasField("sequence_type"):
+            t = t.sequence_type.elem_type
+        elif t.HasField("optional_type"):
+            t = t.optional_type.elem_type
+        else:
+            return None
+    return t.tensor_type.elem_type
+
+
+def as_value(a: Any, kind: str | None) -> tuple[Any, bool]:
+    """``(value, ok)``: a data set value of onnx's node tests in the case model's form for a
+    graph input/output of ``kind`` (:data:`conformance.case.KINDS`; ``None``: a map, a sparse
+    tensor or a nested sequence): a tensor by :func:`as_tensor`, a sequence as a list of arrays,
+    an optional as ``None`` (absent) or its value; ``ok`` is False where it is none of these."""
+    if kind is None:
+        return None, False
+    if kind.startswith("optional_"):
+        return (None, True) if a is None else as_value(a, kind[len("optional_"):])
+    if kind == "sequence":
+        if not isinstance(a, (list, tuple)):
+            return None, False
+        items = [as_tensor(x) for x in a]
+        return items, all(x is not None for x in items)
+    t = as_tensor(a)
+    return t, t is not None
 
 
 def _since_version(op: str, domain: str, opset: int) -> int:
@@ -72,13 +98,6 @@ def as_tensor(a: Any) -> np.ndarray | None:
     if isinstance(a, onnx.TensorProto):
         return numpy_helper.to_array(a)
     return None
-
-
-def _is_numeric(a: np.ndarray | None) -> bool:
-    """A tensor of numbers or booleans (numpy's own kinds or an ``ml_dtypes`` type), not strings."""
-    if a is None or a.dtype == object:
-        return False
-    return a.dtype.kind in "biufc" or a.dtype.isbuiltin == 2  # isbuiltin 2: ml_dtypes (bfloat16, float8, int4...)
 
 
 def _load_value(path: str, type_proto: onnx.TypeProto) -> Any:
@@ -207,20 +226,24 @@ def case_from_test(test) -> Case:
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx") and domain in ("", "ai.onnx")),
                  next((o.version for o in model.opset_import if o.domain == domain), 0))
     feeds = [vi for vi in graph.input if vi.name not in init_names]
+    in_kinds = [value_kind(vi.type) for vi in feeds]
+    out_kinds = [value_kind(vi.type) for vi in graph.output]
     inputs = [Input(vi.name, _elem_type(vi) or 0, tuple(d.dim_value for d in vi.type.tensor_type.shape.dim)
-                    if vi.type.HasField("tensor_type") else ())
-              for vi in feeds]
+                    if vi.type.HasField("tensor_type") else None, kind=k or "tensor")
+              for vi, k in zip(feeds, in_kinds)]
     tol = Tolerance(atol=float(test.atol), rtol=float(test.rtol), variants=("onnx-node-test",))
-    outputs = [Output(vi.name, _elem_type(vi) or 0, tol) for vi in graph.output]
+    outputs = [Output(vi.name, _elem_type(vi) or 0, tol, kind=k or "tensor") for vi, k in zip(graph.output, out_kinds)]
     datasets, skip = [], None
     for ins, outs in data_sets or []:
         if len(ins) != len(feeds) or len(outs) != len(outputs):
             skip = "data set does not match the graph's inputs/outputs"
             break
-        ins, outs = [as_tensor(a) for a in ins], [as_tensor(a) for a in outs]
-        if not all(_is_numeric(a) for a in ins + outs):
-            skip = "non-tensor or non-numeric inputs/outputs (sequence, optional, map or string) are not compared yet"
+        ins = [as_value(a, k) for a, k in zip(ins, in_kinds)]
+        outs = [as_value(a, k) for a, k in zip(outs, out_kinds)]
+        if not all(ok for _, ok in ins + outs):
+            skip = "map, sparse-tensor or nested-sequence inputs/outputs are not compared"
             break
+        ins, outs = [v for v, _ in ins], [v for v, _ in outs]
         datasets.append(DataSet({vi.name: a for vi, a in zip(feeds, ins)},
                                 {o.name: a for o, a in zip(outputs, outs)}))
     if not datasets and skip is None:

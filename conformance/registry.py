@@ -51,6 +51,8 @@ FAMILIES = (
     "conformance.ops.text",
     "conformance.ops.transformer",
     "conformance.ops.losses",
+    "conformance.ops.sequence",
+    "conformance.ops.control_flow",
 )
 
 

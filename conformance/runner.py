@@ -44,7 +44,7 @@ import numpy as np
 
 from .backends.base import Backend
 from .case import Case
-from .tolerance import Check, compare
+from .tolerance import Check, compare_value
 
 #: Messages that show a model was checked and found invalid (onnx's checker and shape
 #: inference, onnxruntime's graph validation), even where they also say "unsupported"
@@ -209,13 +209,17 @@ def case_detail(case: Case) -> dict:
 
     Returns:
         ``{"inputs": [[name, elem_type, shape, initializer (0/1), present (0/1)], ...],
-        "outputs": [[name, elem_type, present (0/1)], ...], "attributes": {name: value}}``;
+        "outputs": [[name, elem_type, present (0/1)], ...], "attributes": {name: value}}``, a
+        sequence or optional input/output with its kind (:data:`conformance.case.KINDS`) last
+        (its shape ``None`` for an unknown rank);
         attribute values as JSON has them (bytes as text; a tensor or graph attribute as its
         type's name).
     """
     return {
-        "inputs": [[i.name, i.elem_type, list(i.shape), int(i.initializer), int(i.present)] for i in case.inputs],
-        "outputs": [[o.name, o.elem_type, int(o.present)] for o in case.outputs],
+        "inputs": [[i.name, i.elem_type, None if i.shape is None else list(i.shape), int(i.initializer),
+                    int(i.present)] + ([i.kind] if i.kind != "tensor" else []) for i in case.inputs],
+        "outputs": [[o.name, o.elem_type, int(o.present)] + ([o.kind] if o.kind != "tensor" else [])
+                    for o in case.outputs],
         "attributes": {k: _attr_json(v) for k, v in sorted(case.attributes.items())},
     }
 
@@ -284,7 +288,7 @@ def _judge(case: Case, backend: Backend, res: CaseResult, got: Attempt) -> None:
                 return
             continue
         for out, actual in zip(case.present_outputs, outs):
-            chk = compare(out.name, actual, ds.outputs[out.name], out.tolerance)
+            chk = compare_value(out.name, actual, ds.outputs[out.name], out.tolerance)
             prev = worst.get(out.name)
             if prev is None or _worse(chk, prev):
                 chk.reason = f"data set {k}: {chk.reason}" if (chk.reason and len(case.datasets) > 1) else chk.reason

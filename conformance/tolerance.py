@@ -464,6 +464,77 @@ def _json_float(x):
     return None if x is None else encode_float(float(x))
 
 
+def compare_value(name: str, actual, expected, tol: Tolerance) -> Check:
+    """Compare one backend output of any value kind with the expected value under ``tol``.
+
+    ``expected`` is an ndarray (a tensor: :func:`compare`), a ``list`` of ndarrays (a sequence:
+    same length, then element by element, each under ``tol``; the check is the worst element's,
+    its ``worst_index`` prefixed by the element's position) or ``None`` (an absent optional:
+    the backend must return ``None``).  A backend's ``tuple`` is taken as a sequence.  Where a
+    tensor is expected, whatever the backend returned goes to :func:`compare` as before (a
+    ``None`` or a list is then not an array of the expected dtype and shape).
+
+    Returns:
+        a :class:`Check`; never raises for bad ``actual``.  A sequence of the wrong length, a
+        present value where the optional is absent (or the reverse), or a tensor where a
+        sequence is expected fails with a message saying so.
+    """
+    if expected is None:
+        if actual is None:
+            return Check(name, True, tolerance=tol)
+        return Check(name, False, f"expected an absent optional (None), got a {_kind_name(actual)}",
+                     ratio=math.inf, tolerance=tol)
+    if not isinstance(expected, list):  # a tensor: exactly as it always was compared
+        return compare(name, actual, expected, tol)
+    if actual is None:
+        return Check(name, False, f"got an absent optional (None), expected a {_kind_name(expected)}",
+                     ratio=math.inf, tolerance=tol)
+    if isinstance(expected, list):
+        if not isinstance(actual, (list, tuple)):
+            return Check(name, False, f"expected a sequence of {len(expected)} tensor(s), got a {_kind_name(actual)}",
+                         ratio=math.inf, tolerance=tol)
+        if len(actual) != len(expected):
+            return Check(name, False, f"sequence of length {len(actual)} != expected length {len(expected)}",
+                         ratio=math.inf, tolerance=tol)
+        worst = Check(name, True, tolerance=tol)
+        for k, (a, e) in enumerate(zip(actual, expected)):
+            if isinstance(a, (list, tuple)) or a is None:
+                chk = Check(name, False, f"expected a tensor, got a {_kind_name(a)}", ratio=math.inf, tolerance=tol)
+            else:
+                chk = compare(f"{name}[{k}]", a, e, tol)
+            if not chk.passed or chk.ratio > worst.ratio:
+                chk.name = name
+                chk.reason = f"element {k}: {chk.reason}" if chk.reason else ""
+                chk.worst_index = [k] + list(chk.worst_index or [])
+                if not chk.passed:
+                    return chk
+                worst = chk
+        return worst
+
+
+def _strings(a: np.ndarray) -> np.ndarray:
+    """An ONNX STRING tensor in one numpy form: an object array of ``str`` (``bytes`` decoded as
+    UTF-8, undecodable bytes kept as they are, so they compare unequal to any text)."""
+    out = np.empty(a.shape, dtype=object)
+    flat = out.reshape(-1)
+    for k, x in enumerate(a.reshape(-1)):
+        if isinstance(x, (bytes, np.bytes_)):
+            try:
+                x = bytes(x).decode("utf-8")
+            except UnicodeDecodeError:
+                x = bytes(x)
+        flat[k] = str(x) if isinstance(x, (str, np.str_)) else x
+    return out
+
+
+def _kind_name(v) -> str:
+    if v is None:
+        return "absent optional (None)"
+    if isinstance(v, (list, tuple)):
+        return f"sequence of {len(v)}"
+    return f"tensor ({type(v).__name__})"
+
+
 def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
     """Compare one backend output with the expected output under ``tol``.
 
@@ -481,10 +552,9 @@ def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
         actual = np.asarray(actual)
     except Exception as exc:  # noqa: BLE001 - a backend may return anything
         return Check(name, False, f"output is not an array: {exc}", ratio=math.inf, tolerance=tol)
-    if expected.dtype == object and actual.dtype.kind == "U":
-        # a string tensor returned as a numpy unicode array (onnx.reference's StringNormalizer,
-        # StringConcat of scalars) holds the same str values as the object array: compared exactly
-        actual = actual.astype(object)
+    if expected.dtype.kind in "OUS" and actual.dtype.kind in "OUS" and actual.dtype != expected.dtype:
+        # ONNX STRING has several numpy forms (object arrays of str, str_ arrays): one type
+        expected, actual = _strings(expected), _strings(actual)
     if actual.dtype != expected.dtype:
         return Check(name, False, f"dtype {actual.dtype} != expected {expected.dtype}", ratio=math.inf, tolerance=tol)
     if actual.shape != expected.shape:

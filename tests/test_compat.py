@@ -380,7 +380,7 @@ def test_node_test_from_a_model_directory_is_the_same_case(tmp_path):
     assert model.graph.node[0].op_type == "Relu" and len(data_sets) == 1 and len(data_sets[0][0]) == 1
 
 
-def test_node_test_with_a_sequence_is_skipped_with_the_reason(tmp_path):
+def test_node_test_with_a_sequence_is_compared(tmp_path):
     seq_in = helper.make_tensor_sequence_value_info("S", TensorProto.FLOAT, None)
     out = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
     g = helper.make_graph([helper.make_node("SequenceAt", ["S", "I"], ["Y"])], "g",
@@ -397,7 +397,12 @@ def test_node_test_with_a_sequence_is_skipped_with_the_reason(tmp_path):
     _, data_sets = load_test_dir(root)
     assert isinstance(data_sets[0][0][0], list) and data_sets[0][0][1].shape == ()
     case = case_from_test(_DirTest("test_seq", root))
-    assert case.skip and "non-tensor" in case.skip
+    assert case.skip is None and case.inputs[0].kind == "sequence"  # compared since issue 27
+    assert isinstance(case.datasets[0].inputs["S"], list)
+    from conformance.backends import resolve_backend
+    from conformance.runner import run_case
+
+    assert run_case(case, resolve_backend("onnxruntime")).outcome == "pass"
 
 
 def test_node_test_without_model_or_directory_is_refused():

@@ -248,8 +248,8 @@ def _reference_disagreement(case, res) -> str | None:
       11 raises "Function attributes are not implemented for opset <= 11"; the output is a
       dense tensor of type T ("Output tensor containing the same value of the provided
       tensor"), which the suite expects.
-    * ``constant-string-dtype``: Constant with ``value_string(s)`` returns a numpy ``<U``
-      array, not a string tensor (object array of str); the values are right.
+    * (Constant with ``value_string(s)`` returns a numpy ``<U`` array where the suite has an
+      object array of str: one ONNX STRING type, compared by value since issue 27.)
     * ``constant-two-attributes``: two value attributes ("Exactly one ... must be specified")
       are accepted; the suite is right (onnx's checker rejects the model).
     * ``mode-unchecked``: DepthToSpace with ``mode="RCD"``: the attribute defines DCR and
@@ -1286,8 +1286,7 @@ def test_constant_agreement_with_onnx_reference(suite, reference_results):
     pairs = [(c, r) for c, r in zip(suite, reference_results) if c.op == "Constant"]
     why, unexplained = _reference_findings(*zip(*pairs))
     assert not unexplained, unexplained[:5]
-    assert {k for _, k, _ in why} == {"constant-sparse-unsupported", "constant-string-dtype",
-                                      "constant-two-attributes"}, why
+    assert {k for _, k, _ in why} == {"constant-sparse-unsupported", "constant-two-attributes"}, why
     assert all(r.outcome == "pass" for c, r in pairs
                if c.expect_error is None and c.tags["constant_form"] not in ("sparse_value", "value_string",
                                                                              "value_strings"))

@@ -28,7 +28,12 @@ def test_onnx_node_suite_runs_with_its_own_tolerances(tmp_path):
     assert len(suite.cases) > 1500
     relu = next(c for c in suite.cases if c.label == "test_relu")
     assert relu.op == "Relu" and relu.outputs[0].tolerance.rtol == 1e-3 and relu.outputs[0].tolerance.atol == 1e-7
-    assert any(c.skip for c in suite.cases)  # sequences/strings are skipped with a reason, not dropped
+    # sequence, optional and string inputs/outputs are compared, not skipped (issue 27)
+    assert not any(c.skip for c in suite.cases)
+    kinds = {o.kind for c in suite.cases for o in c.outputs}
+    assert {"sequence", "optional_sequence"} <= kinds
+    assert any(np.asarray(v).dtype == object for c in suite.cases for ds in c.datasets for v in ds.outputs.values()
+               if isinstance(v, np.ndarray))
     assert main(["run", "--suite", "onnx-node", "--match", "test_relu", "--match", "test_layer_normalization_2d",
                  "--out", str(tmp_path / "r")]) == 0
     doc = json.loads((tmp_path / "r" / "results.json").read_text())

@@ -38,6 +38,21 @@ class Unsupported(Exception):
         return (type(self), (str(self), self.kind))
 
 
+def refuse_non_tensor_io(model: onnx.ModelProto, backend: str) -> None:
+    """Raise :class:`Unsupported` (kind ``type``) when a graph input or output of ``model`` is not
+    a tensor (a sequence or an optional, :data:`conformance.case.KINDS`): for backends whose
+    Python API feeds and returns tensors only (OpenVINO, tract, tinygrad).
+
+    Raises:
+        Unsupported: such an input or output, named.
+    """
+    for vi in list(model.graph.input) + list(model.graph.output):
+        which = vi.type.WhichOneof("value")
+        if which not in (None, "tensor_type"):
+            raise Unsupported(f"{backend} takes and returns tensors only; {vi.name!r} is a "
+                              f"{which.replace('_type', '')} value", kind="type")
+
+
 #: What a runtime can say it cannot do, in the order they are tried:
 #:
 #: * ``version``: the model's IR version or an opset it imports is newer than the runtime
@@ -91,6 +106,8 @@ REFUSALS: dict[str, dict[str, tuple[str, ...]]] = {
         "version": _ORT_VERSION,
         "type": (
             r"MLDataType for: tensor\(\w+\) is not currently registered or supported",  # complex64 (1.15-1.32)
+            # the same refusal of a sequence or optional of such tensors: seq(tensor(complex64))
+            r"MLDataType for: (?:seq\(|optional\()+tensor\(\w+\)\)+ is not currently registered or supported",
             r"tensor type \d+ is not supported",  # OrtValue factories: float6e2m3 (27) in 1.32
         ),
         "kernel": (

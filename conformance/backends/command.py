@@ -65,6 +65,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from ..bundle import proto_value, value_proto
 from .base import Backend, Unsupported, reject_unknown_options
 
 #: Placeholders a template may use.
@@ -188,10 +189,13 @@ _GUARD = _Guardian()
 
 
 class _Prepared:
-    def __init__(self, model_bytes: bytes, inputs: list[str], outputs: list[str]):
+    def __init__(self, model_bytes: bytes, inputs: list[str], outputs: list[str], kinds: dict[str, str] | None = None):
         self.model_bytes = model_bytes
         self.inputs = inputs
         self.outputs = outputs
+        #: graph input/output name -> value kind (:data:`conformance.case.KINDS`): a sequence or
+        #: optional is written and read as a SequenceProto / OptionalProto (onnx's layout)
+        self.kinds = kinds or {}
 
 
 class CommandBackend(Backend):
@@ -239,7 +243,10 @@ class CommandBackend(Backend):
         inits = {t.name for t in model.graph.initializer}
         inputs = [i.name for i in model.graph.input if i.name not in inits]
         outputs = [o.name for o in model.graph.output]
-        return _Prepared(model_bytes, inputs, outputs)
+        from ..case import value_kind
+
+        kinds = {vi.name: value_kind(vi.type) or "tensor" for vi in list(model.graph.input) + list(model.graph.output)}
+        return _Prepared(model_bytes, inputs, outputs, kinds)
 
     def run(self, prepared: _Prepared, inputs: dict[str, np.ndarray], output_names: list[str]) -> list[Any]:
         missing = [n for n in prepared.inputs if n not in inputs]
@@ -275,7 +282,7 @@ class CommandBackend(Backend):
         in_dir.mkdir()
         out_dir.mkdir()
         for k, name in enumerate(prepared.inputs):
-            t = numpy_helper.from_array(np.asarray(inputs[name]), name)
+            t = value_proto(inputs[name], prepared.kinds.get(name, "tensor"), name)
             (in_dir / f"input_{k}.pb").write_bytes(t.SerializeToString(deterministic=True))
         values = {
             "model": str(case_dir / "model.onnx"),
@@ -307,12 +314,12 @@ class CommandBackend(Backend):
             if not p.is_file():
                 results[name] = MissingOutput(f"the command wrote no {p.name} for output {name!r}{where}")
                 continue
-            t = onnx.TensorProto()
+            kind = prepared.kinds.get(name, "tensor")
             try:
-                t.ParseFromString(p.read_bytes())
-                results[name] = numpy_helper.to_array(t)
+                results[name] = proto_value(p.read_bytes(), kind, p.name)
             except Exception as exc:  # noqa: BLE001 - protobuf raises its own DecodeError
-                results[name] = MissingOutput(f"{p.name} is not a TensorProto: {exc}")
+                results[name] = MissingOutput(f"{p.name} is not a {'TensorProto' if kind == 'tensor' else kind} "
+                                              f"proto: {exc}")
         return [results[n] if n in results else MissingOutput(f"{n!r} is not a graph output") for n in output_names]
 
     def _execute(self, cmd: Any, cleanup_dir: str) -> tuple[int, str, str]:

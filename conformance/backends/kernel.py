@@ -4,7 +4,9 @@
 ``fn(inputs, attributes, outputs, opset)``:
 
 * ``inputs``: present formal inputs by schema name (graph inputs and initializers),
-  numpy arrays in their element types;
+  numpy arrays in their element types (a sequence a list, an absent optional ``None``),
+  then the graph inputs the node does not take, by their graph names: the outer-scope
+  values its subgraph attributes (If's branches, Loop/Scan bodies) name;
 * ``attributes``: the node's attributes as Python values (schema defaults *not*
   filled in);
 * ``outputs``: the requested (present) output names, in node order;
@@ -63,6 +65,7 @@ class KernelBackend(Backend):
         node, opset, inits, attrs = prepared
         feeds = {**inits, **inputs}
         named = {n: feeds[n] for n in node.input if n}
+        named.update({n: v for n, v in inputs.items() if n not in named})  # outer-scope values
         requested = [n for n in node.output if n]
         result = self.kernels[node.op_type](named, dict(attrs), requested, opset)
         return [result[n] for n in output_names]

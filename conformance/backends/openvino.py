@@ -48,7 +48,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 
-from .base import Backend, reject_unknown_options
+from .base import Backend, refuse_non_tensor_io, reject_unknown_options
 from .command import MissingOutput
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -140,6 +140,7 @@ class OpenVinoBackend(Backend):
             self.config["INFERENCE_NUM_THREADS"] = str(self.threads)
 
     def prepare(self, model: onnx.ModelProto, model_bytes: bytes):
+        refuse_non_tensor_io(model, self.name)
         ov_model = self.core.read_model(model_bytes)
         compiled = self.core.compile_model(ov_model, self.device, self.config)
         names = {n for port in compiled.inputs for n in port.get_names()}

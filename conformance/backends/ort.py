@@ -169,7 +169,9 @@ class OnnxRuntimeBackend(Backend):
     def run(self, prepared, inputs: dict[str, np.ndarray], output_names: list[str]) -> list[Any]:
         prepared, bits = prepared
         bits_out = [n for n in output_names if n in bits] if bits else ()
-        bits_in = {k for k, v in inputs.items() if np.asarray(v).dtype in _BITS_BY_DTYPE}
+        # a sequence (list) or an absent optional (None) goes to onnxruntime as it is
+        bits_in = {k for k, v in inputs.items()
+                   if not isinstance(v, list) and v is not None and np.asarray(v).dtype in _BITS_BY_DTYPE}
         if not bits_out and not bits_in:
             return prepared.run(output_names, inputs)
         # onnxruntime's Python API has no numpy type for these: feed (and fetch) OrtValues.

@@ -37,7 +37,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 
-from .base import Backend, reject_unknown_options
+from .base import Backend, refuse_non_tensor_io, reject_unknown_options
 
 _KNOWN = ("device",)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -93,6 +93,7 @@ class TinygradBackend(Backend):
                              "Its CPU device needs clang on PATH; device=PYTHON needs nothing (slow)") from None
 
     def prepare(self, model: onnx.ModelProto, model_bytes: bytes):
+        refuse_non_tensor_io(model, self.name)
         from tinygrad import Tensor
 
         with self._Context(DEV=self.device):

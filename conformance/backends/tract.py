@@ -47,7 +47,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
-from .base import Backend, Unsupported, reject_unknown_options
+from .base import Backend, Unsupported, refuse_non_tensor_io, reject_unknown_options
 
 _KNOWN = ("runtime",)
 
@@ -131,6 +131,7 @@ class TractBackend(Backend):
                 raise ValueError(f"tract runtime {self.runtime_name!r} not available: {_clean(exc)}") from None
 
     def prepare(self, model: onnx.ModelProto, model_bytes: bytes):
+        refuse_non_tensor_io(model, self.name)
         inits = {t.name for t in model.graph.initializer}
         for vi in list(model.graph.input) + list(model.graph.output):
             et = vi.type.tensor_type.elem_type

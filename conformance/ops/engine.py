@@ -159,6 +159,13 @@ def _combos(entry: Entry, vs: VersionSpec) -> tuple[list[dict[str, str]], dict[s
     keep, skipped = [], {}
     for c in type_combinations(vs):
         names = {p: _type_name(t, {}) for p, t in c.items()}
+        if entry.extra_cases is not None and (entry.family == "values" or _unbuildable(vs, names)):
+            # a sequence/optional combination, or any of a ``values`` entry: the entry's own
+            # builder makes it (Entry.extra_cases)
+            reason = entry.type_filter(vs.since_version, names) if entry.type_filter else None
+            if reason:
+                skipped[types_label(names)] = reason
+            continue
         reason = _unbuildable(vs, names) or (entry.type_filter(vs.since_version, names) if entry.type_filter else None)
         if reason:
             skipped[types_label(names)] = reason
@@ -1238,6 +1245,8 @@ def cases(entry: Entry, seed: int, depth: str = "full", select=None) -> list[Cas
             firsts.setdefault(c.since_version, c)
         errors = [c for c in errors if firsts[c.since_version] is c]
     out.extend(errors)
+    if entry.extra_cases is not None and select is None:
+        out.extend(entry.extra_cases(seed, depth))
     return out
 
 
@@ -1278,6 +1287,12 @@ def strategy(entry: Entry):
             # shrinking goes to the first: float (the type most kernels are written for) first
             per_version[v] = (vs, sorted(combos, key=lambda c: any(t != "float" for t in c.values())))
     versions = sorted(per_version)
+    if not versions and entry.extra_cases is not None:
+        # every combination binds a sequence or optional: draw among the entry's own value cases,
+        # oldest version first (shrinking goes there)
+        made = sorted((c for c in entry.extra_cases(0, "full") if c.expect_error is None),
+                      key=lambda c: (c.since_version, c.opset))
+        return st.sampled_from(made)
     # A coordinate with one choice at some versions and several at others gets a forced choice
     # at the former: every version then draws as many choices, so shrinking (shortest choice
     # sequence first) compares versions coordinate by coordinate and reaches the oldest one

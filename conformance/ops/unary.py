@@ -144,6 +144,13 @@ def _clip_contested(ctx, attrs):
     return None
 
 
+
+def _identity_values(seed: int, depth: str = "full") -> list:
+    """Identity's sequence and optional types (:func:`conformance.ops.sequence.identity_value_cases`)."""
+    from .sequence import identity_value_cases
+
+    return identity_value_cases(seed, depth)
+
 ENTRIES = [
     Entry("Abs", ufunc(_abs), defined=_not_int_min, signed_zero=True),
     Entry("Neg", ufunc(_neg), defined=_not_int_min, signed_zero=True),
@@ -188,7 +195,7 @@ ENTRIES += [
     Entry("IsNaN", ufunc(np.isnan)),
     Entry("IsInf", _isinf, attrs=(Attrs({"detect_positive": 0}), Attrs({"detect_negative": 0}),
                                   Attrs({"detect_positive": 0, "detect_negative": 0}))),
-    Entry("Identity", ufunc(lambda x: x), signed_zero=True),
+    Entry("Identity", ufunc(lambda x: x), signed_zero=True, extra_cases=_identity_values),
     # Shrink-9: the function body casts lambd and bias to T; the text compares with the float
     # attributes.  Both are legitimate: attribute states use values exact in every T (no element
     # falls between the two thresholds) and 1 ulp covers x + bias rounded once or twice.

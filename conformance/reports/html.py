@@ -248,6 +248,19 @@ def _type_name(elem_type) -> str:
         return str(elem_type)
 
 
+def _kind_type_name(elem_type, kind) -> str:
+    """:func:`_type_name`, wrapped as the ONNX type string of a sequence or optional kind
+    (``seq(float)``, ``optional(seq(float))``; :data:`conformance.case.KINDS`)."""
+    name = _type_name(elem_type)
+    if kind == "sequence":
+        return f"seq({name})"
+    if kind == "optional_tensor":
+        return f"optional({name})"
+    if kind == "optional_sequence":
+        return f"optional(seq({name}))"
+    return name
+
+
 @functools.lru_cache(maxsize=None)
 def _known_type_name(elem_type) -> str:
     try:
@@ -397,8 +410,10 @@ def case_row(c: dict) -> tuple:
                      _num(o.get("actual_at_worst"))))
     det = c.get("detail") if not passed_case else None
     if isinstance(det, dict):
-        sig = {"in": [[str(x[0]), _type_name(x[1]), x[2], x[3], x[4]] for x in det.get("inputs") or []],
-               "out": [[str(x[0]), _type_name(x[1]), x[2]] for x in det.get("outputs") or []]}
+        sig = {"in": [[str(x[0]), _kind_type_name(x[1], x[5] if len(x) > 5 else None), x[2], x[3], x[4]]
+                      for x in det.get("inputs") or []],
+               "out": [[str(x[0]), _kind_type_name(x[1], x[3] if len(x) > 3 else None), x[2]]
+                       for x in det.get("outputs") or []]}
         attrs = _json_safe({k: _attr_display(v) for k, v in (det.get("attributes") or {}).items()})
         det = (sig, json.dumps(sig, sort_keys=True), attrs, json.dumps(attrs, sort_keys=True))
     else:
@@ -501,10 +516,11 @@ def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Path
         e = entries.get(c.get("id"))
         if e and not passed_case and n_io < MAX_DETAIL_CASES:  # shapes are for the drill-down of failures
             n_io += 1
-            sig = {"in": [[str(x.get("name")), _type_name(x.get("elem_type")), x.get("shape"),
+            sig = {"in": [[str(x.get("name")), _kind_type_name(x.get("elem_type"), x.get("kind")), x.get("shape"),
                            1 if x.get("initializer") else 0, 1 if x.get("present", True) else 0]
                           for x in e.get("inputs") or []],
-                   "out": [[str(x.get("name")), _type_name(x.get("elem_type")), 1 if x.get("present", True) else 0]
+                   "out": [[str(x.get("name")), _kind_type_name(x.get("elem_type"), x.get("kind")),
+                            1 if x.get("present", True) else 0]
                            for x in e.get("outputs") or []]}
             col["io"].append(iosigs.add(sig, json.dumps(sig, sort_keys=True)))
         else:
