@@ -51,6 +51,7 @@ FAMILIES = (
     "conformance.ops.text",
     "conformance.ops.transformer",
     "conformance.ops.losses",
+    "conformance.ops.detection",
     "conformance.ops.sequence",
     "conformance.ops.control_flow",
 )
