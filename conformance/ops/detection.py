@@ -10,8 +10,9 @@ Oracle and check: :mod:`conformance.reference.detection`.  What the entry adds t
 * the optional inputs present and absent (the engine's cycle): ``max_output_boxes_per_class``
   0, 1, 2 and more than the boxes (absent: 0, no output); ``iou_threshold`` 0 (also its
   default), 0.25, 0.375, 0.5, 0.625 with pairs whose IoU is *exactly* the threshold (kept: the
-  text suppresses "strictly greater"); ``score_threshold`` equal to one of the scores (kept:
-  the text removes scores "less than" it);
+  text suppresses "strictly greater"); ``score_threshold`` halfway between two score levels,
+  and, in the ``score-at-threshold`` pattern, equal to one of the scores (kept: the text removes
+  scores "less than" it; contested, since onnx's reference implementation removes it);
 * numerics: ``normal`` (distinct scores per class, multiples of 1/64), ``flipped``, ``ties``
   (equal scores, only between boxes that do not suppress each other, with no
   ``max_output_boxes_per_class`` cut: every tie order the text allows selects the same set);
@@ -35,6 +36,8 @@ from .entry import Attrs, Entry, Err, Shape
 
 CHECK = "conformance.reference.detection:check_nms"
 THRESHOLDS = (0.0, 0.25, 0.375, 0.5, 0.625)
+#: the boxes' shape of the pattern whose score_threshold equals a score (contested)
+AT_THRESHOLD = (1, 9, 4)
 
 
 def _shapes() -> tuple[Shape, ...]:
@@ -48,6 +51,9 @@ def _shapes() -> tuple[Shape, ...]:
         s("B1C1", B=(1, 1), C=(1, 1), N=(2, 7)),
         s("BxC", optional=with_k, B=(2, 2), C=(2, 3), N=(3, 8)),
         s("many/N=24", optional=with_k, B=(1, 1), C=(1, 2), N=(24, 24)),
+        s("score-at-threshold/1x2x9", optional=(("max_output_boxes_per_class", "score_threshold"),
+                                                ("max_output_boxes_per_class", "iou_threshold", "score_threshold")),
+          B=(1, 1), C=(2, 2), N=(9, 9)),
         s("zero-boxes", cycle=False, B=(2, 2), C=(2, 2), N=(0, 0)),
     )
 
@@ -139,11 +145,27 @@ def _numerics(kind):
         if "iou_threshold" in present:
             out.append(np.array(float(t)))
         if "score_threshold" in present:
-            # exactly one of the scores (kept: "less than" removes), or below them all
-            st = float(scores.reshape(-1)[int(rng.integers(0, scores.size))]) if scores.size else 0.5
+            # exactly one of the scores in the at-threshold pattern (kept: "less than" removes;
+            # contested), else halfway between two multiples of 1/64 (no score equals it)
+            if _at_threshold(ctx) and scores.size:
+                st = float(scores.reshape(-1)[int(rng.integers(0, scores.size))])
+            else:
+                st = (int(rng.integers(8, 56)) + 0.5) / 64.0
             out.append(np.array(st))
         return out
     return fn
+
+
+def _at_threshold(ctx) -> bool:
+    """The pattern whose score_threshold equals one of the scores (its boxes are (1, 9, 4))."""
+    return tuple(ctx.shapes.get("boxes", ())) == AT_THRESHOLD
+
+
+def _contested(ctx, attrs) -> str | None:
+    if "score_threshold" in ctx.types and _at_threshold(ctx):
+        return ("a score equal to score_threshold: the text removes boxes 'with score less than score_threshold' "
+                "(kept); onnx's reference implementation (and onnxruntime) keep only scores greater than it")
+    return None
 
 
 def _oracle(ctx, boxes, scores, max_output_boxes_per_class=None, iou_threshold=None, score_threshold=None,
@@ -165,7 +187,8 @@ ENTRY = Entry("NonMaxSuppression", _oracle, family="shaped", shapes=_shapes(),
               attrs=(Attrs({"center_point_box": 1}, tag="center_point_box=1"),),
               numerics_classes=lambda tn: ("normal", "flipped", "ties"),
               float_numerics={k: _numerics(k) for k in ("normal", "flipped", "ties")},
-              check=lambda ctx, inputs, attrs: CHECK, errors=_errors(), per_type=72, nan=False, inf=False)
+              check=lambda ctx, inputs, attrs: CHECK, errors=_errors(), contested=_contested, per_type=72,
+              nan=False, inf=False)
 
 ENTRIES = (ENTRY,)
 register_entries(ENTRIES, family="detection")
