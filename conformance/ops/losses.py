@@ -18,10 +18,13 @@ the schema:
   200 (bfloat16), 1000 (float, double): ``exp`` without the max shift overflows;
   NegativeLogLikelihoodLoss: log-probabilities near -100, where the float16 sum of a long row
   overflows without float32 accumulation);
-* contested: ``mean`` with ``ignore_index`` (the text's ``mean(loss)`` and
-  ``sum(weight[target])`` "for all samples" count the ignored targets; the function bodies,
-  onnx's reference and PyTorch, which the text cites, divide by the non-ignored weights:
-  the oracle follows the bodies);
+* contested: ``mean`` with ``ignore_index`` (NegativeLogLikelihoodLoss: the text's
+  ``mean(loss)`` and ``sum(weight[target])`` "for all samples" count the ignored targets, its
+  reduction attribute "the sum of applied weights" does not; SoftmaxCrossEntropyLoss: the text
+  counts them; the function bodies and PyTorch, which the texts cite, divide by the non-ignored
+  weights: the oracle follows the bodies); SoftmaxCrossEntropyLoss's ``mean`` with ``weights``
+  (the formula's ``ReduceSum(L) / ReduceSum(W)`` against the attribute's "divided by the number
+  of elements in the output"; the oracle takes the formula);
 * tolerance derived (:func:`conformance.reference.losses.bound` plus the legitimate variants'
   spread, docs/tolerance.md "Losses");
 * error cases: a target whose shape is not the input's without C, a target of the wrong rank,
@@ -139,10 +142,17 @@ def _tolerance(ctx, inputs, attrs, outputs):
 
 
 def _contested(ctx, attrs) -> str | None:
-    if attrs.get("ignore_index") is not None and attrs.get("reduction", "mean") == "mean":
-        return ("reduction 'mean' with ignore_index: the text's mean(loss) / sum(weight[target]) 'for all samples' "
-                "counts the ignored targets, the function body (and PyTorch, which the text cites) divides by the "
-                "weights of the non-ignored ones only")
+    mean = attrs.get("reduction", "mean") == "mean"
+    if mean and attrs.get("ignore_index") is not None:
+        if ctx.op == NLL:
+            return ("reduction 'mean' with ignore_index: the text's formulas (mean(loss); sum(weight[target]) 'for "
+                    "all samples') count the ignored targets, its reduction attribute ('divided by the sum of applied "
+                    "weights') and the function body (and PyTorch, which the text cites) do not")
+        return ("reduction 'mean' with ignore_index: the text (ReduceMean(L); the attribute: 'divided by the number "
+                "of elements in the output') counts the ignored labels, the function body (and PyTorch) does not")
+    if mean and ctx.op == SCE and "weights" in ctx.types:
+        return ("reduction 'mean' with weights: the text's formula divides by ReduceSum(W), the reduction attribute "
+                "'by the number of elements in the output'")
     return None
 
 
