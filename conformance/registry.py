@@ -46,6 +46,7 @@ FAMILIES = (
     "conformance.ops.resample",
     "conformance.ops.quantize",
     "conformance.ops.qlinear",
+    "conformance.ops.contrib_quant",
     "conformance.ops.recurrent",
     "conformance.ops.signal",
     "conformance.ops.text",

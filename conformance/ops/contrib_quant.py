@@ -1,0 +1,164 @@
+"""onnxruntime's com.microsoft quantized contrib operators as entries of the operator table
+(family ``shaped``): QLinearSigmoid (1) and QLinearLeakyRelu (1) (onnxruntime-defined: their
+oracles follow its operator documentation, ContribOperators.md, and its CPU kernel where the
+documentation is silent; see :mod:`conformance.reference.contrib_quant`).  QLinearAdd and
+QLinearMul are entries of :mod:`conformance.ops.qlinear`.
+
+What the entries exercise:
+
+* **types**: T = uint8 and int8 (every type the schema allows); scales tensor(float);
+* **optional inputs**: X_zero_point and Y_zero_point each present or absent (absent: 0);
+* **attributes** (QLinearLeakyRelu): alpha absent (0.01), the explicit default, 0.5 (a power
+  of two: the negative side exact in float32) and 0.2;
+* **numerics classes** (the value of X drawn from the 256 possible values whose table entry is
+  robust, :func:`conformance.reference.contrib_quant.robust_lookup`): ``requant`` (zero points
+  at the type's extremes, 0, the middle or drawn; scales with random mantissas; Y_scale
+  placing the outputs over the output type, a few saturating), ``saturate`` (Y_scale small:
+  most outputs beyond the type's range at both ends), ``ties`` (QLinearLeakyRelu: power-of-two
+  scales with ``Y_scale = 2 X_scale`` or ``4 X_scale`` and X near its zero point, so exact
+  ``.5`` ties of both parities occur and must round to even);
+* **shapes**: rank 1, 2 and 4, a long row (256-300 elements: every table entry), rank 0, an
+  empty tensor;
+* **tolerance**: exact (every robust element has one right answer);
+* **errors**: a zero point of another type than X, a double scale (the schema's types).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..reference import contrib_quant as ref
+from ..reference import qlinear as qlref
+from ..reference import quantize as qref
+from . import values as V
+from .engine import register_entries
+from .entry import Attrs, Entry, Err, Shape
+from .qlinear import POW2, _exact_tol, _obj, _scales, _zero_points
+
+MS = "com.microsoft"
+REQUANT, TIES, SATURATE = "requant", "ties", "saturate"
+LOOKUP_NAMES = ("X", "X_scale", "X_zero_point", "Y_scale", "Y_zero_point")
+
+
+def _alpha(ctx) -> float:
+    return float(ctx.attrs.get("alpha", 0.01) if ctx.attrs.get("alpha") is not None else 0.01)
+
+
+def _lookup_class(op: str, num: str):
+    """The numerics class ``num`` of QLinearSigmoid / QLinearLeakyRelu (module docstring): the
+    scales and zero points drawn, Y_scale nudged until at least half of the 256 possible X
+    values have a robust table entry, X drawn among those (``ties``: among those within 6 of
+    X_zero_point)."""
+
+    def table(rng, ctx, shapes):
+        present = [n for n in LOOKUP_NAMES if n in ctx.types]
+        sh = dict(zip(present, shapes))
+        t = ctx.types["X"]
+        lo, hi = qref._target_range(t)
+        alpha = _alpha(ctx)
+        domain = _obj(np.arange(lo, hi + 1), (hi - lo + 1,))
+        for attempt in range(40):
+            zx = _zero_points(rng, t, ()) if "X_zero_point" in sh else None
+            zy = _zero_points(rng, t, ()) if "Y_zero_point" in sh else None
+            pow2 = num == TIES
+            sx = _scales(rng, "float", (), pow2)
+            if num == TIES:
+                sy = float(sx) * float(rng.choice([2.0, 4.0]))
+            else:
+                v1, _ = ref.lookup_parts(op, domain, sx, zx, np.array(1.0), alpha)
+                m = max(abs(float(a)) for a in v1.tolist()) or 1.0
+                f = float(rng.choice([0.08, 0.15])) if num == SATURATE else float(rng.choice([0.7, 1.0, 1.3, 2.0]))
+                sy = float(V.representable(np.array([m / (hi - lo) * f]), "float")[0])
+            for _ in range(8):
+                v, xr = ref.lookup_parts(op, domain, sx, zx, np.array(sy), alpha)
+                ex = ref.exact_leaky(xr, sx, np.array(sy), alpha) if op == "QLinearLeakyRelu" else False
+                ok = ref.robust_lookup(op, v, xr, np.array(sy), zy, t, ex)
+                pool = [int(q) for q, good in zip(domain.tolist(), ok.tolist()) if good]
+                if num == TIES:
+                    z = 0 if zx is None else int(zx)
+                    pool = [q for q in pool if abs(q - z) <= 6]
+                if len(pool) >= (5 if num == TIES else 128):
+                    break
+                if num == TIES:
+                    break
+                sy = float(V.representable(np.array([sy * (1 + float(rng.uniform(-0.02, 0.02)))]), "float")[0])
+            else:
+                continue
+            if len(pool) < (5 if num == TIES else 128):
+                continue
+            n = int(np.prod(sh["X"], dtype=np.int64))
+            # the extremes of the type whenever their entry is robust
+            ends = [q for q in (lo, hi) if q in pool]
+            draw = list(rng.choice(pool, size=n)) if n else []
+            for i, q in enumerate(ends[:n]):
+                draw[int(rng.integers(0, n))] = q
+            vals = {"X": _obj(draw, sh["X"]), "X_scale": np.asarray(sx, dtype=np.float64).reshape(sh["X_scale"]),
+                    "Y_scale": np.full(sh["Y_scale"], sy, dtype=np.float64)}
+            if zx is not None:
+                vals["X_zero_point"] = _obj([int(zx)], sh["X_zero_point"])
+            if zy is not None:
+                vals["Y_zero_point"] = _obj([int(zy)], sh["Y_zero_point"])
+            return [vals[k] for k in present]
+        raise ValueError(f"{op}: no robust table found")
+
+    table.__name__ = f"{op.lower()}_{num}"
+    return table
+
+
+def _lookup_oracle(op: str):
+    def oracle(ctx, X, X_scale, X_zero_point=None, Y_scale=None, Y_zero_point=None, **attrs):
+        return ref.qlinear_lookup(op, X, X_scale, X_zero_point, Y_scale, Y_zero_point, ctx.out_types["Y"],
+                                  _alpha(ctx))
+
+    oracle.__name__ = oracle.__qualname__ = f"{op.lower()}_oracle"
+    oracle.__doc__ = (f"onnxruntime's {op} (:func:`conformance.reference.contrib_quant.qlinear_lookup`): "
+                      "object ints of X's shape and type T.")
+    return oracle
+
+
+def _lookup_shapes() -> tuple[Shape, ...]:
+    def sh(name, x, **kw):
+        return Shape(name, {"X": x}, **kw)
+
+    return (
+        sh("r1", "L", dims={"L": (5, 12)}),
+        sh("r2", "SL", dims={"S": (2, 3), "L": (5, 9)}),
+        sh("r4", "NCHW", dims={"N": (1, 2), "C": (2, 3), "H": (2, 3), "W": (3, 5)}),
+        sh("long/r1", "L", dims={"L": (256, 300)}),
+        sh("rank0", "", cycle=False),
+        sh("zero-size", "S0", cycle=False),
+    )
+
+
+def _lookup_errors() -> tuple[Err, ...]:
+    shp = ((2, 3), (), (), (), ())
+    return (
+        Err("X_zero_point has X's type T (int8 with a uint8 X)", "zero-point-type",
+            types={"X": "uint8", "X_zero_point": "int8"}, shapes=shp, type_name="uint8"),
+        Err("Y_zero_point has X's type T (uint8 with an int8 X)", "y-zero-point-type",
+            types={"X": "int8", "Y_zero_point": "uint8"}, shapes=shp, type_name="int8"),
+        Err("X_scale is tensor(float) (here double)", "scale-type", types={"X_scale": "double"}, shapes=shp,
+            type_name="uint8"),
+    )
+
+
+def _classes(op: str):
+    cls = (REQUANT, TIES, SATURATE) if op == "QLinearLeakyRelu" else (REQUANT, SATURATE)
+    return lambda t: cls
+
+
+QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU = (
+    Entry(op, _lookup_oracle(op), family="shaped", domain=MS, shapes=_lookup_shapes(),
+          int_numerics={n: _lookup_class(op, n) for n in _classes(op)("uint8")},
+          numerics_classes=_classes(op), per_type=24, tolerance=_exact_tol, errors=_lookup_errors(),
+          attrs=(Attrs({"alpha": 0.5}), Attrs({"alpha": 0.2}, tag="alpha-0.2")) if op == "QLinearLeakyRelu" else (),
+          notes={1: "onnxruntime-defined (com.microsoft): Y = quantize(f(dequantize(X))), scalar scales and "
+                    "zero points (absent: 0); rounding half to even and saturation as QuantizeLinear (the "
+                    "documentation names neither; onnxruntime's kernel: a float32 lookup table quantized by "
+                    "MLAS)"})
+    for op in ("QLinearSigmoid", "QLinearLeakyRelu"))
+
+ENTRIES = (QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU)
+register_entries(ENTRIES, family="contrib_quant")
+
+__all__ = ["ENTRIES", "QLINEAR_SIGMOID", "QLINEAR_LEAKY_RELU", "qlref"]

@@ -1,0 +1,118 @@
+"""Oracles of onnxruntime's com.microsoft quantized element-wise lookup operators:
+QLinearSigmoid (1) and QLinearLeakyRelu (1) (onnxruntime-defined: ContribOperators.md and the
+schema docs in onnxruntime's registry, ``conformance.opspec.op_spec(op, "com.microsoft")``).
+
+The documentation: ``Y = quantize(f(dequantize(X)))`` with ``dequantize(X) = X_scale (X -
+X_zero_point)`` and ``quantize(v) = saturate(round(v / Y_scale) + Y_zero_point)``; both zero
+points are optional ("default 0"), both scales scalars of tensor(float); f is the logistic
+function (QLinearSigmoid) or ``x if x >= 0 else alpha x`` (QLinearLeakyRelu, alpha a float
+attribute, default 0.01).  The documentation names no rounding rule.  onnxruntime's CPU
+kernel (``QLinearLookupBase``, read, not copied) builds a 256-entry table once per model: each
+possible X is dequantized in float32, f is applied in float32 (MLAS's logistic approximation
+for Sigmoid), and the result is quantized with MLAS's QuantizeLinear (float32 division,
+round half to even, + zero point, saturation).  The oracle is that computation in exact
+arithmetic (LeakyRelu: Fractions; Sigmoid: float64, its error ~1e-16 far below the slack)
+rounded half to even and saturated (QuantizeLinear's rule,
+:func:`conformance.reference.qlinear.requantize`).
+
+Robustness (:func:`robust_lookup`): a float32 evaluation differs from the exact value by the
+dequantization product's rounding, f's own error (Sigmoid: MLAS's approximation, a few ulp;
+the derivative of the logistic is at most 1/4, so an input error ``e`` moves f by at most
+``e/4``), and the division's rounding.  An element is kept only where every value within
+``SLACK_LOOKUP (|v| + |x| / Y_scale)`` of ``v = f(x) / Y_scale`` (``x`` the dequantized input)
+requantizes alike; exact ``.5`` ties are kept only where every float32 step is exact
+(LeakyRelu with power-of-two scales on the non-negative side or with a power-of-two alpha),
+and then round to even.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from .qlinear import exact, is_pow2, requantize, robust_value
+
+#: Relative slack of a float32 lookup-table entry: ``2**-16`` (= 256 u, u = 2**-24) of
+#: ``|v| + |x| / Y_scale``: the dequantization product, the division (1 u each) and MLAS's
+#: logistic approximation (documented as a few ulp) with generous room.
+SLACK_LOOKUP = 2.0 ** -16
+
+
+def _scalar(p, name: str):
+    if np.size(p) != 1:
+        raise ValueError(f"{name} is a scalar (per-tensor quantization)")
+    return exact(p).reshape(())[()]
+
+
+def lookup_parts(op: str, x, x_scale, x_zero_point, y_scale, alpha: float = 0.01):
+    """``(v, xr)`` of QLinearSigmoid / QLinearLeakyRelu: ``xr = X_scale (X - X_zero_point)``
+    (exact Fractions) and ``v = f(xr) / Y_scale`` (Fractions; Sigmoid through float64), object
+    arrays of X's shape.  An absent zero point is 0.
+
+    Raises:
+        ValueError: a scale or zero point with more than one element.
+    """
+    sx = _scalar(x_scale, "X_scale")
+    sy = _scalar(y_scale, "Y_scale")
+    zx = 0 if x_zero_point is None else _scalar(x_zero_point, "X_zero_point")
+    a = Fraction(float(np.float32(alpha)))
+    xs = exact(x)
+    xr = np.empty(xs.shape, dtype=object)
+    v = np.empty(xs.shape, dtype=object)
+    cache: dict = {}
+    for i, q in enumerate(xs.ravel().tolist()):
+        if q not in cache:
+            r = Fraction(sx) * (q - zx)
+            if op == "QLinearSigmoid":
+                f = Fraction(1.0 / (1.0 + math.exp(-float(r))))
+            else:
+                f = r if r >= 0 else a * r
+            cache[q] = (r, f / Fraction(sy))
+        xr.ravel()[i], v.ravel()[i] = cache[q]
+    return v, xr
+
+
+def qlinear_lookup(op: str, x, x_scale, x_zero_point, y_scale, y_zero_point, out_type: str,
+                   alpha: float = 0.01) -> np.ndarray:
+    """onnxruntime's QLinearSigmoid / QLinearLeakyRelu (module docstring): :func:`lookup_parts`
+    rounded half to even, ``+ Y_zero_point`` (0 when absent), saturated to ``out_type``
+    (uint8 / int8).  Returns object ints of X's shape.
+
+    Raises:
+        ValueError: as :func:`lookup_parts`.
+    """
+    v, _ = lookup_parts(op, x, x_scale, x_zero_point, y_scale, alpha)
+    zy = 0 if y_zero_point is None else _scalar(y_zero_point, "Y_zero_point")
+    return requantize(v, zy, out_type)
+
+
+def robust_lookup(op: str, v, xr, y_scale, y_zero_point, out_type: str, exact_ok) -> np.ndarray:
+    """Boolean mask of the elements every legitimate float32 table computes alike (module
+    docstring); ``exact_ok`` (bool, broadcast to ``v``): the element's float32 computation is
+    exact, so an exact ``.5`` tie is kept (it must round to even)."""
+    sy = float(exact(y_scale).reshape(())[()])
+    zy = 0 if y_zero_point is None else exact(y_zero_point).reshape(())[()]
+    ok = np.broadcast_to(np.asarray(exact_ok, dtype=bool), np.shape(v))
+    out = np.zeros(np.shape(v), dtype=bool)
+    memo: dict = {}
+    for i, (vi, ri, e) in enumerate(zip(np.asarray(v).ravel().tolist(), np.asarray(xr).ravel().tolist(),
+                                        ok.ravel().tolist())):
+        key = (vi, bool(e))
+        if key not in memo:
+            slack = SLACK_LOOKUP * (abs(float(vi)) + abs(float(ri)) / sy)
+            memo[key] = robust_value(Fraction(vi), slack, zy, out_type, bool(e) and op == "QLinearLeakyRelu")
+        out.ravel()[i] = memo[key]
+    return out
+
+
+def exact_leaky(xr, x_scale, y_scale, alpha: float) -> np.ndarray:
+    """Where QLinearLeakyRelu's float32 computation is exact (a tie may be generated): both
+    scales powers of two and (the element non-negative or alpha a power of two), for 8-bit
+    inputs (``|X - X_zero_point| <= 255`` fits float32's mantissa)."""
+    if not (is_pow2(float(np.asarray(x_scale).reshape(()))) and is_pow2(float(np.asarray(y_scale).reshape(())))):
+        return np.zeros(np.shape(xr), dtype=bool)
+    a_pow2 = is_pow2(float(np.float32(alpha)))
+    return np.vectorize(lambda r: bool(r >= 0 or a_pow2), otypes=[bool])(np.asarray(xr, dtype=object)) \
+        if np.size(xr) else np.zeros(np.shape(xr), dtype=bool)
