@@ -1,0 +1,203 @@
+"""onnxruntime's com.microsoft QLinearSigmoid / QLinearLeakyRelu (conformance/ops/contrib_quant.py):
+
+* the oracle against an independent loop (the logistic through math.tanh, Fractions);
+* legitimate kernels (a float32 lookup table as onnxruntime builds it, a float32 reciprocal of
+  Y_scale, another float32 logistic formula, float64) pass every generated case;
+* wrong kernels (zero points swapped or ignored, no saturation, rounding half away from zero,
+  truncation, alpha ignored) fail cases the right kernel passes;
+* the error cases are rejected by a kernel that checks the schema's types.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from conformance.backends.kernel import KernelBackend
+from conformance.ops import contrib_quant as ops_cq
+from conformance.ops import engine
+from conformance.reference import contrib_quant as ref
+from conformance.runner import run_cases
+
+OPS = ("QLinearSigmoid", "QLinearLeakyRelu")
+
+
+def _obj(vals, shape):
+    out = np.empty(shape, dtype=object)
+    out.ravel()[:] = [int(v) for v in np.asarray(vals).ravel().tolist()]
+    return out
+
+
+def test_oracle_matches_an_independent_loop():
+    rng = np.random.default_rng(3)
+    for op in OPS:
+        for t, (lo, hi) in (("uint8", (0, 255)), ("int8", (-128, 127))):
+            x = _obj(rng.integers(lo, hi + 1, size=12), (3, 4))
+            zx, zy = (int(v) for v in rng.integers(lo, hi + 1, size=2))
+            sx = float(np.float32(rng.uniform(0.01, 0.1)))
+            sy = float(np.float32(rng.uniform(0.002, 0.01)))
+            got = ref.qlinear_lookup(op, x, np.array(sx), np.array(zx), np.array(sy), np.array(zy), t, alpha=0.3)
+            for i in range(3):
+                for j in range(4):
+                    r = sx * (int(x[i, j]) - zx)
+                    if op == "QLinearSigmoid":
+                        f = Fraction(0.5 * (1.0 + math.tanh(r / 2)))  # the logistic through tanh, not exp
+                    else:
+                        f = Fraction(r) if r >= 0 else Fraction(float(np.float32(0.3))) * Fraction(r)
+                    v = f / Fraction(sy)
+                    q = round(v)  # Python: half to even
+                    assert got[i, j] == min(hi, max(lo, q + zy)), (op, t, i, j)
+
+
+def test_ties_round_to_even_and_saturate():
+    x = _obj([1, 3, 5, 7, 200], (5,))
+    # X_scale 1/8, Y_scale 1/4: v = (x - 0) / 2 -> 0.5, 1.5, 2.5, 3.5 (ties) and 100
+    got = ref.qlinear_lookup("QLinearLeakyRelu", x, np.array(0.125), np.array(0), np.array(0.25), np.array(0),
+                             "uint8")
+    assert got.tolist() == [0, 2, 2, 4, 100]
+    got = ref.qlinear_lookup("QLinearLeakyRelu", _obj([0, 255], (2,)), np.array(1.0), np.array(128),
+                             np.array(0.25), np.array(0), "int8", alpha=1.0)
+    assert got.tolist() == [-128, 127]  # -512 and 508 saturate
+
+
+def _kernel(op, mode="table32", flaw=None):
+    """A float32 lookup-table kernel of ``op``: every X value dequantized in float32
+    (``X_scale * (X - X_zero_point)``), f in float32 (``table32``: ``1 / (1 + exp(-x))``;
+    ``tanh32``: ``(1 + tanh(x / 2)) / 2``; ``recip32``: the quotient by ``Y_scale`` as a product
+    with its float32 reciprocal; ``f64``: everything in float64), quantized with rint (half to
+    even), + Y_zero_point, saturated.  ``flaw`` names a deliberate mistake."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["X"]
+        t = x.dtype
+        for n in ("X_zero_point", "Y_zero_point"):
+            if n in inputs and inputs[n].dtype != t:
+                raise TypeError(f"{n} has X's type")
+        for n in ("X_scale", "Y_scale"):
+            if inputs[n].dtype != np.float32:
+                raise TypeError(f"{n} is float")
+        zx = np.int64(inputs["X_zero_point"]) if "X_zero_point" in inputs else np.int64(0)
+        zy = np.int64(inputs["Y_zero_point"]) if "Y_zero_point" in inputs else np.int64(0)
+        if flaw == "swap-zero-points":
+            zx, zy = zy, zx
+        if flaw == "ignore-X-zero-point":
+            zx = np.int64(0)
+        if flaw == "ignore-Y-zero-point":
+            zy = np.int64(0)
+        dt = np.float64 if mode == "f64" else np.float32
+        sx, sy = dt(inputs["X_scale"]), dt(inputs["Y_scale"])
+        alpha = dt(attrs.get("alpha", 0.01))
+        if flaw == "alpha-ignored":
+            alpha = dt(0.01)
+        d = (x.astype(np.int64) - zx).astype(dt)
+        xr = (sx * d).astype(dt)
+        if op == "QLinearSigmoid":
+            if mode == "tanh32":
+                f = ((dt(1) + np.tanh(xr / dt(2))) / dt(2)).astype(dt)
+            else:
+                f = (dt(1) / (dt(1) + np.exp(-xr))).astype(dt)
+        else:
+            f = np.where(xr >= 0, xr, alpha * xr).astype(dt)
+        v = (f * (dt(1) / sy)).astype(dt) if mode == "recip32" else (f / sy).astype(dt)
+        if flaw == "half-away":
+            r = np.sign(v) * np.floor(np.abs(v) + dt(0.5))
+        elif flaw == "truncate":
+            r = np.trunc(v)
+        else:
+            r = np.rint(v)
+        y = r.astype(np.int64) + zy
+        i = np.iinfo(t)
+        return {outputs[0]: y.astype(t) if flaw == "wrap" else np.clip(y, i.min, i.max).astype(t)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return [c for e in ops_cq.ENTRIES for c in engine.cases(e, 0)]
+
+
+def _values(cases):
+    return [c for c in cases if c.expect_error is None]
+
+
+def test_case_mix(cases):
+    vals = _values(cases)
+    n = Counter((c.op, c.tags["numerics"]) for c in vals)
+    assert n[("QLinearSigmoid", "requant")] >= 10 and n[("QLinearSigmoid", "saturate")] >= 10, n
+    assert all(n[("QLinearLeakyRelu", k)] >= 8 for k in ("requant", "saturate", "ties")), n
+    opt = Counter(c.tags["optional_inputs"] for c in vals)
+    assert set(opt) == {"none", "X_zero_point", "Y_zero_point", "X_zero_point,Y_zero_point"}, opt
+    assert {c.tags["dtype"] for c in vals} == {"uint8", "int8"}
+    # the saturate class really saturates, the ties class really holds exact ties
+    sat = [c for c in vals if c.tags["numerics"] == "saturate" and c.tags["shape"] == "long/r1"]
+    assert sat
+    for c in sat:
+        y = np.asarray(c.datasets[0].outputs["Y"])
+        i = np.iinfo(y.dtype)
+        assert ((y == i.min) | (y == i.max)).mean() > 0.3, c.id
+
+
+@pytest.mark.parametrize("mode", ["table32", "tanh32", "recip32", "f64"])
+def test_legitimate_kernels_pass(mode, cases):
+    vals = _values(cases)
+    k = {op: _kernel(op, mode) for op in OPS}
+    res = run_cases(vals, KernelBackend(k, name=mode, check=False))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(vals, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+def _has(c, *names):
+    return all(n in c.tags["optional_inputs"].split(",") for n in names)
+
+
+WRONG = {
+    # flaw: (filter, operators, the least number of fails per operator)
+    "swap-zero-points": (lambda c: _has(c, "X_zero_point", "Y_zero_point"), OPS, 5),
+    "ignore-X-zero-point": (lambda c: _has(c, "X_zero_point"), OPS, 5),
+    "ignore-Y-zero-point": (lambda c: _has(c, "Y_zero_point"), OPS, 5),
+    "wrap": (lambda c: c.tags["numerics"] == "saturate", OPS, 5),
+    "truncate": (lambda c: c.tags["numerics"] == "requant", OPS, 5),
+    "half-away": (lambda c: c.tags["numerics"] == "ties", ("QLinearLeakyRelu",), 3),
+    "alpha-ignored": (lambda c: c.tags["params"] in ("alpha=0.5", "non-default", "alpha-0.2")
+                      and c.tags["numerics"] != "saturate", ("QLinearLeakyRelu",), 2),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG))
+def test_wrong_kernels_are_caught(flaw, cases):
+    keep, ops, least = WRONG[flaw]
+    sel = [c for c in _values(cases) if c.op in ops and keep(c)]
+    assert len(sel) >= 2 * least, len(sel)
+    res = run_cases(sel, KernelBackend({op: _kernel(op, flaw=flaw) for op in ops}, name=flaw, check=False))
+    n = Counter((c.op, r.outcome) for c, r in zip(sel, res))
+    assert all(n[(op, "fail")] >= least for op in ops), n
+
+
+def test_error_cases_are_rejected(cases):
+    errs = [c for c in cases if c.expect_error]
+    assert len(errs) == 6
+    res = run_cases(errs, KernelBackend({op: _kernel(op) for op in OPS}, name="e", check=True))
+    assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
+                                                    if r.outcome != "pass"]
+
+
+def test_robustness_rule_rejects_near_boundary_entries():
+    # v = 0.5 + 1e-7 relative: within the slack of a boundary -> not robust; 0.5 exactly with an
+    # exact computation -> robust (a tie), without -> not
+    v = np.array([Fraction(1, 2) + Fraction(1, 10**7), Fraction(1, 2), Fraction(1, 2), Fraction(3, 10)],
+                 dtype=object)
+    xr = np.array([Fraction(1, 8)] * 4, dtype=object)
+    ok = ref.robust_lookup("QLinearLeakyRelu", v, xr, np.array(0.25), None, "uint8",
+                           np.array([False, True, False, False]))
+    assert ok.tolist() == [False, True, False, True]
+    assert not ref.robust_lookup("QLinearSigmoid", v[1:2], xr[1:2], np.array(0.25), None, "uint8", True)[0]
+
+
+def test_reproducible(cases):
+    again = [c for e in ops_cq.ENTRIES for c in engine.cases(e, 0)]
+    assert [c.id for c in again] == [c.id for c in cases]
