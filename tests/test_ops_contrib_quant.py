@@ -1,4 +1,5 @@
-"""onnxruntime's com.microsoft QLinearSigmoid / QLinearLeakyRelu (conformance/ops/contrib_quant.py):
+"""onnxruntime's com.microsoft QLinearSigmoid / QLinearLeakyRelu / QLinearWhere
+(conformance/ops/contrib_quant.py):
 
 * the oracle against an independent loop (the logistic through math.tanh, Fractions);
 * legitimate kernels (a float32 lookup table as onnxruntime builds it, a float32 reciprocal of
@@ -126,7 +127,7 @@ def _values(cases):
 
 
 def test_case_mix(cases):
-    vals = _values(cases)
+    vals = [c for c in _values(cases) if c.op in OPS]
     n = Counter((c.op, c.tags["numerics"]) for c in vals)
     assert n[("QLinearSigmoid", "requant")] >= 10 and n[("QLinearSigmoid", "saturate")] >= 10, n
     assert all(n[("QLinearLeakyRelu", k)] >= 8 for k in ("requant", "saturate", "ties")), n
@@ -144,7 +145,7 @@ def test_case_mix(cases):
 
 @pytest.mark.parametrize("mode", ["table32", "tanh32", "recip32", "f64"])
 def test_legitimate_kernels_pass(mode, cases):
-    vals = _values(cases)
+    vals = [c for c in _values(cases) if c.op in OPS]
     k = {op: _kernel(op, mode) for op in OPS}
     res = run_cases(vals, KernelBackend(k, name=mode, check=False))
     bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(vals, res) if r.outcome != "pass"]
@@ -179,7 +180,7 @@ def test_wrong_kernels_are_caught(flaw, cases):
 
 
 def test_error_cases_are_rejected(cases):
-    errs = [c for c in cases if c.expect_error]
+    errs = [c for c in cases if c.expect_error and c.op in OPS]
     assert len(errs) == 6
     res = run_cases(errs, KernelBackend({op: _kernel(op) for op in OPS}, name="e", check=True))
     assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
@@ -201,3 +202,99 @@ def test_robustness_rule_rejects_near_boundary_entries():
 def test_reproducible(cases):
     again = [c for e in ops_cq.ENTRIES for c in engine.cases(e, 0)]
     assert [c.id for c in again] == [c.id for c in cases]
+
+
+# ============================================================================ QLinearWhere
+def test_where_oracle_matches_an_independent_loop():
+    rng = np.random.default_rng(5)
+    for t, (lo, hi) in (("uint8", (0, 255)), ("int8", (-128, 127))):
+        c = rng.integers(0, 2, size=(2, 1)).astype(bool)
+        x = _obj(rng.integers(lo, hi + 1, size=3), (3,))
+        y = _obj(rng.integers(lo, hi + 1, size=6), (2, 3))
+        zx, zy, zz = (int(v) for v in rng.integers(lo, hi + 1, size=3))
+        sx, sy, sz = (float(np.float32(v)) for v in rng.uniform(0.01, 0.1, size=3))
+        got = ref.qlinear_where(c, x, np.array(sx), np.array(zx), y, np.array(sy), np.array(zy), np.array(sz),
+                                np.array(zz), t)
+        for i in range(2):
+            for j in range(3):
+                if c[i, 0]:
+                    v = Fraction(sx) * (int(x[j]) - zx) / Fraction(sz)
+                else:
+                    v = Fraction(sy) * (int(y[i, j]) - zy) / Fraction(sz)
+                assert got[i, j] == min(hi, max(lo, round(v) + zz)), (t, i, j)
+
+
+def _where_kernel(mode="table32", flaw=None):
+    """QLinearWhere in float32 (``table32``: ``X_real / z_scale`` with ``X_real = x_scale (X -
+    x_zero_point)``; ``ratio32``: ``(X - x_zero_point)`` times the float32 ratio ``x_scale /
+    z_scale``; ``f64``), rint, + z_zero_point, saturation.  ``flaw``: a deliberate mistake."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        t = inputs["X"].dtype
+        if inputs["Y"].dtype != t or any(inputs[n].dtype != t for n in ("x_zero_point", "y_zero_point",
+                                                                          "z_zero_point")):
+            raise TypeError("X, Y and the zero points have one type T")
+        if inputs["condition"].dtype != np.bool_:
+            raise TypeError("condition is bool")
+        dt = np.float64 if mode == "f64" else np.float32
+        zx, zy, zz = (np.int64(inputs[n]) for n in ("x_zero_point", "y_zero_point", "z_zero_point"))
+        sx, sy, sz = (dt(inputs[n]) for n in ("x_scale", "y_scale", "z_scale"))
+        if flaw == "swap-zero-points":
+            zx, zy = zy, zx
+        if flaw == "swap-scales":
+            sx, sy = sy, sx
+
+        def side(q, s, z):
+            d = (q.astype(np.int64) - z).astype(dt)
+            return (d * dt(s / sz)).astype(dt) if mode == "ratio32" else ((s * d).astype(dt) / sz).astype(dt)
+
+        v = np.where(inputs["condition"], side(inputs["X"], sx, zx), side(inputs["Y"], sy, zy))
+        if flaw == "half-away":
+            r = np.sign(v) * np.floor(np.abs(v) + dt(0.5))
+        else:
+            r = np.rint(v)
+        y = r.astype(np.int64) + zz
+        i = np.iinfo(t)
+        return {outputs[0]: y.astype(t) if flaw == "wrap" else np.clip(y, i.min, i.max).astype(t)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def where_cases(cases):
+    return [c for c in cases if c.op == "QLinearWhere"]
+
+
+@pytest.mark.parametrize("mode", ["table32", "ratio32", "f64"])
+def test_legitimate_where_kernels_pass(mode, where_cases):
+    vals = _values(where_cases)
+    assert len(vals) >= 40 and {c.tags["numerics"] for c in vals} == {"requant", "ties", "saturate"}
+    res = run_cases(vals, KernelBackend({"QLinearWhere": _where_kernel(mode)}, name=mode, check=False))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(vals, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG_WHERE = {
+    "swap-zero-points": (lambda c: c.tags["numerics"] != "saturate", 5),
+    "swap-scales": (lambda c: c.tags["numerics"] == "requant", 5),
+    "half-away": (lambda c: c.tags["numerics"] == "ties", 3),
+    "wrap": (lambda c: c.tags["numerics"] == "saturate", 5),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_WHERE))
+def test_wrong_where_kernels_are_caught(flaw, where_cases):
+    keep, least = WRONG_WHERE[flaw]
+    sel = [c for c in _values(where_cases) if keep(c)]
+    assert len(sel) >= 2 * least, len(sel)
+    res = run_cases(sel, KernelBackend({"QLinearWhere": _where_kernel(flaw=flaw)}, name=flaw, check=False))
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= least, n
+
+
+def test_where_error_cases_are_rejected(where_cases):
+    errs = [c for c in where_cases if c.expect_error]
+    assert len(errs) == 4
+    res = run_cases(errs, KernelBackend({"QLinearWhere": _where_kernel()}, name="e", check=True))
+    assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
+                                                    if r.outcome != "pass"]

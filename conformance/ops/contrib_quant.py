@@ -1,5 +1,5 @@
 """onnxruntime's com.microsoft quantized contrib operators as entries of the operator table
-(family ``shaped``): QLinearSigmoid (1) and QLinearLeakyRelu (1) (onnxruntime-defined: their
+(family ``shaped``): QLinearSigmoid (1), QLinearLeakyRelu (1) and QLinearWhere (1) (onnxruntime-defined: their
 oracles follow its operator documentation, ContribOperators.md, and its CPU kernel where the
 documentation is silent; see :mod:`conformance.reference.contrib_quant`).  QLinearAdd and
 QLinearMul are entries of :mod:`conformance.ops.qlinear`.
@@ -21,6 +21,14 @@ What the entries exercise:
   empty tensor;
 * **tolerance**: exact (every robust element has one right answer);
 * **errors**: a zero point of another type than X, a double scale (the schema's types).
+
+QLinearWhere (every input required): ``Z = quantize(condition ? dequantize(X) : dequantize(Y))``
+with its own scale and zero point per side, numpy broadcasting of condition, X and Y (a row,
+all three, a scalar Y, a scalar condition, rank 4 with a per-channel-shaped X, a long row, rank
+0, empty); classes ``requant``, ``saturate`` and ``ties`` (power-of-two scales, ``z_scale = 2``
+or ``4 x_scale``, ``y_scale`` in ``{x_scale / 2, x_scale, 2 x_scale}``: exact ties that round to
+even); errors: a zero point of another type, X and Y of different types, a uint8 condition,
+shapes that do not broadcast.
 """
 
 from __future__ import annotations
@@ -28,12 +36,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference import contrib_quant as ref
-from ..reference import qlinear as qlref
 from ..reference import quantize as qref
 from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
-from .qlinear import POW2, _exact_tol, _obj, _scales, _zero_points
+from .qlinear import _data, _exact_tol, _obj, _scales, _zero_points
 
 MS = "com.microsoft"
 REQUANT, TIES, SATURATE = "requant", "ties", "saturate"
@@ -158,7 +165,102 @@ QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU = (
                     "MLAS)"})
     for op in ("QLinearSigmoid", "QLinearLeakyRelu"))
 
-ENTRIES = (QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU)
+# ----------------------------------------------------------------------------- QLinearWhere
+WHERE_NAMES = ("condition", "X", "x_scale", "x_zero_point", "Y", "y_scale", "y_zero_point", "z_scale",
+               "z_zero_point")
+
+
+def _where_class(num: str):
+    """The numerics class ``num`` of QLinearWhere: X and Y over the whole range (``ties``: near
+    their zero points, power-of-two scales with ``z_scale = 2`` or ``4 x_scale``), zero points at
+    the extremes, 0, the middle or drawn, a random condition; z_scale placing the chosen values
+    over the output type (``saturate``: far beyond) and nudged until every element is robust
+    (:func:`conformance.reference.contrib_quant.robust_where`)."""
+
+    def table(rng, ctx, shapes):
+        sh = dict(zip(WHERE_NAMES, shapes))
+        t = ctx.types["X"]
+        lo, hi = qref._target_range(t)
+        pow2 = num == TIES
+        for attempt in range(60):
+            vals = {n: _zero_points(rng, t, sh[n]) for n in ("x_zero_point", "y_zero_point", "z_zero_point")}
+            vals["condition"] = rng.integers(0, 2, size=sh["condition"]).astype(bool)
+            for d, z in (("X", "x_zero_point"), ("Y", "y_zero_point")):
+                vals[d] = _data(rng, t, sh[d], vals[z], pow2)
+            vals["x_scale"] = _scales(rng, "float", sh["x_scale"], pow2)
+            vals["y_scale"] = np.asarray(vals["x_scale"]) * float(rng.choice([0.5, 1.0, 2.0])) if pow2 else \
+                _scales(rng, "float", sh["y_scale"], False)
+
+            def parts(sc):
+                return ref.where_parts(vals["condition"], vals["X"], vals["x_scale"], vals["x_zero_point"], vals["Y"],
+                                       vals["y_scale"], vals["y_zero_point"], np.array(sc))
+
+            if pow2:
+                sz = float(np.asarray(vals["x_scale"])) * float(rng.choice([2.0, 4.0]))
+            else:
+                v1, _ = parts(1.0)
+                m = max((abs(float(a)) for a in v1.ravel().tolist()), default=1.0) or 1.0
+                f = float(rng.choice([0.08, 0.15])) if num == SATURATE else float(rng.choice([0.7, 1.0, 1.3, 2.0]))
+                sz = float(V.representable(np.array([m / ((hi - lo) / 2) * f]), "float")[0])
+            for _ in range(1 if pow2 else 20):
+                v, ex = parts(sz)
+                if ref.robust_where(v, ex, vals["z_zero_point"], t).all():
+                    vals["z_scale"] = np.full(sh["z_scale"], sz, dtype=np.float64)
+                    return [vals[n] for n in WHERE_NAMES]
+                sz = float(V.representable(np.array([sz * (1 + float(rng.uniform(-0.02, 0.02)))]), "float")[0])
+        raise ValueError("QLinearWhere: no robust table found")
+
+    table.__name__ = f"qlinear_where_{num}"
+    return table
+
+
+def where_oracle(ctx, condition, X, x_scale, x_zero_point, Y, y_scale, y_zero_point, z_scale, z_zero_point,
+                 **attrs):
+    """onnxruntime's QLinearWhere (:func:`conformance.reference.contrib_quant.qlinear_where`):
+    object ints of the broadcast shape and type T."""
+    return ref.qlinear_where(condition, X, x_scale, x_zero_point, Y, y_scale, y_zero_point, z_scale, z_zero_point,
+                             ctx.out_types["Z"])
+
+
+def _where_shapes() -> tuple[Shape, ...]:
+    def sh(name, c, x, y, **kw):
+        return Shape(name, {"condition": c, "X": x, "Y": y}, **kw)
+
+    return (
+        sh("same/r2", "SL", "SL", "SL", dims={"S": (2, 3), "L": (5, 9)}),
+        sh("broadcast/condition-row", "L", "SL", "SL", dims={"S": (2, 3), "L": (5, 9)}),
+        sh("broadcast/all", "S1", "1L", "SL", dims={"S": (2, 4), "L": (3, 7)}),
+        sh("scalar-Y", "SL", "SL", ""),
+        sh("scalar-condition", "", "SL", "L"),
+        sh("r4", "NCHW", "C11", "NCHW", dims={"N": (1, 2), "C": (2, 3), "H": (2, 3), "W": (3, 5)}),
+        sh("long/r1", "L", "L", "L", dims={"L": (256, 300)}),
+        sh("rank0", "", "", "", cycle=False),
+        sh("zero-size", "S0", "S0", "0", cycle=False),
+    )
+
+
+def _where_errors() -> tuple[Err, ...]:
+    s = ((2, 3), (2, 3), (), (), (2, 3), (), (), (), ())
+    return (
+        Err("x_zero_point has X's type T (int8 with a uint8 X)", "zero-point-type",
+            types={"X": "uint8", "x_zero_point": "int8"}, shapes=s, type_name="uint8"),
+        Err("X and Y have one type T (uint8 and int8)", "X-Y-types", types={"X": "uint8", "Y": "int8"}, shapes=s,
+            type_name="uint8"),
+        Err("condition is tensor(bool) (here uint8)", "condition-type", types={"condition": "uint8"}, shapes=s,
+            type_name="uint8"),
+        Err("condition, X and Y must broadcast: (2, 3), (2, 3) and (4,)", "broadcast",
+            shapes=((2, 3), (2, 3), (), (), (4,), (), (), (), ()), type_name="uint8"),
+    )
+
+
+QLINEAR_WHERE = Entry(
+    "QLinearWhere", where_oracle, family="shaped", domain=MS, shapes=_where_shapes(),
+    int_numerics={n: _where_class(n) for n in (REQUANT, TIES, SATURATE)},
+    numerics_classes=lambda t: (REQUANT, TIES, SATURATE), per_type=24, tolerance=_exact_tol, errors=_where_errors(),
+    notes={1: "onnxruntime-defined (com.microsoft): every input required; scalar scales and zero points; numpy "
+              "broadcasting of condition, X and Y; rounding half to even and saturation as QuantizeLinear"})
+
+ENTRIES = (QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU, QLINEAR_WHERE)
 register_entries(ENTRIES, family="contrib_quant")
 
-__all__ = ["ENTRIES", "QLINEAR_SIGMOID", "QLINEAR_LEAKY_RELU", "qlref"]
+__all__ = ["ENTRIES", "QLINEAR_SIGMOID", "QLINEAR_LEAKY_RELU", "QLINEAR_WHERE"]

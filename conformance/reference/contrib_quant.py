@@ -116,3 +116,58 @@ def exact_leaky(xr, x_scale, y_scale, alpha: float) -> np.ndarray:
     a_pow2 = is_pow2(float(np.float32(alpha)))
     return np.vectorize(lambda r: bool(r >= 0 or a_pow2), otypes=[bool])(np.asarray(xr, dtype=object)) \
         if np.size(xr) else np.zeros(np.shape(xr), dtype=bool)
+
+
+# ----------------------------------------------------------------------------- QLinearWhere
+#: Relative slack of QLinearWhere's float32 requantization (a dequantization product and a
+#: quotient, or a table built from them): ``2**-18`` (64 u).
+SLACK_WHERE = 2.0 ** -18
+
+
+def where_parts(condition, x, x_scale, x_zero_point, y, y_scale, y_zero_point, z_scale):
+    """``(v, exact_ok)`` of onnxruntime's QLinearWhere (ContribOperators.md: "Return elements,
+    either from X or Y, depending on condition", each dequantized by its own scale and zero
+    point and requantized by z_scale): ``v = x_scale (X - x_zero_point) / z_scale`` where
+    ``condition`` else ``y_scale (Y - y_zero_point) / z_scale``, exact Fractions broadcast
+    (numpy) over the three tensors; ``exact_ok`` marks the elements whose float32 computation
+    is exact (both scales of the chosen side powers of two).
+
+    Raises:
+        ValueError: a scale or zero point with more than one element, shapes that do not
+            broadcast.
+    """
+    sx, sy, sz = (_scalar(s, n) for s, n in ((x_scale, "x_scale"), (y_scale, "y_scale"), (z_scale, "z_scale")))
+    zx, zy = _scalar(x_zero_point, "x_zero_point"), _scalar(y_zero_point, "y_zero_point")
+    c, xs, ys = np.broadcast_arrays(np.asarray(condition, dtype=bool), exact(x), exact(y))
+    rx, ry = Fraction(sx) / Fraction(sz), Fraction(sy) / Fraction(sz)
+    v = np.empty(c.shape, dtype=object)
+    ok = np.empty(c.shape, dtype=bool)
+    ex_x = bool(is_pow2(sx) and is_pow2(sz))
+    ex_y = bool(is_pow2(sy) and is_pow2(sz))
+    for i, (ci, xi, yi) in enumerate(zip(c.ravel().tolist(), xs.ravel().tolist(), ys.ravel().tolist())):
+        v.ravel()[i] = (xi - zx) * rx if ci else (yi - zy) * ry
+        ok.ravel()[i] = ex_x if ci else ex_y
+    return v, ok
+
+
+def qlinear_where(condition, x, x_scale, x_zero_point, y, y_scale, y_zero_point, z_scale, z_zero_point,
+                  out_type: str) -> np.ndarray:
+    """onnxruntime's QLinearWhere: :func:`where_parts` rounded half to even, ``+ z_zero_point``,
+    saturated to ``out_type`` (uint8 / int8; QuantizeLinear's rule, what its kernel's MLAS
+    quantization does).  Returns object ints of the broadcast shape.
+
+    Raises:
+        ValueError: as :func:`where_parts`.
+    """
+    v, _ = where_parts(condition, x, x_scale, x_zero_point, y, y_scale, y_zero_point, z_scale)
+    return requantize(v, _scalar(z_zero_point, "z_zero_point"), out_type)
+
+
+def robust_where(v, exact_ok, z_zero_point, out_type: str) -> np.ndarray:
+    """Boolean mask of the QLinearWhere elements every float32 kernel requantizes alike: more
+    than ``SLACK_WHERE |v|`` from a rounding boundary, exact ties only where ``exact_ok``."""
+    zz = exact(z_zero_point).reshape(())[()]
+    out = np.zeros(np.shape(v), dtype=bool)
+    for i, (vi, e) in enumerate(zip(np.asarray(v).ravel().tolist(), np.asarray(exact_ok).ravel().tolist())):
+        out.ravel()[i] = robust_value(Fraction(vi), SLACK_WHERE * abs(float(vi)), zz, out_type, bool(e))
+    return out
