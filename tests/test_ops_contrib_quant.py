@@ -1,5 +1,5 @@
-"""onnxruntime's com.microsoft QLinearSigmoid / QLinearLeakyRelu / QLinearWhere
-(conformance/ops/contrib_quant.py):
+"""onnxruntime's com.microsoft QLinearSigmoid / QLinearLeakyRelu / QLinearWhere /
+QLinearGlobalAveragePool (conformance/ops/contrib_quant.py):
 
 * the oracle against an independent loop (the logistic through math.tanh, Fractions);
 * legitimate kernels (a float32 lookup table as onnxruntime builds it, a float32 reciprocal of
@@ -298,3 +298,88 @@ def test_where_error_cases_are_rejected(where_cases):
     res = run_cases(errs, KernelBackend({"QLinearWhere": _where_kernel()}, name="e", check=True))
     assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
                                                     if r.outcome != "pass"]
+
+
+# ============================================================================ QLinearGlobalAveragePool
+def test_global_average_pool_oracle_matches_an_independent_loop():
+    rng = np.random.default_rng(9)
+    for cl in (0, 1):
+        x = _obj(rng.integers(0, 256, size=2 * 3 * 4 * 5), (2, 3, 4, 5))
+        zx, zy = 100, 7
+        sx, sy = float(np.float32(0.05)), float(np.float32(0.03))
+        got = ref.qlinear_global_average_pool(x, np.array(sx), np.array(zx), np.array(sy), np.array(zy), "uint8",
+                                              channels_last=cl)
+        assert got.shape == ((2, 1, 1, 5) if cl else (2, 3, 1, 1))
+        for n in range(2):
+            for c in range(5 if cl else 3):
+                els = [int(x[n, i, j, c]) if cl else int(x[n, c, i, j])
+                       for i in range(3 if cl else 4) for j in range(4 if cl else 5)]
+                v = Fraction(sx) * Fraction(sum(e - zx for e in els), len(els)) / Fraction(sy)
+                want = min(255, max(0, round(v) + zy))
+                assert (got[n, 0, 0, c] if cl else got[n, c, 0, 0]) == want, (cl, n, c)
+
+
+def _gap_kernel(mode="int32", flaw=None):
+    """QLinearGlobalAveragePool: ``int32`` the integer sum of ``X - x_zero_point`` times the
+    float32 multiplier ``x_scale / (y_scale count)`` (MLAS's way); ``mean32`` the float32 mean of
+    the dequantized values divided by y_scale; then rint, + y_zero_point, saturation."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["X"]
+        t = x.dtype
+        if any(inputs[n].dtype != t for n in ("x_zero_point", "y_zero_point")):
+            raise TypeError("zero points have X's type")
+        if inputs["x_scale"].dtype != np.float32:
+            raise TypeError("x_scale is float")
+        cl = int(attrs.get("channels_last", 0))
+        if flaw == "channels-last-ignored":
+            cl = 0
+        axes = tuple(range(1, x.ndim - 1)) if cl else tuple(range(2, x.ndim))
+        count = int(np.prod([x.shape[a] for a in axes]))
+        zx = np.int64(0) if flaw == "ignore-x-zero-point" else np.int64(inputs["x_zero_point"])
+        zy = np.int64(inputs["y_zero_point"])
+        sx, sy = np.float32(inputs["x_scale"]), np.float32(inputs["y_scale"])
+        d = x.astype(np.int64) - zx
+        if mode == "int32":
+            v = d.sum(axis=axes, keepdims=True).astype(np.float32) * np.float32(sx / (sy * np.float32(count)))
+        else:
+            v = (sx * d.astype(np.float32)).mean(axis=axes, keepdims=True, dtype=np.float32) / sy
+        y = np.rint(v).astype(np.int64) + zy
+        i = np.iinfo(t)
+        return {outputs[0]: y.astype(t) if flaw == "wrap" else np.clip(y, i.min, i.max).astype(t)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def gap_cases(cases):
+    return [c for c in cases if c.op == "QLinearGlobalAveragePool"]
+
+
+@pytest.mark.parametrize("mode", ["int32", "mean32"])
+def test_legitimate_global_average_pool_kernels_pass(mode, gap_cases):
+    vals = _values(gap_cases)
+    assert len(vals) >= 30 and {c.tags["params"] for c in vals} >= {"default", "non-default"}
+    res = run_cases(vals, KernelBackend({"QLinearGlobalAveragePool": _gap_kernel(mode)}, name=mode, check=False))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(vals, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+    errs = [c for c in gap_cases if c.expect_error]
+    res = run_cases(errs, KernelBackend({"QLinearGlobalAveragePool": _gap_kernel(mode)}, name="e", check=True))
+    assert len(errs) == 2 and all(r.outcome == "pass" for r in res)
+
+
+WRONG_GAP = {
+    "channels-last-ignored": (lambda c: c.tags["params"] == "non-default" and "zero-batch" not in c.tags["shape"], 3),
+    "ignore-x-zero-point": (lambda c: "zero-batch" not in c.tags["shape"], 5),
+    "wrap": (lambda c: c.tags["numerics"] == "saturate" and "zero-batch" not in c.tags["shape"], 5),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_GAP))
+def test_wrong_global_average_pool_kernels_are_caught(flaw, gap_cases):
+    keep, least = WRONG_GAP[flaw]
+    sel = [c for c in _values(gap_cases) if keep(c)]
+    assert len(sel) >= least, len(sel)
+    res = run_cases(sel, KernelBackend({"QLinearGlobalAveragePool": _gap_kernel(flaw=flaw)}, name=flaw, check=False))
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= least, n

@@ -1,7 +1,7 @@
 """onnxruntime's com.microsoft quantized contrib operators as entries of the operator table
-(family ``shaped``): QLinearSigmoid (1), QLinearLeakyRelu (1) and QLinearWhere (1) (onnxruntime-defined: their
-oracles follow its operator documentation, ContribOperators.md, and its CPU kernel where the
-documentation is silent; see :mod:`conformance.reference.contrib_quant`).  QLinearAdd and
+(family ``shaped``): QLinearSigmoid (1), QLinearLeakyRelu (1), QLinearWhere (1) and
+QLinearGlobalAveragePool (1) (onnxruntime-defined: their oracles follow its operator
+documentation, ContribOperators.md, and its CPU kernel where the documentation is silent; see :mod:`conformance.reference.contrib_quant`).  QLinearAdd and
 QLinearMul are entries of :mod:`conformance.ops.qlinear`.
 
 What the entries exercise:
@@ -29,6 +29,12 @@ all three, a scalar Y, a scalar condition, rank 4 with a per-channel-shaped X, a
 or ``4 x_scale``, ``y_scale`` in ``{x_scale / 2, x_scale, 2 x_scale}``: exact ties that round to
 even); errors: a zero point of another type, X and Y of different types, a uint8 condition,
 shapes that do not broadcast.
+
+QLinearGlobalAveragePool (every input required): ``Y = quantize(mean over the spatial axes of
+dequantize(X))``, channels_last 0 (``[N, C, D...]``) and 1 (``[N, D..., C]``); rank 3, 4, 5, a
+16x16-20x20 plane, a 1x1 plane, an empty batch; classes ``requant`` and ``saturate`` (no exact
+ties: the multiplier ``x_scale / (y_scale count)`` is inexact); errors: zero-point type, a double
+x_scale.
 """
 
 from __future__ import annotations
@@ -260,7 +266,68 @@ QLINEAR_WHERE = Entry(
     notes={1: "onnxruntime-defined (com.microsoft): every input required; scalar scales and zero points; numpy "
               "broadcasting of condition, X and Y; rounding half to even and saturation as QuantizeLinear"})
 
-ENTRIES = (QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU, QLINEAR_WHERE)
+# ----------------------------------------------------------------------------- QLinearGlobalAveragePool
+GAP_NAMES = ("X", "x_scale", "x_zero_point", "y_scale", "y_zero_point")
+
+
+def _gap_class(num: str):
+    """The numerics class ``num`` (``requant``, ``saturate``) of QLinearGlobalAveragePool: X over
+    the whole range around drawn zero points, random scales, y_scale placing the means over the
+    output type (``saturate``: far beyond), nudged until every element is robust (no element
+    within ``SLACK_WHERE |v|`` of a rounding boundary, no exact tie)."""
+
+    def table(rng, ctx, shapes):
+        sh = dict(zip(GAP_NAMES, shapes))
+        t = ctx.types["X"]
+        lo, hi = qref._target_range(t)
+        cl = int(ctx.attrs.get("channels_last") or 0)
+        for attempt in range(60):
+            vals = {n: _zero_points(rng, t, sh[n]) for n in ("x_zero_point", "y_zero_point")}
+            vals["X"] = _data(rng, t, sh["X"], None, False)
+            vals["x_scale"] = _scales(rng, "float", sh["x_scale"], False)
+            v1 = ref.global_average_parts(vals["X"], vals["x_scale"], vals["x_zero_point"], np.array(1.0), cl)
+            m = max((abs(float(a)) for a in v1.ravel().tolist()), default=1.0) or 1.0
+            f = float(rng.choice([0.08, 0.15])) if num == SATURATE else float(rng.choice([0.7, 1.0, 1.3, 2.0]))
+            sy = float(V.representable(np.array([m / ((hi - lo) / 2) * f]), "float")[0])
+            for _ in range(20):
+                v = ref.global_average_parts(vals["X"], vals["x_scale"], vals["x_zero_point"], np.array(sy), cl)
+                if ref.robust_where(v, False, vals["y_zero_point"], t).all():
+                    vals["y_scale"] = np.full(sh["y_scale"], sy, dtype=np.float64)
+                    return [vals[n] for n in GAP_NAMES]
+                sy = float(V.representable(np.array([sy * (1 + float(rng.uniform(-0.02, 0.02)))]), "float")[0])
+        raise ValueError(f"QLinearGlobalAveragePool: no robust table found for {sh}")
+
+    table.__name__ = f"qlinear_global_average_pool_{num}"
+    return table
+
+
+def gap_oracle(ctx, X, x_scale, x_zero_point, y_scale, y_zero_point, **attrs):
+    """onnxruntime's QLinearGlobalAveragePool
+    (:func:`conformance.reference.contrib_quant.qlinear_global_average_pool`): object ints."""
+    return ref.qlinear_global_average_pool(X, x_scale, x_zero_point, y_scale, y_zero_point, ctx.out_types["Y"],
+                                           int(ctx.attrs.get("channels_last") or 0))
+
+
+QLINEAR_GLOBAL_AVERAGE_POOL = Entry(
+    "QLinearGlobalAveragePool", gap_oracle, family="shaped", domain=MS,
+    shapes=(Shape("3d", {"X": "NCL"}, dims={"N": (1, 2), "C": (2, 3), "L": (3, 9)}),
+            Shape("4d", {"X": "NCHW"}, dims={"N": (1, 2), "C": (2, 3), "H": (2, 4), "W": (2, 5)}),
+            Shape("5d", {"X": "NCDHW"}, dims={"N": (1, 1), "C": (2, 2), "D": (2, 3), "H": (2, 3), "W": (2, 3)}),
+            Shape("long/4d", {"X": "1CHW"}, dims={"C": (2, 2), "H": (16, 20), "W": (16, 20)}),
+            Shape("one-element-spatial", {"X": "NC11"}, dims={"N": (1, 2), "C": (2, 3)}),
+            Shape("zero-batch", {"X": "0CHW"}, cycle=False)),
+    int_numerics={n: _gap_class(n) for n in (REQUANT, SATURATE)},
+    numerics_classes=lambda t: (REQUANT, SATURATE), per_type=16, tolerance=_exact_tol,
+    attrs=(Attrs({"channels_last": 1}),),
+    errors=(Err("x_zero_point has X's type T (int8 with a uint8 X)", "zero-point-type",
+                types={"X": "uint8", "x_zero_point": "int8"}, shapes=((1, 2, 3, 3), (), (), (), ()),
+                type_name="uint8"),
+            Err("x_scale is tensor(float) (here double)", "scale-type", types={"x_scale": "double"},
+                shapes=((1, 2, 3, 3), (), (), (), ()), type_name="uint8")),
+    notes={1: "onnxruntime-defined (com.microsoft): GlobalAveragePool of the dequantized X, requantized; "
+              "channels_last 0/1; rounding half to even and saturation as QuantizeLinear"})
+
+ENTRIES = (QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU, QLINEAR_WHERE, QLINEAR_GLOBAL_AVERAGE_POOL)
 register_entries(ENTRIES, family="contrib_quant")
 
-__all__ = ["ENTRIES", "QLINEAR_SIGMOID", "QLINEAR_LEAKY_RELU", "QLINEAR_WHERE"]
+__all__ = ["ENTRIES", "QLINEAR_SIGMOID", "QLINEAR_LEAKY_RELU", "QLINEAR_WHERE", "QLINEAR_GLOBAL_AVERAGE_POOL"]

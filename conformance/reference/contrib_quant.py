@@ -168,6 +168,46 @@ def robust_where(v, exact_ok, z_zero_point, out_type: str) -> np.ndarray:
     than ``SLACK_WHERE |v|`` from a rounding boundary, exact ties only where ``exact_ok``."""
     zz = exact(z_zero_point).reshape(())[()]
     out = np.zeros(np.shape(v), dtype=bool)
-    for i, (vi, e) in enumerate(zip(np.asarray(v).ravel().tolist(), np.asarray(exact_ok).ravel().tolist())):
+    ok = np.broadcast_to(np.asarray(exact_ok, dtype=bool), np.shape(v))
+    for i, (vi, e) in enumerate(zip(np.asarray(v).ravel().tolist(), ok.ravel().tolist())):
         out.ravel()[i] = robust_value(Fraction(vi), SLACK_WHERE * abs(float(vi)), zz, out_type, bool(e))
     return out
+
+
+# ----------------------------------------------------------------------------- QLinearGlobalAveragePool
+def global_average_parts(x, x_scale, x_zero_point, y_scale, channels_last: int = 0):
+    """``v`` of onnxruntime's QLinearGlobalAveragePool (ContribOperators.md: GlobalAveragePool of
+    the dequantized X, quantized by y_scale / y_zero_point; X is ``[N, C, D1, ...]``, or ``[N, D1,
+    ..., C]`` with ``channels_last``): ``v = x_scale (mean over the spatial axes of X -
+    x_zero_point) / y_scale``, exact Fractions of Y's shape (the spatial axes kept as 1).
+
+    Raises:
+        ValueError: X of rank below 3, an empty spatial extent (the mean of nothing), a scale or
+            zero point with more than one element.
+    """
+    xs = exact(x)
+    if xs.ndim < 3:
+        raise ValueError("X is [N, C, D1, ...] (rank >= 3)")
+    axes = tuple(range(1, xs.ndim - 1)) if channels_last else tuple(range(2, xs.ndim))
+    count = int(np.prod([xs.shape[a] for a in axes]))
+    if count == 0:
+        raise ValueError("the spatial extent is empty")
+    sx, sy, zx = _scalar(x_scale, "x_scale"), _scalar(y_scale, "y_scale"), _scalar(x_zero_point, "x_zero_point")
+    sums = np.sum(xs - zx, axis=axes, keepdims=True) if xs.size else np.zeros(
+        tuple(1 if a in axes else d for a, d in enumerate(xs.shape)), dtype=object)
+    mult = Fraction(sx) / (Fraction(sy) * count)
+    v = np.empty(np.shape(sums), dtype=object)
+    v.ravel()[:] = [Fraction(int(s)) * mult for s in np.asarray(sums).ravel().tolist()]
+    return v
+
+
+def qlinear_global_average_pool(x, x_scale, x_zero_point, y_scale, y_zero_point, out_type: str,
+                                channels_last: int = 0) -> np.ndarray:
+    """onnxruntime's QLinearGlobalAveragePool: :func:`global_average_parts` rounded half to
+    even, ``+ y_zero_point``, saturated (QuantizeLinear's rule).  Returns object ints.
+
+    Raises:
+        ValueError: as :func:`global_average_parts`.
+    """
+    v = global_average_parts(x, x_scale, x_zero_point, y_scale, channels_last)
+    return requantize(v, _scalar(y_zero_point, "y_zero_point"), out_type)
