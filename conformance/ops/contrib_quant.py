@@ -273,8 +273,8 @@ GAP_NAMES = ("X", "x_scale", "x_zero_point", "y_scale", "y_zero_point")
 def _gap_class(num: str):
     """The numerics class ``num`` (``requant``, ``saturate``) of QLinearGlobalAveragePool: X over
     the whole range around drawn zero points, random scales, y_scale placing the means over the
-    output type (``saturate``: far beyond), nudged until every element is robust (no element
-    within ``SLACK_WHERE |v|`` of a rounding boundary, no exact tie)."""
+    output type (``saturate``: far beyond), nudged until every element is robust
+    (:func:`conformance.reference.contrib_quant.robust_global_average`)."""
 
     def table(rng, ctx, shapes):
         sh = dict(zip(GAP_NAMES, shapes))
@@ -291,7 +291,8 @@ def _gap_class(num: str):
             sy = float(V.representable(np.array([m / ((hi - lo) / 2) * f]), "float")[0])
             for _ in range(20):
                 v = ref.global_average_parts(vals["X"], vals["x_scale"], vals["x_zero_point"], np.array(sy), cl)
-                if ref.robust_where(v, False, vals["y_zero_point"], t).all():
+                if ref.robust_global_average(vals["X"], vals["x_scale"], vals["x_zero_point"], np.array(sy),
+                                             vals["y_zero_point"], t, cl).all():
                     vals["y_scale"] = np.full(sh["y_scale"], sy, dtype=np.float64)
                     return [vals[n] for n in GAP_NAMES]
                 sy = float(V.representable(np.array([sy * (1 + float(rng.uniform(-0.02, 0.02)))]), "float")[0])

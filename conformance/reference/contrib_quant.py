@@ -211,3 +211,24 @@ def qlinear_global_average_pool(x, x_scale, x_zero_point, y_scale, y_zero_point,
     """
     v = global_average_parts(x, x_scale, x_zero_point, y_scale, channels_last)
     return requantize(v, _scalar(y_zero_point, "y_zero_point"), out_type)
+
+
+def robust_global_average(x, x_scale, x_zero_point, y_scale, y_zero_point, out_type: str,
+                          channels_last: int = 0) -> np.ndarray:
+    """Boolean mask (Y's shape) of the QLinearGlobalAveragePool elements every legitimate kernel
+    requantizes alike: an integer sum times a float32 multiplier (``SLACK_WHERE |v|``) or a
+    float32 sum of the dequantized terms in any order (``count u`` times the mean magnitude of
+    the terms over y_scale, u = 2**-24); no exact tie."""
+    v = global_average_parts(x, x_scale, x_zero_point, y_scale, channels_last)
+    xs = exact(x)
+    axes = tuple(range(1, xs.ndim - 1)) if channels_last else tuple(range(2, xs.ndim))
+    count = int(np.prod([xs.shape[a] for a in axes]))
+    zx = _scalar(x_zero_point, "x_zero_point")
+    r = float(_scalar(x_scale, "x_scale")) / float(_scalar(y_scale, "y_scale"))
+    mag = np.sum(np.abs(xs - zx), axis=axes, keepdims=True) if xs.size else np.zeros(np.shape(v), dtype=object)
+    zy = _scalar(y_zero_point, "y_zero_point")
+    out = np.zeros(np.shape(v), dtype=bool)
+    for i, (vi, mi) in enumerate(zip(np.asarray(v).ravel().tolist(), np.asarray(mag).ravel().tolist())):
+        slack = SLACK_WHERE * abs(float(vi)) + count * 2.0 ** -24 * float(mi) / count * r
+        out.ravel()[i] = robust_value(Fraction(vi), slack, zy, out_type, False)
+    return out
