@@ -223,13 +223,15 @@ def test_environment_and_identity_in_headline(toy_suite):
 
 def test_page_size_scales_linearly_to_100k_cases():
     """The page's size per case over the real operator table (every operator, in its family),
-    measured at 5k and 20k cases and extrapolated to 100k: under 25 MB.  Size is deterministic;
+    measured at 5k and 20k cases and extrapolated to 100k: under 32 MB (243 bytes a case with the
+    203-operator table, whose longer names lengthen the ids; a 200,000-case page of 36 MB opens in
+    Chromium in 1.7 s, bench/bench_report.py).  Size is deterministic;
     render time is measured by bench/bench_report.py, not by a timed test."""
     from synthetic import synthetic_results  # tests/synthetic.py (conftest puts tests/ on sys.path)
 
     s5, s20 = (len(render_html(synthetic_results(n, seed=1, ops="table")).encode()) for n in (5_000, 20_000))
     per_case = (s20 - s5) / 15_000
-    assert s20 + 80_000 * per_case < 25e6
+    assert s20 + 80_000 * per_case < 32e6
 
 
 def test_drill_down_gets_shapes_and_attributes_from_the_bundle(tmp_path, toy_suite):
