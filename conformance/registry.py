@@ -51,6 +51,7 @@ FAMILIES = (
     "conformance.ops.signal",
     "conformance.ops.text",
     "conformance.ops.transformer",
+    "conformance.ops.contrib_attention",
     "conformance.ops.losses",
     "conformance.ops.detection",
     "conformance.ops.sequence",
