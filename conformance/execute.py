@@ -151,6 +151,95 @@ def read_jsonl(path: Path) -> list[CaseResult]:
     return [CaseResult.from_json(d) for d in read_records(path)]
 
 
+def index_records(path: Path) -> dict[str, tuple[int, str, str, str]]:
+    """What a run keeps of each result streamed to ``path``: ``{id: (offset of its line, outcome,
+    op, domain)}`` (a later line for the same id wins); a torn (unterminated or unparsable) last
+    line is dropped and cut from the file, as :func:`read_records` does.  The records themselves
+    stay on disk (:func:`_records_at`): at 40,000 cases they took hundreds of MB in the parent."""
+    index: dict[str, tuple[int, str, str, str]] = {}
+    if not path.exists():
+        return index
+    good_end = 0
+    names: dict[str, str] = {}
+    with path.open("rb") as f:
+        for line in f:
+            if not line.endswith(b"\n"):
+                break
+            try:
+                d = json.loads(line)
+                if not isinstance(d, dict) or "id" not in d or "outcome" not in d:
+                    break
+            except ValueError:
+                break
+            index[d["id"]] = _index_entry(good_end, d, names)
+            good_end += len(line)
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+    if good_end != size:
+        with path.open("r+b") as f:
+            f.truncate(good_end)
+    return index
+
+
+def _index_entry(offset: int, rec: dict, names: dict[str, str]) -> tuple[int, str, str, str]:
+    """``(offset, outcome, op, domain)`` of a record, the strings shared through ``names``."""
+    oc, op, dom = str(rec["outcome"]), str(rec.get("op", "")), str(rec.get("domain") or "")
+    return offset, names.setdefault(oc, oc), names.setdefault(op, op), names.setdefault(dom, dom)
+
+
+def _lines_at(path: Path, offsets):
+    """The lines of ``path`` (without their newline) starting at ``offsets``, in that order."""
+    with path.open("rb") as f:
+        for off in offsets:
+            f.seek(off)
+            yield f.readline().rstrip(b"\r\n")
+
+
+def _records_at(path: Path, offsets) -> list[dict]:
+    """The result records of ``path`` whose lines start at ``offsets``, in that order."""
+    return [json.loads(line) for line in _lines_at(path, offsets)]
+
+
+def _report_cases(path: Path, offsets) -> tuple[list[dict], dict[str, tuple]]:
+    """What the end of a run needs of the records of ``path`` whose lines start at ``offsets``,
+    read in one pass and kept small (the whole records took 24 MiB for 5,353 cases, 4.6 KB
+    each; these 9 MiB): the report's :func:`conformance.reports.html.case_row` of each (by id, equal tag and
+    feature lists shared), and per case a slim record holding only what the page's aggregates
+    (:func:`conformance.reports.common.summarize`, family rows, top problems, the accuracy
+    section, :func:`conformance.reports.families.op_families`) and the CLI's summary table read:
+    ``id, op, domain, outcome, message, tags`` (the dtype alone, shared), ``outputs`` as their
+    ratios for a passing case, and ``detail: None`` where the record has one.  The returned
+    document's ``cases`` are these slim records (the CLI's summary table reads op and outcome).  The page is the same as from
+    the whole records (``render_html(doc, rows=...)``); ``results.json`` has them whole."""
+    from .reports.html import case_row
+
+    shared: dict = {}
+
+    def share(x, key=None):
+        return shared.setdefault(x if key is None else key, x)
+
+    cases, rows = [], {}
+    for line in _lines_at(path, offsets):
+        rec = json.loads(line)
+        (cid, op, outcome, tag_items, fvals, dt, msg, phase, opset, sv, dur, xe, outs, det) = case_row(rec)
+        tag_items = share(tuple(share(t, ("item", t[0], t[1])) for t in tag_items),
+                          ("items",) + tuple((k, key) for k, key, _ in tag_items))
+        op, outcome, msg, dt = share(op), share(outcome), share(msg), share(dt)
+        rows[cid] = (cid, op, outcome, tag_items, share(tuple(map(share, fvals))), dt, msg, share(phase), opset, sv,
+                     dur, xe, outs, det)
+        slim = {"id": cid, "op": op, "domain": share(str(rec.get("domain") or "")), "outcome": outcome,
+                "message": msg}
+        tags = rec.get("tags")
+        if isinstance(tags, dict) and "dtype" in tags:  # the accuracy section reads the dtype alone
+            slim["tags"] = share({"dtype": tags["dtype"]}, ("dtype", dt))
+        if outcome == "pass":
+            slim["outputs"] = [{"ratio": o.get("ratio")} for o in rec.get("outputs") or () if isinstance(o, dict)]
+        if "detail" in rec:  # the page asks only whether the record has one (its drill-down is in the row)
+            slim["detail"] = None
+        cases.append(slim)
+    return cases, rows
+
+
 def read_records(path: Path, lines: dict[str, bytes] | None = None) -> list[dict]:
     """The result records (``CaseResult.to_json`` dicts) streamed to ``path``; a torn
     (unterminated or unparsable) last line is dropped, and cut from the file.  With ``lines``,
@@ -246,16 +335,25 @@ def execute(
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
-    by_id = ran.records
-    missing = [c.id for c in suite.cases if c.id not in by_id]
+    index = ran.index
+    missing = [c.id for c in suite.cases if c.id not in index]
     if missing:
         raise RunError(f"{len(missing)} case(s) have no result (first: {missing[0]}); run with --resume")
-    results: list = [by_id.pop(c.id) for c in suite.cases]
+    jsonl = out / "results.jsonl"
+    offsets = [index[c.id][0] for c in suite.cases]
     stale = []
-    if entries:
-        objs = [CaseResult.from_json(d) for d in results]
-        stale = apply_expected_failures(objs, entries, backend.name)
-        results = [r.to_json() for r in objs]
+    if entries or profile is not None:
+        # expected failures change records and a profile judges them: these runs hold them all
+        results: list = _records_at(jsonl, offsets)
+        if entries:
+            objs = [CaseResult.from_json(d) for d in results]
+            stale = apply_expected_failures(objs, entries, backend.name)
+            results = [r.to_json() for r in objs]
+    else:
+        # what the document's head needs of each case (outcome, operator), from the index; the
+        # records stay in results.jsonl until the report reads them
+        results = [{"id": c.id, "op": e[2], "domain": e[3], "outcome": e[1]}
+                   for c, e in zip(suite.cases, (index[c.id] for c in suite.cases))]
     run_info = {
         **{k: v for k, v in spec.to_json().items() if k != "format"},
         "bundle": str(Path(spec.bundle).resolve()) if spec.bundle else None,
@@ -270,10 +368,14 @@ def execute(
     doc["coverage"] = _coverage(suite, results, ran, status)
     if profile is not None:
         doc["verdict"] = judge(results, _analyses_by_id(suite, ran), profile)
-    # the cases as results.jsonl has them, spliced (serialising them again cost 0.05 s a 2,300-case
-    # run), unless expected failures changed some
-    write_results(doc, out / "results.json", case_lines=None if entries else [ran.lines[c.id] for c in suite.cases])
-    write_html(doc, out / "report.html", rows=ran.rows if not entries else None)
+    # the cases as results.jsonl has them, streamed in suite order (serialising them again cost
+    # 0.05 s a 2,300-case run), unless expected failures changed some
+    write_results(doc, out / "results.json", case_lines=None if entries else _lines_at(jsonl, offsets))
+    rows = None
+    if not (entries or profile is not None):
+        del results
+        doc["cases"], rows = _report_cases(jsonl, offsets)
+    write_html(doc, out / "report.html", rows=rows)
     return doc, stale
 
 
@@ -286,23 +388,18 @@ class _Ran:
         analyses: the coverage analyses of every case's model as ``(id, analysis)`` pairs for
             cases given by reference (the manifest's, or measured by the workers), else ``None``.
         n_done: cases done before (a resume).
-        records: every case's result record (:meth:`CaseResult.to_json`) by id (records, not
-            CaseResults: at 54,000 cases the objects alone took 285 MB).
-        lines: each record's line of ``results.jsonl`` (compact JSON, no newline) by id.
+        index: every case's ``(offset of its line in results.jsonl, outcome, op, domain)`` by id
+            (:func:`index_records`): the parent keeps no record, no line and no report row per
+            case while the run goes on (those took 7.9 KiB a case, 0.33 KiB now: tests/test_scale_memory.py).
         coverage: the coverage of ``analyses`` without outcomes, computed while the workers ran
             (:func:`_prepare_end`), or ``None``.
-        rows: the report's :func:`conformance.reports.html.case_row` of the cases run now, by
-            id, computed as their results came in (``None`` with expected failures, which change
-            records at the end).
     """
 
     seconds: float
     analyses: list | None
     n_done: int
-    records: dict[str, dict]
-    lines: dict[str, bytes]
+    index: dict[str, tuple[int, str, str, str]]
     coverage: dict | None = None
-    rows: dict[str, tuple] | None = None
 
 
 def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start, on_result, status,
@@ -327,9 +424,9 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
         (out / "run.json").write_text(dumps(spec.to_json(), indent=1) + "\n", encoding="utf-8")
         (out / "results.jsonl").write_bytes(b"")
     ids = {c.id for c in suite.cases}
-    lines: dict[str, bytes] = {}
-    records = {r["id"]: r for r in read_records(out / "results.jsonl", lines) if r["id"] in ids}
-    done = set(records)
+    index = {k: v for k, v in index_records(out / "results.jsonl").items() if k in ids}
+    del ids
+    done = set(index)
     todo: list = [c for c in suite.cases if c.id not in done]
     by_ref = any(not isinstance(c, Case) for c in suite.cases)
     analyses: list | None = None
@@ -348,11 +445,12 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
     # (they send none; the outcomes are added at the end)
     recorded = analyses if by_ref and all(c.recorded_analysis is not None for c in suite.cases) else None
     precomputed: dict = {}
-    rows: dict | None = {} if not spec.xfail else None  # expected failures change records at the end
+    names: dict[str, str] = {}
     if on_start:
         on_start(len(suite.cases), len(done))
     t0 = time.perf_counter()
     with (out / "results.jsonl").open("ab") as stream:
+        pos = [stream.seek(0, os.SEEK_END)]  # where the next line starts
 
         def record(r: CaseResult) -> None:
             keep(r.to_json())
@@ -361,14 +459,11 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
 
         def keep(rec: dict) -> None:
             rec, text = written(rec, separators=(",", ":"))  # strict JSON: a backend's NaN error is a string
-            records[rec["id"]] = rec
-            lines[rec["id"]] = text = text.encode()
-            stream.write(text + b"\n")
+            data = text.encode() + b"\n"
+            index[rec["id"]] = _index_entry(pos[0], rec, names)
+            stream.write(data)
             stream.flush()
-            if rows is not None:  # the report's share of the record, while the workers run
-                from .reports.html import case_row
-
-                rows[rec["id"]] = case_row(rec)
+            pos[0] += len(data)
             if on_outcome:
                 on_outcome(rec["outcome"])
 
@@ -395,7 +490,7 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
             except CaseLoadError as exc:
                 raise RunError(f"cannot read bundle: {exc}. The run stopped; nothing was charged to the backend, "
                                f"and the results so far are in {out / 'results.jsonl'}") from None
-    return _Ran(time.perf_counter() - t0, analyses, len(done), records, lines, precomputed.get("coverage"), rows)
+    return _Ran(time.perf_counter() - t0, analyses, len(done), index, precomputed.get("coverage"))
 
 
 def _prepare_end(recorded: list | None, out: dict) -> None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from .jsonsafe import dumps, json_safe
@@ -82,14 +83,14 @@ def families(results, known: dict[str, str] | None = None) -> dict[str, str]:
     return dict(sorted(seen.items()))
 
 
-def write_results(doc: dict, path: str | os.PathLike, *, case_lines: list[bytes] | None = None) -> Path:
+def write_results(doc: dict, path: str | os.PathLike, *, case_lines: Iterable[bytes] | None = None) -> Path:
     """Write ``doc`` as compact JSON to ``path`` (via a temporary file and a rename), ``"cases"``
     last: strict JSON, non-finite numbers in :mod:`conformance.jsonsafe`'s encoding.
 
     Args:
         case_lines: ``doc["cases"]`` already serialised, one compact JSON text per case in order
-            (the lines of a run's ``results.jsonl``): written as they are, giving the bytes
-            serialising the cases would give.
+            (the lines of a run's ``results.jsonl``; any iterable, consumed one line at a time):
+            written as they are, giving the bytes serialising the cases would give.
     """
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
@@ -100,7 +101,13 @@ def write_results(doc: dict, path: str | os.PathLike, *, case_lines: list[bytes]
         if case_lines is None:
             f.write(dumps(doc.get("cases", []), separators=compact).encode())
         else:
-            f.write(b"[" + b",".join(case_lines) + b"]")
+            f.write(b"[")
+            sep = b""
+            for line in case_lines:
+                f.write(sep)
+                f.write(line)
+                sep = b","
+            f.write(b"]")
         f.write(b"}\n")
     os.replace(tmp, path)
     return path
