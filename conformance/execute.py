@@ -157,27 +157,9 @@ def index_records(path: Path) -> dict[str, tuple[int, str, str, str]]:
     line is dropped and cut from the file, as :func:`read_records` does.  The records themselves
     stay on disk (:func:`_records_at`): at 40,000 cases they took hundreds of MB in the parent."""
     index: dict[str, tuple[int, str, str, str]] = {}
-    if not path.exists():
-        return index
-    good_end = 0
     names: dict[str, str] = {}
-    with path.open("rb") as f:
-        for line in f:
-            if not line.endswith(b"\n"):
-                break
-            try:
-                d = json.loads(line)
-                if not isinstance(d, dict) or "id" not in d or "outcome" not in d:
-                    break
-            except ValueError:
-                break
-            index[d["id"]] = _index_entry(good_end, d, names)
-            good_end += len(line)
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-    if good_end != size:
-        with path.open("r+b") as f:
-            f.truncate(good_end)
+    for offset, _, d in _good_records(path):
+        index[d["id"]] = _index_entry(offset, d, names)
     return index
 
 
@@ -240,13 +222,11 @@ def _report_cases(path: Path, offsets) -> tuple[list[dict], dict[str, tuple]]:
     return cases, rows
 
 
-def read_records(path: Path, lines: dict[str, bytes] | None = None) -> list[dict]:
-    """The result records (``CaseResult.to_json`` dicts) streamed to ``path``; a torn
-    (unterminated or unparsable) last line is dropped, and cut from the file.  With ``lines``,
-    each record's JSON text (the line without its newline) is put there by id."""
+def _good_records(path: Path):
+    """Yield ``(offset, line, record)`` for each whole result line of ``path`` (a missing file: none);
+    at the end, a torn (unterminated or unparsable) tail is cut from the file."""
     if not path.exists():
-        return []
-    records = []
+        return
     good_end = 0
     with path.open("rb") as f:
         for line in f:
@@ -258,15 +238,24 @@ def read_records(path: Path, lines: dict[str, bytes] | None = None) -> list[dict
                     break
             except ValueError:
                 break
-            records.append(d)
-            if lines is not None:
-                lines[d["id"]] = line.rstrip(b"\r\n")
+            yield good_end, line, d
             good_end += len(line)
         f.seek(0, os.SEEK_END)
         size = f.tell()
     if good_end != size:
         with path.open("r+b") as f:
             f.truncate(good_end)
+
+
+def read_records(path: Path, lines: dict[str, bytes] | None = None) -> list[dict]:
+    """The result records (``CaseResult.to_json`` dicts) streamed to ``path``; a torn
+    (unterminated or unparsable) last line is dropped, and cut from the file.  With ``lines``,
+    each record's JSON text (the line without its newline) is put there by id."""
+    records = []
+    for _, line, d in _good_records(path):
+        records.append(d)
+        if lines is not None:
+            lines[d["id"]] = line.rstrip(b"\r\n")
     return records
 
 
