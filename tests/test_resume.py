@@ -55,9 +55,10 @@ def test_interrupt_then_resume_equals_uninterrupted(bundle, tmp_path, sig):
     assert p.wait(120) == 0, p.communicate()
 
     out = tmp_path / "out"
-    # slower than the reference run: results arrive a batch (16 cases) at a time, and the signal
+    # slower than the reference run (0.5 s a data set: 0.3 s let a 2-worker pytest on a loaded
+    # 2-core machine finish the run before the signal landed): results arrive a batch (16 cases) at a time, and the signal
     # must land before the last batch is in, with time to spare on a loaded machine
-    p = _cli("run", "--backend", "faulty:slow", "--backend-option", "delay=0.3", "--bundle", str(bundle),
+    p = _cli("run", "--backend", "faulty:slow", "--backend-option", "delay=0.5", "--bundle", str(bundle),
              "--out", str(out), "--jobs", "1")
     _interrupt_midway(p, out, sig)
     done = _lines(out / "results.jsonl")
