@@ -125,13 +125,6 @@ from ..reference.reduce import (  # the oracles and tolerances of these entries
     sum_square_tolerance,
     sum_tolerance,
 )
-from ..reference.reduce import (  # noqa: F401  (imported from here by conformance.ops.reduce_index)
-    _gamma,
-    reduce_rows,
-    _to_float,
-    to_rows,
-    units,
-)
 
 
 # ============================================================================ numerics classes

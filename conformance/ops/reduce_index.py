@@ -40,13 +40,19 @@ from ..tolerance import Tolerance
 from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
+from ..reference.reduce import (
+    exact_tolerance,
+    _gamma,
+    _int_bounds,
+    reduce_rows,
+    _to_float,
+    to_rows,
+    units,
+)
 from .reduce import (
     _cancel,
     _DIMS,
     _elementwise,
-    exact_tolerance,
-    _gamma,
-    _int_bounds,
     _objs,
     _ones,
     _prod_int_extremes,
@@ -54,17 +60,12 @@ from .reduce import (
     _prod_normal,
     _prod_rows,
     _prod_special,
-    reduce_rows,
     _rowwise,
     _sum_int_extremes,
     _sum_ints,
     _sum_special,
-    sum_tolerance,
     sweep,
     _t,
-    _to_float,
-    to_rows,
-    units,
     VECTOR_POSITIONS,
     VECTOR_ROW,
     _wide,
@@ -560,6 +561,19 @@ def cumsum_shapes() -> tuple[Shape, ...]:
     return tuple(out)
 
 
+#: The invalid models of the scans (CumSum, CumProd): their ``axis`` input is the same.
+_SCAN_ERRORS = (
+    Err("axis 2 outside [-2, 1] for rank 2 ('Must be in the range [-rank(x), rank(x)-1]')", "axis=2", {},
+        ((2, 3), ()), values={"axis": 2}),
+    Err("axis -3 outside [-2, 1] for rank 2", "axis=-3", {}, ((2, 3), ()), values={"axis": -3}),
+    Err("axis must be int32 or int64 (T2)", "axis-float", {}, ((2, 3), ()), types={"axis": "float"},
+        values={"axis": 1.0}),
+    Err("axis must be a 0-D tensor, not two values", "axis-2-values", {}, ((2, 3), (2,)), values={"axis": [0, 1]}))
+#: The scans' attribute states beyond the defaults.
+_SCAN_ATTRS = (Attrs({"exclusive": 1}, tag="exclusive"), Attrs({"reverse": 1}, tag="reverse"),
+               Attrs({"exclusive": 1, "reverse": 1}, tag="exclusive,reverse"))
+
+
 def _cumsum_contested(ctx, attrs) -> str | None:
     """A one-element 1-D ``axis``: the text says "A 0-D tensor"; onnx's checker, onnxruntime and
     numpy-style readers accept it, onnx.reference refuses it."""
@@ -571,17 +585,9 @@ def _cumsum_contested(ctx, attrs) -> str | None:
 
 def _cumsum_entry() -> Entry:
     shapes = cumsum_shapes()
-    errors = (Err("axis 2 outside [-2, 1] for rank 2 ('Must be in the range [-rank(x), rank(x)-1]')", "axis=2", {},
-                  ((2, 3), ()), values={"axis": 2}),
-              Err("axis -3 outside [-2, 1] for rank 2", "axis=-3", {}, ((2, 3), ()), values={"axis": -3}),
-              Err("axis must be int32 or int64 (T2)", "axis-float", {}, ((2, 3), ()), types={"axis": "float"},
-                  values={"axis": 1.0}),
-              Err("axis must be a 0-D tensor, not two values", "axis-2-values", {}, ((2, 3), (2,)),
-                  values={"axis": [0, 1]}))
     return Entry("CumSum", cumsum, family="shaped", shapes=shapes, tolerance=cumsum_tolerance,
-                 attrs=(Attrs({"exclusive": 1}, tag="exclusive"), Attrs({"reverse": 1}, tag="reverse"),
-                        Attrs({"exclusive": 1, "reverse": 1}, tag="exclusive,reverse")),
-                 per_type=sweep(shapes, ints=4, floats=12), errors=errors, contested=_cumsum_contested,
+                 attrs=_SCAN_ATTRS,
+                 per_type=sweep(shapes, ints=4, floats=12), errors=_SCAN_ERRORS, contested=_cumsum_contested,
                  float_numerics={"wide": _elementwise(_wide), "special": _rowwise(_sum_special),
                                  "cancel": _rowwise(_cancel), "ones": _rowwise(_ones)},
                  int_numerics={"int": _elementwise(_sum_ints), "int-extremes": _rowwise(_sum_int_extremes)},
@@ -715,17 +721,9 @@ def _cumprod_contested(ctx, attrs) -> str | None:
 
 def _cumprod_entry() -> Entry:
     shapes = cumprod_shapes()
-    errors = (Err("axis 2 outside [-2, 1] for rank 2 ('Must be in the range [-rank(x), rank(x)-1]')", "axis=2", {},
-                  ((2, 3), ()), values={"axis": 2}),
-              Err("axis -3 outside [-2, 1] for rank 2", "axis=-3", {}, ((2, 3), ()), values={"axis": -3}),
-              Err("axis must be int32 or int64 (T2)", "axis-float", {}, ((2, 3), ()), types={"axis": "float"},
-                  values={"axis": 1.0}),
-              Err("axis must be a 0-D tensor, not two values", "axis-2-values", {}, ((2, 3), (2,)),
-                  values={"axis": [0, 1]}))
     return Entry("CumProd", cumprod, family="shaped", shapes=shapes, tolerance=cumprod_tolerance,
-                 attrs=(Attrs({"exclusive": 1}, tag="exclusive"), Attrs({"reverse": 1}, tag="reverse"),
-                        Attrs({"exclusive": 1, "reverse": 1}, tag="exclusive,reverse")),
-                 per_type=sweep(shapes, ints=6), errors=errors, contested=_cumprod_contested,
+                 attrs=_SCAN_ATTRS,
+                 per_type=sweep(shapes, ints=6), errors=_SCAN_ERRORS, contested=_cumprod_contested,
                  float_numerics={"normal": _rowwise(_prod_normal), "wide": _rowwise(_cumprod_wide),
                                  "special": _rowwise(_prod_special), "near-one": _rowwise(_cumprod_near_one)},
                  numerics_classes=lambda t: (("normal", "wide", "special", "near-one") if V.kind(t) == V.FLOAT
