@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference import contrib_attention as ref
+from ..reference import linalg as lref
 from ..reference import transformer as tref
 from ..tolerance import Tolerance
 from . import values as V
@@ -140,5 +141,158 @@ ROTARY_EMBEDDING = Entry(
     errors=_errors(), structural={"position_ids": _position_ids},
 )
 
-ENTRIES = (ROTARY_EMBEDDING,)
+# ============================================================================ EmbedLayerNormalization
+ELN_OPTS = ("segment_ids", "segment_embedding", "mask", "position_ids")
+
+
+def _eln_draw(mode: str):
+    """Inputs of com.microsoft EmbedLayerNormalization in schema order (present ones): ids uniform
+    over their tables, a right-padded 0/1 mask (each batch's word count drawn in ``[0, S]``,
+    batch 0 at least one word), position_ids any rows of the table; embeddings N(0, 1) (``offset``:
+    word rows share a common offset 8, so the statistics cancel), segment rows N(0, 1) * 2 (a kernel
+    ignoring them is far off), gamma +-[0.5, 1.5], beta N(0, 1)."""
+
+    def fn(rng, ctx, shapes):
+        t = ctx.types["word_embedding"]
+        names = [n for n in ("input_ids", "segment_ids", "word_embedding", "position_embedding", "segment_embedding",
+                             "gamma", "beta", "mask", "position_ids") if n in ctx.types]
+        sh = dict(zip(names, shapes))
+        b, s = sh["input_ids"]
+        out = {}
+        out["input_ids"] = rng.integers(0, sh["word_embedding"][0], size=(b, s))
+        we = rng.standard_normal(sh["word_embedding"])
+        if mode == "offset":
+            we = we + 8.0
+        out["word_embedding"] = we
+        out["position_embedding"] = rng.standard_normal(sh["position_embedding"])
+        if "segment_ids" in sh:
+            out["segment_ids"] = rng.integers(0, sh["segment_embedding"][0], size=(b, s))
+            out["segment_embedding"] = 2.0 * rng.standard_normal(sh["segment_embedding"])
+        h = sh["gamma"][0]
+        out["gamma"] = rng.uniform(0.5, 1.5, h) * np.where(rng.random(h) < 0.2, -1.0, 1.0)
+        out["beta"] = rng.standard_normal(h)
+        if "mask" in sh:
+            lens = rng.integers(0, s + 1, size=b)
+            if b:
+                lens[0] = max(int(lens[0]), 1)
+            out["mask"] = (np.arange(s)[None, :] < lens[:, None]).astype(np.int64)
+        if "position_ids" in sh:
+            pb, ps = sh["position_ids"]
+            out["position_ids"] = rng.integers(0, sh["position_embedding"][0], size=(pb, ps))
+        res = []
+        for n in names:
+            x = out[n]
+            if V.kind(ctx.types[n]) == V.FLOAT:
+                res.append(V.representable(x, ctx.types[n]))
+            else:
+                o = np.empty(x.shape, dtype=object)
+                o[...] = x.astype(int).tolist() if x.ndim else int(x)
+                res.append(o)
+        return res
+
+    fn.__name__ = fn.__qualname__ = f"eln_{mode}"
+    fn.__doc__ = f"com.microsoft EmbedLayerNormalization numerics class ``{mode}`` (:func:`_eln_draw`)."
+    return fn
+
+
+ELN_CLASSES = {m: _eln_draw(m) for m in ("normal", "offset")}
+
+
+def _eln_shapes() -> tuple[Shape, ...]:
+    out = []
+    base = {"input_ids": "BS", "segment_ids": "BS", "word_embedding": "VH", "position_embedding": "PH",
+            "segment_embedding": "GH", "gamma": "H", "beta": "H", "mask": "BS", "position_ids": "BS"}
+    dims = {"B": (1, 3), "S": (1, 5), "H": (2, 16), "V": (3, 9), "P": (5, 8), "G": (2, 3)}
+    seg, mask = ("segment_ids", "segment_embedding"), ("mask",)
+
+    def add(name, opt, outs, mit=None, **kw):
+        inputs = dict(base)
+        inputs.update(kw.pop("inputs", {}))
+        attrs = {} if mit is None else {"mask_index_type": mit}
+        out.append(Shape(name, inputs, attrs, dims={**dims, **kw.pop("dims", {})}, optional=(opt,),
+                         outputs=tuple(outs), **kw))
+
+    # mask_index only with a mask (the text defines it from the mask); embedding_sum only without
+    # segment embeddings (the text: "sum of word_embedding and position_embedding"; onnxruntime's
+    # kernel adds the segment embedding too): what every reading agrees on
+    add("words", (), [(), ("embedding_sum",)], 0)
+    add("segments", seg, [()], 0)
+    add("mask", mask, [("mask_index",), ("mask_index", "embedding_sum")], 1)
+    add("segments/mask", seg + mask, [("mask_index",)], 1)
+    add("position_ids", ("position_ids",), [(), ("embedding_sum",)], 0)
+    add("position_ids/broadcast", ("position_ids",), [(), ("embedding_sum",)], 0, inputs={"position_ids": "1S"})
+    add("all", seg + mask + ("position_ids",), [("mask_index",)], 1)
+    add("batch=1/seq=1", seg + mask, [("mask_index",)], 1, dims={"B": (1, 1), "S": (1, 1)})
+    add("hidden=1", seg, [()], 0, dims={"H": (1, 1)})
+    add("long-rows", seg + mask, [("mask_index",)], 1, dims={"H": (256, 256), "S": (2, 3)})
+    # mask_index_type absent ("for shape inference"): a model requesting mask_index and one not
+    add("mask/mask_index_type-absent", mask, [("mask_index",)])
+    add("words/mask_index_type-absent", (), [()])
+    return tuple(out)
+
+
+def eln_oracle(ctx, input_ids, segment_ids, word_embedding, position_embedding, segment_embedding, gamma, beta,
+               mask=None, position_ids=None, *, epsilon, **attrs):
+    """com.microsoft EmbedLayerNormalization-1
+    (:func:`conformance.reference.contrib_attention.embed_layer_normalization`): output,
+    mask_index (int32), embedding_sum."""
+    y, mi, e = ref.embed_layer_normalization(input_ids, segment_ids, word_embedding, position_embedding,
+                                             segment_embedding, gamma, beta, mask, position_ids, epsilon=epsilon)
+    return y, mi, e
+
+
+def _acc_unit(t: str) -> float:
+    """Unit roundoff of the working precision mandated for T: float32 at least."""
+    return 2.0**-53 if t == "double" else 2.0**-24
+
+
+def eln_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """output: :func:`conformance.reference.contrib_attention.embed_layer_normalization_bound`
+    through :func:`conformance.reference.linalg.final_tolerance`; mask_index exact; embedding_sum:
+    two roundings in T of the sum (and one more in a float32 working copy)."""
+    t = ctx.types["word_embedding"]
+    u_t, s_t = tref.unit(t)
+    ids, sids, we, pe, se, g = inputs[:6]
+    pids = inputs[8] if len(inputs) > 8 else None
+    terms = np.abs(ref.embedding_sum(ids, sids, np.abs(we), np.abs(pe), None if se is None else np.abs(se), pids))
+    e = ref.embedding_sum(ids, sids, we, pe, se, pids)
+    b = ref.embed_layer_normalization_bound(terms, e, g, epsilon=attrs["epsilon"], u_t=u_t, u_a=_acc_unit(t))
+    res = {}
+    atol, rtol = lref.final_tolerance(float(b.max()) if b.size else 0.0, u_t, s_t)
+    res["output"] = Tolerance(atol, rtol, variants=("bound:sum in T, statistics in float32, any order",))
+    if "mask_index" in outputs:
+        res["mask_index"] = Tolerance(0.0, 0.0, exact=True)
+    if "embedding_sum" in outputs:
+        eb = 2.2 * u_t * terms
+        atol, rtol = lref.final_tolerance(float(eb.max()) if eb.size else 0.0, u_t, s_t)
+        res["embedding_sum"] = Tolerance(atol, rtol, variants=("bound:two roundings of the sum",))
+    return res
+
+
+def _eln_errors() -> tuple[Err, ...]:
+    ids = {"input_ids": [[0, 1, 2]]}
+
+    def shapes(we=(4, 4), pe=(5, 4), g=(4,), b=(4,)):
+        return ((1, 3), we, pe, g, b)
+
+    return (
+        Err("gamma [5] is not [hidden_size 4] ('1D gamma tensor ... with shape (hidden_size)')", "gamma-shape",
+            {"mask_index_type": 0}, shapes(g=(5,)), values=ids),
+        Err("beta [3] is not [hidden_size 4]", "beta-shape", {"mask_index_type": 0}, shapes(b=(3,)), values=ids),
+        Err("position_embedding's hidden size 5 is not word_embedding's 4 ('2D with shape (, hidden_size)')",
+            "position-hidden", {"mask_index_type": 0}, shapes(pe=(5, 5)), values=ids),
+        Err("input_ids must be 2-D ('2D words IDs with shape (batch_size, sequence_length)')", "ids-rank",
+            {"mask_index_type": 0}, ((3,), (4, 4), (5, 4), (4,), (4,)), values={"input_ids": [0, 1, 2]}),
+    )
+
+
+ELN_SHAPES = _eln_shapes()
+EMBED_LAYER_NORMALIZATION = Entry(
+    "EmbedLayerNormalization", eln_oracle, family="shaped", domain=MS, shapes=ELN_SHAPES, tolerance=eln_tolerance,
+    float_numerics=ELN_CLASSES, numerics_classes=lambda t: tuple(ELN_CLASSES), per_type=2 * len(ELN_SHAPES),
+    attrs=(Attrs({"epsilon": 1e-5}, tag="eps=1e-5"), Attrs({"epsilon": 0.25}, tag="eps-large")),
+    errors=_eln_errors(),
+)
+
+ENTRIES = (ROTARY_EMBEDDING, EMBED_LAYER_NORMALIZATION)
 register_entries(ENTRIES, family="contrib_attention")
