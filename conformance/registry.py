@@ -52,10 +52,12 @@ FAMILIES = (
     "conformance.ops.text",
     "conformance.ops.transformer",
     "conformance.ops.contrib_attention",
+    "conformance.ops.contrib_fused",
     "conformance.ops.losses",
     "conformance.ops.detection",
     "conformance.ops.sequence",
     "conformance.ops.control_flow",
+    "conformance.ops.random",
 )
 
 

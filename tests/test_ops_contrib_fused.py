@@ -1,0 +1,210 @@
+"""onnxruntime's fused contrib operators (:mod:`conformance.ops.contrib_fused`): com.microsoft Gelu,
+FastGelu, BiasGelu, QuickGelu, FusedMatMul, TransposeMatMul, FusedGemm.
+
+* the oracles against explicit per-element loops written here from ContribOperators.md's text
+  (``math.erf``, ``math.tanh``, ``math.exp``; matrix products as Fraction sums over explicitly
+  transposed index maps);
+* legitimate numpy kernels through ``KernelBackend`` (float32 computation of the 16-bit types,
+  float64, a libm a few ulp off, FastGelu with the doc's 6-digit constants, products in float32
+  in another order) pass every generated case; deliberately wrong kernels fail cases the right
+  ones pass: Gelu with the tanh approximation, FastGelu ignoring its bias, QuickGelu ignoring
+  alpha, BiasGelu ignoring B;
+* the invalid models are rejected.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from conformance.backends.kernel import KernelBackend
+from conformance.ops import contrib_fused as cf
+from conformance.reference import contrib_fused as ref
+from conformance.runner import run_cases
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+OPS = ["com.microsoft:Gelu", "FastGelu", "BiasGelu", "QuickGelu"]
+F32_EPS = float(np.finfo(np.float32).eps)
+
+
+# ============================================================================ oracles: explicit loops
+def _loop(fn, x):
+    x = np.asarray(x, dtype=np.float64)
+    out = np.empty(x.shape)
+    for idx in np.ndindex(*x.shape):
+        out[idx] = fn(float(x[idx]))
+    return out
+
+
+def _gelu_erf_1(v):
+    # 1 + erf(v / sqrt 2) written as erfc(-v / sqrt 2): the same value without the cancellation
+    return 0.5 * v * math.erfc(-v / math.sqrt(2.0))
+
+
+def _gelu_tanh_1(v):
+    c = math.sqrt(2.0 / math.pi)
+    return 0.5 * v * (1.0 + math.tanh(c * (v + 0.044715 * v ** 3)))
+
+
+def _quick_1(v, alpha):
+    return v / (1.0 + math.exp(-alpha * v)) if alpha * v > -700 else 0.0
+
+
+XS = np.linspace(-7.5, 7.5, 61)
+
+
+def test_gelu_oracle_is_the_erf_form():
+    np.testing.assert_allclose(ref.gelu_erf(XS), _loop(_gelu_erf_1, XS), rtol=1e-13, atol=1e-300)
+    # and not the tanh form (the two differ by up to ~1e-3 absolutely near |x| = 2)
+    assert np.abs(ref.gelu_erf(XS) - _loop(_gelu_tanh_1, XS)).max() > 1e-4
+
+
+def test_fast_gelu_oracle_is_the_tanh_form_with_bias():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-6, 6, size=(3, 5))
+    bias = rng.uniform(-1, 1, size=5)
+    got = cf.fast_gelu_oracle(None, x, bias)
+    want = _loop(_gelu_tanh_1, x + bias[None, :])
+    # the loop's 1 + tanh(u) cancels for u << 0: absolute 1e-15 there
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(cf.fast_gelu_oracle(None, x), _loop(_gelu_tanh_1, x), rtol=1e-13, atol=1e-15)
+    # the doc's 6-digit constants: 0.797885 ~ sqrt(2/pi), 0.035677 ~ 0.044715 sqrt(2/pi)
+    assert abs(ref.DOC_C0 - math.sqrt(2 / math.pi)) < 5e-7
+    assert abs(ref.DOC_C1 - 0.044715 * math.sqrt(2 / math.pi)) < 5e-7
+
+
+def test_bias_gelu_oracle_is_gelu_of_the_sum():
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-5, 5, size=(2, 3, 4))
+    b = rng.uniform(-1, 1, size=4)
+    np.testing.assert_allclose(cf.bias_gelu_oracle(None, a, b), _loop(_gelu_erf_1, a + b), rtol=1e-13, atol=1e-300)
+
+
+@pytest.mark.parametrize("alpha", [1.702, 0.5, 2.0, -1.0])
+def test_quick_gelu_oracle_is_x_sigmoid_alpha_x(alpha):
+    a32 = float(np.float32(alpha))
+    np.testing.assert_allclose(cf.quick_gelu_oracle(None, XS, alpha=alpha), _loop(lambda v: _quick_1(v, a32), XS),
+                               rtol=1e-13, atol=1e-300)
+
+
+def test_quick_gelu_default_alpha_comes_from_the_schema():
+    from conformance.opspec import op_spec
+
+    assert op_spec("QuickGelu", "com.microsoft").versions[1].attributes["alpha"].default == pytest.approx(1.702)
+
+
+# ============================================================================ kernels
+def _erf32(z):
+    return np.asarray(np.frompyfunc(math.erf, 1, 1)(z.astype(np.float64)), dtype=np.float64).astype(np.float32)
+
+
+def _off(r, k):
+    """A libm result ``r`` in [-1, 1] (erf, tanh) ``k`` ulps off, except where it saturates at +-1
+    (every production libm returns +-1 exactly there) and never beyond +-1."""
+    one = r.dtype.type(1)
+    moved = np.clip(r * r.dtype.type(1 + k * float(np.finfo(r.dtype).eps)), -one, one)
+    return np.where(np.abs(r) == one, r, moved)
+
+
+def _compute(x):
+    return np.float64 if x.dtype == np.float64 else np.float32
+
+
+def gelu_family_kernel(op: str, flaw: str | None = None, ulp_off: float = 0.0, doc_constants: bool = False):
+    """A numpy kernel of ``op`` computing in float32 (float64 for double) and rounding to T.
+
+    ``flaw``: 'tanh' (Gelu/BiasGelu with the tanh approximation), 'erf' (FastGelu with erf),
+    'no-bias' (the bias input ignored), 'alpha' (QuickGelu with alpha 1.702 whatever the
+    attribute).  ``ulp_off``: the libm results (erf, tanh, exp) scaled by ``1 + ulp_off eps``
+    (:func:`_off`).
+    ``doc_constants``: FastGelu with ContribOperators.md's 0.797885 / 0.035677."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        names = list(inputs)
+        x = inputs[names[0]]
+        bias = inputs[names[1]] if len(names) > 1 else None
+        dt = x.dtype
+        w = _compute(x)
+        z = x.astype(w)
+        if bias is not None:
+            if bias.ndim != 1 or bias.shape[0] != x.shape[-1]:
+                raise ValueError("bias must be 1-D of X's last dimension")
+            if flaw != "no-bias":
+                z = z + bias.astype(w)
+        eps = float(np.finfo(w).eps)
+        one, half = w(1), w(0.5)
+        with np.errstate(all="ignore"):
+            if op == "QuickGelu":
+                alpha = w(np.float32(1.702 if flaw == "alpha" else attrs.get("alpha", 1.702)))
+                e = np.exp(-alpha * z) * w(1 + ulp_off * eps)
+                y = z / (one + e)
+            elif (op == "FastGelu") != (flaw in ("tanh", "erf")):  # the tanh form
+                c0, c1 = (w(ref.DOC_C0), w(ref.DOC_C1)) if doc_constants else \
+                    (w(math.sqrt(2 / math.pi)), w(0.044715 * math.sqrt(2 / math.pi)))
+                th = _off(np.tanh(c0 * z + c1 * z * z * z), ulp_off)
+                y = half * z * (one + th)
+            else:
+                er = (_erf32(z / w(math.sqrt(2.0))) if w == np.float32 else
+                      np.asarray(np.frompyfunc(math.erf, 1, 1)(z / math.sqrt(2.0)), dtype=np.float64))
+                y = half * z * (one + _off(er.astype(w), ulp_off))
+        return {outputs[0]: y.astype(dt)}
+
+    return kernel
+
+
+def _run(cases, kernels, name):
+    return run_cases(cases, KernelBackend(kernels, name=name))
+
+
+GELU_OPS = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu")
+
+
+def _family_kernels(**kw):
+    return {op: gelu_family_kernel(op, **kw) for op in GELU_OPS}
+
+
+def _bad(cases, results):
+    return [(c.id, r.outcome, (r.message or "")[:160]) for c, r in zip(cases, results) if r.outcome != "pass"]
+
+
+@pytest.mark.parametrize("kw", [{}, {"ulp_off": 4.0}, {"ulp_off": -4.0}, {"doc_constants": True}],
+                         ids=["float32", "libm+4ulp", "libm-4ulp", "doc-constants"])
+def test_legitimate_gelu_kernels_pass_everything(kw, value_cases):
+    cases = [c for c in value_cases if c.op in GELU_OPS]
+    assert len(cases) >= 150
+    results = _run(cases, _family_kernels(**kw), "legit")
+    bad = _bad(cases, results)
+    assert not bad, bad[:8]
+
+
+@pytest.mark.parametrize("op,flaw,least", [("Gelu", "tanh", 12), ("BiasGelu", "tanh", 15), ("FastGelu", "erf", 20),
+                                           ("FastGelu", "no-bias", 15), ("BiasGelu", "no-bias", 15),
+                                           ("QuickGelu", "alpha", 10)])
+def test_wrong_gelu_kernels_are_caught(op, flaw, least, value_cases):
+    cases = [c for c in value_cases if c.op == op]
+    good = _run(cases, {op: gelu_family_kernel(op)}, "right")
+    bad = _run(cases, {op: gelu_family_kernel(op, flaw=flaw)}, flaw)
+    caught = [c.id for c, g, b in zip(cases, good, bad) if g.outcome == "pass" and b.outcome == "fail"]
+    assert len(caught) >= least, (op, flaw, len(caught))
+
+
+def test_gelu_error_cases_are_rejected(suite):
+    cases = [c for c in suite if c.expect_error and c.op in GELU_OPS]
+    assert {(c.op, c.tags["error"]) for c in cases} == {(op, t) for op in ("FastGelu", "BiasGelu")
+                                                       for t in ("bias-length", "bias-rank")}
+    results = _run(cases, _family_kernels(), "legit")
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]
+
+
+def test_every_type_and_bias_state_is_generated(value_cases):
+    seen = {(c.op, c.tags.get("dtype") or c.id.split("/")[1]) for c in value_cases if c.op in GELU_OPS}
+    for op in GELU_OPS:
+        for t in ("float16", "float", "double", "bfloat16"):
+            assert (op, t) in seen, (op, t)
+    fast = [c for c in value_cases if c.op == "FastGelu"]
+    with_bias = {any(i.name == "bias" and i.present for i in c.inputs) for c in fast}
+    assert with_bias == {True, False}
+    assert any(c.datasets[0].inputs[c.inputs[0].name].size == 0 for c in fast)
