@@ -21,7 +21,7 @@ from conformance.ops import contrib_attention as ca
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["com.microsoft:RotaryEmbedding", "com.microsoft:EmbedLayerNormalization"]
+OPS = ["com.microsoft:RotaryEmbedding", "com.microsoft:EmbedLayerNormalization", "com.microsoft:MultiHeadAttention"]
 
 
 def _loop_rope(x, pid, cos, sin, num_heads, interleaved, rdim=0):
@@ -251,4 +251,226 @@ def test_eln_error_cases_are_rejected(suite):
     cases = [c for c in suite if c.expect_error and c.op == "EmbedLayerNormalization"]
     assert {c.tags["error"] for c in cases} == {"gamma-shape", "beta-shape", "position-hidden", "ids-rank"}
     results = run_cases(cases, KernelBackend({"EmbedLayerNormalization": eln_kernel()}, name="l"))
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]
+
+
+# ============================================================================ attention helpers (tests)
+def _softmax_v(s, v, compute, online):
+    """softmax(s) @ v over the last axis of s in ``compute``: plain (max subtracted) or online
+    (blocks of 3 keys, running max and sum rescaled: flash attention's order)."""
+    s = s.astype(compute)
+    v = v.astype(compute)
+    if not online:
+        m = s.max(-1, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
+        e = np.exp(s - m)
+        return (e / e.sum(-1, keepdims=True)) @ v
+    lk = s.shape[-1]
+    m = np.full(s.shape[:-1] + (1,), -np.inf, dtype=compute)
+    den = np.zeros(s.shape[:-1] + (1,), dtype=compute)
+    acc = np.zeros(s.shape[:-1] + (v.shape[-1],), dtype=compute)
+    for j0 in range(0, lk, 3):
+        blk = s[..., j0:j0 + 3]
+        m_new = np.maximum(m, blk.max(-1, keepdims=True))
+        safe = np.where(np.isfinite(m_new), m_new, 0).astype(compute)
+        corr = np.where(np.isfinite(m), np.exp(m - safe), 0).astype(compute)
+        e = np.exp(blk - safe)
+        den = den * corr + e.sum(-1, keepdims=True)
+        acc = acc * corr + e @ v[..., j0:j0 + 3, :]
+        m = m_new
+    return acc / den
+
+
+def _loop_attention(q, k, v, scale, add, causal_offset=None):
+    """Explicit per-query loops: q [Hq, Lq, D], k/v [Hkv, Lk, *]; query head h reads kv head
+    h // (Hq / Hkv); ``add`` [Hq, Lq, Lk] additive (-inf disallowed) ; ``causal_offset``: key j
+    allowed iff j <= i + offset."""
+    hq, lq, _ = q.shape
+    hkv, lk, dv = v.shape
+    y = np.zeros((hq, lq, dv))
+    for h in range(hq):
+        g = h // (hq // hkv)
+        for i in range(lq):
+            sc = []
+            for j in range(lk):
+                if causal_offset is not None and j > i + causal_offset:
+                    sc.append(-math.inf)
+                    continue
+                sc.append(scale * math.fsum(float(q[h, i, d]) * float(k[g, j, d]) for d in range(q.shape[2]))
+                          + float(add[h, i, j]))
+            mx = max(sc)
+            w = [math.exp(x - mx) if x != -math.inf else 0.0 for x in sc]
+            tot = math.fsum(w)
+            for d in range(dv):
+                y[h, i, d] = math.fsum(w[j] * float(v[g, j, d]) for j in range(lk)) / tot
+    return y
+
+
+# ============================================================================ MultiHeadAttention
+@pytest.mark.parametrize("form", ["self-bias-uni", "cross-kpm2d", "past-kpm-total-uni", "kpm1d-ab", "kpm3d", "bnsh",
+                                  "packed-qkv", "packed-kv"])
+def test_mha_oracle_is_the_loop(form):
+    rng = np.random.default_rng(11)
+    b, s, n, h = 2, 3, 2, 4
+    d = n * h
+    lk = s if form in ("self-bias-uni", "past-kpm-total-uni", "packed-qkv") else 5
+    q, k, v = rng.standard_normal((b, s, d)), rng.standard_normal((b, lk, d)), rng.standard_normal((b, lk, d))
+    kw = dict(num_heads=n)
+    bias = kpm = ab = pk = pv = None
+    p = 0
+    if form == "self-bias-uni":
+        bias = rng.standard_normal(3 * d)
+        kw["unidirectional"] = 1
+    if form == "past-kpm-total-uni":
+        p = 2
+        pk, pv = rng.standard_normal((b, n, p, h)), rng.standard_normal((b, n, p, h))
+        kpm = np.array([[1, 0, 1, 1, 0], [1, 1, 1, 0, 1]])
+        kw["unidirectional"] = 1
+    if form == "cross-kpm2d":
+        kpm = np.array([[1, 1, 0, 1, 0], [1, 1, 1, 1, 1]])
+    if form == "kpm1d-ab":
+        kpm = np.array([2, 5])
+        ab = rng.standard_normal((1, n, s, lk))
+    if form == "kpm3d":
+        kpm = (rng.random((b, s, lk)) < 0.6).astype(int)
+        kpm[..., 0] = 1
+    args = [q, k, v]
+    if form == "bnsh":
+        args = [q, k.reshape(b, lk, n, h).transpose(0, 2, 1, 3), v.reshape(b, lk, n, h).transpose(0, 2, 1, 3)]
+    if form == "packed-qkv":
+        args = [np.stack([x.reshape(b, s, n, h) for x in (q, k, v)], axis=3), None, None]
+    if form == "packed-kv":
+        args = [q, np.stack([x.reshape(b, lk, n, h) for x in (k, v)], axis=3), None]
+    y, pres_k, pres_v, _, _ = ca.ref.multi_head_attention(*args, bias, kpm, ab, pk, pv, **kw)
+    # the loop, from the text
+    if bias is not None:
+        q, k, v = q + bias[:d], k + bias[d:2 * d], v + bias[2 * d:]
+    for bi in range(b):
+        qh = q[bi].reshape(s, n, h).transpose(1, 0, 2)
+        kh = k[bi].reshape(lk, n, h).transpose(1, 0, 2)
+        vh = v[bi].reshape(lk, n, h).transpose(1, 0, 2)
+        if pk is not None:
+            kh, vh = np.concatenate([pk[bi], kh], 1), np.concatenate([pv[bi], vh], 1)
+        t = kh.shape[1]
+        add = np.zeros((n, s, t))
+        for i in range(s):
+            for j in range(t):
+                if ab is not None:
+                    add[:, i, j] += ab[0, :, i, j]
+                if kpm is not None:
+                    keep = (j < kpm[bi]) if kpm.ndim == 1 else (kpm[bi, j] if kpm.ndim == 2 else kpm[bi, i, j])
+                    if not keep:
+                        add[:, i, j] += -10000.0
+        want = _loop_attention(qh, kh, vh, 1 / math.sqrt(h), add, (t - s) if kw.get("unidirectional") else None)
+        np.testing.assert_allclose(y[bi].reshape(s, n, h).transpose(1, 0, 2), want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(pres_k[bi], kh, rtol=0, atol=1e-15)
+
+
+def mha_kernel(compute=np.float32, online=False, round_scores=False, flaw=None):
+    """A numpy com.microsoft MultiHeadAttention (3-D/4-D/packed forms, bias, key_padding_mask,
+    attention_bias, past, unidirectional) computing in ``compute``; ``online``: blockwise
+    softmax; ``round_scores``: the scores and the heads rounded to T (a kernel working in T).
+    ``flaw``: 'past-appended' (past keys after the new ones), 'causal-top-left' (the causal mask
+    aligned to the top-left corner, ignoring the past), 'mask-inverted' (key_padding_mask's 0s
+    attended), 'no-bias' (the input projection bias ignored)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        q = inputs["query"]
+        dt = q.dtype
+        n = int(attrs["num_heads"])
+        k, v, bias = inputs.get("key"), inputs.get("value"), inputs.get("bias")
+        if flaw == "no-bias":
+            bias = None
+        f = (lambda x: x.astype(compute))  # noqa: E731
+        if q.ndim == 5:
+            qh, kh, vh = (f(q[:, :, :, i]).transpose(0, 2, 1, 3) for i in range(3))
+        else:
+            bq, sq, d = q.shape
+            if d % n:
+                raise ValueError("num_heads")
+            if bias is not None:
+                dv = v.shape[-1]
+                if bias.shape != (2 * d + dv,) or k.shape[-1] != d:
+                    raise ValueError("bias")
+                q, k, v = (f(q) + f(bias[:d])).astype(dt), (f(k) + f(bias[d:2 * d])).astype(dt), \
+                    (f(v) + f(bias[2 * d:])).astype(dt)
+            qh = f(q).reshape(bq, sq, n, d // n).transpose(0, 2, 1, 3)
+            if k.ndim == 5:
+                kh, vh = (f(k[:, :, :, i]).transpose(0, 2, 1, 3) for i in range(2))
+            elif k.ndim == 4:
+                kh, vh = f(k), f(v)
+            else:
+                if k.shape[-1] != d:
+                    raise ValueError("key hidden")
+                kh = f(k).reshape(k.shape[0], k.shape[1], n, d // n).transpose(0, 2, 1, 3)
+                vh = f(v).reshape(v.shape[0], v.shape[1], n, v.shape[2] // n).transpose(0, 2, 1, 3)
+        pk = inputs.get("past_key")
+        if pk is not None:
+            pair = ([f(pk), kh], [f(inputs["past_value"]), vh])
+            if flaw == "past-appended":
+                pair = (pair[0][::-1], pair[1][::-1])
+            kh, vh = np.concatenate(pair[0], 2), np.concatenate(pair[1], 2)
+        b, _, s, h = qh.shape
+        t = kh.shape[2]
+        scale = attrs.get("scale", 1 / math.sqrt(h))
+        sc = (qh @ kh.transpose(0, 1, 3, 2)) * compute(scale)
+        if round_scores:
+            sc = f(sc.astype(dt))
+        ab = inputs.get("attention_bias")
+        if ab is not None:
+            sc = sc + f(ab)
+        m = inputs.get("key_padding_mask")
+        mfv = compute(attrs.get("mask_filter_value", -10000.0))
+        if m is not None:
+            if m.ndim == 1:
+                keep = (np.arange(t)[None, :] < m[:, None])[:, None, None, :]
+            elif m.ndim == 2:
+                if m.shape[1] != t:
+                    raise ValueError("mask shape")
+                keep = (m != 0)[:, None, None, :]
+            else:
+                keep = (m != 0)[:, None]
+            if flaw == "mask-inverted":
+                keep = ~keep
+            sc = sc + np.where(keep, compute(0), mfv)
+        if attrs.get("unidirectional", 0):
+            off = 0 if flaw == "causal-top-left" else t - s
+            fut = np.arange(t)[None, :] > np.arange(s)[:, None] + off
+            sc = np.where(fut, compute(-np.inf), sc)
+        y = _softmax_v(sc, vh, compute, online)
+        res = {"output": y.transpose(0, 2, 1, 3).reshape(b, s, -1).astype(dt),
+               "present_key": kh.astype(dt), "present_value": vh.astype(dt)}
+        return {o: res[o] for o in outputs}
+
+    return kernel
+
+
+def _mha_cases(value_cases):
+    # bfloat16: onnx's checker accepts the models; the numpy kernels run them as well
+    return [c for c in value_cases if c.op == "MultiHeadAttention"]
+
+
+@pytest.mark.parametrize("compute,online,round_scores", [(np.float32, False, False), (np.float32, True, True),
+                                                         (np.float64, True, False)])
+def test_mha_legitimate_kernels_pass_everything(compute, online, round_scores, value_cases):
+    cases = _mha_cases(value_cases)
+    assert len(cases) >= 60
+    results = run_cases(cases, KernelBackend({"MultiHeadAttention": mha_kernel(compute, online, round_scores)}, name="l"))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("flaw,least", [("past-appended", 8), ("causal-top-left", 6), ("mask-inverted", 10),
+                                        ("no-bias", 10)])
+def test_mha_wrong_kernels_are_caught(flaw, least, value_cases):
+    cases = _mha_cases(value_cases)
+    results = run_cases(cases, KernelBackend({"MultiHeadAttention": mha_kernel(np.float32, flaw=flaw)}, name=flaw))
+    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
+    assert len(fails) >= least, (flaw, len(fails))
+
+
+def test_mha_error_cases_are_rejected(suite):
+    cases = [c for c in suite if c.expect_error and c.op == "MultiHeadAttention"]
+    assert {c.tags["error"] for c in cases} == {"heads-not-dividing", "key-hidden", "bias-length", "mask-shape"}
+    results = run_cases(cases, KernelBackend({"MultiHeadAttention": mha_kernel()}, name="l"))
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]

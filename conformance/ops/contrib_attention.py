@@ -294,5 +294,200 @@ EMBED_LAYER_NORMALIZATION = Entry(
     errors=_eln_errors(),
 )
 
-ENTRIES = (ROTARY_EMBEDDING, EMBED_LAYER_NORMALIZATION)
+# ============================================================================ attention data
+def _ints(x) -> np.ndarray:
+    o = np.empty(np.shape(x), dtype=object)
+    o[...] = np.asarray(x).astype(int).tolist() if np.ndim(x) else int(x)
+    return o
+
+
+def _att_draw(mode: str, fill):
+    """A numerics class of the attention operators: ``fill(rng, ctx, sh, out)`` fills the
+    structural inputs (masks, lengths, ids) into ``out`` (formal name -> array) given ``sh`` (formal
+    name -> shape); every other present floating input is N(0, 1) (``peaked``: the query times 3,
+    sharp softmax rows where a score's error is amplified; ``wide-bias``: additive biases N(0, 4)),
+    rounded to its type."""
+
+    def fn(rng, ctx, shapes):
+        names = list(ctx.types)
+        sh = dict(zip(names, shapes))
+        out: dict = {}
+        fill(rng, ctx, sh, out)
+        for n in names:
+            if n in out:
+                continue
+            x = rng.standard_normal(sh[n])
+            if mode == "peaked" and n in ("query", "input"):
+                x = 3.0 * x
+            if n in ("bias",):
+                x = 0.5 * x
+            if n == "attention_bias" and mode == "wide-bias":
+                x = 4.0 * x
+            out[n] = x
+        res = []
+        for n in names:
+            if V.kind(ctx.types[n]) == V.FLOAT:
+                res.append(V.representable(out[n], ctx.types[n]))
+            else:
+                res.append(_ints(out[n]))
+        return res
+
+    fn.__name__ = fn.__qualname__ = f"attention_{mode.replace('-', '_')}"
+    fn.__doc__ = f"Attention numerics class ``{mode}`` (:func:`_att_draw`)."
+    return fn
+
+
+def _keep_first(rng, shape) -> np.ndarray:
+    """A 0/1 mask (about 70 % ones) whose first key is always 1 (no query row is fully masked)."""
+    m = (rng.random(shape) < 0.7).astype(np.int64)
+    m[..., 0] = 1
+    return m
+
+
+def _unit(t: str) -> tuple[float, float]:
+    return tref.unit(t)
+
+
+def _final(bound, t: str, what: str) -> Tolerance:
+    u_t, s_t = _unit(t)
+    b = np.asarray(bound, np.float64)
+    atol, rtol = lref.final_tolerance(float(b.max()) if b.size else 0.0, u_t, s_t)
+    return Tolerance(atol, rtol, variants=(what,))
+
+
+# ============================================================================ MultiHeadAttention
+def _mha_fill(rng, ctx, sh, out):
+    if "key_padding_mask" in sh:
+        ms = sh["key_padding_mask"]
+        if len(ms) == 1:  # actual key lengths, in [1, L]
+            total = sh["key"][1] if "key" in sh else sh["query"][1]
+            out["key_padding_mask"] = rng.integers(1, total + 1, size=ms)
+        else:
+            out["key_padding_mask"] = _keep_first(rng, ms)
+
+
+MHA_CLASSES = {m: _att_draw(m, _mha_fill) for m in ("normal", "peaked", "wide-bias")}
+MHA_KV = ("key", "value")
+
+
+def _mha_shapes() -> tuple[Shape, ...]:
+    out = []
+
+    def add(name, opt, tmpl, heads=2, head=4, vhead=None, attrs=None, outs=((),), dims=None):
+        vhead = vhead or head
+        w, x = heads * head, heads * vhead
+        d = {"B": (1, 2), "S": (1, 4), "L": (1, 5), "P": (1, 4), "N": (heads, heads), "H": (head, head),
+             "J": (vhead, vhead), "W": (w, w), "X": (x, x), "Z": (2 * w + x, 2 * w + x), **(dims or {})}
+        inputs = {"query": "BSW", "key": "BLW", "value": "BLX", "bias": "Z", "past_key": "BNPH",
+                  "past_value": "BNPJ", **tmpl}
+        out.append(Shape(name, inputs, {"num_heads": heads, **(attrs or {})}, dims=d, optional=(tuple(opt),),
+                         outputs=tuple(outs)))
+
+    present = ("present_key", "present_value")
+    selfkv = {"key": "BSW", "value": "BSX"}
+    add("self", MHA_KV, selfkv, outs=((), present))
+    add("self/bias", MHA_KV + ("bias",), selfkv, outs=((), present))
+    add("cross", MHA_KV, {}, outs=((), present))
+    add("cross/bias/v_head=6", MHA_KV + ("bias",), {}, vhead=6)
+    add("self/unidirectional", MHA_KV + ("bias",), selfkv, attrs={"unidirectional": 1}, outs=((), present))
+    add("key_padding_mask/lengths", MHA_KV + ("key_padding_mask",), {"key_padding_mask": "B"})
+    add("key_padding_mask/2d", MHA_KV + ("key_padding_mask",), {"key_padding_mask": "BL"})
+    add("key_padding_mask/3d", MHA_KV + ("key_padding_mask",), {"key_padding_mask": "BSL"})
+    add("attention_bias", MHA_KV + ("attention_bias",), {"attention_bias": "BNSL"})
+    add("attention_bias/1NSL", MHA_KV + ("attention_bias",), {"attention_bias": "1NSL"})
+    add("attention_bias/B1SL", MHA_KV + ("bias", "attention_bias"), {"attention_bias": "B1SL"})
+    add("attention_bias+key_padding_mask", MHA_KV + ("key_padding_mask", "attention_bias"),
+        {"attention_bias": "11SL", "key_padding_mask": "BL"})
+    past = ("past_key", "past_value")
+    add("past", MHA_KV + past, selfkv, outs=(present,))
+    add("past/bias/unidirectional", MHA_KV + ("bias",) + past, selfkv, attrs={"unidirectional": 1}, outs=(present,))
+    # the total length T = P + S as a fixed letter: the masks and biases over every key
+    fixed = {"S": (3, 3), "P": (4, 4), "T": (7, 7)}
+    add("past/unidirectional/key_padding_mask", MHA_KV + ("key_padding_mask",) + past,
+        {**selfkv, "key_padding_mask": "BT"}, attrs={"unidirectional": 1}, outs=(present,), dims=fixed)
+    add("past/attention_bias", MHA_KV + ("attention_bias",) + past, {**selfkv, "attention_bias": "BNST"},
+        outs=(present,), dims=fixed)
+    add("past/decode/unidirectional", MHA_KV + past, selfkv, attrs={"unidirectional": 1}, outs=(present,),
+        dims={"S": (1, 1), "P": (3, 8)})
+    add("kv-bnsh", MHA_KV, {"key": "BNLH", "value": "BNLJ"})
+    add("packed-kv", ("key",), {"key": "BLN2H"})
+    add("packed-qkv", (), {"query": "BSN3H"})
+    add("heads=1", MHA_KV + ("bias",), {}, heads=1, head=8)
+    add("heads=4/head=2", MHA_KV, selfkv, heads=4, head=2, attrs={"unidirectional": 1})
+    add("long-keys", MHA_KV + ("key_padding_mask",), {"key_padding_mask": "BL"}, dims={"L": (96, 128), "S": (1, 2)})
+    return tuple(out)
+
+
+def _mha_attrs(attrs) -> dict:
+    return {"num_heads": int(attrs["num_heads"]), "scale": attrs.get("scale"),
+            "unidirectional": int(attrs.get("unidirectional") or 0),
+            "mask_filter_value": attrs.get("mask_filter_value") if attrs.get("mask_filter_value") is not None
+            else -10000.0}
+
+
+def mha_oracle(ctx, query, key=None, value=None, bias=None, key_padding_mask=None, attention_bias=None, past_key=None,
+               past_value=None, past_sequence_length=None, cache_indirection=None, **attrs):
+    """com.microsoft MultiHeadAttention-1
+    (:func:`conformance.reference.contrib_attention.multi_head_attention`): output, present_key,
+    present_value (qk is never requested: module docstring)."""
+    y, pk, pv, _, _ = ref.multi_head_attention(query, key, value, bias, key_padding_mask, attention_bias, past_key,
+                                               past_value, **_mha_attrs(attrs))
+    return y, pk, pv, None
+
+
+def mha_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """output: :func:`conformance.reference.contrib_attention.attention_bound` (the heads after the
+    bias addition known to one rounding in T); present_key/present_value: exact, one rounding of
+    the bias sum where a bias is given."""
+    t = ctx.types["query"]
+    u_t, _ = _unit(t)
+    query, key, value, bias, kpm, ab, pk, pv = (list(inputs) + [None] * 10)[:8]
+    a = _mha_attrs(attrs)
+    y, kh, vh, probs, add = ref.multi_head_attention(query, key, value, bias, kpm, ab, pk, pv, **a)
+    qh, _, _ = ref.mha_heads(query, key, value, bias, num_heads=a["num_heads"])
+    d = None if bias is None else u_t
+    h = qh.shape[-1]
+    sc = a["scale"] if a["scale"] is not None else 1.0 / np.sqrt(h)
+    bnd = ref.attention_bound(qh, kh, vh, probs, scale=sc, add=add, u_t=u_t, u_a=_acc_unit(t),
+                              dq=None if d is None else d * np.abs(qh), dk=None if d is None else d * np.abs(kh),
+                              dv=None if d is None else d * np.abs(vh))
+    res = {"output": _final(bnd, t, "bound:softmax(scale QK^T + bias) V in float32, any order, online softmax")}
+    for nm, arr in (("present_key", kh), ("present_value", vh)):
+        if nm in outputs:
+            res[nm] = Tolerance(0.0, 0.0, exact=True) if bias is None else _final(u_t * np.abs(arr), t,
+                                                                                   "bound:one rounding of the bias sum")
+    return res
+
+
+def _mha_type_filter(version, combo):
+    if combo.get("QK") != combo.get("T"):
+        return ("QK binds only the optional qk output, which is not generated (ContribOperators.md's 'normalized "
+                "Q * K' does not say whether it is before or after the softmax)")
+    return None
+
+
+def _mha_errors() -> tuple[Err, ...]:
+    return (
+        Err("hidden_size 6 is not a multiple of num_heads 4", "heads-not-dividing", {"num_heads": 4},
+            ((1, 2, 6), (1, 2, 6), (1, 2, 6))),
+        Err("key's hidden size 8 is not the query's 6 ('Key with shape (batch_size, kv_sequence_length, "
+            "hidden_size)')", "key-hidden", {"num_heads": 2}, ((1, 2, 6), (1, 2, 8), (1, 2, 8))),
+        Err("bias [7] is not [hidden_size + hidden_size + v_hidden_size = 18]", "bias-length", {"num_heads": 2},
+            ((1, 2, 6), (1, 2, 6), (1, 2, 6), (7,))),
+        Err("key_padding_mask [1, 3] fits none of (B), (3B+2), (B, L), (B, T), (B, S, T) with L = T = 2",
+            "mask-shape", {"num_heads": 2}, ((1, 2, 6), (1, 2, 6), (1, 2, 6), (18,), (1, 3))),
+    )
+
+
+MHA_SHAPES = _mha_shapes()
+MULTI_HEAD_ATTENTION = Entry(
+    "MultiHeadAttention", mha_oracle, family="shaped", domain=MS, shapes=MHA_SHAPES, tolerance=mha_tolerance,
+    float_numerics=MHA_CLASSES, numerics_classes=lambda t: ("normal", "peaked", "wide-bias"),
+    per_type=len(MHA_SHAPES) + 4, type_filter=_mha_type_filter,
+    attrs=(Attrs({"num_heads": 2}, tag="default"), Attrs({"num_heads": 2, "scale": 0.3}, tag="scale=0.3"),
+           Attrs({"num_heads": 2, "mask_filter_value": -30000.0}, tag="mask_filter_value")),
+    errors=_mha_errors(),
+)
+
+ENTRIES = (ROTARY_EMBEDDING, EMBED_LAYER_NORMALIZATION, MULTI_HEAD_ATTENTION)
 register_entries(ENTRIES, family="contrib_attention")
