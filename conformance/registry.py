@@ -51,6 +51,7 @@ FAMILIES = (
     "conformance.ops.signal",
     "conformance.ops.text",
     "conformance.ops.transformer",
+    "conformance.ops.attention",
     "conformance.ops.contrib_attention",
     "conformance.ops.contrib_fused",
     "conformance.ops.losses",

@@ -208,7 +208,9 @@ def prepare(q, k, v, attn_mask=None, past_key=None, past_value=None, nonpad_kv_s
     kv_seqlen, rank)`` with ``q4 (B, Hq, Lq, Dk)``, ``k4``/``v4`` the present keys/values
     ``(B, Hkv, P + Lkv, D)`` (past prepended), the mask padded to the total length with
     ``-inf``/False where its last dimension is shorter (24+: "padded to total_sequence_length
-    with negative infinity"), the causal/window ``offset`` (``past_sequence_length`` with a past,
+    with negative infinity", a last dimension of 1 included, as the function body of 24 and 25
+    pads it; 23's text and body broadcast it: the reading of a last dimension of 1 at 24+ is
+    contested), the causal/window ``offset`` (``past_sequence_length`` with a past,
     ``nonpad_kv_seqlen - q_sequence_length`` per batch with nonpad_kv_seqlen and no past, 0
     otherwise), ``window`` (25) and ``kv_seqlen`` (the padding mask).
 
@@ -255,7 +257,7 @@ def prepare(q, k, v, attn_mask=None, past_key=None, past_value=None, nonpad_kv_s
         if short < 0 or (short > 0 and version < 24 and mask.shape[-1] != 1):
             raise ValueError(f"Attention: attn_mask's last dimension {mask.shape[-1]} does not match the total "
                              f"sequence length {lt}")
-        if short > 0 and mask.shape[-1] != 1:
+        if short > 0 and version >= 24:  # 24+: padded, a last dimension of 1 too (the function body's Pad)
             pad = [(0, 0)] * (mask.ndim - 1) + [(0, short)]
             mask = np.pad(mask, pad, constant_values=False if mask.dtype == np.bool_ else -np.inf)
         try:
@@ -439,10 +441,13 @@ def bound(q, k, v, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seq
     dp = np.where(p > 0, dp, 0.0)
     # the softmax's own arithmetic in P_S: argument rounding (|x_j - m| plus the online
     # rescalings, at most twice the row's range), Lk + 1 exponentials, the sum, the division
-    xr = np.where(fin, x, np.nan)
-    with np.errstate(invalid="ignore"):
-        rng_ = (np.nanmax(xr, axis=-1, keepdims=True) - np.nanmin(xr, axis=-1, keepdims=True)) if lk else 0.0
-    rng_ = np.nan_to_num(rng_, nan=0.0)
+    if lk:
+        xr0 = np.where(fin, x, -np.inf)
+        xr1 = np.where(fin, x, np.inf)
+        rng_ = np.max(xr0, axis=-1, keepdims=True) - np.min(xr1, axis=-1, keepdims=True)
+        rng_ = np.where(np.isfinite(rng_), rng_, 0.0)
+    else:
+        rng_ = 0.0
     r_num = 2 * u_ps * rng_ + (lk + 1) * (_budget("exp", ps) * 2 * u_ps + 2 * u_ps)
     r_sm = 2 * r_num + _gamma(lk, u_ps) + (_budget("divide", ps) * 2 * u_ps + u_ps)
     r_sm = r_sm * (1 + 2 * r_num)
