@@ -383,3 +383,142 @@ def test_wrong_global_average_pool_kernels_are_caught(flaw, gap_cases):
     res = run_cases(sel, KernelBackend({"QLinearGlobalAveragePool": _gap_kernel(flaw=flaw)}, name=flaw, check=False))
     n = Counter(r.outcome for r in res)
     assert n["fail"] >= least, n
+
+
+# ============================================================================ com.microsoft QuantizeLinear / DequantizeLinear
+import ml_dtypes  # noqa: E402
+
+from conformance.reference import quantize as qref  # noqa: E402
+
+
+def _irange(dt):
+    i = ml_dtypes.iinfo(dt)
+    return int(i.min), int(i.max)
+
+
+def _per_axis(p, x, attrs, first_only=False):
+    """A scale or zero point laid out against x: a scalar without ``axis`` (a 1-D one is invalid
+    then: onnxruntime's documentation), per axis with it (length checked)."""
+    p = np.asarray(p)
+    if "axis" not in attrs:
+        if p.ndim != 0:
+            raise ValueError("no axis: per tensor, scalars only")
+        return p
+    ax = attrs["axis"]
+    if not -x.ndim <= ax < x.ndim:
+        raise ValueError("axis out of range")
+    ax %= x.ndim
+    if p.ndim == 0:
+        return p
+    if p.shape != (x.shape[ax],):
+        raise ValueError("per-axis length")
+    if first_only:
+        return p.reshape(-1)[0]
+    sh = [1] * x.ndim
+    sh[ax] = x.shape[ax]
+    return p.reshape(sh)
+
+
+def _ms_q_kernel(mode="f32", flaw=None):
+    """com.microsoft QuantizeLinear: ``x / y_scale`` in float32 (``f16``: in x's type when it is
+    float16), rint, ``+ y_zero_point``, saturation (uint8 without a zero point)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x, s, z = inputs["x"], inputs["y_scale"], inputs.get("y_zero_point")
+        if s.dtype != x.dtype:
+            raise TypeError("y_scale has x's type")
+        if z is not None and z.shape != s.shape:
+            raise ValueError("scale and zero point shapes")
+        dt = z.dtype if z is not None else np.dtype(np.uint8)
+        S = _per_axis(s, x, attrs, first_only=flaw == "axis-ignored")
+        Z = np.int64(0) if z is None or flaw == "zp-ignored" else _per_axis(z.astype(np.int64), x, attrs)
+        ct = x.dtype if mode == "f16" else np.float32
+        xf, sf = x.astype(ct), np.asarray(S).astype(ct)
+        q = (xf * (ct(1) / sf)).astype(ct) if flaw == "reciprocal" else (xf / sf).astype(ct)
+        r = np.sign(q) * np.floor(np.abs(q) + ct(0.5)) if flaw == "half-away" else np.rint(q)
+        y = r.astype(np.float64) + Z
+        lo, hi = _irange(dt)
+        if flaw == "wrap":  # two's complement wrap-around instead of saturation
+            return {"y": (((y.astype(np.int64) - lo) % (hi - lo + 1)) + lo).astype(dt)}
+        return {"y": np.clip(y, lo, hi).astype(dt)}
+
+    return kernel
+
+
+def _ms_dq_kernel(flaw=None):
+    """com.microsoft DequantizeLinear in float32: ``(x - x_zero_point) * x_scale``."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x, s, z = inputs["x"], inputs["x_scale"], inputs.get("x_zero_point")
+        if z is not None and (z.dtype != x.dtype or z.shape != s.shape):
+            raise TypeError("x_zero_point has x's type and the scale's shape")
+        S = _per_axis(s, x, attrs, first_only=flaw == "axis-ignored").astype(np.float32)
+        Z = np.float32(0) if z is None or flaw == "zp-ignored" else \
+            _per_axis(z.astype(np.int64), x, attrs).astype(np.float32)
+        xf = x.astype(np.int64).astype(np.float32)
+        y = xf * S - Z if flaw == "x*s-z" else (xf - Z) * S
+        with np.errstate(over="ignore"):
+            return {"y": y.astype(s.dtype)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def msq_cases(cases):
+    return [c for c in cases if c.op in ("QuantizeLinear", "DequantizeLinear")]
+
+
+def test_ms_quantize_oracle_matches_an_independent_loop():
+    # per axis 0 of a (2, 3) input: scale 7 with x = 45.5 is 6.5 -> 6 (even); 3 * 2.5 = 7.5 -> 8; saturation
+    x = np.array([[45.5, 52.5, -1000.0], [7.5, 4.5, 1000.0]])
+    s, z = np.array([7.0, 3.0]), _obj([0, -128], (2,))
+    got = ref_q = qref.quantize_linear(x, s, z, axis=0, block_size=0, out_type="int8", saturate=True, version=1)
+    for i in range(2):
+        for j in range(3):
+            q = Fraction(x[i, j]) / Fraction(s[i])
+            assert got[i, j] == min(127, max(-128, round(q) + int(z[i]))), (i, j)
+    assert ref_q.tolist() == [[6, 8, -128], [-126, -126, 127]]  # 7.5 / 3 = 2.5 -> 2
+    got = ops_cq.ms_quantize_oracle(engine.Ctx("QuantizeLinear", 1, 1, {}, {"y": "uint8"}), np.array([2.5, 3.5, -2.0]),
+                                    np.array(1.0))
+    assert got.tolist() == [2, 4, 0]  # no zero point: uint8, ties to even, saturation at 0
+
+
+@pytest.mark.parametrize("mode", ["f32", "f16"])
+def test_ms_legitimate_quantize_kernels_pass(mode, msq_cases):
+    vals = [c for c in _values(msq_cases) if c.op == "QuantizeLinear"]
+    assert len(vals) >= 90 and {c.tags["dtype"] for c in vals} == {"float", "float16"}
+    res = run_cases(vals, KernelBackend({"QuantizeLinear": _ms_q_kernel(mode)}, name=mode, check=False))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(vals, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+def test_ms_legitimate_dequantize_kernel_passes(msq_cases):
+    vals = [c for c in _values(msq_cases) if c.op == "DequantizeLinear"]
+    assert len(vals) >= 100 and len({c.tags["dtype"] for c in vals}) == 7
+    res = run_cases(vals, KernelBackend({"DequantizeLinear": _ms_dq_kernel()}, name="f32", check=False))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(vals, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("op,flaw,least", [("QuantizeLinear", "half-away", 20), ("QuantizeLinear", "wrap", 20),
+                                           ("QuantizeLinear", "zp-ignored", 20), ("QuantizeLinear", "reciprocal", 5),
+                                           ("QuantizeLinear", "axis-ignored", 20),
+                                           ("DequantizeLinear", "zp-ignored", 20),
+                                           ("DequantizeLinear", "x*s-z", 20), ("DequantizeLinear", "axis-ignored", 20)])
+def test_ms_wrong_kernels_are_caught(op, flaw, least, msq_cases):
+    vals = [c for c in _values(msq_cases) if c.op == op]
+    k = _ms_q_kernel(flaw=flaw) if op == "QuantizeLinear" else _ms_dq_kernel(flaw)
+    res = run_cases(vals, KernelBackend({op: k}, name=flaw, check=False))
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= least and not n["error"], n
+    if flaw == "axis-ignored":
+        assert all("axis=" in c.tags["shape"] for c, r in zip(vals, res) if r.outcome == "fail")
+
+
+def test_ms_quantize_error_cases_are_rejected(msq_cases):
+    errs = [c for c in msq_cases if c.expect_error]
+    assert len(errs) == 10
+    res = run_cases(errs, KernelBackend({"QuantizeLinear": _ms_q_kernel(), "DequantizeLinear": _ms_dq_kernel()},
+                                        name="e", check=False))
+    assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
+                                                    if r.outcome != "pass"]

@@ -47,6 +47,7 @@ from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
 from .qlinear import _data, _exact_tol, _obj, _scales, _zero_points
+from .quantize import dequantize_table, quantize_table
 
 MS = "com.microsoft"
 REQUANT, TIES, SATURATE = "requant", "ties", "saturate"
@@ -328,7 +329,93 @@ QLINEAR_GLOBAL_AVERAGE_POOL = Entry(
     notes={1: "onnxruntime-defined (com.microsoft): GlobalAveragePool of the dequantized X, requantized; "
               "channels_last 0/1; rounding half to even and saturation as QuantizeLinear"})
 
-ENTRIES = (QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU, QLINEAR_WHERE, QLINEAR_GLOBAL_AVERAGE_POOL)
+# ----------------------------------------------------------------------------- QuantizeLinear / DequantizeLinear
+QCLASS = "quant-table"
+
+
+def ms_quantize_oracle(ctx, x, y_scale, y_zero_point=None, **attrs):
+    """onnxruntime's com.microsoft QuantizeLinear (its schema doc: ``y = saturate((x / y_scale) +
+    y_zero_point)``, "rounding to nearest ties to even", saturation to the integer type; per tensor
+    without ``axis``, per axis with it): ai.onnx's exact oracle
+    (:func:`conformance.reference.quantize.quantize_linear`, no blocks).  Object ints of x's shape."""
+    return qref.quantize_linear(x, y_scale, y_zero_point, axis=int(attrs.get("axis", 1)), block_size=0,
+                                out_type=ctx.out_types["y"], saturate=True, version=ctx.version)
+
+
+def ms_dequantize_oracle(ctx, x, x_scale, x_zero_point=None, **attrs):
+    """onnxruntime's com.microsoft DequantizeLinear (``y = (x - x_zero_point) * x_scale``, zero
+    point 0 when absent): ai.onnx's exact oracle
+    (:func:`conformance.reference.quantize.dequantize_linear`).  float64 of x's shape."""
+    return qref.dequantize_linear(x, x_scale, x_zero_point, axis=int(attrs.get("axis", 1)), block_size=0)
+
+
+def _ms_q_optional_rule(version: int, combo, optional) -> bool:
+    """"Default is uint8 with zero point of 0 if it's not specified": without y_zero_point only T2 =
+    uint8 (no attribute names another type)."""
+    return "y_zero_point" in optional or combo.get("T2") == "uint8"
+
+
+def _ms_q_shapes(s: str, z: str) -> tuple[Shape, ...]:
+    def sh(name, x, sc, attrs=None, dims=None, cycle=True):
+        return Shape(name, {"x": x, s: sc, z: sc}, dict(attrs or {}), dims=dims or {}, cycle=cycle)
+
+    d2 = {"S": (2, 3), "L": (5, 9)}
+    d3 = {"A": (2, 3), "B": (2, 3), "L": (3, 7)}
+    return (
+        sh("tensor/r2", "SL", "", dims=d2),
+        sh("tensor/r1/odd", "L", "", dims={"L": (9, 17)}),
+        sh("axis=1/r2", "SL", "L", {"axis": 1}, dims=d2),
+        sh("axis=0/r3", "ABL", "A", {"axis": 0}, dims=d3),
+        sh("axis=-1/r3", "ABL", "L", {"axis": -1}, dims=d3),
+        sh("axis=-2/r3", "ABL", "B", {"axis": -2}, dims=d3),
+        sh("axis=2/r4", "AB3L", "3", {"axis": 2}, dims={"A": (1, 2), "B": (2, 2), "L": (2, 3)}),
+        sh("axis=-3/r3", "ABL", "A", {"axis": -3}, dims=d3),
+        sh("long/r1", "L", "", dims={"L": (256, 300)}),
+        sh("tensor/rank0", "", "", cycle=False),
+        sh("tensor/zero-size", "S0", "", dims={"S": (1, 3)}, cycle=False),
+    )
+
+
+def _ms_q_errors(s: str, z: str, dq: bool) -> tuple[Err, ...]:
+    base = dict(type_name="uint8" if dq else "float")
+    out = [
+        Err(f"per-axis {s} has the length of the axis: (2,) for axis 1 of a (2, 3) input", "scale-length",
+            {"axis": 1}, ((2, 3), (2,), (2,)), **base),
+        Err("axis in [-r, r-1]: 2 for a rank-2 input", "axis-out-of-range", {"axis": 2}, ((2, 3), (3,), (3,)),
+            **base),
+        Err(f"'Scale and zero point must have same shape': {z} (2,) with {s} (3,)", "zero-point-shape",
+            {"axis": 1}, ((2, 3), (3,), (2,)), **base),
+        Err(f"axis not specified: 'per-tensor quantization and input {s} and {z} must be scalars' (here [3])",
+            "per-axis-without-axis", {}, ((2, 3), (3,), (3,)), **base),
+    ]
+    if dq:
+        out.append(Err("x_zero_point has x's type T1 (int8 with a uint8 x)", "zero-point-type", {},
+                       ((2, 3), (), ()), types={"x": "uint8", "x_zero_point": "int8"}, type_name="uint8"))
+    else:
+        out.append(Err("y_scale has x's type T1 (a float16 scale with a float x)", "scale-type", {},
+                       ((2, 3), (), ()), types={"y_scale": "float16"}, type_name="float"))
+    return tuple(out)
+
+
+MS_QUANTIZE_LINEAR = Entry(
+    "QuantizeLinear", ms_quantize_oracle, family="shaped", domain=MS, shapes=_ms_q_shapes("y_scale", "y_zero_point"),
+    float_numerics={QCLASS: quantize_table}, numerics_classes=lambda t: (QCLASS,), per_type=8,
+    tolerance=_exact_tol, optional_rule=_ms_q_optional_rule, errors=_ms_q_errors("y_scale", "y_zero_point", False),
+    notes={1: "onnxruntime-defined (com.microsoft): float/float16 x and y_scale (one type T1), int8/uint8/int16/"
+              "uint16/int4/uint4 y; per tensor (axis absent) or per axis; rounding half to even, saturation; "
+              "no y_zero_point: uint8"})
+
+MS_DEQUANTIZE_LINEAR = Entry(
+    "DequantizeLinear", ms_dequantize_oracle, family="shaped", domain=MS,
+    shapes=_ms_q_shapes("x_scale", "x_zero_point"), int_numerics={QCLASS: dequantize_table},
+    numerics_classes=lambda t: (QCLASS,), per_type=8, tolerance=_exact_tol,
+    errors=_ms_q_errors("x_scale", "x_zero_point", True),
+    notes={1: "onnxruntime-defined (com.microsoft): int8/uint8/int16/uint16/int32/int4/uint4 x, float/float16 "
+              "scale and y; per tensor (axis absent) or per axis; x_zero_point 0 when absent"})
+
+ENTRIES = (QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU, QLINEAR_WHERE, QLINEAR_GLOBAL_AVERAGE_POOL, MS_QUANTIZE_LINEAR,
+           MS_DEQUANTIZE_LINEAR)
 register_entries(ENTRIES, family="contrib_quant")
 
-__all__ = ["ENTRIES", "QLINEAR_SIGMOID", "QLINEAR_LEAKY_RELU", "QLINEAR_WHERE", "QLINEAR_GLOBAL_AVERAGE_POOL"]
+__all__ = ["ENTRIES", "QLINEAR_SIGMOID", "QLINEAR_LEAKY_RELU", "QLINEAR_WHERE", "QLINEAR_GLOBAL_AVERAGE_POOL",
+           "MS_QUANTIZE_LINEAR", "MS_DEQUANTIZE_LINEAR"]

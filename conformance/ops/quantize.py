@@ -381,6 +381,11 @@ DEQUANTIZE_LINEAR = Entry(
 ENTRIES = (QUANTIZE_LINEAR, DEQUANTIZE_LINEAR)
 register_entries(ENTRIES, family="quantize")
 
+#: The value tables of QuantizeLinear and DequantizeLinear (one per case: robust quotients, ties,
+#: saturation; exact products), public for onnxruntime's com.microsoft QuantizeLinear /
+#: DequantizeLinear (:mod:`conformance.ops.contrib_quant`), which read the same context fields.
+quantize_table, dequantize_table = _q_table, _dq_table
+
 
 # ----------------------------------------------------------------------------- DynamicQuantizeLinear
 #: Target scales: powers of two and values whose float32 quotients are inexact.
