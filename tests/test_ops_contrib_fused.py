@@ -14,9 +14,10 @@ FastGelu, BiasGelu, QuickGelu, FusedMatMul, TransposeMatMul, FusedGemm.
 
 from __future__ import annotations
 
+import itertools
 import math
+from fractions import Fraction
 
-import ml_dtypes
 import numpy as np
 import pytest
 
@@ -26,7 +27,7 @@ from conformance.reference import contrib_fused as ref
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["com.microsoft:Gelu", "FastGelu", "BiasGelu", "QuickGelu"]
+OPS = ["com.microsoft:Gelu", "FastGelu", "BiasGelu", "QuickGelu", "FusedMatMul", "TransposeMatMul"]
 F32_EPS = float(np.finfo(np.float32).eps)
 
 
@@ -208,3 +209,184 @@ def test_every_type_and_bias_state_is_generated(value_cases):
     with_bias = {any(i.name == "bias" and i.present for i in c.inputs) for c in fast}
     assert with_bias == {True, False}
     assert any(c.datasets[0].inputs[c.inputs[0].name].size == 0 for c in fast)
+
+
+
+# ============================================================================ FusedMatMul: oracle
+def _stored_index(logical_idx, ndim, trans, trans_batch):
+    """Where element ``logical_idx`` (``(b..., r, c)`` of the matrix numpy.matmul sees) lives in the
+    stored operand, from the doc's words: transBatch -- the stored dim 0 is the row dimension, dims
+    1..rank-2 the batch (``S[r, b..., c]``); trans -- rows and columns swapped."""
+    *b, r, c = logical_idx
+    if trans:
+        r, c = c, r
+    if trans_batch and ndim >= 3:
+        return (r, *b, c)
+    return (*b, r, c)
+
+
+def _loop_fused_matmul(a, b, alpha, ta, tb, tba, tbb):
+    """``alpha * sum_k A'[.., i, k] B'[.., k, j]`` with Fractions, operands read through
+    :func:`_stored_index` (same ranks >= 2 or rank-2 operands, batch broadcast by size-1 dims)."""
+    def lshape(x, t, tbat):
+        sh = list(x.shape)
+        if tbat and x.ndim >= 3:
+            sh = sh[1:-1] + [sh[0], sh[-1]]
+        if t:
+            sh[-1], sh[-2] = sh[-2], sh[-1]
+        return sh
+
+    la, lb = lshape(a, ta, tba), lshape(b, tb, tbb)
+    batch_a, batch_b = la[:-2], lb[:-2]
+    batch = np.broadcast_shapes(tuple(batch_a), tuple(batch_b))
+    m, k, n = la[-2], la[-1], lb[-1]
+    assert lb[-2] == k
+    out = np.zeros(tuple(batch) + (m, n))
+    for bi in itertools.product(*[range(d) for d in batch]):
+        ba = tuple(x if d > 1 else 0 for x, d in zip(bi[len(bi) - len(batch_a):], batch_a))
+        bb = tuple(x if d > 1 else 0 for x, d in zip(bi[len(bi) - len(batch_b):], batch_b))
+        for i in range(m):
+            for j in range(n):
+                acc = Fraction(0)
+                for q in range(k):
+                    acc += Fraction(float(a[_stored_index(ba + (i, q), a.ndim, ta, tba)])) * \
+                        Fraction(float(b[_stored_index(bb + (q, j), b.ndim, tb, tbb)]))
+                out[bi + (i, j)] = float(Fraction(float(np.float32(alpha))) * acc)
+    return out
+
+
+@pytest.mark.parametrize("ta,tb,tba,tbb", list(itertools.product((0, 1), repeat=4)))
+def test_fused_matmul_oracle_is_the_index_loop(ta, tb, tba, tbb):
+    rng = np.random.default_rng(11)
+    s, m, k, n = 2, 3, 4, 5
+    la, lb = (s, m, k), (s, k, n)
+    sa, sb = ref.stored_shape(la, ta, tba), ref.stored_shape(lb, tb, tbb)
+    a, b = rng.integers(-4, 5, size=sa).astype(np.float64), rng.integers(-4, 5, size=sb).astype(np.float64)
+    got = cf.fused_matmul_oracle(None, a, b, alpha=0.5, transA=ta, transB=tb, transBatchA=tba, transBatchB=tbb)
+    want = _loop_fused_matmul(a, b, 0.5, ta, tb, tba, tbb)
+    assert got.shape == want.shape == (s, m, n)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_fused_matmul_oracle_rank4_broadcast_and_onnxruntime_test_example():
+    rng = np.random.default_rng(12)
+    a = rng.integers(-3, 4, size=(3, 2, 1, 4)).astype(np.float64)  # transBatchA: [M=3, 2, 1, K=4]
+    b = rng.integers(-3, 4, size=(1, 2, 4, 5)).astype(np.float64)
+    got = cf.fused_matmul_oracle(None, a, b, transBatchA=1)
+    np.testing.assert_array_equal(got, _loop_fused_matmul(a, b, 1.0, 0, 0, 1, 0))
+    # onnxruntime's fused_matmul_op_test.cc "test 2D": [3, 4] x [4, 3] of 0..11 -> 42, 48, 54, ...
+    x = np.arange(12, dtype=np.float64)
+    y = cf.fused_matmul_oracle(None, x.reshape(3, 4), x.reshape(4, 3))
+    np.testing.assert_array_equal(y.ravel(), [42, 48, 54, 114, 136, 158, 186, 224, 262])
+    # transBatchA with the test's TransposeBatch layout ([batch, N, M] -> [N, batch, M]) gives the same
+    a3 = np.arange(12, dtype=np.float64).reshape(2, 2, 3)
+    stored = np.ascontiguousarray(np.transpose(a3, (1, 0, 2)))
+    np.testing.assert_array_equal(cf.fused_matmul_oracle(None, stored, x.reshape(3, 4), transBatchA=1),
+                                  np.matmul(a3, x.reshape(3, 4)))
+
+
+def test_one_d_operands_are_never_transposed(suite):
+    """Only the other operand of a 1-D one carries trans (module docstring of the entries)."""
+    seen = 0
+    for c in suite:
+        if c.op not in ("FusedMatMul", "TransposeMatMul") or c.expect_error:
+            continue
+        ra, rb = len(c.inputs[0].shape), len(c.inputs[1].shape)
+        assert not (ra == 1 and c.attributes.get("transA")), c.id
+        assert not (rb == 1 and c.attributes.get("transB")), c.id
+        seen += ra == 1 or rb == 1
+    assert seen >= 20
+
+
+# ============================================================================ FusedMatMul: kernels
+def _transposed(x, trans, trans_batch):
+    if x.ndim >= 3 and trans_batch:
+        x = np.transpose(x, list(range(1, x.ndim - 1)) + [0, x.ndim - 1])
+    if x.ndim >= 2 and trans:
+        x = np.swapaxes(x, -1, -2)
+    return x
+
+
+def matmul_kernel(compute=np.float32, flaw=None, fold_alpha=False, t_rounding=False):
+    """FusedMatMul/TransposeMatMul in numpy: the operands transposed as the doc says, the product in
+    ``compute`` (float32 for the 16-bit types, numpy's BLAS order), alpha applied after (or folded
+    into A: ``fold_alpha``; or the product rounded to T first: ``t_rounding``).  ``flaw``: 'no-alpha',
+    'no-transBatchA', 'swap-trans' (transA applied to B and transB to A)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        a, b = inputs["A"], inputs["B"]
+        dt = a.dtype
+        w = np.float64 if dt == np.float64 or compute == np.float64 else np.float32
+        alpha = w(np.float32(attrs.get("alpha", 1.0)))
+        ta, tb = int(attrs.get("transA", 0)), int(attrs.get("transB", 0))
+        tba, tbb = int(attrs.get("transBatchA", 0)), int(attrs.get("transBatchB", 0))
+        if flaw == "no-alpha":
+            alpha = w(1)
+        if flaw == "no-transBatchA":
+            tba = 0
+        if flaw == "swap-trans":
+            ta, tb = tb, ta
+        la, lb = _transposed(a.astype(w), ta, tba), _transposed(b.astype(w), tb, tbb)
+        if fold_alpha:
+            y = np.matmul(la * alpha, lb)
+        elif t_rounding:
+            y = np.matmul(la, lb).astype(dt).astype(w) * alpha
+        else:
+            y = np.matmul(la, lb) * alpha
+        return {outputs[0]: np.asarray(y).astype(dt)}
+
+    return kernel
+
+
+MM_OPS = ("FusedMatMul", "TransposeMatMul")
+
+
+@pytest.mark.parametrize("kw", [{}, {"compute": np.float64}, {"fold_alpha": True}, {"t_rounding": True}],
+                         ids=["float32", "float64", "alpha-folded", "T-rounded-product"])
+def test_legitimate_matmul_kernels_pass_everything(kw, value_cases):
+    cases = [c for c in value_cases if c.op in MM_OPS]
+    assert len(cases) >= 200
+    assert sum(c.contested is not None for c in cases) >= 4  # the doc's reading is computed, and passes
+    results = _run(cases, {op: matmul_kernel(**kw) for op in MM_OPS}, "legit")
+    bad = _bad(cases, results)
+    assert not bad, bad[:8]
+
+
+@pytest.mark.parametrize("op,flaw,least", [("FusedMatMul", "no-alpha", 60), ("TransposeMatMul", "no-alpha", 30),
+                                           ("FusedMatMul", "no-transBatchA", 8), ("FusedMatMul", "swap-trans", 8),
+                                           ("TransposeMatMul", "swap-trans", 4)])
+def test_wrong_matmul_kernels_are_caught(op, flaw, least, value_cases):
+    cases = [c for c in value_cases if c.op == op]
+    good = _run(cases, {op: matmul_kernel()}, "right")
+    bad = _run(cases, {op: matmul_kernel(flaw=flaw)}, flaw)
+    caught = [c.id for c, g, b in zip(cases, good, bad) if g.outcome == "pass" and b.outcome == "fail"]
+    assert len(caught) >= least, (op, flaw, len(caught))
+
+
+def test_float16_accumulation_is_caught(value_cases):
+    """A float16 accumulator fails the long-K cases (the mandated float32 accumulation)."""
+    cases = [c for c in value_cases if c.op in MM_OPS and "long-K" in c.id and "/float16/" in c.id]
+    assert cases
+
+    def k16(inputs, attrs, outputs, opset):
+        a, b = inputs["A"], inputs["B"]
+        la, lb = _transposed(a, attrs.get("transA", 0), 0), _transposed(b, attrs.get("transB", 0), 0)
+        acc = np.zeros((la.shape[0], lb.shape[1]), dtype=np.float16)
+        for q in range(la.shape[1]):
+            acc = (acc + la[:, q:q + 1] * lb[q:q + 1, :]).astype(np.float16)
+        return {outputs[0]: (acc * np.float16(np.float32(attrs.get("alpha", 1.0)))).astype(np.float16)}
+
+    results = _run(cases, {op: k16 for op in MM_OPS}, "fp16-acc")
+    assert all(r.outcome == "fail" for r in results), [(c.id, r.outcome) for c, r in zip(cases, results)]
+
+
+def test_matmul_error_cases_are_rejected(suite):
+    cases = [c for c in suite if c.expect_error and c.op in MM_OPS]
+    assert {c.tags["error"] for c in cases if c.op == "FusedMatMul"} == {
+        "inner-mismatch", "transA-ignored", "transB-ignored", "scalar", "transBatchA-ignored"}
+    results = _run(cases, {op: matmul_kernel() for op in MM_OPS}, "legit")
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]
+    # each would be accepted by a kernel ignoring the attribute the case is about
+    for flaw, tag in (("no-transBatchA", "transBatchA-ignored"),):
+        sel = [c for c in cases if c.tags["error"] == tag]
+        assert all(r.outcome == "fail" for r in _run(sel, {"FusedMatMul": matmul_kernel(flaw=flaw)}, flaw))

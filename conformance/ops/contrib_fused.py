@@ -21,6 +21,26 @@ legitimate variant, and for FastGelu ContribOperators.md's 6-digit constants as 
 (:func:`conformance.reference.contrib_fused.gelu_variants`).  Errors: a bias whose length is
 not the last dimension.
 
+**FusedMatMul / TransposeMatMul.**  ``Y = alpha * matmul(A', B')`` with numpy.matmul semantics;
+``transBatchA`` moves A's dimension 0 (its stored row dimension) behind the batch dimensions,
+then ``transA`` swaps the last two (ContribOperators.md: "transposed on the 1st dimension and
+batch dimensions (dim-1 to dim-rank-2)"; onnxruntime's own test builds its inputs the same way,
+``[batch, N, M] -> [N, batch, M]``).  Shape tables from logical templates (the stored ones are
+their inverse transposes, :func:`_mm`): 2-D in the four (transA, transB), 3-D in all sixteen
+(transA, transB, transBatchA, transBatchB), square operands (a transpose ignored or applied to
+the other operand is a wrong value, not a shape error), 4-D and 3-D batch broadcasting with
+transBatch, rank 3 x 2, 2 x 3, 4 x 3, 1-D operands (never transposed themselves: "the last two
+dimensions" do not exist for them and the readings differ; the other operand is), zero M, K
+and batch, K = 67 with IEEE specials, long K (1024-2048, the float32 accumulation of the
+16-bit types).  transBatch on an operand of rank < 3 or with operands of different ranks is
+*contested*: the doc and numpy.matmul define it, onnxruntime's kernel rejects it.  ``alpha``
+states 0.5, -2, 0.125.  Classes: ``normal`` and MatMul's ``wide``, ``special``, ``positive``
+applied in the logical layout (:func:`_in_logical_space`).  Tolerance: MatMul's accumulation
+bound with alpha's product (and the 16-bit types' product rounded to T before alpha),
+:func:`conformance.reference.contrib_fused.fused_matmul_bound`.  Errors: mismatched K, a K that
+only transA / transB / transBatchA makes wrong, a rank-0 operand.  TransposeMatMul ("duplicate
+of FusedMatMul") has no transBatch attributes: the same table without them.
+
 Types: every type the schemas allow (float16, float, double, bfloat16).  onnxruntime 1.32's CPU
 provider has float kernels; other types either expand the schema's function body (Gelu float16,
 FastGelu double) or are declined ("Could not find an implementation"): cases, not filtered.
@@ -37,6 +57,7 @@ from ..reference import activations as act
 from ..reference import contrib_fused as ref
 from ..tolerance import Tolerance
 from . import activations as acts
+from . import linalg
 from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Interval, Shape
@@ -238,5 +259,160 @@ BIAS_GELU = Entry(
     ulps_source="the ai.onnx Gelu budget: " + act.ULP_BUDGET["Gelu"][1],
 )
 
-ENTRIES = (GELU, FAST_GELU, BIAS_GELU, QUICK_GELU)
+
+
+# ----------------------------------------------------------------------------- FusedMatMul, TransposeMatMul
+_TRANS = ("transA", "transB", "transBatchA", "transBatchB")
+
+
+def _flags(attrs) -> tuple[int, int, int, int]:
+    return tuple(int(attrs.get(k, 0) or 0) for k in _TRANS)
+
+
+def fused_matmul_oracle(ctx, a, b, alpha=1.0, transA=0, transB=0, transBatchA=0, transBatchB=0, **attrs):
+    """com.microsoft FusedMatMul / TransposeMatMul: ``alpha * matmul(A', B')``, the transposes of
+    :func:`conformance.reference.contrib_fused.logical` (``transBatch`` first, then ``trans``), the
+    product exact (:func:`conformance.reference.contrib_fused.fused_matmul`)."""
+    return ref.fused_matmul(a, b, alpha, transA, transB, transBatchA, transBatchB)
+
+
+def fused_matmul_tolerance(ctx, inputs, attrs, outputs):
+    """:func:`conformance.reference.contrib_fused.fused_matmul_bound` (MatMul's accumulation bound
+    with alpha's product; the 16-bit types' rounding of the product to T before alpha), then the
+    rounding to T on both sides (:func:`conformance.ops.linalg.bound_tolerance`)."""
+    t = ctx.out_types["Y"]
+    bound = ref.fused_matmul_bound(inputs[0], inputs[1], attrs.get("alpha", 1.0), _flags(attrs), t)
+    return {"Y": linalg.bound_tolerance(t, bound, outputs["Y"])}
+
+
+def _in_logical_space(fn):
+    """A MatMul numerics class of :mod:`conformance.ops.linalg` (rows of A, columns of B, the
+    inner dimension K) applied to the operands as numpy.matmul sees them, then laid out as
+    stored (:func:`conformance.reference.contrib_fused.to_stored`)."""
+
+    def g(rng, ctx, shapes):
+        ta, tb, tba, tbb = _flags(ctx.attrs)
+        lshapes = [ref.logical_shape(shapes[0], ta, tba), ref.logical_shape(shapes[1], tb, tbb)]
+        a, b = fn(rng, ctx, lshapes)[:2]
+        return [ref.to_stored(a, ta, tba), ref.to_stored(b, tb, tbb)]
+
+    g.__name__ = g.__qualname__ = f"logical_{fn.__name__}"
+    g.__doc__ = f"{fn.__doc__}\n\n(In the operands' logical layout: :func:`_in_logical_space`.)"
+    return g
+
+
+MATMUL_CLASSES = {"wide": _in_logical_space(linalg.wide("MatMul")),
+                  "special": _in_logical_space(linalg.special("MatMul")),
+                  "positive": _in_logical_space(linalg.positive)}
+
+
+def _code(ta, tb, tba=0, tbb=0) -> str:
+    return ("t" if ta else "n") + ("t" if tb else "n") + ("/batchA" if tba else "") + ("/batchB" if tbb else "")
+
+
+def _mm(name, a, b, ta=0, tb=0, tba=0, tbb=0, **kw) -> Shape:
+    """A pattern from the *logical* templates ``a`` (``[..., M, K]``) and ``b`` (``[..., K, N]``):
+    the stored templates are their inverse transposes (:func:`conformance.reference.contrib_fused.stored_shape`)."""
+    attrs = {k: 1 for k, v in zip(_TRANS, (ta, tb, tba, tbb)) if v}
+    sa = "".join(ref.stored_shape(tuple(a), ta, tba))
+    sb = "".join(ref.stored_shape(tuple(b), tb, tbb))
+    return Shape(name, {"A": sa, "B": sb}, attrs, **kw)
+
+
+def _matmul_shapes(batch: bool) -> tuple[Shape, ...]:
+    """FusedMatMul's (``batch``) or TransposeMatMul's shape table (module docstring)."""
+    out = [_mm(f"2d/{_code(ta, tb)}", "MK", "KN", ta, tb) for ta in (0, 1) for tb in (0, 1)]
+    # square operands: a kernel that ignores a transpose or applies it to the other operand
+    # computes a wrong value of the right shape (not a shape error)
+    sq = {"S": (3, 3), "M": (3, 3), "K": (3, 3), "N": (3, 3)}
+    out += [_mm("square/2d/tn", "MK", "KN", 1, 0, dims=sq), _mm("square/3d/nt", "SMK", "SKN", 0, 1, dims=sq)]
+    if batch:
+        out += [_mm("square/3d/tn/batchA", "SMK", "SKN", 1, 0, 1, 0, dims=sq),
+                _mm("square/3d/nn/batchB", "SMK", "SKN", 0, 0, 0, 1, dims=sq)]
+    if batch:
+        out += [_mm(f"3d/{_code(ta, tb, tba, tbb)}", "SMK", "SKN", ta, tb, tba, tbb)
+                for tba in (0, 1) for tbb in (0, 1) for ta in (0, 1) for tb in (0, 1)]
+        out += [
+            _mm("4d-broadcast/nn/batchA", "S1MK", "1PKN", 0, 0, 1, 0),
+            _mm("4d-broadcast/tn/batchA/batchB", "S1MK", "1PKN", 1, 0, 1, 1),
+            _mm("4d-broadcast/tt/batchB", "S1MK", "1PKN", 1, 1, 0, 1),
+            _mm("4d/nt/batchA/batchB", "SPMK", "SPKN", 0, 1, 1, 1, dims={"P": (1, 3)}),
+            _mm("3d-broadcast/nn/batchA", "1MK", "SKN", 0, 0, 1, 0),
+            _mm("3d-broadcast/tt/batchB", "SMK", "1KN", 1, 1, 0, 1),
+            _mm("zero-batch/nn/batchA", "0MK", "0KN", 0, 0, 1, 0),
+            # transBatch on an operand of rank 2 or of another rank than the other operand: the doc
+            # (dims 1..rank-2 are the batch: none for rank 2) and numpy.matmul define them, onnxruntime's
+            # kernel (and its tests: 'is_trans_batch requires dim_size >= 3 and same dim size in both sides')
+            # rejects them: contested (:func:`_contested`)
+            _mm("contested/2d/batchA", "MK", "KN", 0, 0, 1, 0),
+            _mm("contested/3d-x-2d/batchA", "SMK", "KN", 0, 0, 1, 0),
+        ]
+    else:
+        out += [_mm(f"3d/{_code(ta, tb)}", "SMK", "SKN", ta, tb) for ta in (0, 1) for tb in (0, 1)]
+    out += [
+        _mm("4d-broadcast/tt", "S1MK", "1PKN", 1, 1),
+        _mm("3d-x-2d/tn", "SMK", "KN", 1, 0),
+        _mm("2d-x-3d/nt", "MK", "SKN", 0, 1),
+        _mm("4d-x-3d/tt", "S2MK", "2KN", 1, 1, dims={"S": (1, 3)}),
+        # 1-D operands are never transposed (the doc's "last two dimensions" do not exist: onnxruntime
+        # ignores trans for them, a promote-then-transpose reading would not): the other operand is
+        _mm("1d-x-2d/nt", "K", "KN", 0, 1),
+        _mm("2d-x-1d/tn", "MK", "K", 1, 0),
+        _mm("3d-x-1d/tn", "SMK", "K", 1, 0),
+        _mm("1d-x-1d", "K", "K", dims={"K": (1, 8)}),
+        _mm("zero-M/tn", "0K", "KN", 1, 0),
+        _mm("zero-K/tt", "M0", "0N", 1, 1),
+        _mm("zero-batch/nt", "0MK", "KN", 0, 1),
+        _mm("vector/K=67/nt", "3L", "L2", 0, 1, dims={"L": (67, 67)}, numerics=("special",)),
+        _mm("long-K/tt", "2L", "L3", 1, 1, dims={"L": (1024, 2048)}, numerics=("positive",)),
+    ]
+    return tuple(out)
+
+
+def _contested(ctx, attrs) -> str | None:
+    """transBatchA/B on an operand of rank < 3 or with operands of different ranks (:func:`_matmul_shapes`)."""
+    ra, rb = len(ctx.shapes.get("A", ())), len(ctx.shapes.get("B", ()))
+    tba, tbb = int(attrs.get("transBatchA", 0) or 0), int(attrs.get("transBatchB", 0) or 0)
+    if (tba or tbb) and (ra != rb or (tba and ra < 3) or (tbb and rb < 3)):
+        return ("transBatchA/transBatchB on an operand of rank < 3 or with operands of different ranks: "
+                "ContribOperators.md (transpose of dim 0 with dims 1..rank-2, then numpy.matmul) defines it, "
+                "onnxruntime's kernel rejects it (its tests: 'is_trans_batch requires dim_size >= 3 and same "
+                "dim size in both sides')")
+    return None
+
+
+MATMUL_ATTRS = (Attrs({"alpha": 0.5}, tag="alpha=0.5"), Attrs({"alpha": -2.0}, tag="alpha=-2"),
+                Attrs({"alpha": 0.125}, tag="alpha=0.125"))
+
+
+def _matmul_errors(batch: bool) -> tuple[Err, ...]:
+    out = (
+        Err("the inner dimensions differ (numpy.matmul: A' [..., M, K] x B' [..., K, N])", "inner-mismatch",
+            shapes=((2, 3), (4, 2))),
+        Err("with transA=1 A [2, 3] is [3, 2]: K = 2 does not match B's 3 (valid only if transA were ignored)",
+            "transA-ignored", {"transA": 1}, ((2, 3), (3, 4))),
+        Err("with transB=1 B [3, 4] is [4, 3]: K = 4 does not match A's 3 (valid only if transB were ignored)",
+            "transB-ignored", {"transB": 1}, ((2, 3), (3, 4))),
+        Err("numpy.matmul rejects a rank-0 operand", "scalar", shapes=((), (3,))),
+    )
+    if batch:
+        out += (Err("with transBatchA=1 A [3, 2, 4] is [2, 3, 4]: batch 2 does not broadcast with B's 3 (valid "
+                    "only if transBatchA were ignored)", "transBatchA-ignored", {"transBatchA": 1},
+                    ((3, 2, 4), (3, 4, 5))),)
+    return out
+
+
+FUSED_MATMUL = Entry(
+    "FusedMatMul", fused_matmul_oracle, family="shaped", domain=MS, shapes=_matmul_shapes(True),
+    tolerance=fused_matmul_tolerance, attrs=MATMUL_ATTRS, float_numerics=MATMUL_CLASSES,
+    per_type=len(_matmul_shapes(True)), errors=_matmul_errors(True), contested=_contested,
+)
+
+TRANSPOSE_MATMUL = Entry(
+    "TransposeMatMul", fused_matmul_oracle, family="shaped", domain=MS, shapes=_matmul_shapes(False),
+    tolerance=fused_matmul_tolerance, attrs=MATMUL_ATTRS, float_numerics=MATMUL_CLASSES,
+    per_type=len(_matmul_shapes(False)), errors=_matmul_errors(False),
+)
+
+ENTRIES = (GELU, FAST_GELU, BIAS_GELU, QUICK_GELU, FUSED_MATMUL, TRANSPOSE_MATMUL)
 register_entries(ENTRIES, family="contrib_fused")
