@@ -58,6 +58,7 @@ FAMILIES = (
     "conformance.ops.detection",
     "conformance.ops.sequence",
     "conformance.ops.control_flow",
+    "conformance.ops.image",
     "conformance.ops.random",
 )
 
