@@ -31,7 +31,7 @@ values are not compared and not stored).  What the entries add to the schema:
 * **Multinomial**: every (T1, T2); ``dtype`` left out or explicit for int32, written for
   int64; ``sample_size`` absent (1), 5, 2048; logit classes ``logits`` (normal, sd 2),
   ``peaked`` (one class far above), ``masked`` (some classes -inf: never drawn), ``shifted``
-  (logits near 80: ``exp`` overflows float32 unless the maximum is subtracted) and
+  (logits near 100: ``exp`` overflows float32 unless the maximum is subtracted) and
   ``same-rows`` (2048 identical rows with ``sample_size`` at most 5: the draws are pooled, so
   the default ``sample_size`` 1 gets a distribution test); batch 1-4 with 2-10 classes, one
   class, an empty batch.
@@ -155,9 +155,13 @@ RANDOM_UNIFORM = _generated_entry("RandomUniform", _uniform_states({"shape": _PL
 DTYPE_WRITTEN = "dtype=input"
 
 
-def _like_shapes(tag: str) -> tuple[Shape, ...]:
+def _like_shapes(tag: str, long: tuple[str, ...] = ()) -> tuple[Shape, ...]:
+    """The 4096-element patterns (the cycle), the small ones (a fill case each) and, for the
+    floating input types ``long``, one 16384-element case each (a fill case per type)."""
     side = int(np.sqrt(N_INPUT))
-    return (
+    extra = (Shape(f"n{N_GENERATED}/128x128", {"input": "LL"}, dims={"L": (128, 128)}, cycle=False,
+                   fill_types=long),) if long else ()
+    return extra + (
         Shape(f"n{N_INPUT}/{side}x{side}", {"input": "LL"}, dims={"L": (side, side)}),
         Shape(f"n{N_INPUT}/{tag}", {"input": tag.split("x")[0] + "L"},
               dims={"L": (N_INPUT // int(tag.split("x")[0]),) * 2}),
@@ -212,7 +216,13 @@ def _like_errors(op: str) -> tuple[Err, ...]:
     )
 
 
-def _like_entry(op: str, states, check: str, per_type: int) -> Entry:
+def _shared_per_type(n: int):
+    """``n`` value cases for a combination whose T2 is the input's type T1 (each attribute state
+    once: ``dtype`` both left out and written), one for the others."""
+    return lambda version, combo: n if combo["T1"] == combo["T2"] else 0
+
+
+def _like_entry(op: str, states, check: str, per_type) -> Entry:
     return Entry(
         op, _like_oracle, family="shaped", shapes=_like_shapes("4x1024"), numerics_classes=lambda t: ("random",),
         float_numerics={"random": _like_input}, drawn_attrs=_dtype_attr, tags=_dtype_tags,
@@ -221,9 +231,10 @@ def _like_entry(op: str, states, check: str, per_type: int) -> Entry:
         notes={22: "bfloat16 in T1 and T2"})
 
 
-RANDOM_NORMAL_LIKE = _like_entry("RandomNormalLike", _normal_states({}, "RandomNormalLike"), ref.CHECK_NORMAL_LIKE, 0)
+RANDOM_NORMAL_LIKE = _like_entry("RandomNormalLike", _normal_states({}, "RandomNormalLike"), ref.CHECK_NORMAL_LIKE,
+                                 _shared_per_type(len(NORMAL_PARAMS) + 5))
 RANDOM_UNIFORM_LIKE = _like_entry("RandomUniformLike", _uniform_states({}, "RandomUniformLike"),
-                                  ref.CHECK_UNIFORM_LIKE, 0)
+                                  ref.CHECK_UNIFORM_LIKE, _shared_per_type(len(UNIFORM_PARAMS) + 5))
 
 
 # ============================================================================ Bernoulli
@@ -250,6 +261,8 @@ def _bernoulli_class(kind: str):
 
 
 BERNOULLI_CLASSES = ("uniform-p", "edge-p", "small-p")
+#: Input types with a 16384-element uniform-p case (power against p off by 10%), from the schema.
+_BERNOULLI_LONG = tuple(dict.fromkeys(t for ts in _types("Bernoulli", "T1").values() for t in ts))
 
 
 def _bernoulli_oracle(ctx, input, **attrs):
@@ -257,10 +270,10 @@ def _bernoulli_oracle(ctx, input, **attrs):
 
 
 BERNOULLI = Entry(
-    "Bernoulli", _bernoulli_oracle, family="shaped", shapes=_like_shapes("16x256"),
+    "Bernoulli", _bernoulli_oracle, family="shaped", shapes=_like_shapes("16x256", _BERNOULLI_LONG),
     numerics_classes=lambda t: BERNOULLI_CLASSES, float_numerics={k: _bernoulli_class(k) for k in BERNOULLI_CLASSES},
     drawn_attrs=_dtype_attr, tags=_dtype_tags,
-    attrs=_seed_states({}) + (Attrs({}, tag=DTYPE_WRITTEN),), datasets=_seeded_datasets,
+    attrs=_seed_states({}) + (Attrs({}, tag=DTYPE_WRITTEN),), datasets=_seeded_datasets, per_type=_shared_per_type(4),
     check=lambda ctx, inputs, attrs: ref.CHECK_BERNOULLI, contested=lambda ctx, attrs: ref.BERNOULLI_CONTESTED,
     errors=(Err("dtype must be one of T2: STRING is not", "dtype=string", {"dtype": V.elem("string")}, ((2, 3),),
                 out_types={"output": "string"}),
@@ -272,6 +285,8 @@ BERNOULLI = Entry(
 
 # ============================================================================ Multinomial
 MULTINOMIAL_CLASSES = ("logits", "peaked", "masked", "shifted", "same-rows")
+#: Offset of the ``shifted`` class: ``exp`` of it overflows float32 (above ~88.7).
+SHIFT = 100.0
 #: Largest sample_size with which the 2048-row ``same-rows`` pattern is built (output size).
 SAME_ROWS_SAMPLES = 5
 
@@ -288,7 +303,7 @@ def _multinomial_class(kind: str):
         elif kind == "peaked" and k:
             x[np.arange(b), rng.integers(0, k, size=b)] += 6.0
         elif kind == "shifted":
-            x += 80.0
+            x += SHIFT
         x = V.representable(x, t)
         if kind == "masked" and k > 1:
             for r in range(b):
