@@ -265,6 +265,23 @@ def decode(stream: np.ndarray | bytes, pixel_format: str = "RGB") -> np.ndarray:
     return to_pixel_format(rgb, gray, pixel_format)
 
 
+def inside_cube(stream: np.ndarray | bytes, margin: float = 8.0) -> bool:
+    """Whether a colour JPEG's decoded Y, Cb, Cr converts (JFIF, unclipped, float64) to colours
+    at least ``margin`` levels inside the RGB cube [0, 255]^3.  The generator keeps its JPEG
+    images so: where a decode clips, the luma of the clipped colour leaves the Y plane (a
+    channel cut by 15 levels moves the luma by up to 0.299 * 15), and the two grayscale
+    readings (:func:`check_jpeg`) would no longer agree within the bound."""
+    from PIL import Image
+
+    data = bytes(np.asarray(stream, dtype=np.uint8).tobytes()) if not isinstance(stream, bytes) else stream
+    im = Image.open(io.BytesIO(data))
+    im.draft("YCbCr", im.size)
+    ycc = np.asarray(im, dtype=np.float64)
+    y, cb, cr = ycc[..., 0], ycc[..., 1] - 128, ycc[..., 2] - 128
+    rgb = np.stack([y + 1.402 * cr, y - 0.344136 * cb - 0.714136 * cr, y + 1.772 * cb], axis=-1)
+    return bool(((rgb >= margin) & (rgb <= 255 - margin)).all())
+
+
 def image_decoder(encoded_stream: np.ndarray, pixel_format: str = "RGB") -> np.ndarray:
     """ImageDecoder-20 (the oracle's calling convention): ``encoded_stream`` uint8 (N,) ->
     ``image`` uint8 (H, W, C) (:func:`decode`)."""
