@@ -27,7 +27,7 @@ from conformance.reference import contrib_fused as ref
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["com.microsoft:Gelu", "FastGelu", "BiasGelu", "QuickGelu", "FusedMatMul", "TransposeMatMul"]
+OPS = ["com.microsoft:Gelu", "FastGelu", "BiasGelu", "QuickGelu", "FusedMatMul", "TransposeMatMul", "FusedGemm"]
 F32_EPS = float(np.finfo(np.float32).eps)
 
 
@@ -390,3 +390,192 @@ def test_matmul_error_cases_are_rejected(suite):
     for flaw, tag in (("no-transBatchA", "transBatchA-ignored"),):
         sel = [c for c in cases if c.tags["error"] == tag]
         assert all(r.outcome == "fail" for r in _run(sel, {"FusedMatMul": matmul_kernel(flaw=flaw)}, flaw))
+
+
+
+# ============================================================================ FusedGemm: oracle
+def _sig(v):
+    return 1.0 / (1.0 + math.exp(-v)) if v > -700 else 0.0
+
+
+def _softplus(v):
+    return v + math.log1p(math.exp(-v)) if v > 0 else math.log1p(math.exp(v))
+
+
+#: Each activation per element from its formula (ContribOperators.md / the ai.onnx operator texts;
+#: ParametricSoftplus ``alpha ln(1 + e^(beta x))``, ScaledTanh ``alpha tanh(beta x)``).
+LOOP_ACTS = {
+    "Relu": lambda v, p: max(v, 0.0),
+    "Tanh": lambda v, p: math.tanh(v),
+    "Sigmoid": lambda v, p: _sig(v),
+    "Softplus": lambda v, p: _softplus(v),
+    "Softsign": lambda v, p: v / (1.0 + abs(v)),
+    "LeakyRelu": lambda v, p: v if v >= 0 else p["alpha"] * v,
+    "HardSigmoid": lambda v, p: min(1.0, max(0.0, p["alpha"] * v + p["beta"])),
+    "Elu": lambda v, p: v if v >= 0 else p["alpha"] * math.expm1(v),
+    "Selu": lambda v, p: p["gamma"] * (v if v > 0 else p["alpha"] * math.expm1(v)),
+    "Celu": lambda v, p: max(0.0, v) + min(0.0, p["alpha"] * math.expm1(v / p["alpha"])),
+    "ThresholdedRelu": lambda v, p: v if v > p["alpha"] else 0.0,
+    "ParametricSoftplus": lambda v, p: p["alpha"] * _softplus(p["beta"] * v),
+    "ScaledTanh": lambda v, p: p["alpha"] * math.tanh(p["beta"] * v),
+}
+
+
+def test_the_activation_table_is_onnxruntimes():
+    assert set(LOOP_ACTS) == set(ref.GEMM_ACTIVATIONS)
+    assert {a.values["activation"] for a in cf.GEMM_ATTRS} == set(ref.GEMM_ACTIVATIONS)
+
+
+@pytest.mark.parametrize("name", sorted(ref.GEMM_ACTIVATIONS))
+def test_fused_gemm_oracle_is_the_loop(name):
+    rng = np.random.default_rng(21)
+    m, k, n = 3, 4, 5
+    a = rng.integers(-4, 5, size=(k, m)).astype(np.float64) / 4  # transA=1
+    b = rng.integers(-4, 5, size=(k, n)).astype(np.float64) / 4
+    c = rng.integers(-4, 5, size=(n,)).astype(np.float64) / 2
+    params = {"alpha": 0.75, "beta": 0.5, "gamma": 1.25}
+    attrs = {f"activation_{p}": v for p, v in params.items() if p in ref.GEMM_ACTIVATIONS[name][0]}
+    got = cf.fused_gemm_oracle(None, a, b, c, alpha=0.5, beta=-1.5, transA=1, activation=name, **attrs)
+    want = np.empty((m, n))
+    for i in range(m):
+        for j in range(n):
+            z = 0.5 * sum(a[q, i] * b[q, j] for q in range(k)) - 1.5 * c[j]
+            want[i, j] = LOOP_ACTS[name](z, params)
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+
+
+def test_missing_activation_parameter_and_unknown_name_raise():
+    a = np.ones((2, 2))
+    with pytest.raises(ValueError, match="alpha"):
+        cf.fused_gemm_oracle(None, a, a, activation="LeakyRelu")
+    with pytest.raises(ValueError, match="unknown"):
+        cf.fused_gemm_oracle(None, a, a, activation="Gelu", activation_alpha=1.0)
+
+
+# ============================================================================ FusedGemm: kernels
+ORT_DEFAULTS = {"LeakyRelu": {"alpha": 0.01}, "HardSigmoid": {"alpha": 0.2, "beta": 0.5}, "Elu": {"alpha": 1.0},
+                "Selu": {"alpha": 1.67326, "gamma": 1.0507}, "Celu": {"alpha": 1.0}, "ThresholdedRelu": {"alpha": 1.0},
+                "ParametricSoftplus": {"alpha": 1.0, "beta": 1.0}, "ScaledTanh": {"alpha": 1.0, "beta": 1.0}}
+
+
+def _np_act(name, z, p, ulp_off=0.0):
+    if z.dtype == object:  # integers: Relu, ThresholdedRelu (or none)
+        if name is None:
+            return z
+        f = {"Relu": lambda v: max(v, 0), "ThresholdedRelu": lambda v: v if v > p["alpha"] else 0}[name]
+        return np.asarray([f(v) for v in z.ravel()], dtype=object).reshape(z.shape)
+    w = z.dtype.type
+    one, zero = w(1), w(0)
+    eps = float(np.finfo(z.dtype).eps)
+
+    def exp(v):
+        return np.exp(v) * w(1 + ulp_off * eps)
+
+    def tanh(v):
+        return _off(np.tanh(v), ulp_off)
+
+    a, b, g = (w(p.get(k, 0.0)) for k in ("alpha", "beta", "gamma"))
+    return {
+        None: lambda: z,
+        "Relu": lambda: np.maximum(z, zero),
+        "Tanh": lambda: tanh(z),
+        "Sigmoid": lambda: one / (one + exp(-z)),
+        "Softplus": lambda: np.logaddexp(zero, z),
+        "Softsign": lambda: z / (one + np.abs(z)),
+        "LeakyRelu": lambda: np.where(z >= 0, z, a * z),
+        "HardSigmoid": lambda: np.clip(a * z + b, zero, one),
+        "Elu": lambda: np.where(z >= 0, z, a * (exp(z) - one)),
+        "Selu": lambda: g * np.where(z > 0, z, a * exp(z) - a),
+        "Celu": lambda: np.maximum(zero, z) + np.minimum(zero, a * (exp(z / a) - one)),
+        "ThresholdedRelu": lambda: np.where(z > a, z, zero),
+        "ParametricSoftplus": lambda: a * np.logaddexp(zero, b * z),
+        "ScaledTanh": lambda: a * tanh(b * z),
+    }[name]()
+
+
+def gemm_kernel(compute=np.float32, flaw=None, t_rounding=False, ulp_off=0.0):
+    """FusedGemm in numpy: ``alpha A'B' + beta C`` in ``compute`` (float32 for the 16-bit types), the
+    activation in the same precision (``t_rounding``: the Gemm result rounded to T first);
+    integers exact.  ``flaw``: 'act-before-C' (``act(alpha A'B') + beta C``), 'act-params-ignored'
+    (the ai.onnx defaults instead of activation_*), 'no-activation'."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        a, b, c = inputs["A"], inputs["B"], inputs.get("C")
+        dt = a.dtype
+        name = attrs.get("activation")
+        if name is not None and name not in LOOP_ACTS:
+            raise ValueError(f"unknown kernel type: {name}")
+        if a.ndim != 2 or b.ndim != 2:
+            raise ValueError("A and B must be 2-D")
+        p = {k[len("activation_"):]: float(v) for k, v in attrs.items() if k.startswith("activation_")}
+        if flaw == "act-params-ignored" and name in ORT_DEFAULTS:
+            p = dict(ORT_DEFAULTS[name])
+        if flaw == "no-activation":
+            name = None
+        ta, tb = int(attrs.get("transA", 0)), int(attrs.get("transB", 0))
+        a2, b2 = (a.T if ta else a), (b.T if tb else b)
+        if a2.shape[1] != b2.shape[0]:
+            raise ValueError("K mismatch")
+        m, n = a2.shape[0], b2.shape[1]
+        if c is not None:
+            c = np.broadcast_to(c, (m, n)) if c.ndim <= 2 else None
+            if c is None:
+                raise ValueError("C rank")
+        if dt.kind in "iu":
+            ai, bi = a2.astype(object), b2.astype(object)
+            z = int(attrs.get("alpha", 1.0)) * np.asarray(np.matmul(ai, bi), dtype=object).reshape(m, n)
+            if c is not None:
+                z = z + int(attrs.get("beta", 1.0)) * c.astype(object)
+            return {outputs[0]: _np_act(name, z, p).astype(dt)}
+        w = np.float64 if dt == np.float64 or compute == np.float64 else np.float32
+        alpha, beta = w(np.float32(attrs.get("alpha", 1.0))), w(np.float32(attrs.get("beta", 1.0)))
+        ab = alpha * np.matmul(a2.astype(w), b2.astype(w))
+        cc = beta * c.astype(w) if c is not None else w(0)
+        if flaw == "act-before-C":
+            return {outputs[0]: (_np_act(name, ab, p, ulp_off) + cc).astype(dt)}
+        z = ab + cc
+        if t_rounding:
+            z = z.astype(dt).astype(w)
+        return {outputs[0]: np.asarray(_np_act(name, z, p, ulp_off)).astype(dt)}
+
+    return kernel
+
+
+@pytest.mark.parametrize("kw", [{}, {"compute": np.float64}, {"t_rounding": True}, {"ulp_off": 4.0},
+                                {"ulp_off": -4.0}], ids=["float32", "float64", "T-rounded", "libm+4", "libm-4"])
+def test_legitimate_gemm_kernels_pass_everything(kw, value_cases):
+    cases = [c for c in value_cases if c.op == "FusedGemm"]
+    assert len(cases) >= 100
+    results = _run(cases, {"FusedGemm": gemm_kernel(**kw)}, "legit")
+    bad = _bad(cases, results)
+    assert not bad, bad[:8]
+
+
+@pytest.mark.parametrize("flaw,least", [("act-before-C", 20), ("act-params-ignored", 10), ("no-activation", 40)])
+def test_wrong_gemm_kernels_are_caught(flaw, least, value_cases):
+    cases = [c for c in value_cases if c.op == "FusedGemm"]
+    good = _run(cases, {"FusedGemm": gemm_kernel()}, "right")
+    bad = _run(cases, {"FusedGemm": gemm_kernel(flaw=flaw)}, flaw)
+    caught = [c for c, g, b in zip(cases, good, bad) if g.outcome == "pass" and b.outcome == "fail"]
+    assert len(caught) >= least, (flaw, len(caught))
+    if flaw == "act-params-ignored":  # every parameterised activation is caught somewhere
+        assert {c.attributes["activation"] for c in caught} == set(ORT_DEFAULTS), \
+            {c.attributes["activation"] for c in caught}
+
+
+def test_gemm_error_cases_are_rejected(suite):
+    cases = [c for c in suite if c.expect_error and c.op == "FusedGemm"]
+    assert {c.tags["error"] for c in cases} == {"unknown-activation", "inner-mismatch", "transA-ignored",
+                                                "C-not-broadcastable", "A-rank3"}
+    results = _run(cases, {"FusedGemm": gemm_kernel()}, "legit")
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]
+
+
+def test_gemm_covers_every_type_and_the_contested_no_activation(value_cases):
+    cases = [c for c in value_cases if c.op == "FusedGemm"]
+    types = {c.id.split("/")[1] for c in cases}
+    assert types == {"float16", "float", "double", "uint32", "uint64", "int32", "int64"}
+    assert all(c.contested is not None for c in cases if c.attributes.get("activation") is None)
+    assert any(c.contested is not None for c in cases)
+    ints = [c for c in cases if c.id.split("/")[1] in ("int32", "int64", "uint32", "uint64")]
+    assert {c.attributes.get("activation") for c in ints} <= {None, "Relu", "ThresholdedRelu"}

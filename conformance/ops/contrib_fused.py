@@ -55,6 +55,7 @@ import numpy as np
 from .. import dtypes
 from ..reference import activations as act
 from ..reference import contrib_fused as ref
+from ..reference import linalg as lref
 from ..tolerance import Tolerance
 from . import activations as acts
 from . import linalg
@@ -414,5 +415,167 @@ TRANSPOSE_MATMUL = Entry(
     per_type=len(_matmul_shapes(False)), errors=_matmul_errors(False),
 )
 
-ENTRIES = (GELU, FAST_GELU, BIAS_GELU, QUICK_GELU, FUSED_MATMUL, TRANSPOSE_MATMUL)
+
+
+# ----------------------------------------------------------------------------- FusedGemm
+def fused_gemm_oracle(ctx, a, b, c=None, alpha=1.0, beta=1.0, transA=0, transB=0, activation=None, **attrs):
+    """com.microsoft FusedGemm: ``activation(alpha A' B' + beta C)``, the Gemm exact, the activation
+    in float64 with its ``activation_*`` parameters (:func:`conformance.reference.contrib_fused.fused_gemm`);
+    integer types: Python ints (Relu, ThresholdedRelu)."""
+    return ref.fused_gemm(a, b, c, alpha, beta, transA, transB, activation, ref.activation_params(attrs))
+
+
+def fused_gemm_tolerance(ctx, inputs, attrs, outputs):
+    """Gemm's bound ``E`` (:func:`conformance.ops.linalg.gemm_tolerance`'s formula: ``gamma_{K+2}(u)
+    (|alpha||A'||B'| + |beta||C|) + (K+2)(1+|alpha|) s``, plus for the 16-bit types the outer
+    operations rounded to T) and, for the 16-bit types, the Gemm result rounded to T before the
+    activation (``u_T |z|``: a Gemm then an activation node in T), carried through the
+    activation's largest slope over ``[z - E, z + E]`` (:func:`conformance.reference.contrib_fused.local_slope`:
+    a saturated Tanh passes almost none of it),
+    plus the activation's own budget ``b eps(P) max(|y|, 1)`` in the compute precision P
+    (:data:`conformance.reference.contrib_fused.ACTIVATION_ULPS`: the ai.onnx activations' table);
+    then the rounding to T on both sides (:func:`conformance.ops.linalg.bound_tolerance`)."""
+    t = ctx.out_types["Y"]
+    if V.kind(t) != V.FLOAT:
+        return {"Y": Tolerance(0.0, 0.0, exact=True)}
+    a, b, c = inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None
+    alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)
+    ta, tb = attrs.get("transA", 0), attrs.get("transB", 0)
+    u, s = lref.ACC[t]
+    u_t = float(V.finfo(t).eps) / 2
+    k = np.shape(a)[0 if ta else 1]
+    z = lref.gemm(a, b, c, alpha, beta, ta, tb)
+    zf = np.where(np.isfinite(z), np.abs(z), 0.0)
+    bound = lref.gamma(k + 2, u) * lref.gemm_abs(a, b, c, alpha, beta, ta, tb) + (k + 2) * (1 + abs(alpha)) * s
+    if u_t > u:
+        ab = np.abs(lref.gemm(a, b, None, 1.0, 0.0, ta, tb))
+        ab = np.where(np.isfinite(ab), ab, 0.0)
+        cc = 0.0 if c is None else abs(beta) * np.abs(np.broadcast_to(np.asarray(c, dtype=np.float64), ab.shape))
+        bound = bound + lref.gamma(3, u_t) * (abs(alpha) * (ab + bound) + cc) + u_t * zf
+    act_name = attrs.get("activation")
+    params = ref.activation_params(attrs)
+    y = np.asarray(outputs["Y"], dtype=np.float64)
+    y = np.where(np.isfinite(y), np.abs(y), 0.0)
+    eps_p = 2 * u
+    slope = ref.local_slope(act_name, z, bound, params)
+    bound = slope * bound + ref.ACTIVATION_ULPS[act_name] * eps_p * np.maximum(y, 1.0)
+    return {"Y": linalg.bound_tolerance(t, bound, outputs["Y"])}
+
+
+def _gemm_shapes() -> tuple[Shape, ...]:
+    tr = {"nn": {}, "tn": {"transA": 1}, "nt": {"transB": 1}, "tt": {"transA": 1, "transB": 1}}
+    ab = {"nn": ("MK", "KN"), "tn": ("KM", "KN"), "nt": ("MK", "NK"), "tt": ("KM", "NK")}
+    out = [Shape(f"{k}/C=MN", {"A": ab[k][0], "B": ab[k][1], "C": "MN"}, tr[k]) for k in tr]
+    # C unidirectionally broadcast to [M, N] (as Gemm-7+): scalar, [1], [N], [1, N], [M, 1], [1, 1]
+    for k, cs in (("nn", "N"), ("nt", "1N"), ("tn", "M1"), ("tt", ""), ("nn", "1"), ("nt", "11")):
+        name = {"": "scalar", "1": "one", "N": "row", "1N": "row-2d", "M1": "column", "11": "1x1"}[cs]
+        out.append(Shape(f"{k}/C={name}", {"A": ab[k][0], "B": ab[k][1], "C": cs}, tr[k]))
+    sq = {"M": (3, 3), "K": (3, 3), "N": (3, 3)}
+    out += [
+        # square: transA ignored, or the activation applied before C is added, is a wrong value
+        Shape("square/tn/C=MN", {"A": "KM", "B": "KN", "C": "MN"}, tr["tn"], dims=sq),
+        Shape("nn/zero-K", {"A": "M0", "B": "0N", "C": "MN"}),
+        Shape("tn/zero-M", {"A": "K0", "B": "KN", "C": "1N"}, tr["tn"]),
+        Shape("nt/size1", {"A": "1K", "B": "1K", "C": "11"}, tr["nt"]),
+        Shape("nn/vector/K=67", {"A": "3L", "B": "L2", "C": "32"}, dims={"L": (67, 67)}, numerics=("special",)),
+        Shape("tt/long-K", {"A": "L2", "B": "3L", "C": "3"}, tr["tt"], dims={"L": (1024, 2048)},
+              numerics=("positive",)),
+    ]
+    return tuple(out)
+
+
+def _act(name: str, tag: str | None = None, **kw) -> Attrs:
+    vals = {"activation": name, **{f"activation_{k}": v for k, v in kw.items() if k in ("alpha", "beta", "gamma")}}
+    vals.update({k[len("gemm_"):]: v for k, v in kw.items() if k.startswith("gemm_")})
+    return Attrs(vals, tag=tag or name)
+
+
+#: Every activation onnxruntime's FusedGemm creates, with its required parameters (values exact in
+#: float16), and some with Gemm's alpha/beta non-default.
+GEMM_ATTRS = (
+    _act("Relu"), _act("Tanh"), _act("Sigmoid"), _act("Softplus"), _act("Softsign"),
+    _act("LeakyRelu", alpha=0.125), _act("HardSigmoid", alpha=0.25, beta=0.5), _act("Elu", alpha=0.5),
+    _act("Selu", alpha=1.5, gamma=1.25), _act("Celu", alpha=0.75), _act("ThresholdedRelu", alpha=0.5),
+    _act("ParametricSoftplus", alpha=2.0, beta=0.5), _act("ScaledTanh", alpha=1.5, beta=0.5),
+    _act("LeakyRelu", "LeakyRelu/negative-alpha/scaled", alpha=-0.5, gemm_alpha=0.5, gemm_beta=-1.5),
+    _act("Tanh", "Tanh/integral", gemm_alpha=2.0, gemm_beta=3.0),
+    _act("Relu", "Relu/beta=0", gemm_beta=0.0),
+    _act("Relu", "Relu/integral", gemm_alpha=2.0, gemm_beta=3.0),
+    _act("Sigmoid", "Sigmoid/negative", gemm_alpha=-1.0, gemm_beta=-0.25),
+    _act("ThresholdedRelu", "ThresholdedRelu/integral", alpha=1.0, gemm_alpha=2.0, gemm_beta=1.0),
+)
+
+#: Activations whose formula propagates NaN and maps +-inf to a defined value (the ``special``
+#: class): not HardSigmoid / ThresholdedRelu (min/max and a comparison drop NaN: the ai.onnx
+#: activations do not generate NaN for them either), not Softsign (``inf / (1 + inf)``).
+SPECIAL_ACTIVATIONS = ("Relu", "LeakyRelu", "Tanh", "Sigmoid", "Softplus", "Elu", "Selu", "Celu",
+                       "ParametricSoftplus", "ScaledTanh")
+#: Activations the ``positive`` class (long-K accumulation, every z > 0) is worth: those that are
+#: the identity or close to it for positive z, so the accumulation error reaches the output (a
+#: saturated Tanh/Sigmoid hides it; a LeakyRelu or HardSigmoid case would show nothing of its own).
+POSITIVE_ACTIVATIONS = (None, "Relu", "Softplus", "Elu", "Selu", "Celu", "ParametricSoftplus")
+#: The activations that keep integers integral (the integer types' states).
+INT_ACTIVATIONS = ("Relu", "ThresholdedRelu")
+
+
+def gemm_numerics_rule(version, numerics, attrs, optional) -> bool:
+    """Gemm's rule (:func:`conformance.ops.linalg.gemm_numerics_rule`: integer classes with alpha and
+    beta in {0..3}, ``special`` not with alpha = 0), ``special`` only with an activation of
+    :data:`SPECIAL_ACTIVATIONS`, ``positive`` only with one of :data:`POSITIVE_ACTIVATIONS`."""
+    if not linalg.gemm_numerics_rule(version, numerics, attrs, optional):
+        return False
+    if numerics == "special":
+        return attrs.get("activation") in SPECIAL_ACTIVATIONS
+    if numerics == "positive":
+        return attrs.get("activation") in POSITIVE_ACTIVATIONS
+    return True
+
+
+def _combination_states(version, combo, attrs) -> bool:
+    """Integer types take only the states whose activation keeps integers integral (Relu,
+    ThresholdedRelu, or none) with integral non-negative Gemm alpha and beta."""
+    if V.kind(combo["T"]) != V.INT:
+        return True
+    return (attrs.get("activation") in (None,) + INT_ACTIVATIONS
+            and attrs.get("alpha", 1.0) in (0.0, 1.0, 2.0, 3.0) and attrs.get("beta", 1.0) in (0.0, 1.0, 2.0, 3.0))
+
+
+def _gemm_contested(ctx, attrs) -> str | None:
+    """No ``activation``: the schema makes it optional without a default and ContribOperators.md
+    says only "the same as Gemm besides it includes attributes activation and leaky_relu_alpha"
+    (an attribute the schema does not have); onnxruntime's kernel rejects a node without it
+    ("unknown kernel type").  The oracle reads it as a plain Gemm."""
+    if attrs.get("activation") is None:
+        return ("FusedGemm without activation: optional in the schema, undefined by ContribOperators.md, "
+                "rejected by onnxruntime's kernel ('unknown kernel type'); computed as a plain Gemm")
+    return None
+
+
+def _gemm_per_type(version, combo) -> int:
+    return 40 if V.kind(combo["T"]) == V.FLOAT else 6
+
+
+_GEMM_ERRORS = (
+    Err("an activation onnxruntime's FusedGemm does not create ('unknown kernel type'): Gelu", "unknown-activation",
+        {"activation": "Gelu"}, ((2, 3), (3, 4), (4,))),
+    Err("the inner dimensions differ (A [M, K], B [K, N])", "inner-mismatch", {"activation": "Relu"},
+        ((2, 3), (4, 2), (2,))),
+    Err("with transA=1 A [2, 3] is [3, 2]: K = 2 does not match B's 3 (valid only if transA were ignored)",
+        "transA-ignored", {"activation": "Relu", "transA": 1}, ((2, 3), (3, 4), (4,))),
+    Err("C [3] is not unidirectionally broadcastable to (M, N) = (2, 4) (the bias of the wrong length)",
+        "C-not-broadcastable", {"activation": "Relu"}, ((2, 3), (3, 4), (3,))),
+    Err("A must be 2-D (as Gemm: 'input tensor A has dimension (M X K)')", "A-rank3", {"activation": "Relu"},
+        ((2, 3, 4), (4, 2), (2,))),
+)
+
+FUSED_GEMM = Entry(
+    "FusedGemm", fused_gemm_oracle, family="shaped", domain=MS, shapes=_gemm_shapes(),
+    tolerance=fused_gemm_tolerance, attrs=GEMM_ATTRS,
+    float_numerics={"wide": linalg.wide("Gemm"), "special": linalg.special("Gemm"), "positive": linalg.positive},
+    int_numerics={"int": linalg.int_class("Gemm"), "int-extremes": linalg.int_extremes("Gemm")},
+    numerics_rule=gemm_numerics_rule, combination_states=_combination_states, contested=_gemm_contested,
+    per_type=_gemm_per_type, errors=_GEMM_ERRORS,
+)
+
+ENTRIES = (GELU, FAST_GELU, BIAS_GELU, QUICK_GELU, FUSED_MATMUL, TRANSPOSE_MATMUL, FUSED_GEMM)
 register_entries(ENTRIES, family="contrib_fused")

@@ -272,6 +272,60 @@ def activation_slope(activation, params: dict) -> float:
     }[activation]
 
 
+def activation_derivative(activation, z: np.ndarray, params: dict) -> np.ndarray:
+    """``|f'(z)|`` of the activation at float64 ``z`` (one-sided where f has a kink: the larger
+    side), elementwise; the identity (None) is 1.  Every ``|f'|`` here is monotone on each side
+    of 0 (or piecewise constant), so its largest value over an interval is at an end or at 0
+    (:func:`local_slope`)."""
+    p = params
+    z = np.asarray(z, dtype=np.float64)
+    one = np.ones_like(z)
+    with np.errstate(all="ignore"):
+        if activation in (None, "Relu", "ThresholdedRelu"):
+            return one
+        if activation == "LeakyRelu":
+            return np.where(z >= 0, 1.0, abs(p["alpha"]))
+        if activation == "Tanh":
+            return 1.0 / np.cosh(z) ** 2
+        if activation == "Sigmoid":
+            sg = 1.0 / (1.0 + np.exp(-z))
+            return sg * (1.0 - sg)
+        if activation == "Softplus":
+            return 1.0 / (1.0 + np.exp(-z))
+        if activation == "Softsign":
+            return 1.0 / (1.0 + np.abs(z)) ** 2
+        if activation == "HardSigmoid":
+            v = p["alpha"] * z + p["beta"]
+            return np.where((v >= 0) & (v <= 1), abs(p["alpha"]), 0.0)
+        if activation == "Elu":
+            return np.where(z >= 0, 1.0, np.abs(p["alpha"] * np.exp(np.minimum(z, 0.0))))
+        if activation == "Selu":
+            return abs(p["gamma"]) * np.where(z > 0, 1.0, np.abs(p["alpha"] * np.exp(np.minimum(z, 0.0))))
+        if activation == "Celu":
+            return np.where(z >= 0, 1.0, np.exp(np.minimum(z, 0.0) / p["alpha"]))
+        if activation == "ParametricSoftplus":
+            return np.abs(p["alpha"] * p["beta"]) / (1.0 + np.exp(-p["beta"] * z))
+        if activation == "ScaledTanh":
+            return np.abs(p["alpha"] * p["beta"]) / np.cosh(p["beta"] * z) ** 2
+    raise ValueError(f"unknown kernel type: {activation}")
+
+
+def local_slope(activation, z: np.ndarray, err: np.ndarray, params: dict) -> np.ndarray:
+    """The largest ``|f'|`` over ``[z - err, z + err]`` per element (at the ends, or at 0 inside):
+    how an error ``err`` of the Gemm result carries into the activation's output.  Non-finite
+    ``z`` (compared exactly) gets 0; where the interval is unbounded, the global slope
+    (:func:`activation_slope`)."""
+    z = np.asarray(z, dtype=np.float64)
+    err = np.broadcast_to(np.asarray(err, dtype=np.float64), z.shape)
+    with np.errstate(all="ignore"):
+        lo, hi = z - err, z + err
+        s = np.maximum(activation_derivative(activation, lo, params), activation_derivative(activation, hi, params))
+        at0 = activation_derivative(activation, np.zeros(1), params)[0]
+        s = np.where((lo <= 0) & (hi >= 0), np.maximum(s, at0), s)
+        s = np.where(np.isfinite(lo) & np.isfinite(hi), s, activation_slope(activation, params))
+    return np.where(np.isfinite(z), np.nan_to_num(s, nan=activation_slope(activation, params)), 0.0)
+
+
 #: The activation's own accuracy budget in ulps of the compute precision, relative to
 #: ``max(|y|, 1)`` (the unit floor of docs/tolerance.md's activations): the ai.onnx budget table
 #: (:data:`conformance.reference.activations.ULP_BUDGET`) where the formula is an ai.onnx
