@@ -307,10 +307,30 @@ def _transposed(x, trans, trans_batch):
     return x
 
 
-def matmul_kernel(compute=np.float32, flaw=None, fold_alpha=False, t_rounding=False):
+def _fma_matmul(la, lb):
+    """A sequential dot product with a fused multiply-add in float32: each step ``acc + a b``
+    computed exactly (float64 holds a float32 product and the sum of the two exactly enough) and
+    rounded once to float32; batch dimensions broadcast as numpy.matmul; 1-D operands promoted."""
+    a2 = la[None, :] if la.ndim == 1 else la
+    b2 = lb[:, None] if lb.ndim == 1 else lb
+    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    a2 = np.broadcast_to(a2, batch + a2.shape[-2:]).astype(np.float64)
+    b2 = np.broadcast_to(b2, batch + b2.shape[-2:]).astype(np.float64)
+    acc = np.zeros(batch + (a2.shape[-2], b2.shape[-1]), dtype=np.float32)
+    for q in range(a2.shape[-1]):
+        acc = (acc.astype(np.float64) + a2[..., :, q:q + 1] * b2[..., q:q + 1, :]).astype(np.float32)
+    if la.ndim == 1:
+        acc = acc[..., 0, :]
+    if lb.ndim == 1:
+        acc = acc[..., 0]
+    return acc
+
+
+def matmul_kernel(compute=np.float32, flaw=None, fold_alpha=False, t_rounding=False, fma=False):
     """FusedMatMul/TransposeMatMul in numpy: the operands transposed as the doc says, the product in
     ``compute`` (float32 for the 16-bit types, numpy's BLAS order), alpha applied after (or folded
-    into A: ``fold_alpha``; or the product rounded to T first: ``t_rounding``).  ``flaw``: 'no-alpha',
+    into A: ``fold_alpha``; or the product rounded to T first: ``t_rounding``; or a sequential
+    float32 fused multiply-add: ``fma``).  ``flaw``: 'no-alpha',
     'no-transBatchA', 'swap-trans' (transA applied to B and transB to A)."""
 
     def kernel(inputs, attrs, outputs, opset):
@@ -327,7 +347,9 @@ def matmul_kernel(compute=np.float32, flaw=None, fold_alpha=False, t_rounding=Fa
         if flaw == "swap-trans":
             ta, tb = tb, ta
         la, lb = _transposed(a.astype(w), ta, tba), _transposed(b.astype(w), tb, tbb)
-        if fold_alpha:
+        if fma and w == np.float32:
+            y = _fma_matmul(la, lb) * alpha
+        elif fold_alpha:
             y = np.matmul(la * alpha, lb)
         elif t_rounding:
             y = np.matmul(la, lb).astype(dt).astype(w) * alpha
@@ -341,8 +363,8 @@ def matmul_kernel(compute=np.float32, flaw=None, fold_alpha=False, t_rounding=Fa
 MM_OPS = ("FusedMatMul", "TransposeMatMul")
 
 
-@pytest.mark.parametrize("kw", [{}, {"compute": np.float64}, {"fold_alpha": True}, {"t_rounding": True}],
-                         ids=["float32", "float64", "alpha-folded", "T-rounded-product"])
+@pytest.mark.parametrize("kw", [{}, {"compute": np.float64}, {"fold_alpha": True}, {"t_rounding": True},
+                                {"fma": True}], ids=["float32", "float64", "alpha-folded", "T-rounded-product", "fma"])
 def test_legitimate_matmul_kernels_pass_everything(kw, value_cases):
     cases = [c for c in value_cases if c.op in MM_OPS]
     assert len(cases) >= 200
