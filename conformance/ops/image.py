@@ -12,7 +12,7 @@ decoding").  What the cases hold:
   TIFF (raw, LZW, deflate; RGB, RGBA, grey, palette, bilevel, 16-bit grey), WebP lossless (RGB,
   RGBA with ``exact``: transparent pixels keep their colour), JPEG2000 (JP2 container and raw
   codestream, reversible wavelet: lossless; RGB, RGBA, grey), the portable formats (PPM, PGM,
-  PBM, 16-bit PGM), JPEG (4:4:4, 4:2:2, 4:2:0, progressive, optimised Huffman tables, grey);
+  PBM and their plain (ASCII) forms with a header comment, 16-bit PGM), JPEG (4:4:4, 4:2:2, 4:2:0, progressive, optimised Huffman tables, grey);
   sizes 1x1, 2x3, 5x7, 9x13 (partial JPEG blocks and MCUs) and 16x16;
 * ``pixel_format`` RGB, BGR and Grayscale given, and absent (RGB) for every other source;
 * lossless formats compared **exactly** with the drawn pixels (alpha dropped, palette
@@ -89,7 +89,10 @@ SOURCES = (
     ("pnm", "RGB", "noise", ((5, 7),)),
     ("pnm", "L", "noise", ((9, 13),)),
     ("pnm", "1", "noise", ((2, 3),)),
-    ("pnm", "I;16", "noise", ((5, 7),)),
+    ("pnm-16", "I;16", "noise", ((5, 7),)),
+    ("pnm-plain", "RGB", "noise", ((2, 3),)),
+    ("pnm-plain", "L", "noise", ((5, 7),)),
+    ("pnm-plain", "1", "noise", ((9, 13),)),
     ("jpeg-444", "RGB", "blocks", ((16, 16), (5, 7))),
     ("jpeg-422", "RGB", "blocks", ((16, 16), (9, 13))),
     ("jpeg-420", "RGB", "blocks", SIZES),
@@ -175,7 +178,7 @@ _CHECKS = {"jpeg-bound": CHECK_JPEG, "scaled-16": CHECK_16, "empty-or-image": CH
 def _value_cases(seed: int, opsets: list[int]) -> list[Case]:
     out, k, n = [], 0, 0
     for encoder, mode, content, sizes in SOURCES:
-        fmt = ref.ENCODERS[encoder][2]
+        fmt = ref.format_of(encoder)
         for size in sizes:
             rng = _rng(seed, encoder, mode, content, *size)
             src = draw_source(rng, mode, content, size)

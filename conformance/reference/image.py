@@ -219,12 +219,56 @@ ENCODERS: dict[str, tuple[str, dict[str, Any], str]] = {
 }
 
 
+#: Encoders written here (the portable formats' text is short), name -> the text's format name:
+#: ``pnm-plain`` (P1/P2/P3 ASCII with a comment line), ``pnm-16`` (binary P5/P6 with maxval
+#: 65535, big-endian samples: Netpbm's definition; Pillow before 10.1 cannot write it).
+OWN_ENCODERS = {"pnm-plain": "PNM", "pnm-16": "PNM"}
+
+
+def format_of(encoder: str) -> str:
+    """The text's name of the format an encoder writes (``PNG``, ``JPEG``, ``PNM``...)."""
+    return OWN_ENCODERS[encoder] if encoder in OWN_ENCODERS else ENCODERS[encoder][2]
+
+
+def encode_pnm(src: Source, plain: bool) -> bytes:
+    """A Netpbm file of ``src`` (netpbm.sourceforge.net: pbm(5), pgm(5), ppm(5)): bilevel as
+    P1/P4 (1 = black), grey as P2/P5, RGB as P3/P6; ``plain`` writes the ASCII forms with a
+    ``#`` comment line in the header; 16-bit grey (``I;16``) as P5/P2 with maxval 65535
+    (binary samples big-endian).
+
+    Raises:
+        ValueError: a mode with alpha or a palette (Netpbm has none).
+    """
+    h, w = src.shape
+    if src.mode == "1":
+        bits = (~src.pixels.astype(bool)).astype(np.uint8)  # PBM: 1 is black
+        if plain:
+            body = "\n".join(" ".join(map(str, row)) for row in bits).encode() + b"\n"
+            return b"P1\n# onnx-conformance\n%d %d\n" % (w, h) + body
+        return b"P4\n%d %d\n" % (w, h) + np.packbits(bits, axis=1).tobytes()
+    if src.mode in ("L", "I;16"):
+        magic, maxval = ("P2" if plain else "P5"), (65535 if src.mode == "I;16" else 255)
+        data = src.pixels
+    elif src.mode == "RGB":
+        magic, maxval, data = ("P3" if plain else "P6"), 255, src.pixels
+    else:
+        raise ValueError(f"Netpbm has no mode {src.mode!r}")
+    head = (f"{magic}\n" + ("# onnx-conformance\n" if plain else "") + f"{w} {h}\n{maxval}\n").encode()
+    if plain:
+        rows = data.reshape(h, -1).astype(np.int64)
+        return head + "\n".join(" ".join(map(str, r)) for r in rows).encode() + b"\n"
+    return head + data.astype(">u2" if maxval > 255 else np.uint8).tobytes()
+
+
 def encode(src: Source, encoder: str) -> bytes:
-    """The bytes of ``src`` written by Pillow with :data:`ENCODERS`' ``encoder`` settings.
+    """The bytes of ``src`` written by Pillow with :data:`ENCODERS`' ``encoder`` settings, or by
+    :func:`encode_pnm` for :data:`OWN_ENCODERS`.
 
     Raises:
         KeyError: an unknown encoder; OSError: Pillow cannot write the mode in the format.
     """
+    if encoder in OWN_ENCODERS:
+        return encode_pnm(src, plain=encoder == "pnm-plain")
     fmt, kw, _ = ENCODERS[encoder]
     buf = io.BytesIO()
     im = src.pil()
