@@ -27,9 +27,9 @@ then ``transA`` swaps the last two (ContribOperators.md: "transposed on the 1st 
 batch dimensions (dim-1 to dim-rank-2)"; onnxruntime's own test builds its inputs the same way,
 ``[batch, N, M] -> [N, batch, M]``).  Shape tables from logical templates (the stored ones are
 their inverse transposes, :func:`_mm`): 2-D in the four (transA, transB), 3-D in all sixteen
-(transA, transB, transBatchA, transBatchB), square operands (a transpose ignored or applied to
-the other operand is a wrong value, not a shape error), 4-D and 3-D batch broadcasting with
-transBatch, rank 3 x 2, 2 x 3, 4 x 3, 1-D operands (never transposed themselves: "the last two
+(transA, transB, transBatchA, transBatchB) and again at rank 4 with broadcast batch dimensions
+(``[S, 1]`` against ``[1, P]``), square operands (a transpose ignored or applied to the other
+operand is a wrong value, not a shape error), 3-D batch broadcasting with transBatch, rank 3 x 2, 2 x 3, 4 x 3, 1-D operands (never transposed themselves: "the last two
 dimensions" do not exist for them and the readings differ; the other operand is), zero M, K
 and batch, K = 67 with IEEE specials, long K (1024-2048, the float32 accumulation of the
 16-bit types).  transBatch on an operand of rank < 3 or with operands of different ranks is
@@ -333,10 +333,10 @@ def _matmul_shapes(batch: bool) -> tuple[Shape, ...]:
     if batch:
         out += [_mm(f"3d/{_code(ta, tb, tba, tbb)}", "SMK", "SKN", ta, tb, tba, tbb)
                 for tba in (0, 1) for tbb in (0, 1) for ta in (0, 1) for tb in (0, 1)]
+        # rank 4 with broadcast batch dimensions ([S, 1] against [1, P]) in all sixteen combinations
+        out += [_mm(f"4d-broadcast/{_code(ta, tb, tba, tbb)}", "S1MK", "1PKN", ta, tb, tba, tbb)
+                for tba in (0, 1) for tbb in (0, 1) for ta in (0, 1) for tb in (0, 1)]
         out += [
-            _mm("4d-broadcast/nn/batchA", "S1MK", "1PKN", 0, 0, 1, 0),
-            _mm("4d-broadcast/tn/batchA/batchB", "S1MK", "1PKN", 1, 0, 1, 1),
-            _mm("4d-broadcast/tt/batchB", "S1MK", "1PKN", 1, 1, 0, 1),
             _mm("4d/nt/batchA/batchB", "SPMK", "SPKN", 0, 1, 1, 1, dims={"P": (1, 3)}),
             _mm("3d-broadcast/nn/batchA", "1MK", "SKN", 0, 0, 1, 0),
             _mm("3d-broadcast/tt/batchB", "SMK", "1KN", 1, 1, 0, 1),
@@ -350,8 +350,8 @@ def _matmul_shapes(batch: bool) -> tuple[Shape, ...]:
         ]
     else:
         out += [_mm(f"3d/{_code(ta, tb)}", "SMK", "SKN", ta, tb) for ta in (0, 1) for tb in (0, 1)]
+        out += [_mm(f"4d-broadcast/{_code(ta, tb)}", "S1MK", "1PKN", ta, tb) for ta in (0, 1) for tb in (0, 1)]
     out += [
-        _mm("4d-broadcast/tt", "S1MK", "1PKN", 1, 1),
         _mm("3d-x-2d/tn", "SMK", "KN", 1, 0),
         _mm("2d-x-3d/nt", "MK", "SKN", 0, 1),
         _mm("4d-x-3d/tt", "S2MK", "2KN", 1, 1, dims={"S": (1, 3)}),
