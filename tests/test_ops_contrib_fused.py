@@ -616,4 +616,4 @@ def test_onnx_reference_implements_none_of_them(suite):
     for op in ALL_OPS:
         case = next(c for c in suite if c.op == op and c.expect_error is None)
         with pytest.raises(NotImplementedError, match="com.microsoft"):
-            ReferenceEvaluator(case.model())
+            ReferenceEvaluator(case.model)
