@@ -8,7 +8,9 @@ decoding").  What the cases hold:
 
 * **every format the text lists**, each written with Pillow from pixels the generator draws:
   PNG (deflate and stored; RGB, RGBA, grey, grey + alpha, palette, palette with a transparent
-  index, bilevel, 16-bit grey), BMP (24-bit, 32-bit with alpha, 8-bit grey, palette, 1-bit),
+  index, bilevel, 16-bit grey; written by the module: every scanline filter in turn -- None, Sub,
+  Up, Average, Paeth --, grey and palette at 2 and 4 bits per sample, Adam7 interlacing with
+  empty passes), BMP (24-bit, 32-bit with alpha, 8-bit grey, palette, 1-bit, top-down),
   TIFF (raw, LZW, deflate; RGB, RGBA, grey, palette, bilevel, 16-bit grey), WebP lossless (RGB,
   RGBA with ``exact``: transparent pixels keep their colour), JPEG2000 (JP2 container and raw
   codestream, reversible wavelet: lossless; RGB, RGBA, grey), the portable formats (PPM, PGM,
@@ -67,7 +69,18 @@ SOURCES = (
     ("png", "P+tRNS", "noise", ((2, 3),)),
     ("png", "1", "noise", ((9, 13),)),
     ("png", "I;16", "noise", ((5, 7),)),
+    ("png-filters", "RGB", "noise", ((9, 13),)),
+    ("png-filters", "RGBA", "noise", ((7, 5),)),
+    ("png-filters", "L/4", "noise", ((5, 7),)),
+    ("png-filters", "L/2", "noise", ((9, 13),)),
+    ("png-filters", "P/4", "noise", ((5, 7),)),
+    ("png-filters", "P/2", "noise", ((2, 3),)),
+    ("png-adam7", "RGB", "noise", ((16, 16), (1, 1), (5, 7))),
+    ("png-adam7", "LA", "noise", ((9, 13),)),
+    ("png-adam7", "P/4", "noise", ((9, 13),)),
+    ("png-adam7", "L/2", "noise", ((16, 16),)),
     ("bmp", "RGB", "noise", ((5, 7), (1, 1))),
+    ("bmp-top-down", "RGB", "noise", ((5, 7), (2, 3))),
     ("bmp", "RGBA", "noise", ((2, 3),)),
     ("bmp", "L", "noise", ((9, 13),)),
     ("bmp", "P", "noise", ((16, 16),)),
@@ -123,6 +136,14 @@ def draw_source(rng: np.random.Generator, mode: str, content: str, size: tuple[i
     BT.601 luma away from rounding ties, :func:`conformance.reference.image.robust_luma`);
     ``blocks`` lays 4x4 blocks of :data:`BLOCK_COLOURS` with +-8 levels of noise (JPEG)."""
     h, w = size
+    if "/" in mode:  # PNG sample depths below 8: grey levels v * 255 / (2**bits - 1), short palettes
+        base, bits = mode.split("/")
+        bits = int(bits)
+        if base == "L":
+            v = rng.integers(0, 2 ** bits, (h, w)) * (255 // (2 ** bits - 1))
+            return ref.Source("L", v.astype(np.uint8), bits=bits)
+        n = 2 ** bits
+        return ref.Source("P", rng.integers(0, n, (h, w)).astype(np.uint8), _colours(rng, (n,)), bits=bits)
     if mode == "RGB" and content == "blocks":
         idx = rng.integers(0, len(BLOCK_COLOURS), ((h + 3) // 4, (w + 3) // 4))
         base = BLOCK_COLOURS[idx].repeat(4, 0).repeat(4, 1)[:h, :w]

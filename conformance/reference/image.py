@@ -74,12 +74,16 @@ class Source:
         pixels: the samples, uint8 (uint16 for ``I;16``, bool for ``1``).
         palette: ``P`` only: (N, 3) uint8 colours.
         transparency: ``P`` only: palette index written as transparent (tRNS), or ``None``.
+        bits: the sample depth the encoder stores (PNG grey and palette: 1, 2, 4 or 8); grey
+            ``pixels`` are the 8-bit values the samples stand for (``v * 255 / (2**bits - 1)``,
+            PNG's scaling, exact for these depths), palette indices stay below ``2**bits``.
     """
 
     mode: str
     pixels: np.ndarray
     palette: np.ndarray | None = None
     transparency: int | None = None
+    bits: int = 8
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -219,10 +223,12 @@ ENCODERS: dict[str, tuple[str, dict[str, Any], str]] = {
 }
 
 
-#: Encoders written here (the portable formats' text is short), name -> the text's format name:
-#: ``pnm-plain`` (P1/P2/P3 ASCII with a comment line), ``pnm-16`` (binary P5/P6 with maxval
-#: 65535, big-endian samples: Netpbm's definition; Pillow before 10.1 cannot write it).
-OWN_ENCODERS = {"pnm-plain": "PNM", "pnm-16": "PNM"}
+#: Encoders written here, name -> the text's format name: ``pnm-plain`` (P1/P2/P3 ASCII with a
+#: comment line), ``pnm-16`` (binary P5 with maxval 65535, big-endian samples: Netpbm's
+#: definition; Pillow before 10.1 cannot write it), ``png-filters`` / ``png-adam7`` (every
+#: scanline filter, sample depths 1-4, Adam7: Pillow writes neither on request), and
+#: ``bmp-top-down`` (a negative height).
+OWN_ENCODERS = {"pnm-plain": "PNM", "pnm-16": "PNM", "png-filters": "PNG", "png-adam7": "PNG", "bmp-top-down": "BMP"}
 
 
 def format_of(encoder: str) -> str:
@@ -260,6 +266,108 @@ def encode_pnm(src: Source, plain: bool) -> bytes:
     return head + data.astype(">u2" if maxval > 255 else np.uint8).tobytes()
 
 
+#: Adam7 passes (PNG specification, section 8.2): (x start, y start, x step, y step).
+ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
+_PNG_COLOUR = {"L": 0, "RGB": 2, "P": 3, "LA": 4, "RGBA": 6}
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    import zlib
+
+    return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+
+
+def _png_filter(rows: np.ndarray, bpp: int, first: int) -> bytes:
+    """Scanlines ``rows`` (n, L) uint8 filtered with types ``(first + i) % 5`` for row i (PNG
+    specification, section 9: None, Sub, Up, Average, Paeth), each row prefixed by its type."""
+    out = bytearray()
+    prev = np.zeros(rows.shape[1], dtype=np.int64)
+    for i, row in enumerate(rows.astype(np.int64)):
+        kind = (first + i) % 5
+        a = np.concatenate([np.zeros(bpp, np.int64), row[:-bpp]]) if bpp < row.size else np.zeros_like(row)
+        c = np.concatenate([np.zeros(bpp, np.int64), prev[:-bpp]]) if bpp < row.size else np.zeros_like(row)
+        b = prev
+        if kind == 0:
+            f = row
+        elif kind == 1:
+            f = row - a
+        elif kind == 2:
+            f = row - b
+        elif kind == 3:
+            f = row - (a + b) // 2
+        else:
+            p = a + b - c
+            pa, pb, pc = np.abs(p - a), np.abs(p - b), np.abs(p - c)
+            f = row - np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
+        out.append(kind)
+        out += (f % 256).astype(np.uint8).tobytes()
+        prev = row
+    return bytes(out)
+
+
+def _png_rows(src: Source, y0: int, x0: int, dy: int, dx: int) -> np.ndarray:
+    """The packed scanlines of the sub-image ``pixels[y0::dy, x0::dx]`` (bytes, (n, L))."""
+    p = src.pixels[y0::dy, x0::dx]
+    if src.mode == "L":
+        samples = (p.astype(np.int64) // (255 // (2 ** src.bits - 1))).astype(np.uint8)
+    else:
+        samples = p.astype(np.uint8)
+    if src.bits < 8:
+        per = 8 // src.bits
+        h, w = samples.shape
+        pad = np.zeros((h, -(-w // per) * per), dtype=np.uint8)
+        pad[:, :w] = samples
+        groups = pad.reshape(h, -1, per).astype(np.int64)
+        shifts = np.array([8 - src.bits * (k + 1) for k in range(per)])
+        return (groups << shifts).sum(axis=2).astype(np.uint8)
+    return samples.reshape(samples.shape[0], -1)
+
+
+def encode_png(src: Source, interlace: bool) -> bytes:
+    """A PNG file of ``src`` written here (PNG specification, ISO/IEC 15948): colour types 0, 2,
+    3 (with PLTE, and tRNS for a transparent index), 4, 6 at ``src.bits`` (1, 2, 4, 8); every
+    scanline filter type in turn (row i of a pass takes type ``(pass + i) % 5``), Adam7 when
+    ``interlace`` (empty passes have no scanlines); one IDAT compressed by zlib at level 9.
+
+    Raises:
+        KeyError: a mode PNG has no colour type for here (``1``, ``I;16``: Pillow writes them).
+    """
+    import zlib
+
+    h, w = src.shape
+    colour = _PNG_COLOUR[src.mode]
+    channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[colour]
+    bpp = max(1, channels * src.bits // 8)
+    passes = ADAM7 if interlace else ((0, 0, 1, 1),)
+    raw = b""
+    for k, (x0, y0, dx, dy) in enumerate(passes):
+        if x0 >= w or y0 >= h:
+            continue
+        raw += _png_filter(_png_rows(src, y0, x0, dy, dx), bpp, k)
+    head = w.to_bytes(4, "big") + h.to_bytes(4, "big") + bytes([src.bits, colour, 0, 0, int(interlace)])
+    body = _png_chunk(b"IHDR", head)
+    if colour == 3:
+        body += _png_chunk(b"PLTE", src.palette.astype(np.uint8).tobytes())
+        if src.transparency is not None:
+            body += _png_chunk(b"tRNS", bytes([255] * src.transparency + [0]))
+    body += _png_chunk(b"IDAT", zlib.compress(raw, 9)) + _png_chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + body
+
+
+def bmp_top_down(data: bytes) -> bytes:
+    """A bottom-up uncompressed BMP (Pillow's) rewritten top-down: rows reversed and the
+    BITMAPINFOHEADER's height negated (Microsoft, "BITMAPINFOHEADER": "If biHeight is negative,
+    the bitmap is a top-down DIB and its origin is the upper-left corner")."""
+    off = int.from_bytes(data[10:14], "little")
+    w = int.from_bytes(data[18:22], "little", signed=True)
+    h = int.from_bytes(data[22:26], "little", signed=True)
+    bits = int.from_bytes(data[28:30], "little")
+    stride = (w * bits + 31) // 32 * 4
+    rows = [data[off + i * stride: off + (i + 1) * stride] for i in range(h)]
+    return data[:22] + (-h).to_bytes(4, "little", signed=True) + data[26:off] + b"".join(rows[::-1]) + \
+        data[off + h * stride:]
+
+
 def encode(src: Source, encoder: str) -> bytes:
     """The bytes of ``src`` written by Pillow with :data:`ENCODERS`' ``encoder`` settings, or by
     :func:`encode_pnm` for :data:`OWN_ENCODERS`.
@@ -267,6 +375,10 @@ def encode(src: Source, encoder: str) -> bytes:
     Raises:
         KeyError: an unknown encoder; OSError: Pillow cannot write the mode in the format.
     """
+    if encoder in ("png-filters", "png-adam7"):
+        return encode_png(src, interlace=encoder == "png-adam7")
+    if encoder == "bmp-top-down":
+        return bmp_top_down(encode(src, "bmp"))
     if encoder in OWN_ENCODERS:
         return encode_pnm(src, plain=encoder == "pnm-plain")
     fmt, kw, _ = ENCODERS[encoder]
