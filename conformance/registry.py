@@ -47,6 +47,7 @@ FAMILIES = (
     "conformance.ops.quantize",
     "conformance.ops.qlinear",
     "conformance.ops.contrib_quant",
+    "conformance.ops.contrib_quant_matmul",
     "conformance.ops.recurrent",
     "conformance.ops.signal",
     "conformance.ops.text",

@@ -166,6 +166,13 @@ def _exact_tol(ctx, inputs, attrs, outputs):
     return {k: Tolerance(0.0, 0.0, exact=True, signed_zero=False) for k in outputs}
 
 
+#: Public names of the value-table helpers above, reused by onnxruntime's contrib quantized
+#: operators (:mod:`conformance.ops.contrib_quant_matmul`): zero points, quantized data, scales,
+#: a y_scale placing the outputs over the output type, the exact tolerance.
+draw_zero_points, draw_data, draw_scales, place_y_scale, exact_tolerance = _zero_points, _data, _scales, _y_scale, \
+    _exact_tol
+
+
 # ----------------------------------------------------------------------------- QLinearMatMul
 MM_NAMES = ("a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale", "y_zero_point")
 

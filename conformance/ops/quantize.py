@@ -450,5 +450,9 @@ DYNAMIC_QUANTIZE_LINEAR = Entry(
     errors=(Err("T1 is tensor(float) only: a double x", "x-double", shapes=((2, 3),), types={"x": "double"}),),
     notes={11: "uint8 only; scale, zero point (rounded half to even, saturated) and y"})
 
+#: DynamicQuantizeLinear's value table (public: onnxruntime's DynamicQuantizeMatMul quantizes its A
+#: the same way, :mod:`conformance.ops.contrib_quant_matmul`).
+dynamic_table = _dyn_table
+
 ENTRIES = ENTRIES + (DYNAMIC_QUANTIZE_LINEAR,)
 register_entries((DYNAMIC_QUANTIZE_LINEAR,), family="quantize")

@@ -1,0 +1,434 @@
+"""onnxruntime's com.microsoft integer matrix products as entries of the operator table (family
+``shaped``): MatMulInteger16 (1), MatMulIntegerToFloat (1), DynamicQuantizeMatMul (1) and QGemm
+(1) (onnxruntime-defined: their oracles follow its schema docs and ContribOperators.md; see
+:mod:`conformance.reference.contrib_quant_matmul`).
+
+What the entries exercise:
+
+* **types**: every combination the schemas allow (MatMulInteger16: int16/uint16 inputs,
+  int32/uint32 output -- uint32 contested, see below; MatMulIntegerToFloat: int8/uint8 A and B,
+  float/float16 scales and Y; DynamicQuantizeMatMul: int8/uint8 B; QGemm: int8/uint8 A and B,
+  float, uint8 or int8 Y);
+* **shapes**: 2-D, batched A with a 2-D B, batched both, broadcast batches, a 1-D A (and a 1-D
+  B for MatMulInteger16), K = 0, long K (200-256 terms); QGemm: transA/transB, C absent, scalar,
+  ``[N]``, ``[1, N]``, ``[M, 1]``, ``[M, N]``, K = 0;
+* **quantization parameters**: zero points at the type's extremes, 0, the middle or drawn,
+  present and absent where optional; b_scale / b_zero_point per tensor and per column of B
+  (``[N]``); bias present and absent;
+* **numerics classes**: ``int-range`` (data over the whole type range with its extremes; sums
+  kept within the 32-bit output for MatMulInteger16), QGemm's ``requant`` / ``ties`` /
+  ``saturate`` (QLinearMatMul's: every requantized element robust, exact ``.5`` ties with
+  power-of-two scales that must round to even; for a float Y they choose the data only); DynamicQuantizeMatMul's
+  ``dynamic`` (A from DynamicQuantizeLinear's table: the dynamic scale and zero point exact in
+  float32, ties of ``A / scale`` that round to even);
+* **tolerance**: exact for the integer outputs; for the float ones the float32 (float16: the
+  output type's) evaluation bound, ``docs/tolerance.md``;
+* **errors**: inner dimensions that differ, scales and zero points of shapes the documentation
+  excludes, a zero point of another type, C that does not broadcast.
+
+Left out, with the reason: a per-column ``a_scale`` of MatMulIntegerToFloat (documented: "the
+number of columns of input 'A'", a scale per K that no integer kernel can factor out;
+onnxruntime: "Per-Channel is not supported yet"); DynamicQuantizeMatMul with an empty or
+all-zero A (DynamicQuantizeLinear's scale is 0: the text divides by it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..reference import contrib_quant_matmul as ref
+from ..reference import qlinear as qlref
+from ..reference import quantize as qref
+from ..tolerance import Tolerance
+from . import values as V
+from .engine import register_entries
+from .entry import Attrs, Entry, Err, Shape
+from .qlinear import draw_data, draw_scales, draw_zero_points, exact_tolerance, place_y_scale
+from .quantize import dynamic_table
+
+MS = "com.microsoft"
+INT_RANGE, DYNAMIC = "int-range", "dynamic"
+REQUANT, TIES, SATURATE = "requant", "ties", "saturate"
+#: The unit roundoff of the float output types.
+U = {"float": 2.0 ** -24, "float16": 2.0 ** -11}
+
+
+def _obj(vals, shape) -> np.ndarray:
+    out = np.empty(shape, dtype=object)
+    out.ravel()[:] = [int(v) for v in np.asarray(vals).ravel().tolist()]
+    return out
+
+
+def float_tolerance(t: str, mag, bias: bool) -> Tolerance:
+    """The tolerance of a float output ``acc * multiplier (+ bias)`` of type ``t`` (float or
+    float16; docs/tolerance.md): the conversion of the integer accumulator, the multiplier's
+    roundings (two: ``a_scale b_scale``, or QGemm's ``alpha a_scale b_scale``; or the product
+    taken in two steps, per tensor then per column) and the product, each at most ``u`` of
+    ``|acc * multiplier|`` (``mag``), in float32 or in the output type itself (float16): four
+    roundings, ``4.5 u max(mag)`` with the second-order terms; the bias addition (``u |Y|``) and
+    the expected value's own rounding to the output type (``u/2 |Y|``): ``rtol = 2 u``.  Without a
+    bias every error is relative to the element: ``4 u + u/2``, ``rtol = 5 u``, no atol."""
+    u = U[t]
+    m = max((float(x) for x in np.asarray(mag, dtype=object).ravel().tolist()), default=0.0)
+    if not bias:
+        return Tolerance(0.0, 5.0 * u, variants=("bound",))
+    return Tolerance(4.5 * u * m, 2.0 * u, variants=("bound",))
+
+
+# ----------------------------------------------------------------------------- MatMulInteger16
+def _mmi16_table(rng, ctx, shapes):
+    """Data over each input type's range, bounded so that every sum of K products fits the
+    output type (``K m^2 <= 2^31 - 1``, int32; uint32: non-negative data, ``K m^2 <= 2^32 - 1``);
+    the bounds themselves, 0 and 1 among them."""
+    k = max(int(shapes[0][-1]) if len(shapes[0]) else 1, 1)
+    t3 = ctx.out_types["Y"]
+    lim = 2 ** 31 - 1 if t3 == "int32" else 2 ** 32 - 1
+    m = math.isqrt(lim // k)
+    out = []
+    for name, shp in zip(("A", "B"), shapes):
+        lo, hi = qref._target_range(ctx.types[name])
+        lo, hi = max(lo, -m, 0 if t3 == "uint32" else lo), min(hi, m)
+        n = int(np.prod(shp, dtype=np.int64))
+        pool = [lo, hi, 0, 1, min(hi, 2), max(lo, -1)]
+        vals = [pool[int(rng.integers(0, len(pool)))] if rng.random() < 0.3 else int(rng.integers(lo, hi + 1))
+                for _ in range(n)]
+        out.append(_obj(vals, shp))
+    return out
+
+
+def mmi16_oracle(ctx, A, B, **attrs):
+    """MatMulInteger16 (:func:`conformance.reference.contrib_quant_matmul.matmul_integer16`): object ints."""
+    return ref.matmul_integer16(A, B)
+
+
+def _mm_shapes(extra=None, one_d_b: bool = True, zero_k: bool = True) -> tuple[Shape, ...]:
+    extra = extra or {}
+
+    def sh(name, a, b, per="", **kw):
+        if not extra:  # no quantization parameters (MatMulInteger16): no granularity in the name
+            name = name.split("/per-")[0]
+        ins = {"A": a, "B": b}
+        for k_, v in extra.items():  # per column and the bias: B's last dimension
+            ins[k_] = (b[-1] if per else "") if k_ in ("b_scale", "b_zero_point") else b[-1] if k_ == "bias" else v
+        return Shape(name, ins, **kw)
+
+    out = [
+        sh("2d/per-tensor", "MK", "KN"),
+        sh("2d/per-column", "MK", "KN", "N"),
+        sh("batch-a/per-column", "SMK", "KN", "N"),
+        sh("batch/per-tensor", "SMK", "SKN"),
+        sh("batch-broadcast/per-column", "S1MK", "1TKN", "N", dims={"S": (2, 2), "T": (2, 3)}),
+        sh("1d-a/per-column", "K", "KN", "N"),
+        sh("long-K/per-column", "2L", "L3", "3", dims={"L": (200, 256)}),
+    ]
+    if one_d_b:
+        out.append(sh("1d-b", "MK", "K"))
+    if zero_k:
+        out.append(sh("zero-K/per-column", "M0", "0N", "N", cycle=False))
+    out.append(sh("zero-M", "0K", "KN", cycle=False))
+    return tuple(out)
+
+
+def _mmi16_contested(ctx, attrs) -> str | None:
+    if ctx.out_types.get("Y") == "uint32":
+        return ("T3 admits uint32, but onnxruntime's type inference of MatMulInteger16 makes Y int32 whatever "
+                "the inputs (a uint32 Y is refused)")
+    return None
+
+
+MATMUL_INTEGER16 = Entry(
+    "MatMulInteger16", mmi16_oracle, family="shaped", domain=MS, shapes=_mm_shapes(),
+    int_numerics={INT_RANGE: _mmi16_table}, numerics_classes=lambda t: (INT_RANGE,), per_type=6,
+    tolerance=exact_tolerance, contested=_mmi16_contested,
+    errors=(Err("the inner dimensions differ (numpy.matmul: A [M, K] x B [K, N])", "inner-mismatch",
+                shapes=((2, 3), (4, 2)), type_name="int16"),
+            Err("A is int16/uint16 (T1): an int8 A", "A-type", types={"A": "int8"}, shapes=((2, 3), (3, 2)),
+                type_name="int16")),
+    notes={1: "onnxruntime-defined (com.microsoft): numpy.matmul of int16/uint16 inputs, int32/uint32 output; "
+              "'The production MUST never overflow' (the cases keep every sum within the output type)"})
+
+
+# ----------------------------------------------------------------------------- MatMulIntegerToFloat
+MITF_NAMES = ("A", "B", "a_scale", "b_scale", "a_zero_point", "b_zero_point", "bias")
+MITF_EXTRA = {"a_scale": "", "b_scale": "", "a_zero_point": "", "b_zero_point": "", "bias": "N"}
+
+
+def _scales_for(rng, t: str, shape, k: int, other: float = 1.0) -> np.ndarray:
+    """Random-mantissa scales of type ``t``; float16: small enough that ``K 255^2`` times the
+    product of the two scales stays below 2^14 (no overflow of float16 outputs)."""
+    s = np.asarray(draw_scales(rng, t, shape, False), dtype=np.float64)
+    if t == "float16":
+        cap = 2.0 ** 14 / (max(k, 1) * 255.0 * 255.0) / other
+        s = np.asarray(V.representable(np.minimum(s, cap) * (1 - 0.1 * rng.random(np.shape(s))), t),
+                       dtype=np.float64).reshape(shape)
+        s = np.where(s == 0, 2.0 ** -14, s)
+    return s
+
+
+def _bias_for(rng, t: str, prod, shape) -> np.ndarray:
+    """A bias of type ``t`` of the magnitude of the products (some elements cancel them)."""
+    m = max((abs(float(x)) for x in np.asarray(prod, dtype=object).ravel().tolist()), default=1.0) or 1.0
+    return np.asarray(V.representable(rng.uniform(-m, m, size=shape), t), dtype=np.float64).reshape(shape)
+
+
+def _mitf_table(rng, ctx, shapes):
+    present = [n for n in MITF_NAMES if n in ctx.types]
+    sh = dict(zip(present, shapes))
+    k = int(sh["A"][-1])
+    t3 = ctx.types["a_scale"]
+    vals = {}
+    for d, z in (("A", "a_zero_point"), ("B", "b_zero_point")):
+        t = ctx.types[d]
+        zs = sh.get(z, ())
+        zp = draw_zero_points(rng, t, zs)
+        if z in sh:
+            vals[z] = zp
+        vals[d] = draw_data(rng, t, sh[d], None, False)
+    vals["a_scale"] = _scales_for(rng, t3, sh["a_scale"], k)
+    vals["b_scale"] = _scales_for(rng, t3, sh["b_scale"], k, float(np.asarray(vals["a_scale"]).ravel()[0]))
+    if "bias" in sh:
+        _, prod = ref.matmul_integer_to_float_parts(vals["A"], vals["a_scale"], vals.get("a_zero_point"), vals["B"],
+                                                    vals["b_scale"], vals.get("b_zero_point"))
+        vals["bias"] = _bias_for(rng, t3, prod, sh["bias"])
+    return [vals[n] for n in present]
+
+
+def mitf_oracle(ctx, A, B, a_scale, b_scale, a_zero_point=None, b_zero_point=None, bias=None, **attrs):
+    """MatMulIntegerToFloat (:func:`conformance.reference.contrib_quant_matmul.matmul_integer_to_float`)."""
+    return ref.matmul_integer_to_float(A, a_scale, a_zero_point, B, b_scale, b_zero_point, bias)
+
+
+def _mitf_tol(ctx, inputs, attrs, outputs):
+    a, b, sa, sb, za, zb, bias = (list(inputs) + [None] * 7)[:7]
+    _, mag = ref.matmul_integer_to_float_parts(a, sa, za, b, sb, zb, None)
+    return {"Y": float_tolerance(ctx.out_types["Y"], mag, bias is not None)}
+
+
+def _mm_errors(names, required: int, types_a: str) -> tuple[Err, ...]:
+    """Inner mismatch, a b_scale of the wrong length, a zero point of another type (``names``: the
+    inputs in schema order, the first ``required`` of them required)."""
+    def shapes(a, b, **over):
+        last = max([required - 1] + [names.index(n) for n in over])
+        return tuple(a if n == "A" else b if n == "B" else over.get(n, ()) for n in names[:last + 1])
+
+    return (
+        Err("the inner dimensions differ (numpy.matmul: A [M, K] x B [K, N])", "inner-mismatch",
+            shapes=shapes((2, 3), (4, 2)), type_name=types_a),
+        Err("b_scale is a scalar or has 'the number of columns of input B' elements (2), here 3", "b-scale-length",
+            shapes=shapes((2, 3), (3, 2), b_scale=(3,), b_zero_point=(3,)), type_name=types_a),
+        Err("b_zero_point has B's type T2 (int8 with a uint8 B)", "b-zero-point-type",
+            types={"B": "uint8", "b_zero_point": "int8"}, shapes=shapes((2, 3), (3, 2), b_zero_point=()),
+            type_name=types_a),
+    )
+
+
+MATMUL_INTEGER_TO_FLOAT = Entry(
+    "MatMulIntegerToFloat", mitf_oracle, family="shaped", domain=MS, shapes=_mm_shapes(MITF_EXTRA, one_d_b=False),
+    int_numerics={INT_RANGE: _mitf_table}, numerics_classes=lambda t: (INT_RANGE,), per_type=10,
+    tolerance=_mitf_tol,
+    errors=_mm_errors(MITF_NAMES, 4, "uint8") + (
+        Err("a_zero_point has A's type T1 (int8 with a uint8 A)", "a-zero-point-type",
+            types={"A": "uint8", "a_zero_point": "int8"}, shapes=((2, 3), (3, 2), (), (), ()), type_name="uint8"),
+        Err("bias has Y's type T3 (a float16 bias with float scales)", "bias-type", types={"bias": "float16"},
+            shapes=((2, 3), (3, 2), (), (), (), (), (2,)), type_name="uint8")),
+    notes={1: "onnxruntime-defined (com.microsoft): Y = (A - a_zp) @ (B - b_zp) a_scale b_scale + bias "
+              "(numpy.matmul); a_scale per tensor, b_scale/b_zero_point per tensor or per column of B; "
+              "zero points default 0; float or float16 Y"})
+
+
+# ----------------------------------------------------------------------------- DynamicQuantizeMatMul
+DQMM_NAMES = ("A", "B", "b_scale", "b_zero_point", "bias")
+DQMM_EXTRA = {"b_scale": "", "b_zero_point": "", "bias": "N"}
+
+
+def _dqmm_table(rng, ctx, shapes):
+    present = [n for n in DQMM_NAMES if n in ctx.types]
+    sh = dict(zip(present, shapes))
+    k = int(sh["A"][-1])
+    vals = {"A": dynamic_table(rng, ctx, [sh["A"]])[0]}
+    t = ctx.types["B"]
+    if "b_zero_point" in sh:
+        vals["b_zero_point"] = draw_zero_points(rng, t, sh["b_zero_point"])
+    vals["B"] = draw_data(rng, t, sh["B"], None, False)
+    vals["b_scale"] = _scales_for(rng, "float", sh["b_scale"], k)
+    if "bias" in sh:
+        _, prod = ref.dynamic_quantize_matmul_parts(vals["A"], vals["B"], vals["b_scale"], vals.get("b_zero_point"))
+        vals["bias"] = _bias_for(rng, "float", prod, sh["bias"])
+    return [vals[n] for n in present]
+
+
+def dqmm_oracle(ctx, A, B, b_scale, b_zero_point=None, bias=None, **attrs):
+    """DynamicQuantizeMatMul (:func:`conformance.reference.contrib_quant_matmul.dynamic_quantize_matmul`)."""
+    return ref.dynamic_quantize_matmul(A, B, b_scale, b_zero_point, bias)
+
+
+def _dqmm_tol(ctx, inputs, attrs, outputs):
+    a, b, sb, zb, bias = (list(inputs) + [None] * 5)[:5]
+    _, mag = ref.dynamic_quantize_matmul_parts(a, b, sb, zb, None)
+    return {"Y": float_tolerance("float", mag, bias is not None)}
+
+
+def _dqmm_shapes() -> tuple[Shape, ...]:
+    return tuple(s for s in _mm_shapes(DQMM_EXTRA, one_d_b=False, zero_k=False) if not s.name.startswith("zero-"))
+
+
+DYNAMIC_QUANTIZE_MATMUL = Entry(
+    "DynamicQuantizeMatMul", dqmm_oracle, family="shaped", domain=MS, shapes=_dqmm_shapes(),
+    float_numerics={DYNAMIC: _dqmm_table}, numerics_classes=lambda t: (DYNAMIC,), per_type=12,
+    tolerance=_dqmm_tol, errors=_mm_errors(DQMM_NAMES, 3, "float"),
+    notes={1: "onnxruntime-defined (com.microsoft): A quantized to uint8 as DynamicQuantizeLinear does, then "
+              "MatMulIntegerToFloat with B's scale and zero point (per tensor or per column) and the bias"})
+
+
+# ----------------------------------------------------------------------------- QGemm
+QG_NAMES = ("A", "a_scale", "a_zero_point", "B", "b_scale", "b_zero_point", "C", "y_scale", "y_zero_point")
+
+
+def _qg_class(num: str):
+    """The numerics class ``num`` of QGemm: QLinearMatMul's (``requant``, ``ties``, ``saturate``:
+    every requantized element robust, :func:`conformance.reference.qlinear.robust_value`) for a
+    quantized Y; for a float Y the class only chooses the data (``ties``: power-of-two scales and
+    small differences, the products exact; the others: the whole range)."""
+
+    def table(rng, ctx, shapes):
+        present = [n for n in QG_NAMES if n in ctx.types]
+        sh = dict(zip(present, shapes))
+        ta, tb = ctx.types["A"], ctx.types["B"]
+        alpha = float(np.float32(ctx.attrs.get("alpha", 1.0)))
+        ta_, tb_ = int(ctx.attrs.get("transA", 0) or 0), int(ctx.attrs.get("transB", 0) or 0)
+        k = sh["A"][0] if ta_ else sh["A"][1]
+        out_t = ctx.out_types["Y"]
+        kind = num if qlref.is_pow2(alpha) or num != TIES else REQUANT
+        pow2 = kind == TIES
+        for attempt in range(60):
+            vals = {"a_zero_point": draw_zero_points(rng, ta, sh["a_zero_point"]),
+                    "b_zero_point": draw_zero_points(rng, tb, sh["b_zero_point"]),
+                    "a_scale": draw_scales(rng, "float", sh["a_scale"], pow2),
+                    "b_scale": draw_scales(rng, "float", sh["b_scale"], pow2)}
+            zb = np.asarray(vals["b_zero_point"], dtype=object)
+            zb_full = zb if zb.ndim == 0 else (zb.reshape(-1, 1) if tb_ else zb.reshape(1, -1))
+            vals["A"] = draw_data(rng, ta, sh["A"], vals["a_zero_point"], pow2)
+            vals["B"] = draw_data(rng, tb, sh["B"], np.broadcast_to(zb_full, sh["B"]), pow2)
+            if "C" in sh:
+                lim = 8 if pow2 else 255 * 255 * max(1, min(k, 16))
+                vals["C"] = _obj(rng.integers(-lim, lim + 1, size=sh["C"]), sh["C"])
+            if "y_scale" not in sh:  # a float Y: the class chose the data only
+                return [vals[n] for n in present]
+            vals["y_zero_point"] = draw_zero_points(rng, out_t, sh["y_zero_point"])
+
+            def parts(sy):
+                return ref.qgemm_parts(vals["A"], vals["a_scale"], vals["a_zero_point"], vals["B"], vals["b_scale"],
+                                       vals["b_zero_point"], vals.get("C"), np.array(sy), alpha, ta_, tb_)
+
+            if pow2:
+                sy = float(np.asarray(vals["a_scale"]).ravel()[0]) * float(np.asarray(vals["b_scale"]).ravel()[0]) \
+                    * float(rng.choice([2.0, 4.0]))
+            else:
+                v1, _ = parts(1.0)
+                sy = place_y_scale(rng, "float", v1, out_t, kind)
+            tie_ok = pow2 and qlref.is_pow2(alpha)
+            for _ in range(1 if pow2 else 20):
+                v, _ = parts(sy)
+                z = qlref.exact(vals["y_zero_point"]).reshape(())
+                ok = all(qlref.robust_value(vi, qlref.SLACK_REL * abs(float(vi)), z, out_t, tie_ok)
+                         for vi in np.asarray(v).ravel().tolist())
+                if ok:
+                    vals["y_scale"] = np.array(sy, dtype=np.float64)
+                    return [vals[n] for n in present]
+                sy = float(V.representable(np.array([sy * (1 + float(rng.uniform(-0.02, 0.02)))]), "float")[0])
+        raise ValueError("QGemm: no robust table found")
+
+    table.__name__ = f"qgemm_{num.replace('-', '_')}"
+    return table
+
+
+def qgemm_oracle(ctx, A, a_scale, a_zero_point, B, b_scale, b_zero_point, C=None, y_scale=None, y_zero_point=None,
+                 **attrs):
+    """QGemm (:func:`conformance.reference.contrib_quant_matmul.qgemm`): float64 or object ints."""
+    return ref.qgemm(A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale, y_zero_point,
+                     ctx.out_types["Y"], float(attrs.get("alpha", 1.0)), int(attrs.get("transA", 0)),
+                     int(attrs.get("transB", 0)))
+
+
+def _qg_tol(ctx, inputs, attrs, outputs):
+    if ctx.out_types["Y"] != "float":
+        return {"Y": Tolerance(0.0, 0.0, exact=True)}
+    return {"Y": float_tolerance("float", (), False)}
+
+
+def _qg_shapes() -> tuple[Shape, ...]:
+    def sh(name, a, b, per="", c="N", attrs=None, **kw):
+        return Shape(name, {"A": a, "B": b, "b_scale": per, "b_zero_point": per, "C": c}, dict(attrs or {}), **kw)
+
+    return (
+        sh("NN/per-tensor/C=[N]", "MK", "KN"),
+        sh("NN/per-column/C=[M,N]", "MK", "KN", "N", "MN"),
+        sh("TN/per-column/C=[1,N]", "KM", "KN", "N", "1N", {"transA": 1}),
+        sh("NT/per-column/C=[M,1]", "MK", "NK", "N", "M1", {"transB": 1}),
+        sh("TT/per-tensor/C=scalar", "KM", "NK", "", "", {"transA": 1, "transB": 1}),
+        sh("NN/per-column/M=K", "MM", "MN", "N", "N", dims={"M": (3, 4)}),
+        sh("long-K/per-column", "2L", "L3", "3", "3", dims={"L": (200, 256)}, numerics=(REQUANT, SATURATE)),
+        # in the cycle (not only the fill step), so that the float/quantized Y rules hold for them too
+        sh("zero-K/per-column", "M0", "0N", "N", "N"),
+        sh("zero-M", "0K", "KN", "", "N"),
+    )
+
+
+def _qg_optional_rule(version: int, combo, optional) -> bool:
+    """A float Y has neither y_scale nor y_zero_point; a quantized Y has both ("The output is full
+    precision(float32) if it is not provided. Or the output is quantized")."""
+    quant = combo.get("TY") != "float"
+    return ("y_scale" in optional) == quant and ("y_zero_point" in optional) == quant
+
+
+def _qg_type_filter(version: int, combo) -> str | None:
+    if combo.get("TY") == "float" and combo.get("TYZ") != "uint8":
+        return "a float Y has no y_zero_point, so TYZ is bound by nothing: the uint8 combination stands for it"
+    if combo.get("TY") != "float" and combo.get("TY") != combo.get("TYZ"):
+        return "a quantized Y has y_zero_point's type (its quantization parameters); error case 'Y-type'"
+    return None
+
+
+def _qg_declared(version: int, combo) -> str | None:
+    if combo.get("TY") == "float":
+        return "a float Y has no y_zero_point: no formal of the model binds TYZ (the uint8 combination stands for it)"
+    return None
+
+
+def _qg_rule(version: int, num: str, attrs, optional) -> bool:
+    """``ties`` only with a power-of-two alpha (the multiplier exact, so a tie is one)."""
+    return num != TIES or qlref.is_pow2(float(np.float32(attrs.get("alpha", 1.0))))
+
+
+QGEMM = Entry(
+    "QGemm", qgemm_oracle, family="shaped", domain=MS, shapes=_qg_shapes(),
+    int_numerics={n: _qg_class(n) for n in (REQUANT, TIES, SATURATE)},
+    numerics_classes=lambda t: (REQUANT, TIES, SATURATE), numerics_rule=_qg_rule, per_type=12,
+    tolerance=_qg_tol, optional_rule=_qg_optional_rule, type_filter=_qg_type_filter, declared=_qg_declared,
+    attrs=(Attrs({"alpha": 0.5}), Attrs({"alpha": 1.7}, tag="alpha=1.7")),
+    errors=(
+        Err("the inner dimensions differ: A [2, 3] x B [4, 2]", "inner-mismatch",
+            shapes=((2, 3), (), (), (4, 2), (), ()), type_name="uint8"),
+        Err("a_scale 'is a scalar, which means a per-tensor quantization': a [2] a_scale", "a-scale-per-row",
+            shapes=((2, 3), (2,), (), (3, 2), (), ()), type_name="uint8"),
+        Err("b_scale is a scalar or has N = 2 elements (here 3)", "b-scale-length",
+            shapes=((2, 3), (), (), (3, 2), (3,), (3,)), type_name="uint8"),
+        Err("C 'should be unidirectional broadcastable to (M, N)': [3, 2] for (2, 2)", "C-broadcast",
+            shapes=((2, 3), (), (), (3, 2), (), (), (3, 2)), type_name="uint8"),
+        Err("a_zero_point has A's type TA (int8 with a uint8 A)", "a-zero-point-type",
+            types={"A": "uint8", "a_zero_point": "int8"}, shapes=((2, 3), (), (), (3, 2), (), ()), type_name="uint8"),
+        Err("a quantized Y has y_zero_point's type: an int8 Y with a uint8 y_zero_point", "Y-type",
+            types={"A": "uint8", "a_zero_point": "uint8", "y_zero_point": "uint8"}, out_types={"Y": "int8"},
+            shapes=((2, 3), (), (), (3, 2), (), (), (2,), (), ()), type_name="uint8"),
+    ),
+    notes={1: "onnxruntime-defined (com.microsoft): Y = alpha a_scale b_scale ((A' - a_zp)(B' - b_zp) + C), "
+              "float without y_scale/y_zero_point, else requantized (half to even, saturation); b per tensor "
+              "or per column; C int32 broadcast to (M, N)"})
+
+ENTRIES = (MATMUL_INTEGER16, MATMUL_INTEGER_TO_FLOAT, DYNAMIC_QUANTIZE_MATMUL, QGEMM)
+register_entries(ENTRIES, family="contrib_quant_matmul")
+
+__all__ = ["ENTRIES", "MATMUL_INTEGER16", "MATMUL_INTEGER_TO_FLOAT", "DYNAMIC_QUANTIZE_MATMUL", "QGEMM",
+           "float_tolerance"]

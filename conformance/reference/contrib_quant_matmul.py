@@ -1,0 +1,182 @@
+"""Oracles of onnxruntime's com.microsoft integer matrix products (onnxruntime-defined: the
+schema docs in its registry, ``conformance.opspec.op_spec(op, "com.microsoft")``, and
+ContribOperators.md; its CPU kernels read, not copied, where the documentation is silent):
+
+* **MatMulInteger16**: "Matrix product that behaves like numpy.matmul", int16/uint16 inputs,
+  int32/uint32 output; "The production MUST never overflow. The accumulation may overflow if
+  and only if in 32 bits" -- the cases keep every sum within the output type, so the result is
+  the exact integer product;
+* **MatMulIntegerToFloat**: ``Y = (A - a_zero_point) @ (B - b_zero_point) * a_scale * b_scale
+  + bias`` (numpy.matmul; a_scale per tensor, b_scale and b_zero_point per tensor or per column
+  of B ``[N]``; zero points default 0; bias ``[N]``);
+* **DynamicQuantizeMatMul**: A (float) quantized to uint8 first, as DynamicQuantizeLinear does
+  (:func:`conformance.reference.quantize.dynamic_quantize_linear`: ``scale = (max(0, max A) -
+  min(0, min A)) / 255`` in float32, the zero point rounded half to even), then
+  MatMulIntegerToFloat with that scale and zero point;
+* **QGemm**: ``Y = alpha a_scale b_scale[n] ((A' - a_zero_point) (B' - b_zero_point[n]) + C)``
+  (``A' = A^T`` with transA, ``B' = B^T`` with transB; C int32 "quantized with zero_point = 0 and
+  scale = alpha / beta * a_scale * b_scale", so it joins the integer accumulator; beta is 1);
+  float output without y_scale/y_zero_point, else requantized: ``saturate(round(Y / y_scale) +
+  y_zero_point)``, rounding half to even (MLAS's requantization), like QLinearMatMul.
+
+Values are exact: the accumulator is a Python int, the real values Fractions; the float outputs
+are rounded once by the engine, the quantized ones by :func:`conformance.reference.qlinear.requantize`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from . import quantize as qref
+from .qlinear import exact, requantize
+
+
+def _col(p, n: int | None = None):
+    """A per-tensor or per-column ([N]) parameter as an object array broadcasting against the
+    last axis; ``None`` -> 0."""
+    if p is None:
+        return np.array(0, dtype=object)
+    e = exact(p)
+    if e.size == 1 and e.ndim <= 1:
+        return e.reshape(())
+    if e.ndim != 1 or (n is not None and e.shape[0] != n):
+        raise ValueError(f"a per-column parameter has N = {n} elements, not {e.shape}")
+    return e
+
+
+def int_matmul(a, a_zero_point, b, b_zero_point) -> np.ndarray:
+    """``(A - a_zero_point) @ (B - b_zero_point)`` with numpy.matmul's rules, exactly (object
+    ints): a_zero_point per tensor; b_zero_point per tensor or per column of B (``[N]``);
+    ``None`` is 0.
+
+    Raises:
+        ValueError: shapes numpy.matmul rejects, a zero point of another shape.
+    """
+    a, b = exact(a), exact(b)
+    if a.ndim < 1 or b.ndim < 1:
+        raise ValueError("rank-0 operand")
+    za = _col(a_zero_point, 1)
+    if za.ndim:
+        raise ValueError("a_zero_point is per tensor (a scalar)")
+    n = b.shape[-1] if b.ndim >= 2 else 1
+    zb = _col(b_zero_point, n)
+    if b.ndim == 1 and zb.ndim:
+        raise ValueError("a 1-D B has one column: a per-tensor zero point")
+    da = a - za
+    db = b - zb
+    return np.asarray(np.matmul(da, db), dtype=object) if da.size or db.size else \
+        np.asarray(np.matmul(np.zeros(a.shape, dtype=np.int64), np.zeros(b.shape, dtype=np.int64)), dtype=object)
+
+
+def matmul_integer16(a, b) -> np.ndarray:
+    """MatMulInteger16: numpy.matmul of the exact integers (object ints)."""
+    return int_matmul(a, None, b, None)
+
+
+def matmul_integer_to_float_parts(a, a_scale, a_zero_point, b, b_scale, b_zero_point, bias=None):
+    """``(Y, mag)`` of MatMulIntegerToFloat, exactly (Fractions): ``Y = acc a_scale b_scale[n] +
+    bias[n]`` and ``mag = |acc a_scale b_scale[n]|`` (the product a kernel rounds before the bias),
+    ``acc`` :func:`int_matmul`.
+
+    Raises:
+        ValueError: as :func:`int_matmul`; a_scale not per tensor, b_scale neither per tensor nor
+            ``[N]``, bias not ``[N]``.
+    """
+    acc = int_matmul(a, a_zero_point, b, b_zero_point)
+    n = np.shape(b)[-1] if np.ndim(b) >= 2 else 1
+    sa = _col(a_scale, 1)
+    if sa.ndim:
+        raise ValueError("a_scale per tensor only (per column of A: documented, onnxruntime: 'not supported')")
+    sb = _col(b_scale, n)
+    prod = acc * (sa * sb)
+    y = prod if bias is None else prod + _bias(bias, n)
+    return np.asarray(y, dtype=object), np.asarray(np.abs(prod), dtype=object)
+
+
+def _bias(bias, n: int):
+    e = exact(bias)
+    if e.shape != (n,):
+        raise ValueError(f"bias is [N] = [{n}], not {e.shape}")
+    return e
+
+
+def to_float(v) -> np.ndarray:
+    """Fractions -> float64 (correctly rounded)."""
+    v = np.asarray(v, dtype=object)
+    return np.array([float(x) for x in v.ravel().tolist()], dtype=np.float64).reshape(v.shape)
+
+
+def matmul_integer_to_float(a, a_scale, a_zero_point, b, b_scale, b_zero_point, bias=None) -> np.ndarray:
+    """MatMulIntegerToFloat (module docstring), float64 of numpy.matmul's output shape."""
+    return to_float(matmul_integer_to_float_parts(a, a_scale, a_zero_point, b, b_scale, b_zero_point, bias)[0])
+
+
+def dynamic_quantize_matmul_parts(a, b, b_scale, b_zero_point, bias=None):
+    """``(Y, mag)`` of DynamicQuantizeMatMul (module docstring), exactly.
+
+    Raises:
+        ValueError: an empty or all-zero A (the dynamic scale divides by 0), as
+            :func:`matmul_integer_to_float_parts`.
+    """
+    aq, sa, za = qref.dynamic_quantize_linear(np.asarray(a, dtype=np.float64))
+    return matmul_integer_to_float_parts(aq, sa, za, b, b_scale, b_zero_point, bias)
+
+
+def dynamic_quantize_matmul(a, b, b_scale, b_zero_point=None, bias=None) -> np.ndarray:
+    """DynamicQuantizeMatMul (module docstring), float64."""
+    return to_float(dynamic_quantize_matmul_parts(a, b, b_scale, b_zero_point, bias)[0])
+
+
+def qgemm_parts(a, a_scale, a_zero_point, b, b_scale, b_zero_point, c=None, y_scale=None, alpha: float = 1.0,
+                trans_a: int = 0, trans_b: int = 0):
+    """``(v, mag)`` of QGemm, exactly: ``v = alpha a_scale b_scale[n] ((A' - a_zp)(B' - b_zp[n]) +
+    C) [/ y_scale]`` (Fractions, ``(M, N)``) and ``mag = |v|``.  ``alpha`` is the float32 value
+    the model stores.
+
+    Raises:
+        ValueError: A or B not 2-D, inner dimensions that differ, a scale or zero point of a
+            shape the documentation excludes, C not unidirectionally broadcastable to (M, N).
+    """
+    a, b = exact(a), exact(b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError("QGemm: A and B are 2-D")
+    a = a.T if trans_a else a
+    b = b.T if trans_b else b
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"inner dimensions {a.shape} x {b.shape}")
+    m, n = a.shape[0], b.shape[1]
+    if np.shape(b_scale) != np.shape(b_zero_point):
+        raise ValueError("b_scale and b_zero_point have one shape")
+    for p, name in ((a_scale, "a_scale"), (a_zero_point, "a_zero_point"), (y_scale, "y_scale")):
+        if p is not None and np.ndim(p) != 0:
+            raise ValueError(f"{name} is a scalar")
+    acc = int_matmul(a, a_zero_point, b, b_zero_point)
+    if c is not None:
+        ce = exact(c)
+        if ce.ndim > 2 or np.broadcast_shapes(ce.shape, (m, n)) != (m, n):
+            raise ValueError(f"C {ce.shape} is not unidirectionally broadcastable to {(m, n)}")
+        acc = acc + ce
+    mult = Fraction(float(np.float32(alpha))) * _col(a_scale, 1) * _col(b_scale, n)
+    if y_scale is not None:
+        mult = mult / _col(y_scale, 1)
+    v = np.asarray(np.broadcast_to(acc, (m, n)) * mult, dtype=object)
+    return v, np.asarray(np.abs(v), dtype=object)
+
+
+def qgemm(a, a_scale, a_zero_point, b, b_scale, b_zero_point, c=None, y_scale=None, y_zero_point=None,
+          out_type: str = "float", alpha: float = 1.0, trans_a: int = 0, trans_b: int = 0) -> np.ndarray:
+    """QGemm (module docstring): float64 (``out_type`` float: y_scale and y_zero_point absent) or
+    object ints ``saturate(round(v) + y_zero_point)`` rounded half to even (``out_type`` uint8 /
+    int8).
+
+    Raises:
+        ValueError: as :func:`qgemm_parts`; only one of y_scale and y_zero_point present.
+    """
+    if (y_scale is None) != (y_zero_point is None):
+        raise ValueError("y_scale and y_zero_point are both present (quantized Y) or both absent (float Y)")
+    v, _ = qgemm_parts(a, a_scale, a_zero_point, b, b_scale, b_zero_point, c, y_scale, alpha, trans_a, trans_b)
+    if y_scale is None:
+        return to_float(v)
+    return requantize(v, exact(y_zero_point).reshape(()), out_type)
