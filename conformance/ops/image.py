@@ -14,7 +14,8 @@ decoding").  What the cases hold:
   TIFF (raw, LZW, deflate; RGB, RGBA, grey, palette, bilevel, 16-bit grey), WebP lossless (RGB,
   RGBA with ``exact``: transparent pixels keep their colour), JPEG2000 (JP2 container and raw
   codestream, reversible wavelet: lossless; RGB, RGBA, grey), the portable formats (PPM, PGM,
-  PBM and their plain (ASCII) forms with a header comment, 16-bit PGM), JPEG (4:4:4, 4:2:2, 4:2:0, progressive, optimised Huffman tables, grey);
+  PBM and their plain (ASCII) forms with a header comment, 16-bit PGM), JPEG (4:4:4, 4:2:2, 4:2:0, progressive, optimised Huffman tables, grey, EXIF Orientation 6
+  judged as stored or as displayed);
   sizes 1x1, 2x3, 5x7, 9x13 (partial JPEG blocks and MCUs) and 16x16;
 * ``pixel_format`` RGB, BGR and Grayscale given, and absent (RGB) for every other source;
 * lossless formats compared **exactly** with the drawn pixels (alpha dropped, palette
@@ -53,6 +54,7 @@ JPEG_TOL = Tolerance(float(max(ref.JPEG_LEVELS.values())), 0.0,
 CHECKED = Tolerance(0.0, 0.0, variants=("judged by the case's check",), exact=True)
 
 CHECK_JPEG = "conformance.reference.image:check_jpeg"
+CHECK_JPEG_EXIF = "conformance.reference.image:check_jpeg_either_orientation"
 CHECK_16 = "conformance.reference.image:check_scaled_16"
 CHECK_EMPTY = "conformance.reference.image:check_empty"
 CHECK_EMPTY_OR = "conformance.reference.image:check_empty_or_image"
@@ -111,6 +113,7 @@ SOURCES = (
     ("jpeg-420", "RGB", "blocks", SIZES),
     ("jpeg-progressive", "RGB", "blocks", ((16, 16),)),
     ("jpeg-optimized", "RGB", "blocks", ((9, 13),)),
+    ("jpeg-exif6", "RGB", "blocks", ((5, 7), (16, 16))),
     ("jpeg-444", "L", "noise", ((16, 16), (5, 7))),
     ("gif", "P", "noise", ((5, 7),)),
 )
@@ -186,6 +189,8 @@ def _pf_states(k: int) -> list[str | None]:
 
 
 def _judge(encoder: str, mode: str) -> str:
+    if encoder == "jpeg-exif6":
+        return "jpeg-orientation"
     if encoder.startswith("jpeg"):
         return "jpeg-bound"
     if encoder == "gif":
@@ -193,7 +198,7 @@ def _judge(encoder: str, mode: str) -> str:
     return "scaled-16" if mode == "I;16" else "exact"
 
 
-_CHECKS = {"jpeg-bound": CHECK_JPEG, "scaled-16": CHECK_16, "empty-or-image": CHECK_EMPTY_OR, "exact": None}
+_CHECKS = {"jpeg-bound": CHECK_JPEG, "jpeg-orientation": CHECK_JPEG_EXIF, "scaled-16": CHECK_16, "empty-or-image": CHECK_EMPTY_OR, "exact": None}
 
 
 def _value_cases(seed: int, opsets: list[int]) -> list[Case]:
@@ -215,7 +220,7 @@ def _value_cases(seed: int, opsets: list[int]) -> list[Case]:
                     expected, tol = ref.expected_image(src, pf_eff), EXACT
                 else:  # the check judges; the reference decode is stored for runners that read it
                     expected = ref.decode(stream, pf_eff)
-                    tol = JPEG_TOL if judge == "jpeg-bound" else CHECKED
+                    tol = JPEG_TOL if judge.startswith("jpeg") else CHECKED
                 attrs = {} if pf is None else {"pixel_format": pf}
                 params = "default" if pf is None else ("explicit-default" if pf == "RGB" else "non-default")
                 case = make_case(

@@ -219,6 +219,7 @@ ENCODERS: dict[str, tuple[str, dict[str, Any], str]] = {
     "jpeg-420": ("JPEG", {"quality": 90, "subsampling": 2}, "JPEG"),
     "jpeg-progressive": ("JPEG", {"quality": 85, "subsampling": 2, "progressive": True}, "JPEG"),
     "jpeg-optimized": ("JPEG", {"quality": 75, "subsampling": 2, "optimize": True}, "JPEG"),
+    "jpeg-exif6": ("JPEG", {"quality": 90, "subsampling": 2}, "JPEG"),
     "gif": ("GIF", {}, "GIF"),
 }
 
@@ -381,9 +382,15 @@ def encode(src: Source, encoder: str) -> bytes:
         return bmp_top_down(encode(src, "bmp"))
     if encoder in OWN_ENCODERS:
         return encode_pnm(src, plain=encoder == "pnm-plain")
+    from PIL import Image
+
     fmt, kw, _ = ENCODERS[encoder]
     buf = io.BytesIO()
     im = src.pil()
+    if encoder == "jpeg-exif6":  # EXIF Orientation 6: display rotated 90 degrees clockwise
+        exif = Image.Exif()
+        exif[0x0112] = 6
+        kw = dict(kw, exif=exif.tobytes())
     if fmt == "PNG" and src.mode == "P" and src.transparency is not None:
         kw = dict(kw, transparency=int(src.transparency))
     im.save(buf, fmt, **kw)
@@ -489,6 +496,10 @@ def check_jpeg(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
     got, why = _image_output(outputs, ref.shape[2])
     if got is None:
         return False, why
+    return _jpeg_within(got, ref, inputs, pf)
+
+
+def _jpeg_within(got: np.ndarray, ref: np.ndarray, inputs: dict, pf: str) -> tuple[bool, str]:
     if got.shape != ref.shape:
         return False, f"image has shape {list(got.shape)}, the stream's image is {list(ref.shape)}"
     from PIL import Image
@@ -507,6 +518,41 @@ def check_jpeg(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
         return False, (f"{int((diff > bound).sum())} sample(s) beyond the JPEG bound {bound.tolist()} levels; "
                        f"first at {list(map(int, idx))}: reference {int(ref[idx])}, got {int(got[idx])}")
     return True, f"within {worst.tolist()} levels of the reference decode (bound {bound.tolist()})"
+
+
+#: EXIF Orientation (TIFF/EXIF tag 0x0112) values and the ``numpy.rot90``/flip that displays the
+#: stored image (EXIF 2.32, section 4.6.4 A): 6 = the 0th row is the visual right side.
+ORIENTATIONS = {3: lambda a: a[::-1, ::-1], 6: lambda a: np.rot90(a, k=-1), 8: lambda a: np.rot90(a, k=1)}
+
+
+def exif_orientation(stream: np.ndarray | bytes) -> int:
+    """The EXIF Orientation of a JPEG stream (1 when absent or unreadable)."""
+    from PIL import Image
+
+    data = bytes(np.asarray(stream, dtype=np.uint8).tobytes()) if not isinstance(stream, bytes) else stream
+    try:
+        return int(Image.open(io.BytesIO(data)).getexif().get(0x0112, 1))
+    except Exception:  # noqa: BLE001
+        return 1
+
+
+def check_jpeg_either_orientation(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
+    """:func:`check_jpeg` of a JPEG carrying an EXIF Orientation, accepting the image as stored
+    or as displayed (the orientation applied: OpenCV's ``IMREAD_COLOR`` does, Pillow's decode and
+    libjpeg do not; the operator text does not say).  Returns ``(passed, message)``."""
+    pf = _pixel_format(attrs)
+    ref = decode(inputs["encoded_stream"], pf)
+    got, why = _image_output(outputs, ref.shape[2])
+    if got is None:
+        return False, why
+    ok, msg = _jpeg_within(got, ref, inputs, pf)
+    if ok:
+        return True, "as stored: " + msg
+    turn = ORIENTATIONS.get(exif_orientation(inputs["encoded_stream"]))
+    if turn is None:
+        return False, msg
+    ok2, msg2 = _jpeg_within(got, np.ascontiguousarray(turn(ref)), inputs, pf)
+    return (True, "as displayed: " + msg2) if ok2 else (False, f"as stored: {msg}; as displayed: {msg2}")
 
 
 def check_scaled_16(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, str]:
