@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from fractions import Fraction
 
 import numpy as np
@@ -47,7 +48,7 @@ def _gelu_erf_1(v):
 
 def _gelu_tanh_1(v):
     c = math.sqrt(2.0 / math.pi)
-    return 0.5 * v * (1.0 + math.tanh(c * (v + 0.044715 * v ** 3)))
+    return 0.5 * v * (1.0 + math.tanh(c * (v + 0.044715 * v * v * v)))
 
 
 def _quick_1(v, alpha):
@@ -617,3 +618,125 @@ def test_onnx_reference_implements_none_of_them(suite):
         case = next(c for c in suite if c.op == op and c.expect_error is None)
         with pytest.raises(NotImplementedError, match="com.microsoft"):
             ReferenceEvaluator(case.model)
+
+
+# ============================================================================ every generated case
+def _dot(pairs) -> float | Fraction:
+    """Sum of products: exact (a Fraction) when every factor is finite, else IEEE float arithmetic
+    (NaN and infinities are absorbing: the class does not depend on the order)."""
+    pairs = [(float(x), float(y)) for x, y in pairs]
+    if all(math.isfinite(x) and math.isfinite(y) for x, y in pairs):
+        return sum((Fraction(x) * Fraction(y) for x, y in pairs), Fraction(0))
+    return sum(x * y for x, y in pairs)
+
+
+def _scale(alpha, acc, beta=0.0, c=None) -> float:
+    if isinstance(acc, Fraction) and (c is None or math.isfinite(c)):
+        v = Fraction(float(np.float32(alpha))) * acc
+        if c is not None:
+            v += Fraction(float(np.float32(beta))) * Fraction(c)
+        return float(v)
+    v = float(np.float32(alpha)) * float(acc)
+    return v + float(np.float32(beta)) * c if c is not None else v
+
+
+def _loop_matmul_case(a, b, attrs):
+    """FusedMatMul by :func:`_stored_index` over every output element (1-D operands promoted as
+    numpy.matmul, rank-2 transBatch a no-op)."""
+    ta, tb = attrs.get("transA", 0), attrs.get("transB", 0)
+    tba, tbb = attrs.get("transBatchA", 0), attrs.get("transBatchB", 0)
+    a1, b1 = a.ndim == 1, b.ndim == 1
+    a2 = a.reshape(1, -1) if a1 else a
+    b2 = b.reshape(-1, 1) if b1 else b
+
+    def lshape(x, t, tbat):
+        sh = list(x.shape)
+        if tbat and x.ndim >= 3:
+            sh = sh[1:-1] + [sh[0], sh[-1]]
+        if t:
+            sh[-1], sh[-2] = sh[-2], sh[-1]
+        return sh
+
+    la, lb = lshape(a2, 0 if a1 else ta, tba), lshape(b2, 0 if b1 else tb, tbb)
+    batch = np.broadcast_shapes(tuple(la[:-2]), tuple(lb[:-2]))
+    m, k, n = la[-2], la[-1], lb[-1]
+    out = np.zeros(tuple(batch) + (m, n))
+    for bi in itertools.product(*[range(d) for d in batch]):
+        ba = tuple(x if d > 1 else 0 for x, d in zip(bi[len(bi) - len(la) + 2:], la[:-2]))
+        bb = tuple(x if d > 1 else 0 for x, d in zip(bi[len(bi) - len(lb) + 2:], lb[:-2]))
+        for i in range(m):
+            for j in range(n):
+                acc = _dot((a2[_stored_index(ba + (i, q), a2.ndim, 0 if a1 else ta, tba)],
+                            b2[_stored_index(bb + (q, j), b2.ndim, 0 if b1 else tb, tbb)]) for q in range(k))
+                out[bi + (i, j)] = _scale(attrs.get("alpha", 1.0), acc)
+    if a1:
+        out = out[..., 0, :]
+    if b1:
+        out = out[..., 0]
+    return out
+
+
+def _loop_gemm_case(a, b, c, attrs):
+    ta, tb = attrs.get("transA", 0), attrs.get("transB", 0)
+    a2, b2 = (a.T if ta else a), (b.T if tb else b)
+    m, k, n = a2.shape[0], a2.shape[1], b2.shape[1]
+    cc = None if c is None else np.broadcast_to(c, (m, n))
+    name = attrs.get("activation")
+    p = {k2[len("activation_"):]: float(np.float32(v)) for k2, v in attrs.items() if k2.startswith("activation_")}
+    integer = a.dtype.kind in "iu"
+    out = np.empty((m, n), dtype=object if integer else np.float64)
+    for i in range(m):
+        for j in range(n):
+            if integer:
+                z = int(attrs.get("alpha", 1.0)) * sum(int(a2[i, q]) * int(b2[i * 0 + q, j]) for q in range(k))
+                z += 0 if cc is None else int(attrs.get("beta", 1.0)) * int(cc[i, j])
+                out[i, j] = z if name is None else (max(z, 0) if name == "Relu" else (z if z > p["alpha"] else 0))
+                continue
+            z = _scale(attrs.get("alpha", 1.0), _dot((a2[i, q], b2[q, j]) for q in range(k)),
+                       attrs.get("beta", 1.0), None if cc is None else float(cc[i, j]))
+            out[i, j] = z if name is None else (math.nan if math.isnan(z) else LOOP_ACTS[name](z, p))
+    return out
+
+
+def _loop_gelu_case(op, inputs, attrs):
+    x = inputs[0].astype(np.float64)
+    if len(inputs) > 1 and inputs[1] is not None:
+        x = x + inputs[1].astype(np.float64)
+    if op == "QuickGelu":
+        a32 = float(np.float32(attrs.get("alpha", 1.702)))
+        return _loop(lambda v: math.nan if math.isnan(v) else (v if math.isinf(v) else _quick_1(v, a32)), x)
+    f = _gelu_tanh_1 if op == "FastGelu" else _gelu_erf_1
+    return _loop(lambda v: math.nan if math.isnan(v) else (v if math.isinf(v) else f(v)), x)
+
+
+def test_loops_agree_with_every_generated_value_case(value_cases):
+    """The loops above (written from the docs, not from the reference module) reproduce the stored
+    expected output of every generated value case, rounded to T: exactly for integers, within 1
+    ulp of T (the alpha product's double rounding, the loops' own libm and ``1 + tanh`` cancellation
+    in double) for floats; NaN and infinities in the same places."""
+    checked = Counter()
+    for c in value_cases:
+        ds = c.datasets[0]
+        feeds = [(ds.inputs[i.name] if i.name in ds.inputs else i.value) if i.present else None for i in c.inputs]
+        attrs = dict(c.attributes)
+        if c.op in MM_OPS:
+            got = _loop_matmul_case(feeds[0], feeds[1], attrs)
+        elif c.op == "FusedGemm":
+            got = _loop_gemm_case(feeds[0], feeds[1], feeds[2] if len(feeds) > 2 else None, attrs)
+        else:
+            got = _loop_gelu_case(c.op, feeds, attrs)
+        want = next(iter(ds.outputs.values()))
+        dt = np.asarray(want).dtype
+        if dt.kind in "iu":
+            assert [int(v) for v in np.ravel(got)] == [int(v) for v in np.ravel(want)], c.id
+        else:
+            g = np.asarray(got, dtype=np.float64).astype(dt).astype(np.float64)
+            w = np.asarray(want).astype(np.float64)
+            assert g.shape == w.shape, c.id
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=c.id)
+            fin = np.isfinite(w)
+            np.testing.assert_array_equal(g[~fin & ~np.isnan(w)], w[~fin & ~np.isnan(w)], err_msg=c.id)
+            ulp = np.spacing(np.abs(w[fin]).astype(dt)).astype(np.float64)
+            assert np.all(np.abs(g[fin] - w[fin]) <= ulp + 1e-15), c.id
+        checked[c.op] += 1
+    assert set(checked) == set(ALL_OPS) and min(checked.values()) >= 30, checked

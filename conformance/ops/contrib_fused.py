@@ -120,8 +120,12 @@ def _swish_attrs(attrs) -> dict:
 def _special_as(op: str):
     def fn(rng, ctx, shapes):
         """The special values of the ai.onnx activation ``op`` (:func:`conformance.ops.activations.special_values`),
-        once each, the rest uniform in [-4, 4], shuffled, as a vector."""
+        once each, the rest uniform in [-4, 4], shuffled, as a vector.  With a negative ``alpha``
+        (QuickGelu) no infinity: ``inf * sigmoid(-inf)`` is ``inf * 0`` (the ai.onnx Swish states
+        are all positive)."""
         vals = acts.special_values(op, _lead(ctx))
+        if float(ctx.attrs.get("alpha", 1.0) or 0.0) < 0:
+            vals = [v for v in vals if not math.isinf(v)]
         n = max(int(np.prod(shapes[0], dtype=np.int64)), len(vals))
         x = np.concatenate([vals, rng.uniform(-4.0, 4.0, size=n - len(vals))])
         return [x[rng.permutation(n)]]
