@@ -365,3 +365,90 @@ def test_error_cases_are_rejected(op, kernel, count, cases):
 def test_reproducible(cases):
     again = {e.op: [c.content_hash for c in engine.cases(e, 0)] for e in ops_m.ENTRIES}
     assert again == {op: [c.content_hash for c in cs] for op, cs in cases.items()}
+
+
+# ============================================================================ MatMulNBits
+def test_nbits_unpacking_matches_a_loop():
+    rng = np.random.default_rng(8)
+    for bits in (2, 4, 8):
+        n, k, bs = 2, 40, 16
+        kb, per = 3, 8 // bits
+        b = rng.integers(0, 256, size=(n, kb, bs * bits // 8)).astype(np.uint8)
+        sc = rng.uniform(0.1, 1, size=(n, kb))
+        w = ref.nbits_weight(b, sc, None, k, n, bits, bs)
+        for i in range(n):
+            for j in range(k):
+                blk, off = divmod(j, bs)
+                byte = int(b[i, blk, off // per])
+                q = (byte >> ((off % per) * bits)) & ((1 << bits) - 1)  # low-order bits first
+                assert w[i, j] == (q - 2 ** (bits - 1)) * sc[i, blk], (bits, i, j)
+    # the documentation's example: 4 bits, the first value in the low nibble
+    assert ref.unpack_bits(np.array([0x21], np.uint8), 2, 4).tolist() == [1, 2]
+
+
+def nbits_kernel(flaw=None):
+    """MatMulNBits in float32: B unpacked (low bits first), dequantized per block, A @ W^T (+ bias);
+    accuracy_level 4: A quantized to int8 per block symmetrically (``max |A| / 127``), as the
+    documentation allows; the result rounded to A's type."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        a, b, sc = inputs["A"], inputs["B"], inputs["scales"]
+        zp, bias = inputs.get("zero_points"), inputs.get("bias")
+        k, n, bits, bs = attrs["K"], attrs["N"], attrs.get("bits", 4), attrs["block_size"]
+        if bs < 16 or bs & (bs - 1) or sc.dtype != a.dtype or a.shape[-1] != k:
+            raise ValueError("block_size a power of two >= 16; scales of A's type; A [..., K]")
+        kb, per = -(-k // bs), 8 // bits
+        if b.shape != (n, kb, bs * bits // 8):
+            raise ValueError("B is (N, k_blocks, blob_size)")
+        shifts = np.arange(per) * bits
+        order = shifts[::-1] if flaw == "nibbles-swapped" else shifts
+        q = ((b.astype(np.int64)[..., None] >> order) & ((1 << bits) - 1)).reshape(n, kb * bs)[:, :k]
+        blk = np.arange(k) // bs
+        if zp is None or flaw == "zero-points-ignored":
+            z = np.full((n, kb), 0.0 if flaw == "default-zero-point-0" else 2.0 ** (bits - 1), np.float32)
+        elif zp.dtype == np.uint8:
+            z = ((zp.astype(np.int64)[..., None] >> order) & ((1 << bits) - 1)).reshape(n, -1)[:, :kb]
+        else:
+            z = zp.astype(np.float32).reshape(n, kb)
+        s = sc.astype(np.float32).reshape(n, kb)
+        if flaw == "block-scales-ignored":
+            s = np.repeat(s[:, :1], kb, axis=1)
+        w = ((q - z[:, blk]) * s[:, blk]).astype(np.float32)
+        af = a.astype(np.float32)
+        if attrs.get("accuracy_level", 0) == 4 and af.size:
+            for j in range(kb):
+                part = af[..., blk == j]
+                m = np.abs(part).max(axis=-1, keepdims=True) / np.float32(127)
+                m = np.where(m == 0, np.float32(1), m)
+                af[..., blk == j] = np.rint(part / m) * m
+        y = np.matmul(af, w.T).astype(np.float32)
+        if bias is not None:
+            y = y + bias.astype(np.float32)
+        return {"Y": y.astype(a.dtype)}
+
+    return kernel
+
+
+def test_legitimate_nbits_kernel_passes(cases):
+    vals = _values(cases["MatMulNBits"])
+    assert len(vals) >= 60 and {c.tags["params"] for c in vals} >= {"accuracy_level=4", "required-only"}
+    _assert_all_pass(vals, "MatMulNBits", nbits_kernel(), "f32")
+
+
+@pytest.mark.parametrize("flaw,keep,least", [
+    ("nibbles-swapped", lambda c: not c.tags["shape"].startswith("b8"), 30),
+    ("zero-points-ignored", lambda c: "zero_points" in c.tags["optional_inputs"], 30),
+    ("default-zero-point-0", lambda c: "zero_points" not in c.tags["optional_inputs"], 10),
+    ("block-scales-ignored", lambda c: True, 40),
+])
+def test_wrong_nbits_kernels_are_caught(flaw, keep, least, cases):
+    sel = [c for c in _values(cases["MatMulNBits"]) if keep(c) and "zero-M" not in c.tags["shape"]]
+    assert _fails(sel, "MatMulNBits", nbits_kernel(flaw), flaw) >= least
+
+
+def test_nbits_error_cases_are_rejected(cases):
+    errs = [c for c in cases["MatMulNBits"] if c.expect_error]
+    assert len(errs) == 4
+    res = _run(errs, "MatMulNBits", nbits_kernel(), "e")
+    assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
+                                                    if r.outcome != "pass"]

@@ -39,12 +39,14 @@ import math
 import numpy as np
 
 from ..reference import contrib_quant_matmul as ref
+from ..reference import linalg as laref
 from ..reference import qlinear as qlref
 from ..reference import quantize as qref
 from ..tolerance import Tolerance
 from . import values as V
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
+from .linalg import bound_tolerance
 from .qlinear import draw_data, draw_scales, draw_zero_points, exact_tolerance, place_y_scale
 from .quantize import dynamic_table
 
@@ -427,8 +429,150 @@ QGEMM = Entry(
               "float without y_scale/y_zero_point, else requantized (half to even, saturation); b per tensor "
               "or per column; C int32 broadcast to (M, N)"})
 
-ENTRIES = (MATMUL_INTEGER16, MATMUL_INTEGER_TO_FLOAT, DYNAMIC_QUANTIZE_MATMUL, QGEMM)
+# ----------------------------------------------------------------------------- MatMulNBits
+NB_NAMES = ("A", "B", "scales", "zero_points", "g_idx", "bias")
+NBITS = "nbits"
+#: Placeholders of the required attributes (every pattern writes its own).
+NB_REQUIRED = {"K": 32, "N": 3, "block_size": 16}
+#: The unit roundoff of the types A may be downcast to (accuracy_level 2: float16, 3: bfloat16).
+U_LEVEL = {2: 2.0 ** -11, 3: 2.0 ** -8}
+
+
+def _nb_shape(name, k, n, bits, bs, a="MK", g_idx=False, **kw) -> Shape:
+    """One MatMulNBits pattern: K, N, bits and block_size fixed (attributes), B ``(N, k_blocks,
+    blob_size)``, scales ``(N, k_blocks)``, zero points packed or unpacked by the combination."""
+    kb = -(-k // bs)
+    dims = {"K": (k, k), "N": (n, n), "Q": (kb, kb), "Z": (bs * bits // 8, bs * bits // 8), "M": (1, 4),
+            **kw.pop("dims", {})}
+    ins = {"A": a, "B": "NQZ", "scales": "NQ", "zero_points": "NQ", "g_idx": "K", "bias": "N"}
+    plain = ((), ("zero_points",), ("bias",), ("zero_points", "bias"))
+    opt = tuple(o + ("g_idx",) if "bias" not in o else ("zero_points", "g_idx", "bias") if "zero_points" in o
+                else ("g_idx", "bias") for o in plain) if g_idx else plain
+    opt = tuple(tuple(x for x in NB_NAMES if x in o) for o in opt)
+    return Shape(name, ins, {"K": k, "N": n, "bits": bits, "block_size": bs}, dims=dims, optional=opt, **kw)
+
+
+def _nb_shapes() -> tuple[Shape, ...]:
+    return (
+        _nb_shape("b4/bs16/K=64", 64, 5, 4, 16),
+        _nb_shape("b4/bs32/K=40/partial-block", 40, 3, 4, 32),
+        _nb_shape("b4/bs16/K=48/batch", 48, 7, 4, 16, a="SMK", dims={"S": (2, 3)}),
+        _nb_shape("b4/bs16/K=80/odd-blocks", 80, 3, 4, 16),
+        _nb_shape("b4/bs16/K=32/M=1", 32, 6, 4, 16, a="1K"),
+        _nb_shape("b2/bs16/K=32", 32, 4, 2, 16),
+        _nb_shape("b2/bs32/K=72/odd-blocks", 72, 3, 2, 32),
+        _nb_shape("b8/bs32/K=64", 64, 3, 8, 32),
+        _nb_shape("b8/bs16/K=24/partial-block", 24, 4, 8, 16),
+        _nb_shape("b4/bs64/K=200/long-K", 200, 2, 4, 64),
+        _nb_shape("b4/bs16/K=32/g_idx", 32, 3, 4, 16, g_idx=True),
+        _nb_shape("b4/bs16/K=32/zero-M", 32, 3, 4, 16, a="0K", cycle=False),
+    )
+
+
+def _nb_table(rng, ctx, shapes):
+    """A over [-1, 1] in A's type; q uniform over the ``bits``-bit range (its ends included); the
+    padding of the last block and of the packed zero points random (a kernel must ignore it);
+    scales with random mantissas in [2^-6, 2^-2] (negative ones too), zero points packed (uint8)
+    or unpacked (A's type: integers and halves), bias in A's type."""
+    present = [x for x in NB_NAMES if x in ctx.types]
+    sh = dict(zip(present, shapes))
+    t1 = ctx.types["A"]
+    k, n, bits, bs = (int(ctx.attrs[x]) for x in ("K", "N", "bits", "block_size"))
+    kb, hi = -(-k // bs), (1 << bits) - 1
+    vals = {"A": np.asarray(V.representable(rng.uniform(-1, 1, size=sh["A"]), t1), dtype=np.float64)}
+    q = rng.integers(0, hi + 1, size=(n, kb * bs))
+    q[:, 0], q[:, -1] = 0, hi
+    vals["B"] = _obj(ref.pack_bits(q.reshape(n, kb, bs), bits, bs * bits // 8), (n, kb, bs * bits // 8))
+    sc = np.exp2(rng.uniform(-6, -2, size=(n, kb))) * rng.choice([1.0, 1.0, -1.0], size=(n, kb))
+    vals["scales"] = np.asarray(V.representable(sc, t1), dtype=np.float64).reshape(sh["scales"])
+    if "zero_points" in sh:
+        tz = ctx.types["zero_points"]
+        z = rng.integers(0, hi + 1, size=(n, kb))
+        if tz == "uint8":
+            zb = -(-kb * bits // 8)
+            vals["zero_points"] = _obj(ref.pack_bits(z, bits, zb, pad=rng.integers(0, hi + 1, size=(n, zb * 8))),
+                                       (n, zb))
+        else:
+            zf = z + rng.choice([0.0, 0.0, 0.5], size=(n, kb))
+            vals["zero_points"] = np.asarray(V.representable(zf, tz), dtype=np.float64).reshape(n, kb)
+    if "g_idx" in sh:
+        vals["g_idx"] = _obj(np.arange(k) // bs, (k,))
+    if "bias" in sh:
+        vals["bias"] = np.asarray(V.representable(rng.uniform(-2, 2, size=(n,)), t1), dtype=np.float64)
+    return [vals[x] for x in present]
+
+
+def nb_oracle(ctx, A, B, scales, zero_points=None, g_idx=None, bias=None, **attrs):
+    """MatMulNBits (:func:`conformance.reference.contrib_quant_matmul.matmul_nbits`): float64."""
+    return ref.matmul_nbits(A, B, scales, zero_points, bias, int(attrs["K"]), int(attrs["N"]),
+                            int(attrs.get("bits", 4)), int(attrs["block_size"]), g_idx)
+
+
+def _nb_tol(ctx, inputs, attrs, outputs):
+    """The accumulation bound of ``A @ W^T + bias`` (docs/tolerance.md): Higham's ``gamma_{K+2}``
+    at the accumulation precision (float32 for every A type, :data:`conformance.reference.linalg.ACC`)
+    times ``|A| @ |W|^T + |bias|`` (the dequantized weight's rounding in A's type included: ``u_A``
+    of the same sum), plus what ``accuracy_level`` allows: A downcast to float16 (2) or bfloat16
+    (3), ``u`` of that type of the sum; A quantized to int8 per block (4), ``max |A_block| / 254``
+    times the block's ``sum |W|``."""
+    t = ctx.out_types["Y"]
+    a, b, sc, zp, _, bias = (list(inputs) + [None] * 6)[:6]
+    k, n, bits, bs = (int(attrs[x]) for x in ("K", "N", "bits", "block_size"))
+    w = ref.nbits_weight(b, sc, zp, k, n, bits, bs)
+    u, s = laref.ACC[t]
+    a = np.asarray(a, dtype=np.float64)
+    absum = laref.abs_matmul(a, np.abs(w.T))
+    if bias is not None:
+        absum = absum + np.abs(np.asarray(bias, dtype=np.float64))
+    u_a = float(V.finfo(t).eps) / 2
+    level = int(attrs.get("accuracy_level", 0) or 0)
+    bound = (laref.gamma(k + 2, u) + u_a + U_LEVEL.get(level, 0.0)) * absum + (k + 2) * s
+    if level == 4 and a.size:
+        blk = np.arange(k) // bs
+        amax = np.stack([np.abs(a[..., blk == j]).max(axis=-1) for j in range(-(-k // bs))], axis=-1)
+        wsum = np.stack([np.abs(w[:, blk == j]).sum(axis=-1) for j in range(-(-k // bs))], axis=-1)  # (N, kb)
+        bound = bound + np.matmul(amax, wsum.T) / 254.0 * (1 + 2.0 ** -20)
+    return {"Y": bound_tolerance(t, bound, outputs["Y"])}
+
+
+def _nb_type_filter(version: int, combo) -> str | None:
+    if combo.get("T3") not in ("uint8", combo.get("T1")):
+        return "unpacked zero_points have A's type (the documentation: 'Unpacked (same type as A)')"
+    return None
+
+
+def _nb_optional_rule(version: int, combo, optional) -> bool:
+    """An unpacked (T3 = A's type) combination has its zero_points present (else T3 is bound by
+    nothing and the uint8 combination stands for it)."""
+    return combo.get("T3") == "uint8" or "zero_points" in optional
+
+
+MATMUL_NBITS = Entry(
+    "MatMulNBits", nb_oracle, family="shaped", domain=MS, shapes=_nb_shapes(),
+    float_numerics={NBITS: _nb_table}, numerics_classes=lambda t: (NBITS,), per_type=12, tolerance=_nb_tol,
+    type_filter=_nb_type_filter, optional_rule=_nb_optional_rule,
+    # K, N and block_size are required: every state writes them (the pattern's own values win)
+    attrs=tuple(Attrs({**NB_REQUIRED, **v}, tag=t) for t, v in (
+        ("required-only", {}), ("explicit-default", {"accuracy_level": 0, "bits": 4, "weight_prepacked": 0}),
+        ("accuracy_level=1", {"accuracy_level": 1}), ("accuracy_level=2", {"accuracy_level": 2}),
+        ("accuracy_level=3", {"accuracy_level": 3}), ("accuracy_level=4", {"accuracy_level": 4}))),
+    errors=(
+        Err("B is (N, k_blocks, blob_size) = (3, 2, 8): here (3, 2, 4)", "B-shape",
+            {"K": 32, "N": 3, "bits": 4, "block_size": 16}, ((2, 32), (3, 2, 4), (3, 2)), type_name="float"),
+        Err("A's last dimension is K (32): here 16", "A-K", {"K": 32, "N": 3, "bits": 4, "block_size": 16},
+            ((2, 16), (3, 2, 8), (3, 2)), type_name="float"),
+        Err("scales have A's type T1 (float16 scales with a float A)", "scales-type",
+            {"K": 32, "N": 3, "bits": 4, "block_size": 16}, ((2, 32), (3, 2, 8), (3, 2)), type_name="float",
+            types={"scales": "float16"}),
+        Err("block_size 'must be a power of two and >= 16': 8", "block-size-8",
+            {"K": 32, "N": 3, "bits": 4, "block_size": 8}, ((2, 32), (3, 4, 4), (3, 4)), type_name="float"),
+    ),
+    notes={1: "onnxruntime-defined (com.microsoft): Y = A @ ((q - zero_point) scale)^T + bias, q packed "
+              "low bits first block by block along K; zero points packed, unpacked (A's type) or 2^(bits-1); "
+              "accuracy_level allows A downcast (2, 3) or quantized to int8 per block (4)"})
+
+ENTRIES = (MATMUL_INTEGER16, MATMUL_INTEGER_TO_FLOAT, DYNAMIC_QUANTIZE_MATMUL, QGEMM, MATMUL_NBITS)
 register_entries(ENTRIES, family="contrib_quant_matmul")
 
 __all__ = ["ENTRIES", "MATMUL_INTEGER16", "MATMUL_INTEGER_TO_FLOAT", "DYNAMIC_QUANTIZE_MATMUL", "QGEMM",
-           "float_tolerance"]
+           "MATMUL_NBITS", "float_tolerance"]

@@ -180,3 +180,96 @@ def qgemm(a, a_scale, a_zero_point, b, b_scale, b_zero_point, c=None, y_scale=No
     if y_scale is None:
         return to_float(v)
     return requantize(v, exact(y_zero_point).reshape(()), out_type)
+
+
+# ----------------------------------------------------------------------------- MatMulNBits
+def unpack_bits(packed, count: int, bits: int) -> np.ndarray:
+    """The ``count`` unsigned ``bits``-bit values packed along the last axis of the uint8 array
+    ``packed``, low-order bits first (MatMulNBits' documentation: "for 4 bits, the first 4 bits are
+    stored in the lower 4 bits of a byte, and the second 4 bits are stored in the higher 4 bits");
+    int64 of shape ``packed.shape[:-1] + (count,)``; the bits beyond ``count`` are ignored."""
+    p = np.asarray(packed, dtype=np.uint8).astype(np.int64)
+    per = 8 // bits
+    shifts = np.arange(per, dtype=np.int64) * bits
+    vals = (p[..., :, None] >> shifts) & ((1 << bits) - 1)
+    vals = vals.reshape(p.shape[:-1] + (p.shape[-1] * per,))
+    return vals[..., :count]
+
+
+def pack_bits(vals, bits: int, nbytes: int, pad=None) -> np.ndarray:
+    """The inverse of :func:`unpack_bits`: ``vals`` (ints in ``[0, 2^bits)``) packed low bits
+    first along the last axis into ``nbytes`` bytes; the unused trailing positions take ``pad``
+    (same leading shape, ints; default 0)."""
+    v = np.asarray(vals, dtype=np.int64)
+    per = 8 // bits
+    total = nbytes * per
+    full = np.zeros(v.shape[:-1] + (total,), dtype=np.int64)
+    if pad is not None:
+        full[..., v.shape[-1]:] = np.asarray(pad, dtype=np.int64)[..., : total - v.shape[-1]]
+    full[..., : v.shape[-1]] = v
+    full = full.reshape(v.shape[:-1] + (nbytes, per))
+    out = np.zeros(v.shape[:-1] + (nbytes,), dtype=np.int64)
+    for i in range(per):
+        out |= (full[..., i] & ((1 << bits) - 1)) << (i * bits)
+    return out.astype(np.uint8)
+
+
+def nbits_weight(b, scales, zero_points, k: int, n: int, bits: int, block_size: int) -> np.ndarray:
+    """The dequantized weight ``W`` (float64, ``(N, K)``) of MatMulNBits: ``W[n, k] = (q[n, k] -
+    zp[n, k // block_size]) scale[n, k // block_size]`` with ``q`` unpacked from B ``(N, k_blocks,
+    blob_size)`` block by block (the padding of the last block ignored); zero points packed
+    (uint8, ``(N, ceil(k_blocks bits / 8))``), unpacked (A's type, ``(N, k_blocks)``) or absent
+    (``2^(bits - 1)``); scales ``(N, k_blocks)`` (or flattened).
+
+    Raises:
+        ValueError: B, scales or zero points of another shape than the documentation's.
+    """
+    kb = -(-k // block_size)
+    blob = block_size * bits // 8
+    b = np.asarray(b)
+    if b.shape != (n, kb, blob):
+        raise ValueError(f"B is (N, k_blocks, blob_size) = {(n, kb, blob)}, not {b.shape}")
+    q = unpack_bits(b, block_size, bits).reshape(n, kb * block_size)[:, :k]
+    s = np.asarray(scales, dtype=np.float64)
+    if s.size != n * kb:
+        raise ValueError(f"scales has N * k_blocks = {n * kb} elements, not {s.size}")
+    s = s.reshape(n, kb)
+    if zero_points is None:
+        z = np.full((n, kb), 2.0 ** (bits - 1))
+    elif np.asarray(zero_points).dtype == np.uint8 or np.asarray(zero_points).dtype == object:
+        zp = np.asarray(zero_points, dtype=np.int64).astype(np.uint8)
+        zb = -(-kb * bits // 8)
+        if zp.size != n * zb:
+            raise ValueError(f"packed zero_points is (N, ceil(k_blocks bits / 8)) = {(n, zb)}, not {zp.shape}")
+        z = unpack_bits(zp.reshape(n, zb), kb, bits).astype(np.float64)
+    else:
+        z = np.asarray(zero_points, dtype=np.float64)
+        if z.size != n * kb:
+            raise ValueError(f"unpacked zero_points is (N, k_blocks) = {(n, kb)}, not {z.shape}")
+        z = z.reshape(n, kb)
+    blk = np.arange(k) // block_size
+    return (q - z[:, blk]) * s[:, blk]
+
+
+def matmul_nbits(a, b, scales, zero_points, bias, k: int, n: int, bits: int, block_size: int,
+                 g_idx=None) -> np.ndarray:
+    """MatMulNBits (onnxruntime's documentation): ``Y = A @ W^T + bias`` with W
+    :func:`nbits_weight`, float64 of shape ``A.shape[:-1] + (N,)``.  ``g_idx`` (deprecated)
+    must be the identity grouping ``k // block_size`` (the only one the cases use).
+
+    Raises:
+        ValueError: A's last dimension is not K; as :func:`nbits_weight`; another g_idx.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    if a.shape[-1] != k:
+        raise ValueError(f"A's last dimension is K = {k}, not {a.shape[-1]}")
+    if g_idx is not None and not np.array_equal(np.asarray(g_idx, dtype=np.int64), np.arange(k) // block_size):
+        raise ValueError("g_idx other than k // block_size: undocumented (deprecated input)")
+    w = nbits_weight(b, scales, zero_points, k, n, bits, block_size)
+    y = np.matmul(a, w.T)
+    if bias is not None:
+        bb = np.asarray(bias, dtype=np.float64)
+        if bb.shape != (n,):
+            raise ValueError(f"bias is [N] = [{n}], not {bb.shape}")
+        y = y + bb
+    return y
