@@ -445,10 +445,9 @@ def _nb_shape(name, k, n, bits, bs, a="MK", g_idx=False, **kw) -> Shape:
     dims = {"K": (k, k), "N": (n, n), "Q": (kb, kb), "Z": (bs * bits // 8, bs * bits // 8), "M": (1, 4),
             **kw.pop("dims", {})}
     ins = {"A": a, "B": "NQZ", "scales": "NQ", "zero_points": "NQ", "g_idx": "K", "bias": "N"}
-    plain = ((), ("zero_points",), ("bias",), ("zero_points", "bias"))
-    opt = tuple(o + ("g_idx",) if "bias" not in o else ("zero_points", "g_idx", "bias") if "zero_points" in o
-                else ("g_idx", "bias") for o in plain) if g_idx else plain
-    opt = tuple(tuple(x for x in NB_NAMES if x in o) for o in opt)
+    # with g_idx (T4's only formal) the zero points too, so that such a case shows every type
+    opt = (("zero_points", "g_idx"), ("zero_points", "g_idx", "bias")) if g_idx else \
+        ((), ("zero_points",), ("bias",), ("zero_points", "bias"))
     return Shape(name, ins, {"K": k, "N": n, "bits": bits, "block_size": bs}, dims=dims, optional=opt, **kw)
 
 
