@@ -434,3 +434,134 @@ def test_trap_patterns(value_cases):
             dead += bool(y.size and np.any(np.all(y.astype(np.float64) == 0, axis=-1)))
     assert dead >= 50, dead
     assert sum(1 for c in att if c.contested) >= 10
+
+
+# ============================================================================ TensorScatter
+@pytest.fixture(scope="module")
+def suite_ts():
+    from conformance import registry
+
+    return registry.generate(["TensorScatter"], seed=0)
+
+
+@pytest.fixture(scope="module")
+def value_cases_ts(suite_ts):
+    return [c for c in suite_ts if c.expect_error is None]
+
+
+def ts_loop(past, upd, w, mode, axis):
+    """The text's pseudocode, element by element over every index of the update."""
+    out = np.array(past, copy=True)
+    ax = axis % past.ndim
+    m = past.shape[ax]
+    for idx in np.ndindex(*upd.shape):
+        pos = int(w[idx[0]]) + idx[ax] if w is not None else idx[ax]
+        if mode == "circular":
+            pos %= m
+        dst = list(idx)
+        dst[ax] = pos
+        out[tuple(dst)] = upd[idx]
+    return out
+
+
+def _ts_args(feeds):
+    w = feeds.get("write_indices")
+    return feeds["past_cache"], feeds["update"], None if w is None else np.asarray(w).astype(np.int64)
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype != object and a.dtype == b.dtype:
+        return a.tobytes() == b.tobytes()  # a copy: bit for bit (NaN payloads, signed zeros)
+    return bool(np.all(a == b))
+
+
+def test_tensor_scatter_oracle_is_the_pseudocode(value_cases_ts):
+    n = Counter()
+    for c in value_cases_ts:
+        p, u, w = _ts_args(_feeds(c))
+        a = c.attributes
+        mode, axis = a.get("mode", "linear"), a.get("axis", -2)
+        want = ts_loop(p, u, w, mode, axis)
+        got = ref.tensor_scatter(p, u, w, mode=mode, axis=axis)
+        assert _same(got, want), c.id
+        assert _same(c.datasets[0].outputs["present_cache"], want), c.id
+        n[mode] += 1
+        if mode == "circular" and w is not None and u.size and u.shape[axis % u.ndim] >= 2:
+            n["wraps"] += any(int(x) % p.shape[axis % p.ndim] + u.shape[axis % u.ndim] > p.shape[axis % p.ndim]
+                              for x in w)
+    assert n["linear"] >= 120 and n["circular"] >= 40 and n["wraps"] >= 20, n
+
+
+def test_tensor_scatter_node_tests():
+    tests = single_node_tests(("TensorScatter",), ("tensorscatter",))
+    assert len(tests) >= 3
+    for t in tests:
+        node = t.model.graph.node[0]
+        attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in _node_attrs(node).items()}
+        names = [i.name for i in t.model.graph.input]
+        for ins, outs in t.data_sets:
+            byname = dict(zip(names, ins))
+            args = [byname.get(n) if n else None for n in list(node.input) + [""] * (3 - len(node.input))]
+            got = ref.tensor_scatter(*args, **attrs)
+            assert _same(got, outs[0]), t.name
+
+
+def ts_kernel(flaw=None):
+    """A vectorised kernel (fancy indexing on the sequence axis); ``circular-ignored`` writes
+    linearly and drops what falls past the end, ``indices-ignored`` writes at 0."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        past, upd = inputs["past_cache"], inputs["update"]
+        w = inputs.get("write_indices")
+        mode, axis = attrs.get("mode", b"linear"), attrs.get("axis", -2)
+        mode = mode.decode() if isinstance(mode, bytes) else mode
+        ax = axis % past.ndim
+        m, s = past.shape[ax], upd.shape[ax]
+        if ax == 0 or s > m or any(past.shape[i] != upd.shape[i] for i in range(past.ndim) if i != ax):
+            raise ValueError("invalid")
+        w = np.zeros(past.shape[0], np.int64) if w is None or flaw == "indices-ignored" else np.asarray(w, np.int64)
+        if mode == "linear" and past.shape[0] and s and (w + s).max() > m:
+            raise ValueError("past the end")
+        out = past.copy()
+        for b in range(past.shape[0]):
+            pos = w[b] + np.arange(s)
+            keep = np.ones(s, bool)
+            if mode == "circular" and flaw != "circular-ignored":
+                pos = pos % m
+            else:
+                keep = pos < m
+            ob = np.moveaxis(out[b], ax - 1, 0)
+            ub = np.moveaxis(upd[b], ax - 1, 0)
+            ob[pos[keep]] = ub[keep]
+        return {"present_cache": out}
+
+    return kernel
+
+
+def test_tensor_scatter_kernels(suite_ts, value_cases_ts):
+    be = lambda f: KernelBackend({"TensorScatter": ts_kernel(f)}, name=str(f), check=False)  # noqa: E731
+    res = run_cases(suite_ts, be(None))
+    bad = [(c.id, r.outcome, r.message[:150]) for c, r in zip(suite_ts, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+    wraps = [c for c in value_cases_ts if c.attributes.get("mode") == "circular" and _has(c, "write_indices")]
+    n = Counter(r.outcome for r in run_cases(wraps, be("circular-ignored")))
+    assert n["fail"] >= 20, n
+    given = [c for c in value_cases_ts if _has(c, "write_indices") and c.tags["shape"] != "zero-update"]
+    n = Counter(r.outcome for r in run_cases(given, be("indices-ignored")))
+    assert n["fail"] >= 60, n
+
+
+def test_tensor_scatter_onnx_reference(suite_ts):
+    res = run_cases(suite_ts, resolve_backend("onnx-reference"))
+    why = Counter()
+    for c, r in zip(suite_ts, res):
+        if r.outcome == "pass":
+            continue
+        # onnx.reference does not check the linear bound (numpy raises only past the end of the
+        # array) nor axis 0; the invalid models it accepts
+        assert c.expect_error, (c.id, r.outcome, r.message[:200])
+        why[c.tags["error"]] += 1
+    assert set(why) <= {"axis=0", "linear-past-the-end"}, why

@@ -327,5 +327,84 @@ ATTENTION = Entry(
            25: "left_window_size / right_window_size (sliding window)"},
 )
 
-ENTRIES = (ATTENTION,)
+# ============================================================================ TensorScatter
+def tensor_scatter_oracle(ctx, past_cache, update, write_indices=None, mode="linear", axis=-2):
+    """TensorScatter-24 (:func:`conformance.reference.attention.tensor_scatter`): the exact copy."""
+    w = None if write_indices is None else np.asarray([int(x) for x in np.asarray(write_indices).ravel()])
+    return ref.tensor_scatter(past_cache, update, w, mode=mode, axis=axis)
+
+
+def _ts_axis(ctx) -> int:
+    r = len(ctx.shapes["past_cache"])
+    a = int(ctx.attrs.get("axis", -2))
+    return a + r if a < 0 else a
+
+
+def _write_indices(rng, ctx):
+    """write_indices ``(B,)``: linear mode any start in ``[0, M - S]`` with batch 0 at the last
+    possible one (``M - S``, so a kernel ignoring the indices writes elsewhere); circular mode
+    batch 0 at ``M - 1`` (the update wraps around when ``S >= 2``), the others anywhere in
+    ``[0, 2M)`` (the index itself is taken modulo M)."""
+    b = ctx.shapes["past_cache"][0]
+    ax = _ts_axis(ctx)
+    m, s = ctx.shapes["past_cache"][ax], ctx.shapes["update"][ax]
+    if b == 0:
+        return np.zeros((0,), dtype=object)
+    if ctx.attrs.get("mode", "linear") == "circular":
+        w = [m - 1] + [int(rng.integers(0, 2 * m)) for _ in range(b - 1)]
+    else:
+        w = [m - s] + [int(rng.integers(0, m - s + 1)) for _ in range(b - 1)]
+    return np.array(w, dtype=object)
+
+
+def _ts_shapes() -> tuple[Shape, ...]:
+    def sh(name, cache, upd, attrs=None, opt=None, **dims):
+        return Shape(name, {"past_cache": cache, "update": upd, "write_indices": "B"}, dict(attrs or {}),
+                     dims={k: v for k, v in dims.items()}, optional=opt)
+
+    w = (("write_indices",),)
+    no = ((),)
+    circ = {"mode": "circular"}
+    return (
+        sh("prefill/r4/axis=-2", "BHMD", "BHSD", opt=no, S=(1, 3), M=(4, 6)),
+        sh("decode/r4/axis=-2", "BHMD", "BH1D", opt=w, M=(4, 6)),
+        sh("linear/r4/indices", "BHMD", "BHSD", opt=w, S=(2, 3), M=(5, 7)),
+        sh("linear/r4/full", "BHMD", "BHMD", opt=no, M=(3, 4)),
+        sh("linear/r3/axis=1", "BMD", "BSD", {"axis": 1}, opt=w, S=(1, 3), M=(4, 6)),
+        sh("linear/r4/axis=-1", "BHDM", "BHDS", {"axis": -1}, opt=w, S=(1, 3), M=(4, 6)),
+        sh("linear/r4/axis=1", "BMHD", "BSHD", {"axis": 1}, opt=w, S=(1, 3), M=(4, 6)),
+        sh("linear/r2/axis=1", "BM", "BS", {"axis": 1}, opt=w, S=(1, 3), M=(4, 6)),
+        sh("linear/r5/axis=-3", "BHMDE", "BHSDE", {"axis": -3}, opt=w, S=(1, 2), M=(3, 4), E=(1, 2)),
+        sh("circular/r4/wrap", "BHMD", "BHSD", circ, opt=w, B=(2, 3), S=(2, 4), M=(4, 5)),
+        sh("circular/r4/decode", "BHMD", "BH1D", circ, opt=w, B=(2, 3), M=(3, 5)),
+        sh("circular/r4/no-indices", "BHMD", "BHSD", circ, opt=no, S=(1, 3), M=(4, 5)),
+        sh("circular/r3/axis=1/wrap", "BMD", "BSD", {**circ, "axis": 1}, opt=w, B=(2, 3), S=(2, 3), M=(3, 5)),
+        sh("circular/r4/full", "BHMD", "BHMD", circ, opt=w, B=(2, 2), M=(3, 4)),
+        sh("zero-update", "BHMD", "BH0D", opt=w, M=(3, 4)),
+        sh("zero-batch", "0HMD", "0HSD", opt=w, S=(1, 2), M=(3, 4)),
+    )
+
+
+def _ts_errors() -> tuple[Err, ...]:
+    return (
+        Err("axis 'cannot be 0 (the batch dimension)'", "axis=0", {"axis": 0}, ((2, 4, 3), (2, 4, 3))),
+        Err("the update (5) is longer than max_sequence_length (4) along axis -2", "update-longer", {},
+            ((1, 2, 4, 3), (1, 2, 5, 3))),
+        Err("update and past_cache differ outside the sequence axis (head size 3 vs 2)", "shape-mismatch", {},
+            ((1, 2, 4, 3), (1, 2, 2, 2))),
+        Err("'linear mode requires write_indices+sequence_length<=max_sequence_length': 3 + 2 > 4",
+            "linear-past-the-end", {}, ((1, 2, 4, 3), (1, 2, 2, 3), (1,)), values={"write_indices": [3]}),
+    )
+
+
+TS_SHAPES = _ts_shapes()
+TENSOR_SCATTER = Entry(
+    "TensorScatter", tensor_scatter_oracle, family="shaped", shapes=TS_SHAPES,
+    structural={"write_indices": _write_indices}, signed_zero=True, errors=_ts_errors(),
+    # every pattern for the common cache types, a third of them cycling for the others
+    per_type=lambda v, combo: len(TS_SHAPES) if combo.get("T") in ("float", "float16", "bfloat16", "double", "int64",
+                                                                   "string", "bool") else 6,
+)
+
+ENTRIES = (ATTENTION, TENSOR_SCATTER)
 register_entries(ENTRIES, family="attention")
