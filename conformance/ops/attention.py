@@ -26,7 +26,7 @@ a long key sequence (64 keys, head size 32).
 
 **Numerics classes**: ``normal`` (Q, K in [-2, 2], V in [-1, 1], an additive mask in [-2, 2]
 with some ``-inf``, a boolean mask 70 % True), ``peaked`` (Q, K in [-4, 4], additive mask in
-[-8, 8]: sharp softmax rows; logits stay below 50 so that a kernel without max subtraction
+[-8, 8]: sharp softmax rows; finite logits stay within +-25 so that a kernel without max subtraction
 does not overflow float32), ``dead-rows`` (``normal`` with the first query row of the mask
 entirely False / ``-inf``: the text's zero row).
 
