@@ -522,3 +522,115 @@ def test_ms_quantize_error_cases_are_rejected(msq_cases):
                                         name="e", check=False))
     assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
                                                     if r.outcome != "pass"]
+
+
+# ============================================================================ QLinearAveragePool
+from conformance.reference import pool as pool_ref  # noqa: E402
+
+
+def test_average_pool_oracle_matches_an_independent_loop():
+    rng = np.random.default_rng(11)
+    x = _obj(rng.integers(0, 256, size=(1, 2, 4, 5)), (1, 2, 4, 5))
+    zx, zy, sx, sy = 120, 3, float(np.float32(0.05)), float(np.float32(0.02))
+    for inc in (0, 1):
+        attrs = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": inc}
+        got = ref.qlinear_average_pool(x, np.array(sx), np.array(zx), np.array(sy), np.array(zy), "uint8", attrs)
+        assert got.shape == (1, 2, 4, 5)
+        for c in range(2):
+            for i in range(4):
+                for j in range(5):
+                    terms = [int(x[0, c, a, b]) - zx for a in range(i - 1, i + 2) for b in range(j - 1, j + 2)
+                             if 0 <= a < 4 and 0 <= b < 5]
+                    v = Fraction(sx) * Fraction(sum(terms), 9 if inc else len(terms)) / Fraction(sy)
+                    assert got[0, c, i, j] == min(255, max(0, round(v) + zy)), (inc, c, i, j)
+    # channels_last: the same numbers laid out [N, H, W, C]
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
+    a = ref.qlinear_average_pool(x, np.array(sx), np.array(zx), np.array(sy), np.array(zy), "uint8", attrs)
+    b = ref.qlinear_average_pool(np.moveaxis(x, 1, -1), np.array(sx), np.array(zx), np.array(sy), np.array(zy),
+                                 "uint8", attrs, channels_last=1)
+    assert np.array_equal(np.moveaxis(b, -1, 1), a)
+
+
+def _ap_kernel(mode="int32", flaw=None):
+    """QLinearAveragePool: ``int32`` the integer window sum of ``X - x_zero_point`` times the float32
+    multiplier ``x_scale / (y_scale count)``; ``mean32`` the float32 mean of the dequantized
+    values divided by y_scale; then rint, + y_zero_point, saturation.  The geometry from
+    :func:`conformance.reference.pool.windows` (AveragePool's, tested with the pool family)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["X"]
+        t = x.dtype
+        for n in ("x_zero_point", "y_zero_point"):
+            if n in inputs and (inputs[n].dtype != t or inputs[n].size != 1):
+                raise TypeError(f"{n}: a scalar of X's type")
+        if inputs["x_scale"].size != 1 or len(attrs["kernel_shape"]) != x.ndim - 2:
+            raise ValueError("x_scale a scalar; kernel_shape per spatial axis")
+        cl = attrs.get("channels_last", 0) and flaw != "channels-last-ignored"
+        xn = np.moveaxis(x, -1, 1) if cl else x
+        zx = np.int64(0) if "x_zero_point" not in inputs or flaw == "ignore-x-zero-point" else \
+            np.int64(inputs["x_zero_point"])
+        zy = np.int64(inputs.get("y_zero_point", 0))
+        sx, sy = np.float32(inputs["x_scale"]), np.float32(inputs["y_scale"])
+        inc = attrs.get("count_include_pad", 0) and flaw != "include-pad-ignored"
+        out, pos, kind = pool_ref.windows(xn.shape[2:], attrs)
+        y = np.zeros(xn.shape[:2] + tuple(out), np.int64)
+        pf, kf = pos.reshape(-1, *pos.shape[-2:]), kind.reshape(-1, kind.shape[-1])
+        for n_ in range(xn.shape[0]):
+            for c in range(xn.shape[1]):
+                for w, (p, kd) in enumerate(zip(pf, kf)):
+                    d = np.array([int(xn[(n_, c) + tuple(q)]) for q, k_ in zip(p, kd) if k_ == 0], np.int64) - zx
+                    if flaw == "pad-with-0":  # padding holds the quantized value 0, not the zero point
+                        d = np.concatenate([d, np.full(int((kd == 1).sum()), -zx)])
+                    cnt = int((kd <= 1).sum()) if inc else d.size
+                    if mode == "int32":
+                        v = np.float32(d.sum()) * np.float32(sx / (sy * np.float32(cnt)))
+                    else:
+                        v = np.float32((sx * d.astype(np.float32)).sum(dtype=np.float32) / np.float32(cnt)) / sy
+                    y[(n_, c) + np.unravel_index(w, tuple(out))] = np.int64(np.rint(v)) + zy
+        y = np.moveaxis(y, 1, -1) if cl else y
+        i = np.iinfo(t)
+        return {outputs[0]: y.astype(t) if flaw == "wrap" else np.clip(y, i.min, i.max).astype(t)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def ap_cases(cases):
+    return [c for c in cases if c.op == "QLinearAveragePool"]
+
+
+@pytest.mark.parametrize("mode", ["int32", "mean32"])
+def test_legitimate_average_pool_kernels_pass(mode, ap_cases):
+    vals = [c for c in _values(ap_cases) if c.contested is None]
+    assert len(vals) >= 45
+    res = run_cases(vals, KernelBackend({"QLinearAveragePool": _ap_kernel(mode)}, name=mode, check=False))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(vals, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG_AP = {
+    "include-pad-ignored": (lambda c: c.attributes.get("count_include_pad") == 1 and (
+        "pads" in c.attributes or "SAME" in c.tags["shape"]), 3),
+    "pad-with-0": (lambda c: c.attributes.get("count_include_pad") == 1 and "pads/include" in c.tags["shape"], 2),
+    "ignore-x-zero-point": (lambda c: "zero-batch" not in c.tags["shape"], 20),
+    "channels-last-ignored": (lambda c: c.attributes.get("channels_last") == 1, 2),
+    "wrap": (lambda c: c.tags["numerics"] == "saturate" and "zero-batch" not in c.tags["shape"], 10),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_AP))
+def test_wrong_average_pool_kernels_are_caught(flaw, ap_cases):
+    keep, least = WRONG_AP[flaw]
+    sel = [c for c in _values(ap_cases) if c.contested is None and keep(c)]
+    assert len(sel) >= least, len(sel)
+    res = run_cases(sel, KernelBackend({"QLinearAveragePool": _ap_kernel(flaw=flaw)}, name=flaw, check=False))
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] + n["error"] >= least and n["fail"] >= 1, n
+
+
+def test_average_pool_error_cases_are_rejected(ap_cases):
+    errs = [c for c in ap_cases if c.expect_error]
+    assert len(errs) == 3
+    res = run_cases(errs, KernelBackend({"QLinearAveragePool": _ap_kernel()}, name="e", check=False))
+    assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
+                                                    if r.outcome != "pass"]

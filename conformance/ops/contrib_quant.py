@@ -413,9 +413,121 @@ MS_DEQUANTIZE_LINEAR = Entry(
     notes={1: "onnxruntime-defined (com.microsoft): int8/uint8/int16/uint16/int32/int4/uint4 x, float/float16 "
               "scale and y; per tensor (axis absent) or per axis; x_zero_point 0 when absent"})
 
+# ----------------------------------------------------------------------------- QLinearAveragePool
+AP_NAMES = ("X", "x_scale", "x_zero_point", "y_scale", "y_zero_point")
+
+
+def _ap_class(num: str):
+    """The numerics class ``num`` (``requant``, ``saturate``) of QLinearAveragePool: X over the
+    whole range, zero points (where present) at the extremes, 0, the middle or drawn, a random
+    x_scale, y_scale placing the window means over the output type (``saturate``: far beyond),
+    nudged until every element is robust (:func:`conformance.reference.contrib_quant.robust_average_pool`)."""
+
+    def table(rng, ctx, shapes):
+        present = [n for n in AP_NAMES if n in ctx.types]
+        sh = dict(zip(present, shapes))
+        t = ctx.types["X"]
+        lo, hi = qref._target_range(t)
+        cl = int(ctx.attrs.get("channels_last") or 0)
+        count = int(np.prod(ctx.attrs["kernel_shape"]))
+        for attempt in range(60):
+            vals = {n: _zero_points(rng, t, sh[n]) for n in ("x_zero_point", "y_zero_point") if n in sh}
+            vals["X"] = _data(rng, t, sh["X"], None, False)
+            vals["x_scale"] = _scales(rng, "float", sh["x_scale"], False)
+
+            def parts(sy):
+                return ref.average_pool_parts(vals["X"], vals["x_scale"], vals.get("x_zero_point"), np.array(sy),
+                                              ctx.attrs, cl)
+
+            v1, _ = parts(1.0)
+            m = max((abs(float(a)) for a in v1.ravel().tolist()), default=1.0) or 1.0
+            f = float(rng.choice([0.08, 0.15])) if num == SATURATE else float(rng.choice([0.7, 1.0, 1.3, 2.0]))
+            sy = float(V.representable(np.array([m / ((hi - lo) / 2) * f]), "float")[0])
+            for _ in range(20):
+                v, mag = parts(sy)
+                if ref.robust_average_pool(v, mag, vals.get("y_zero_point"), t, count).all():
+                    vals["y_scale"] = np.full(sh["y_scale"], sy, dtype=np.float64)
+                    return [vals[n] for n in present]
+                sy = float(V.representable(np.array([sy * (1 + float(rng.uniform(-0.02, 0.02)))]), "float")[0])
+        raise ValueError(f"QLinearAveragePool: no robust table found for {sh}")
+
+    table.__name__ = f"qlinear_average_pool_{num}"
+    return table
+
+
+def ap_oracle(ctx, X, x_scale, x_zero_point=None, y_scale=None, y_zero_point=None, **attrs):
+    """onnxruntime's QLinearAveragePool (:func:`conformance.reference.contrib_quant.qlinear_average_pool`):
+    object ints."""
+    return ref.qlinear_average_pool(X, x_scale, x_zero_point, y_scale, y_zero_point, ctx.out_types["Y"], attrs,
+                                    int(attrs.get("channels_last") or 0))
+
+
+def _ap_contested(ctx, attrs) -> str | None:
+    """x_zero_point absent: onnxruntime's schema makes it optional ("Default value is 0 if it's not
+    specified"), its type inference rejects the model ("Input data type does not match the expected
+    data type"), as for QLinearAdd."""
+    if "x_zero_point" not in ctx.types:
+        return "x_zero_point absent: onnxruntime's schema makes it optional (default 0), its type inference rejects"
+    return None
+
+
+#: The optional-input sets onnxruntime's type inference accepts (x_zero_point present).
+_AP_ACCEPTED = (("x_zero_point",), ("x_zero_point", "y_zero_point"))
+
+
+def _ap_shapes() -> tuple[Shape, ...]:
+    def sh(name, x, attrs, **kw):
+        kw.setdefault("optional", _AP_ACCEPTED)
+        return Shape(name, {"X": x}, attrs, **kw)
+
+    d2 = {"N": (1, 2), "C": (2, 3), "H": (4, 6), "W": (4, 7)}
+    return (
+        sh("2d/k3", "NCHW", {"kernel_shape": [3, 3]}, dims=d2),
+        sh("2d/k3/any-zero-points", "NCHW", {"kernel_shape": [3, 3]}, dims=d2, optional=None),
+        sh("2d/k2/s2", "NCHW", {"kernel_shape": [2, 2], "strides": [2, 2]}, dims=d2),
+        sh("2d/k3/pads/exclude", "NCHW", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 0},
+           dims=d2),
+        sh("2d/k3/pads/include", "NCHW", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+           dims=d2),
+        sh("2d/asymmetric-pads", "NCHW", {"kernel_shape": [2, 3], "pads": [0, 1, 1, 0]}, dims=d2),
+        sh("2d/k3/s2/ceil", "NCHW", {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1,
+                                      "count_include_pad": 0}, dims={"N": (1, 1), "C": (2, 2), "H": (6, 6),
+                                                                     "W": (6, 6)}),
+        sh("2d/SAME_UPPER/k2", "NCHW", {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"}, dims=d2),
+        sh("2d/SAME_LOWER/k3/s2", "NCHW", {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_LOWER"},
+           dims=d2),
+        sh("1d/k3/s2", "NCL", {"kernel_shape": [3], "strides": [2]}, dims={"N": (1, 2), "C": (2, 3), "L": (5, 9)}),
+        sh("3d/k2", "NCDHW", {"kernel_shape": [2, 2, 2]},
+           dims={"N": (1, 1), "C": (2, 2), "D": (2, 3), "H": (2, 4), "W": (2, 4)}),
+        sh("2d/channels_last/k3/pads", "NHWC", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "channels_last": 1},
+           dims=d2),
+        sh("2d/long-window/k7", "NC88", {"kernel_shape": [7, 7]}, dims={"N": (1, 1), "C": (2, 2)}),
+        sh("zero-batch", "0CHW", {"kernel_shape": [2, 2]}, dims={"C": (2, 2), "H": (3, 3), "W": (3, 3)}, cycle=False),
+    )
+
+
+QLINEAR_AVERAGE_POOL = Entry(
+    "QLinearAveragePool", ap_oracle, family="shaped", domain=MS, shapes=_ap_shapes(),
+    int_numerics={n: _ap_class(n) for n in (REQUANT, SATURATE)}, numerics_classes=lambda t: (REQUANT, SATURATE),
+    per_type=28, tolerance=_exact_tol, contested=_ap_contested,
+    # kernel_shape is required: every state writes one (the pattern's own wins)
+    attrs=(Attrs({"kernel_shape": [2, 2]}, tag="kernel-only"),
+           Attrs({"kernel_shape": [2, 2], "auto_pad": "NOTSET", "ceil_mode": 0, "channels_last": 0,
+                  "count_include_pad": 0}, tag="explicit-default"),
+           Attrs({"kernel_shape": [2, 2], "count_include_pad": 1}, tag="count_include_pad=1")),
+    errors=(Err("x_zero_point has X's type T (int8 with a uint8 X)", "zero-point-type", {"kernel_shape": [2, 2]},
+                ((1, 2, 4, 4), (), (), (), ()), types={"X": "uint8", "x_zero_point": "int8"}, type_name="uint8"),
+            Err("x_scale 'is a scalar, which means a per-tensor/layer quantization': a [2] x_scale", "scale-per-channel",
+                {"kernel_shape": [2, 2]}, ((1, 2, 4, 4), (2,), (2,), (), ()), type_name="uint8"),
+            Err("kernel_shape has one entry per spatial axis: [2] for a 2-D X", "kernel-rank", {"kernel_shape": [2]},
+                ((1, 2, 4, 4), (), (), (), ()), type_name="uint8")),
+    notes={1: "onnxruntime-defined (com.microsoft): AveragePool of the dequantized X (AveragePool's geometry, "
+              "count_include_pad, channels_last), requantized; zero points default 0; rounding half to even and "
+              "saturation as QuantizeLinear"})
+
 ENTRIES = (QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU, QLINEAR_WHERE, QLINEAR_GLOBAL_AVERAGE_POOL, MS_QUANTIZE_LINEAR,
-           MS_DEQUANTIZE_LINEAR)
+           MS_DEQUANTIZE_LINEAR, QLINEAR_AVERAGE_POOL)
 register_entries(ENTRIES, family="contrib_quant")
 
 __all__ = ["ENTRIES", "QLINEAR_SIGMOID", "QLINEAR_LEAKY_RELU", "QLINEAR_WHERE", "QLINEAR_GLOBAL_AVERAGE_POOL",
-           "MS_QUANTIZE_LINEAR", "MS_DEQUANTIZE_LINEAR"]
+           "MS_QUANTIZE_LINEAR", "MS_DEQUANTIZE_LINEAR", "QLINEAR_AVERAGE_POOL"]

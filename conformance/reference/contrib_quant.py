@@ -232,3 +232,78 @@ def robust_global_average(x, x_scale, x_zero_point, y_scale, y_zero_point, out_t
         slack = SLACK_WHERE * abs(float(vi)) + count * 2.0 ** -24 * float(mi) / count * r
         out.ravel()[i] = robust_value(Fraction(vi), slack, zy, out_type, False)
     return out
+
+
+# ----------------------------------------------------------------------------- QLinearAveragePool
+def average_pool_parts(x, x_scale, x_zero_point, y_scale, attrs, channels_last: int = 0):
+    """``(v, mag)`` of onnxruntime's QLinearAveragePool (its documentation: "Output =
+    Dequantize(Input) -> AveragePool on fp32 data -> Quantize(output)"; AveragePool's geometry,
+    :func:`conformance.reference.pool.windows`): ``v = x_scale (sum of the window's X -
+    x_zero_point) / (count y_scale)``, the padding 0 after dequantization, ``count`` the window's
+    input elements (``count_include_pad`` 0) or its input and padding positions (1; the ceil_mode
+    overhang beyond the padding counts in neither); ``mag`` the same with ``|X - x_zero_point|``.
+    Object arrays (Fractions) of Y's shape (``[N, C, O...]``, or ``[N, O..., C]`` with
+    ``channels_last``).  An absent zero point is 0.
+
+    Raises:
+        ValueError: X of rank below 3, scales or zero points that are not scalars, a window
+            without input element under ``count_include_pad`` 0 (a mean of nothing).
+    """
+    from . import pool as pool_ref
+
+    xs = exact(x)
+    if xs.ndim < 3:
+        raise ValueError("X is [N, C, D1, ...] (rank >= 3)")
+    if channels_last:
+        xs = np.moveaxis(xs, -1, 1)
+    sx, sy = _scalar(x_scale, "x_scale"), _scalar(y_scale, "y_scale")
+    zx = 0 if x_zero_point is None else _scalar(x_zero_point, "x_zero_point")
+    out, pos, kind = pool_ref.windows(xs.shape[2:], attrs)
+    inc = int(attrs.get("count_include_pad", 0) or 0)
+    n, c = xs.shape[:2]
+    v = np.empty((n, c) + tuple(out), dtype=object)
+    mag = np.empty(v.shape, dtype=object)
+    r = Fraction(sx) / Fraction(sy)
+    flat_pos = pos.reshape(-1, pos.shape[-2], pos.shape[-1])
+    flat_kind = kind.reshape(-1, kind.shape[-1])
+    for i in range(n):
+        for j in range(c):
+            plane = xs[i, j]
+            for w, (p, kd) in enumerate(zip(flat_pos, flat_kind)):
+                terms = [plane[tuple(q)] - zx for q, kk in zip(p.tolist(), kd.tolist()) if kk == 0]
+                cnt = int((kd <= 1).sum()) if inc else len(terms)
+                if cnt == 0:
+                    raise ValueError("a window without input element (count_include_pad 0): a mean of nothing")
+                idx = (i, j) + np.unravel_index(w, tuple(out))
+                v[idx] = Fraction(sum(terms)) * r / cnt
+                mag[idx] = Fraction(sum(abs(t) for t in terms)) * r / cnt
+    if channels_last:
+        v, mag = np.moveaxis(v, 1, -1), np.moveaxis(mag, 1, -1)
+    return v, mag
+
+
+def qlinear_average_pool(x, x_scale, x_zero_point, y_scale, y_zero_point, out_type: str, attrs,
+                         channels_last: int = 0) -> np.ndarray:
+    """onnxruntime's QLinearAveragePool: :func:`average_pool_parts` rounded half to even, ``+
+    y_zero_point`` (0 when absent), saturated (QuantizeLinear's rule, what its kernel's MLAS
+    quantization does).  Returns object ints.
+
+    Raises:
+        ValueError: as :func:`average_pool_parts`.
+    """
+    v, _ = average_pool_parts(x, x_scale, x_zero_point, y_scale, attrs, channels_last)
+    zy = 0 if y_zero_point is None else _scalar(y_zero_point, "y_zero_point")
+    return requantize(v, zy, out_type)
+
+
+def robust_average_pool(v, mag, y_zero_point, out_type: str, count: int) -> np.ndarray:
+    """Boolean mask of the QLinearAveragePool elements every legitimate kernel requantizes alike:
+    an integer sum times a float32 multiplier (``SLACK_WHERE |v|``) or a float32 sum of up to
+    ``count`` dequantized terms in any order and a division (``(count + 2) u mag``, u = 2**-24);
+    no exact tie."""
+    zy = 0 if y_zero_point is None else _scalar(y_zero_point, "y_zero_point")
+    out = np.zeros(np.shape(v), dtype=bool)
+    for i, (vi, mi) in enumerate(zip(np.asarray(v).ravel().tolist(), np.asarray(mag).ravel().tolist())):
+        slack = SLACK_WHERE * abs(float(vi)) + (count + 2) * 2.0 ** -24 * float(mi)
+        out.ravel()[i] = robust_value(Fraction(vi), slack, zy, out_type, False)
+    return out
