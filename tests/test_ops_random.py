@@ -468,3 +468,110 @@ def test_like_dtype_absent_and_written_for_every_shared_type(suite):
         shared = {t for t, _ in seen}
         assert shared >= {"float16", "float", "double"}
         assert all(seen[(t, True)] and seen[(t, False)] for t in shared), (op, seen)
+
+
+# ============================================================================ Scatter (deprecated; conformance/ops/indexing.py)
+from conformance.ops import indexing as ix  # noqa: E402
+from conformance.ops.entry import Ctx  # noqa: E402
+
+
+def _scatter_loop(data, indices, updates, axis):
+    """The 9 text's rule written out: for every entry of updates, the target index is the entry's
+    own index with the axis coordinate replaced by the entry of indices (negative: + s)."""
+    out = np.array(data, dtype=object, copy=True)
+    ax = axis % data.ndim
+    for pos in np.ndindex(*np.shape(indices)):
+        k = int(indices[pos])
+        k = k + data.shape[ax] if k < 0 else k
+        out[pos[:ax] + (k,) + pos[ax + 1:]] = updates[pos]
+    return out
+
+
+@pytest.fixture(scope="module")
+def scatter_suite():
+    return registry.generate(["Scatter"], seed=0)
+
+
+@pytest.mark.parametrize("version", (9, 11))
+def test_scatter_oracle_on_the_texts_examples(version):
+    """Examples 1 and 2 of the Scatter text (identical at 9 and 11)."""
+    ctx = Ctx("Scatter", version, version, {"data": "float", "indices": "int64", "updates": "float"})
+    obj = np.empty((2, 3), dtype=object)
+    obj[...] = [[1, 0, 2], [0, 2, 1]]
+    out = ix.SCATTER.oracle(ctx, np.zeros((3, 3)), obj, np.array([[1.0, 1.1, 1.2], [2.0, 2.1, 2.2]]), axis=0)
+    assert out.tolist() == [[2.0, 1.1, 0.0], [1.0, 0.0, 2.2], [0.0, 2.1, 1.2]]
+    obj = np.empty((1, 2), dtype=object)
+    obj[...] = [[1, 3]]
+    out = ix.SCATTER.oracle(ctx, np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]), obj, np.array([[1.1, 2.1]]), axis=1)
+    assert out.tolist() == [[1.0, 1.1, 3.0, 2.1, 5.0]]
+
+
+def test_scatter_cases_against_an_explicit_loop(scatter_suite):
+    """Every value case's expected output is the explicit loop's; version 9 draws no negative
+    index (its text defines none), version 11 does; every version-11 model is contested
+    (deprecated), no version-9 model is."""
+    seen = Counter()
+    for c in _value(scatter_suite):
+        ni = _node_inputs(c)
+        want = _scatter_loop(ni["data"], ni["indices"], ni["updates"], int(c.attributes.get("axis", 0)))
+        got = c.datasets[0].outputs["output"]
+        assert got.shape == want.shape and all(
+            (a == b) or (isinstance(a, float) and a != a and b != b) for a, b in zip(got.ravel().tolist(),
+                                                                                  want.ravel().tolist())), c.id
+        seen[(c.since_version, bool((ni["indices"] < 0).any()))] += 1
+        assert (c.contested is not None) == (c.since_version == 11)
+    assert seen[(9, True)] == 0 and seen[(11, True)] >= 10 and seen[(9, False)] >= 40
+
+
+def _k_scatter(flaw=None):
+    """A vectorized numpy Scatter: the target of every updates entry is its own index grid with
+    the axis coordinate replaced by the index.  ``axis-ignored``: always axis 0;
+    ``negative-as-zero``: negative indices clamped to 0 instead of counted from the back."""
+    def k(inputs, attrs, outputs, opset):
+        data, idx, upd = inputs["data"], inputs["indices"].astype(np.int64), inputs["updates"]
+        axis = int(attrs.get("axis", 0))
+        if not -data.ndim <= axis < data.ndim:
+            raise ValueError("axis out of range")
+        axis = 0 if flaw == "axis-ignored" else axis % data.ndim
+        s = data.shape[axis]
+        if idx.shape != upd.shape or idx.ndim != data.ndim:
+            raise ValueError("indices and updates must have one shape, data's rank")
+        if idx.size and ((idx >= s) | (idx < -s)).any():
+            raise IndexError("index out of bounds")
+        idx = np.maximum(idx, 0) if flaw == "negative-as-zero" else np.where(idx < 0, idx + s, idx)
+        out = data.copy()
+        grid = list(np.indices(idx.shape, sparse=False))
+        grid[axis] = idx
+        out[tuple(grid)] = upd
+        return {"output": out}
+    return k
+
+
+def test_scatter_kernels(scatter_suite):
+    """A numpy kernel passes every case (version 11 run without onnx's checker, which rejects
+    the deprecated operator: with it every version-11 value case is 'unsupported'); ignoring
+    axis and clamping negative indices are caught (the latter at 11 only: 9 draws none)."""
+    res = run_cases(scatter_suite, KernelBackend({"Scatter": _k_scatter()}, check=False))
+    bad = [(r.id, r.outcome, r.message[:150]) for r in res if r.outcome != "pass"]
+    assert not bad, bad[:5]
+    checked = run_cases(scatter_suite, KernelBackend({"Scatter": _k_scatter()}))
+    assert all(r.outcome == "unsupported" for c, r in zip(scatter_suite, checked)
+               if c.since_version == 11 and c.expect_error is None)
+    values = _value(scatter_suite)
+    for flaw, least in (("axis-ignored", 20), ("negative-as-zero", 5)):
+        wrong = run_cases(values, KernelBackend({"Scatter": _k_scatter(flaw)}, check=False))
+        hit = Counter(c.since_version for c, r in zip(values, wrong) if r.outcome in ("fail", "error"))
+        assert sum(hit.values()) >= least, flaw
+        if flaw == "negative-as-zero":
+            assert hit[9] == 0
+
+
+def test_scatter_onnxruntime():
+    """onnxruntime 1.32 passes Scatter-9 (complex types unsupported) and rejects every Scatter-11
+    model (deprecated: contested, so 'unsupported')."""
+    pytest.importorskip("onnxruntime")
+    cases = [c for c in registry.generate(["Scatter"], seed=0) if c.expect_error is None]
+    res = run_cases(cases, resolve_backend("onnxruntime"))
+    out = Counter((c.since_version, r.outcome) for c, r in zip(cases, res))
+    assert out[(9, "fail")] == out[(9, "error")] == 0 and out[(9, "pass")] >= 40
+    assert out[(11, "unsupported")] == sum(c.since_version == 11 for c in cases)

@@ -1,7 +1,8 @@
 """The indexing family as entries of the operator table (family ``shaped``): Gather (1, 11,
 13), GatherElements (11, 13), GatherND (11, 12, 13), ScatterElements (11, 13, 16, 18),
-ScatterND (11, 13, 16, 18), OneHot (9, 11, 28), NonZero (9, 13), Compress (9, 11, 28) and
-Unique (11, 28).
+ScatterND (11, 13, 16, 18), OneHot (9, 11, 28), NonZero (9, 13), Compress (9, 11, 28),
+Unique (11, 28) and the deprecated Scatter (9, 11: ScatterElements without a reduction; every
+version-11 model contested, onnx's checker rejecting a deprecated operator).
 
 Every output is compared exactly (data movement, integer and boolean results; floating
 values bit for bit with the sign of zero, NaN as a class).  What the entries add to the
@@ -23,11 +24,13 @@ The operators, one section each below, document their own decisions.
 
 from __future__ import annotations
 
+import dataclasses
 from builtins import sorted as builtins_sorted
 from functools import lru_cache
 
 import numpy as np
 
+from ..opspec import op_spec
 from . import values as V
 from .engine import register_entries
 from .entry import REALS, Attrs, Entry, Err, Shape
@@ -649,6 +652,58 @@ SCATTER_ELEMENTS = Entry(
 )
 
 
+# ============================================================================= Scatter (deprecated)
+#: Every Scatter-11 model is contested: the version is deprecated (its text: "Please use
+#: ScatterElements, which provides the same functionality") and onnx's checker rejects it.
+SCATTER11_CONTESTED = ("Scatter-11 is deprecated in onnx's schema ('Please use ScatterElements, which provides the "
+                       "same functionality'): onnx's checker rejects every model using it")
+
+
+def scatter(ctx, data, indices, updates, axis=0):
+    """Scatter (9, 11): ScatterElements without a reduction (:func:`scatter_elements`): the 9 text's
+    ``data[indices[i][j]][j] = updates[i][j]`` (axis 0) and 11's "same functionality" as
+    ScatterElements.  Negative indices are defined from 11 ("within bounds [-s, s-1]"); version 9's
+    text says nothing of them, so its cases draw none.  Output of data's shape."""
+    return scatter_elements(ctx, data, indices, updates, axis=axis)
+
+
+def _scatter_deprecated_class(cls: str):
+    """ScatterElements' class ``cls`` (reduction none), its negative indices written as
+    ``i + s`` at version 9."""
+    base = _scatter_class(cls, False)
+
+    def fn(rng, ctx, shapes):
+        data, idx, upd = base(rng, ctx, shapes)
+        if ctx.version < 11:
+            s = shapes[0][_norm_axis(int(ctx.attrs["axis"]), len(shapes[0]))]
+            idx = _ints(_wrap(idx, s), np.shape(idx))
+        return [data, idx, upd]
+
+    fn.__name__ = f"scatter9_{cls}"
+    return fn
+
+
+def _scatter_deprecated_errors() -> tuple[Err, ...]:
+    """ScatterElements' error cases without the reductions; the out-of-bounds indices only from
+    11 (version 9's text says nothing of bounds)."""
+    out = []
+    for e in _scatter_errors(False):
+        if "reduction" in e.attrs:
+            continue
+        out.append(dataclasses.replace(e, since=11) if e.tag.startswith("index=") else e)
+    return tuple(out)
+
+
+SCATTER = Entry(
+    "Scatter", scatter, family="shaped", shapes=_scatter_elements_shapes(), signed_zero=True,
+    float_numerics={n: _scatter_deprecated_class(n) for n in ("normal", "wide", "special", "int", "int-extremes",
+                                                              "bool", "string", "complex", "dup-same")},
+    numerics_types=_SCATTER_TYPES, errors=_scatter_deprecated_errors(),
+    contested=lambda ctx, attrs: SCATTER11_CONTESTED if op_spec("Scatter").versions[ctx.version].deprecated else None,
+    notes={11: "deprecated (ScatterElements-11); negative indices in [-s, s-1]"},
+)
+
+
 # ============================================================================= ScatterND
 def scatter_nd(ctx, data, indices, updates, reduction="none"):
     """ScatterND (11, 13, 16, 18): a copy of ``data`` where every index tuple of ``indices``
@@ -1158,5 +1213,5 @@ UNIQUE = Entry(
 
 
 ENTRIES: tuple = (GATHER, GATHER_ELEMENTS, GATHER_ND, SCATTER_ELEMENTS, SCATTER_ND, ONE_HOT, NON_ZERO, COMPRESS,
-                  UNIQUE)
+                  UNIQUE, SCATTER)
 register_entries(ENTRIES, family="indexing")
