@@ -248,6 +248,9 @@ def _att_shapes() -> tuple[Shape, ...]:
         # qk_matmul_output, every mode, stages made to differ (mask and softcap)
         *(p(f"4d/qk-mode={m}", mask="st", lk=4, attrs={"softcap": 1.5}, qk=m) for m in range(4)),
         p("4d/qk-mode=3/causal/dead", mask="st", lq=3, lk=3, attrs=CAUSAL, qk=3),
+        p("4d/qk-mode=2/causal", lq=3, lk=4, attrs=CAUSAL, qk=2),
+        p("4d/qk-mode=2/nonpad", lq=2, lk=4, nonpad=(4, 2), qk=2),
+        p("4d/qk-mode=1/no-softcap", mask="st", qk=1),
         p("3d/qk-mode=2/gqa", rank=3, hq=4, hkv=2, mask="bhst", qk=2),
         # softmax_precision
         *(p(f"4d/softmax_precision={sp}", mask="st", lk=4, attrs={"softmax_precision": sp}) for sp in (1, 10, 11, 16)),
