@@ -358,7 +358,7 @@ def test_error_cases_are_rejected(suite):
     cases = [c for c in suite if c.expect_error and c.op == "Attention"]
     assert {c.tags["error"] for c in cases} >= {"3d-heads-not-multiple", "4d-heads-not-multiple", "mask-broadcast",
                                                 "mask-too-long", "3d-no-num_heads", "head-size-mismatch",
-                                                "3d-hidden-not-multiple"}
+                                                "3d-hidden-not-multiple", "past_key-alone"}
     results = _run(cases, att_kernel(), "legit", check=False)
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
                                                         if r.outcome != "pass"]

@@ -48,7 +48,8 @@ with a past (the text: "should not be used together"), q_num_heads/kv_num_heads 
 
 **Error cases**: kv_num_heads not dividing q_num_heads (3-D and 4-D), a mask whose shape does
 not broadcast, a mask longer than the total sequence, a 3-D input without the head attributes,
-head sizes of Q and K that differ, a hidden size that is not a multiple of the heads.
+head sizes of Q and K that differ, a hidden size that is not a multiple of the heads, past_key
+without past_value.
 
 **Tolerance** (docs/tolerance.md "Attention and TensorScatter"): the per-element bound of
 :func:`conformance.reference.attention.bound`, every output.
@@ -308,6 +309,10 @@ def _att_errors() -> tuple[Err, ...]:
             ((1, 3, 8), (1, 5, 8), (1, 5, 8)), type_name=f),
         Err("head sizes of Q (4) and K (6) differ", "head-size-mismatch", {},
             ((1, 2, 3, 4), (1, 2, 5, 6), (1, 2, 5, 4)), type_name=f),
+        Err("past_key without past_value: 'Both past and present state key/values ... shall be used together, and "
+            "not allowed to use only one of them'", "past_key-alone", {},
+            ((1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4), (3, 5), (1, 2, 2, 4)), type_name=f,
+            types={"attn_mask": "bool"}),
         Err("3-D Q hidden size 7 is not q_num_heads (2) x head_size", "3d-hidden-not-multiple",
             {"q_num_heads": 2, "kv_num_heads": 2}, ((1, 3, 7), (1, 3, 8), (1, 3, 8)), type_name=f),
     )
