@@ -274,10 +274,8 @@ def test_legitimate_kernels_pass_every_case(variant, suite):
         cases = [c for c in cases if c.op.startswith("Random") or c.op == "Multinomial"]
     res = _run(cases, variant=variant, seed=1)
     bad = [(i, r.outcome, r.message[:200]) for i, r in res.items() if r.outcome != "pass"]
-    # a contested (Bernoulli) model that the kernel backend's onnx checker rejects is 'unsupported'
-    bad = [b for b in bad if not (b[1] == "unsupported" and b[0].startswith("Bernoulli"))]
     assert not bad, bad[:5]
-    assert sum(r.outcome == "pass" for r in res.values()) >= 0.95 * len(cases)
+    assert len(res) == len(cases) >= 300
 
 
 def _caught(op, flaw, suite, **kw):
@@ -354,13 +352,16 @@ def _cdf_gap(x):
     return float(np.max(np.abs(np.cumsum(e / e.sum(1, keepdims=True), 1) - np.cumsum(q / q.sum(1, keepdims=True), 1))))
 
 
-@pytest.mark.parametrize("flaw,classes,least", (("no-max", ("shifted",), 1), ("probabilities", ("logits", "peaked", "masked", "shifted"), 2048),
-                                                ("row0", ("logits", "peaked", "masked", "shifted"), 2048)))
+_ROW_CLASSES = ("logits", "peaked", "masked", "shifted")
+
+
+@pytest.mark.parametrize("flaw,classes,least", (("no-max", ("shifted",), 1), ("probabilities", _ROW_CLASSES, 2048),
+                                                ("row0", _ROW_CLASSES, 2048)))
 def test_multinomial_wrong_kernels_are_caught(flaw, classes, least, suite):
     """exp without the maximum subtracted (float32 overflow at logits near 100: every shifted
     case), the input read as probabilities instead of log-probabilities (every case with
-    2048 draws where the readings differ by more than 0.15 in CDF), every row drawn from the first row's distribution (multi-row cases with 2048
-    draws a row)."""
+    2048 draws where the readings differ by more than 0.15 in CDF), every row drawn from the
+    first row's distribution (multi-row cases with 2048 draws a row)."""
     cases = _value(suite["Multinomial"])
     res = _run(cases, flaw=flaw)
     target = [c for c in cases if c.tags["numerics"] in classes and int(c.attributes.get("sample_size", 1)) >= least
@@ -470,7 +471,7 @@ def test_like_dtype_absent_and_written_for_every_shared_type(suite):
         assert all(seen[(t, True)] and seen[(t, False)] for t in shared), (op, seen)
 
 
-# ============================================================================ Scatter (deprecated; conformance/ops/indexing.py)
+# ============================================================================ Scatter (conformance/ops/indexing.py)
 from conformance.ops import indexing as ix  # noqa: E402
 from conformance.ops.entry import Ctx  # noqa: E402
 

@@ -283,8 +283,10 @@ def judge_uniform(y: np.ndarray, low: float, high: float, alpha: float = FALSE_A
     out = ~((y64 >= lo) & (y64 <= hi))
     if out.any():
         v = y64[out]
+        finite = y64[~np.isnan(y64)]
+        lo_seen, hi_seen = (float(finite.min()), float(finite.max())) if finite.size else (np.nan, np.nan)
         return False, (f"{int(out.sum())} of {n} value(s) outside [{lo:g}, {hi:g}]: first {v[0]!r}, "
-                       f"min {np.nanmin(y64) if not np.isnan(y64).all() else np.nan!r}, max {np.nanmax(y64) if not np.isnan(y64).all() else np.nan!r}")
+                       f"min {lo_seen!r}, max {hi_seen!r}")
     if n == 0:
         return True, "no draws (zero-size output)"
     w = hi - lo
@@ -303,7 +305,8 @@ def judge_uniform(y: np.ndarray, low: float, high: float, alpha: float = FALSE_A
     m = float(np.mean(y64))
     tol = hoeffding(n, a) * w / n + r
     if abs(m - mid) > tol:
-        return False, f"mean {m:.6g} of {n} draws differs from {mid:g} by more than {tol:.4g} (Hoeffding, false alarm {a:.2g})"
+        return False, (f"mean {m:.6g} of {n} draws differs from {mid:g} by more than {tol:.4g} "
+                       f"(Hoeffding, false alarm {a:.2g})")
     dev = np.abs(y64 - mid)
     q = float(np.mean(dev * dev))
     tol2 = hoeffding(n, a) * (w * w / 4.0) / n + r * (w + r)
@@ -496,7 +499,8 @@ def check_multinomial(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool, s
         eps = dkw_epsilon(n, a) + slack
         worst = max(worst, d)
         if d > eps:
+            counts = np.bincount(draws, minlength=k).tolist()
             return False, (f"row {rows[0]}: distance {d:.4f} between the {n} draws' CDF over {k} classes and "
                            f"softmax(input)'s exceeds {eps:.4f} (DKW, false alarm {a:.2g}); draws per class "
-                           f"{np.bincount(draws, minlength=k).tolist()}, expected {np.round(p[rows[0]] * n, 1).tolist()}")
+                           f"{counts}, expected {np.round(p[rows[0]] * n, 1).tolist()}")
     return True, f"{b} row(s) in {len(groups)} group(s), {s} draw(s) each, worst CDF distance {worst:.4f}"
