@@ -92,7 +92,7 @@ def loop(q, k, v, mask, pk, pv, nonpad, attrs, version):
         v4 = np.concatenate([pv, v4], axis=2)
     B, Hq, Lq, D = q4.shape
     Hkv, Lt, E = k4.shape[1], k4.shape[2], v4.shape[3]
-    scale = attrs.get("scale") or 1.0 / math.sqrt(D)
+    scale = attrs["scale"] if attrs.get("scale") is not None else 1.0 / math.sqrt(D)
     cap = attrs.get("softcap", 0.0) or 0.0
     left = attrs.get("left_window_size", -1) if version >= 25 else -1
     right = attrs.get("right_window_size", -1) if version >= 25 else -1
@@ -271,7 +271,7 @@ def wrong_kernel(flaw):
         if flaw == "softcap-ignored":
             cap = 0.0
         y, sc = ref.scaled_dot_product_attention(
-            q4, k4, v4, scale=float(scale) if scale else None, mask=mask, is_causal=bool(a.get("is_causal", 0)),
+            q4, k4, v4, scale=None if scale is None else float(scale), mask=mask, is_causal=bool(a.get("is_causal", 0)),
             causal_offset=off, softcap=cap, window=window, kv_seqlen=kvl)
         stage = sc[int(a.get("qk_matmul_output_mode", 0) or 0)]
         if flaw == "past-dropped" and args[4] is not None:

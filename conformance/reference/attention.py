@@ -292,15 +292,16 @@ def attention(q, k, v, attn_mask=None, past_key=None, past_value=None, nonpad_kv
     """ai.onnx Attention (23, 24, 25) in float64: ``(Y, present_key, present_value,
     qk_matmul_output)`` (``present_*`` the past and current keys/values concatenated,
     ``(B, Hkv, P + L, D)``; ``qk_matmul_output`` the ``qk_matmul_output_mode`` stage,
-    ``(B, Hq, Lq, P + L)``).  ``attrs`` are the node's attributes (``scale`` 0 or absent: the
-    default ``1/sqrt(head_size)``; ``softcap`` 0: none); :func:`prepare` does the layout and
+    ``(B, Hq, Lq, P + L)``).  ``attrs`` are the node's attributes (``scale`` absent: the
+    default ``1/sqrt(head_size)``, a written 0 is a literal 0 as in the function body;
+    ``softcap`` 0: none); :func:`prepare` does the layout and
     raises its ValueErrors, :func:`scaled_dot_product_attention` the arithmetic.
     ``softmax_precision`` does not change the exact result (only the tolerance)."""
     q4, k4, v4, mask, offset, window, kv_seqlen, rank = prepare(
         q, k, v, attn_mask, past_key, past_value, nonpad_kv_seqlen, version=version, **attrs)
     scale = attrs.get("scale")
     y, sc = scaled_dot_product_attention(
-        q4, k4, v4, scale=float(scale) if scale else None, mask=mask, is_causal=bool(attrs.get("is_causal", 0)),
+        q4, k4, v4, scale=None if scale is None else float(scale), mask=mask, is_causal=bool(attrs.get("is_causal", 0)),
         causal_offset=offset, softcap=float(attrs.get("softcap", 0.0) or 0.0), window=window, kv_seqlen=kv_seqlen)
     mode = int(attrs.get("qk_matmul_output_mode", 0) or 0)
     return _merge_heads(y, rank), k4, v4, sc[mode]
@@ -386,7 +387,7 @@ def bound(q, k, v, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seq
     scale_attr = attrs.get("scale")
     softcap = float(attrs.get("softcap", 0.0) or 0.0)
     y, sc = scaled_dot_product_attention(
-        q4, k4, v4, scale=float(scale_attr) if scale_attr else None, mask=mask,
+        q4, k4, v4, scale=None if scale_attr is None else float(scale_attr), mask=mask,
         is_causal=bool(attrs.get("is_causal", 0)), causal_offset=offset, softcap=softcap, window=window,
         kv_seqlen=kv_seqlen)
     sp = attrs.get("softmax_precision")
@@ -402,7 +403,7 @@ def bound(q, k, v, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seq
     group = hq // k4.shape[1] if k4.shape[1] else 1
     kh = np.repeat(k4, group, axis=1)
     vh = np.repeat(v4, group, axis=1)
-    s = float(scale_attr) if scale_attr else 1.0 / np.sqrt(dk) if dk else 1.0
+    s = float(scale_attr) if scale_attr is not None else 1.0 / np.sqrt(dk) if dk else 1.0
     # logits: sqrt(scale) in float32 then cast to T (|dc| <= 2 u32 + u_T), Q and K scaled in T,
     # the matmul in P, the result rounded to T
     dc = 2 * u32 + u_t
@@ -515,7 +516,7 @@ def attention_kernel(q, k, v, attn_mask=None, past_key=None, past_value=None, no
     kh = np.repeat(k4, group, axis=1)
     vh = np.repeat(v4, group, axis=1)
     scale_attr = attrs.get("scale")
-    s32 = np.float32(scale_attr) if scale_attr else np.float32(1.0) / np.sqrt(np.float32(dk))
+    s32 = np.float32(scale_attr) if scale_attr is not None else np.float32(1.0) / np.sqrt(np.float32(dk))
     c = rn(np.sqrt(np.float32(s32)))
     qs = rn(rn(q4) * c)
     ks = rn(rn(kh) * c)
