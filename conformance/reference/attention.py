@@ -460,10 +460,9 @@ def bound(q, k, v, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seq
         e3 = e3 + u_t * (pp + e3) + sub_t
     e3 = np.where(sc["masked_rows"], 0.0, e3)
     e3 = np.where(p > 0, e3, np.where(fin, e3, 0.0))
-    # P V in P, rounded to T
+    # P V accumulated in P (its rounding to T is final_tolerance's, in tolerance_of)
     pv_abs = np.matmul(pp + e3, np.abs(vh))
-    ey = np.matmul(e3, np.abs(vh)) + _gamma(lk, u_p) * pv_abs + u_t * (np.abs(y) + pv_abs * 0) + lk * sub_p + sub_t
-    ey = ey + u_t * np.matmul(e3, np.abs(vh))
+    ey = np.matmul(e3, np.abs(vh)) + _gamma(lk, u_p) * pv_abs + lk * sub_p + sub_t
     return {"Y": _merge_heads(ey, rank), 0: e0, 1: e1, 2: np.where(fin, e2, 0.0), 3: e3}
 
 
