@@ -634,3 +634,103 @@ def test_average_pool_error_cases_are_rejected(ap_cases):
     res = run_cases(errs, KernelBackend({"QLinearAveragePool": _ap_kernel()}, name="e", check=False))
     assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
                                                     if r.outcome != "pass"]
+
+
+# ============================================================================ QLinearSoftmax
+def test_softmax_oracle_matches_an_independent_loop():
+    rng = np.random.default_rng(12)
+    x = _obj(rng.integers(-128, 128, size=(2, 3, 4)), (2, 3, 4))
+    sx, zx, sy, zy = float(np.float32(0.07)), 5, float(np.float32(1 / 300)), -128
+    for opset, axis in ((13, 1), (12, 1), (13, -1)):
+        got = ref.qlinear_softmax(x, np.array(sx), np.array(zx), np.array(sy), np.array(zy), "int8", axis, opset)
+        for i in range(2):
+            for j in range(3):
+                for k in range(4):
+                    if opset >= 13 and axis == 1:
+                        row = [x[i, a, k] for a in range(3)]
+                    elif opset < 13:  # coerced to [2, 12]: the whole trailing block
+                        row = [x[i, a, b] for a in range(3) for b in range(4)]
+                    else:
+                        row = [x[i, j, b] for b in range(4)]
+                    den = sum(math.exp(sx * (int(q) - zx)) for q in row)
+                    p = math.exp(sx * (int(x[i, j, k]) - zx)) / den
+                    assert got[i, j, k] == min(127, max(-128, round(p / sy) + zy)), (opset, axis, i, j, k)
+
+
+def _sm_kernel(mode="table32", flaw=None):
+    """QLinearSoftmax: ``table32`` float32 exponentials of ``x_scale (X - max)``, a float32 sum, the
+    quotient divided by y_scale (``f64``: float64); rint, + y_zero_point, saturation.  ``flaw``
+    ``floor-reciprocal`` multiplies by ``floor(1 / y_scale)`` (onnxruntime's kernel)."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x = inputs["X"]
+        t = x.dtype
+        if "x_zero_point" in inputs and inputs["x_zero_point"].dtype != t or inputs["y_scale"].size != 1:
+            raise TypeError("x_zero_point of X's type; y_scale a scalar")
+        ops = attrs["opset"]
+        axis = attrs.get("axis", -1)
+        if flaw == "axis-ignored":
+            axis = -1
+        if not -x.ndim <= axis < max(x.ndim, 1):
+            raise ValueError("axis")
+        dt = np.float64 if mode == "f64" else np.float32
+        xr = x.astype(np.int64).astype(dt) * dt(inputs["X_scale"])  # the zero point cancels
+        a = axis % x.ndim
+        if ops < 13 and flaw != "single-axis":
+            rows = xr.reshape(int(np.prod(x.shape[:a])), -1)
+            e = np.exp(rows - rows.max(axis=1, keepdims=True)).astype(dt)
+            p = (e / e.sum(axis=1, keepdims=True, dtype=dt)).reshape(x.shape)
+        else:
+            e = np.exp(xr - xr.max(axis=a, keepdims=True)).astype(dt)
+            p = e / e.sum(axis=a, keepdims=True, dtype=dt)
+        sy = dt(inputs["y_scale"])
+        v = (p * dt(np.floor(dt(1) / sy))).astype(dt) if flaw == "floor-reciprocal" else (p / sy).astype(dt)
+        zy = np.int64(0) if flaw == "y-zero-point-ignored" else np.int64(inputs["y_zero_point"])
+        y = np.rint(v).astype(np.int64) + zy
+        i = np.iinfo(t)
+        return {outputs[0]: y.astype(t) if flaw == "wrap" else np.clip(y, i.min, i.max).astype(t)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def sm_cases(cases):
+    return [c for c in cases if c.op == "QLinearSoftmax"]
+
+
+@pytest.mark.parametrize("mode", ["table32", "f64"])
+def test_legitimate_softmax_kernels_pass(mode, sm_cases):
+    vals = [c for c in _values(sm_cases) if c.contested is None and c.datasets[0].inputs]
+    assert len(vals) >= 45
+    res = run_cases(vals, KernelBackend({"QLinearSoftmax": _sm_kernel(mode)}, name=mode, check=False))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(vals, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+WRONG_SM = {
+    "floor-reciprocal": (lambda c: c.tags["numerics"] == "requant", 5),
+    "y-zero-point-ignored": (lambda c: True, 20),
+    "axis-ignored": (lambda c: c.attributes.get("axis", -1) % len(c.inputs[0].shape or (1,)) !=
+                     len(c.inputs[0].shape) - 1, 5),
+    "single-axis": (lambda c: c.attributes["opset"] < 13 and c.attributes.get("axis", -1) % max(
+        len(c.inputs[0].shape), 1) < len(c.inputs[0].shape) - 1, 3),
+    "wrap": (lambda c: c.tags["numerics"] == "saturate", 5),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(WRONG_SM))
+def test_wrong_softmax_kernels_are_caught(flaw, sm_cases):
+    keep, least = WRONG_SM[flaw]
+    sel = [c for c in _values(sm_cases) if c.contested is None and "zero-size" not in c.tags["shape"] and keep(c)]
+    assert len(sel) >= least, len(sel)
+    res = run_cases(sel, KernelBackend({"QLinearSoftmax": _sm_kernel(flaw=flaw)}, name=flaw, check=False))
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= least, n
+
+
+def test_softmax_error_cases_are_rejected(sm_cases):
+    errs = [c for c in sm_cases if c.expect_error]
+    assert len(errs) == 3
+    res = run_cases(errs, KernelBackend({"QLinearSoftmax": _sm_kernel()}, name="e", check=False))
+    assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
+                                                    if r.outcome != "pass"]

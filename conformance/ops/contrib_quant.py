@@ -525,9 +525,111 @@ QLINEAR_AVERAGE_POOL = Entry(
               "count_include_pad, channels_last), requantized; zero points default 0; rounding half to even and "
               "saturation as QuantizeLinear"})
 
+# ----------------------------------------------------------------------------- QLinearSoftmax
+SM_NAMES = ("X", "X_scale", "x_zero_point", "y_scale", "y_zero_point")
+POW2_SCALE = "pow2-scale"
+
+
+def _sm_axis(ctx) -> int:
+    a = ctx.attrs.get("axis")
+    return -1 if a is None else int(a)
+
+
+def _sm_class(num: str):
+    """The numerics class ``num`` of QLinearSoftmax: X over the whole range around drawn zero
+    points, X_scale in [2^-6, 0.25] (the exponentials of a 255-step range stay normal in float32);
+    ``pow2-scale``: y_scale 2^-8 or 2^-7 (``1 / y_scale`` an integer: the usual softmax output
+    scale), X redrawn until robust; ``requant``: y_scale placing probability 1 at 60-100% of the
+    type's range; ``saturate``: probability 1 at 2-6 times the range (the larger probabilities
+    saturate); y_scale nudged until every element is robust
+    (:func:`conformance.reference.contrib_quant.robust_softmax`)."""
+
+    def table(rng, ctx, shapes):
+        present = [n for n in SM_NAMES if n in ctx.types]
+        sh = dict(zip(present, shapes))
+        t = ctx.types["X"]
+        lo, hi = qref._target_range(t)
+        opset = int(ctx.attrs.get("opset", 13))
+        for attempt in range(80):
+            vals = {n: _zero_points(rng, t, sh[n]) for n in ("x_zero_point", "y_zero_point") if n in sh}
+            if num != SATURATE and rng.random() < 0.5:
+                vals["y_zero_point"] = _obj([lo], sh["y_zero_point"])  # the usual: probabilities from the bottom
+            vals["X"] = _data(rng, t, sh["X"], None, False)
+            vals["X_scale"] = np.full(sh["X_scale"], float(V.representable(
+                np.array([np.exp2(rng.uniform(-6, -2))]), "float")[0]))
+            if num == POW2_SCALE:
+                sys_ = [float(rng.choice([2.0 ** -8, 2.0 ** -7]))]
+            else:
+                f = float(rng.uniform(2, 6)) if num == SATURATE else float(rng.uniform(0.6, 1.0))
+                sys_ = [float(V.representable(np.array([1.0 / ((hi - lo) * f)]), "float")[0])]
+                for _ in range(15):
+                    sys_.append(float(V.representable(np.array([sys_[-1] * (1 + float(rng.uniform(-0.02, 0.02)))]),
+                                                      "float")[0]))
+            for sy in sys_:
+                v, d = ref.softmax_parts(vals["X"], vals["X_scale"], vals.get("x_zero_point"), np.array(sy),
+                                         _sm_axis(ctx), opset)
+                if ref.robust_softmax(v, d, vals["y_zero_point"], t).all():
+                    vals["y_scale"] = np.full(sh["y_scale"], sy, dtype=np.float64)
+                    return [vals[n] for n in present]
+        raise ValueError(f"QLinearSoftmax: no robust table found for {sh}")
+
+    table.__name__ = f"qlinear_softmax_{num.replace('-', '_')}"
+    return table
+
+
+def sm_oracle(ctx, X, X_scale, x_zero_point=None, y_scale=None, y_zero_point=None, **attrs):
+    """onnxruntime's QLinearSoftmax (:func:`conformance.reference.contrib_quant.qlinear_softmax`): object ints."""
+    axis = attrs.get("axis")
+    return ref.qlinear_softmax(X, X_scale, x_zero_point, y_scale, y_zero_point, ctx.out_types["Y"],
+                               -1 if axis is None else int(axis), int(attrs["opset"]))
+
+
+def _sm_shapes() -> tuple[Shape, ...]:
+    def sh(name, x, attrs=None, **kw):
+        return Shape(name, {"X": x}, dict(attrs or {}), **kw)
+
+    return (
+        sh("2d/axis=-1", "NL", {"axis": -1}, dims={"N": (2, 3), "L": (5, 12)}),
+        sh("3d/axis=1", "NLC", {"axis": 1}, dims={"N": (1, 2), "L": (4, 9), "C": (2, 3)}),
+        sh("3d/axis-absent", "NCL", dims={"N": (1, 2), "C": (2, 3), "L": (4, 9)}),
+        sh("4d/axis=2", "NCLW", {"axis": 2}, dims={"N": (1, 1), "C": (2, 2), "L": (3, 6), "W": (2, 3)}),
+        sh("4d/axis=-3", "NLHW", {"axis": -3}, dims={"N": (1, 2), "L": (3, 5), "H": (2, 2), "W": (2, 3)}),
+        sh("1d/axis=0", "L", {"axis": 0}, dims={"L": (3, 17)}),
+        sh("long/axis=-1", "2L", {"axis": -1}, dims={"L": (256, 300)}),
+        sh("D=1/axis=-1", "N1", {"axis": -1}, dims={"N": (3, 5)}),
+        sh("zero-size", "0L", {"axis": -1}, dims={"L": (3, 4)}, cycle=False),
+    )
+
+
+def _sm_contested(ctx, attrs) -> str | None:
+    """axis absent with opset < 13: the schema's default is -1, onnxruntime's kernel takes 1 there
+    (old Softmax's default)."""
+    if "axis" not in ctx.given and int(ctx.attrs.get("opset", 13)) < 13:
+        return ("axis absent with opset < 13: the schema's default is -1, onnxruntime's kernel takes 1 "
+                "(Softmax-1..12's default)")
+    return None
+
+
+QLINEAR_SOFTMAX = Entry(
+    "QLinearSoftmax", sm_oracle, family="shaped", domain=MS, shapes=_sm_shapes(),
+    int_numerics={n: _sm_class(n) for n in (POW2_SCALE, REQUANT, SATURATE)},
+    numerics_classes=lambda t: (POW2_SCALE, REQUANT, SATURATE), per_type=27, tolerance=_exact_tol,
+    contested=_sm_contested,
+    # opset is required: every state writes it
+    attrs=(Attrs({"opset": 13}, tag="opset=13"), Attrs({"opset": 13, "axis": -1}, tag="explicit-default"),
+           Attrs({"opset": 12}, tag="opset=12"), Attrs({"opset": 11}, tag="opset=11")),
+    errors=(Err("x_zero_point has X's type T (int8 with a uint8 X)", "zero-point-type", {"opset": 13},
+                ((2, 3), (), (), (), ()), types={"X": "uint8", "x_zero_point": "int8"}, type_name="uint8"),
+            Err("y_scale 'must be a scalar': a [3] y_scale", "y-scale-per-axis", {"opset": 13},
+                ((2, 3), (), (), (3,), ()), type_name="uint8"),
+            Err("axis in [-r, r-1]: 2 for a rank-2 X", "axis-out-of-range", {"opset": 13, "axis": 2},
+                ((2, 3), (), (), (), ()), type_name="uint8")),
+    notes={1: "onnxruntime-defined (com.microsoft): Softmax of the dequantized X requantized (half to even, "
+              "saturation); the opset attribute chooses Softmax-13's single axis or the older coercion to 2-D"})
+
 ENTRIES = (QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU, QLINEAR_WHERE, QLINEAR_GLOBAL_AVERAGE_POOL, MS_QUANTIZE_LINEAR,
-           MS_DEQUANTIZE_LINEAR, QLINEAR_AVERAGE_POOL)
+           MS_DEQUANTIZE_LINEAR, QLINEAR_AVERAGE_POOL, QLINEAR_SOFTMAX)
 register_entries(ENTRIES, family="contrib_quant")
 
 __all__ = ["ENTRIES", "QLINEAR_SIGMOID", "QLINEAR_LEAKY_RELU", "QLINEAR_WHERE", "QLINEAR_GLOBAL_AVERAGE_POOL",
-           "MS_QUANTIZE_LINEAR", "MS_DEQUANTIZE_LINEAR", "QLINEAR_AVERAGE_POOL"]
+           "MS_QUANTIZE_LINEAR", "MS_DEQUANTIZE_LINEAR", "QLINEAR_AVERAGE_POOL", "QLINEAR_SOFTMAX"]

@@ -307,3 +307,68 @@ def robust_average_pool(v, mag, y_zero_point, out_type: str, count: int) -> np.n
         slack = SLACK_WHERE * abs(float(vi)) + (count + 2) * 2.0 ** -24 * float(mi)
         out.ravel()[i] = robust_value(Fraction(vi), slack, zy, out_type, False)
     return out
+
+
+# ----------------------------------------------------------------------------- QLinearSoftmax
+def softmax_parts(x, x_scale, x_zero_point, y_scale, axis: int, opset: int):
+    """``(v, d)`` of onnxruntime's QLinearSoftmax (its documentation: ``Softmax(input, axis) =
+    Exp(input) / ReduceSum(Exp(input), axis, keepdims=1)`` of the dequantized X, "for dimensions
+    axis, or all dims along with axis according to op-version": the ``opset`` attribute < 13
+    coerces X to ``[prod(shape[:axis]), prod(shape[axis:])]``, >= 13 normalizes along ``axis``
+    alone): ``v = softmax(x_scale (X - x_zero_point)) / y_scale`` in float64 (the exponentials of
+    differences from the row maximum; error ~1e-16, far below the robustness slack) as Fractions,
+    and ``d`` the number of terms of each normalization.  An absent zero point is 0.
+
+    Raises:
+        ValueError: axis out of range, scales or zero points that are not scalars.
+    """
+    xs = exact(x)
+    r = xs.ndim
+    if not -r <= axis < max(r, 1):
+        raise ValueError(f"axis {axis} outside [-{r}, {r - 1}]")
+    sx, sy = float(_scalar(x_scale, "x_scale")), Fraction(_scalar(y_scale, "y_scale"))
+    zx = 0 if x_zero_point is None else _scalar(x_zero_point, "x_zero_point")
+    a = axis % r if r else 0
+    real = np.asarray([float(int(q) - int(zx)) * sx for q in xs.ravel().tolist()], dtype=np.float64).reshape(
+        xs.shape)
+    if opset < 13:
+        lead = int(np.prod(xs.shape[:a], dtype=np.int64))
+        rows = real.reshape(lead, -1) if real.size else real.reshape(lead, 0) if lead else real.reshape(0, 1)
+        m = rows.max(axis=1, keepdims=True) if rows.size else rows
+        e = np.exp(rows - m)
+        p = (e / e.sum(axis=1, keepdims=True)).reshape(xs.shape) if rows.size else real
+        d = rows.shape[1] if rows.ndim == 2 else 1
+    else:
+        m = real.max(axis=a, keepdims=True) if real.size else real
+        e = np.exp(real - m)
+        p = e / e.sum(axis=a, keepdims=True) if real.size else real
+        d = xs.shape[a] if r else 1
+    v = np.empty(xs.shape, dtype=object)
+    v.ravel()[:] = [Fraction(float(q)) / sy for q in np.asarray(p).ravel().tolist()]
+    return v, int(d)
+
+
+def qlinear_softmax(x, x_scale, x_zero_point, y_scale, y_zero_point, out_type: str, axis: int = -1,
+                    opset: int = 13) -> np.ndarray:
+    """onnxruntime's QLinearSoftmax: :func:`softmax_parts` rounded half to even, ``+ y_zero_point``,
+    saturated (QuantizeLinear's rule).  Object ints of X's shape.
+
+    Raises:
+        ValueError: as :func:`softmax_parts`.
+    """
+    v, _ = softmax_parts(x, x_scale, x_zero_point, y_scale, axis, opset)
+    return requantize(v, _scalar(y_zero_point, "y_zero_point"), out_type)
+
+
+def robust_softmax(v, d: int, y_zero_point, out_type: str) -> np.ndarray:
+    """Boolean mask of the QLinearSoftmax elements every float32 evaluation requantizes alike: more
+    than ``(d + 8) u |v| + 2**-20`` from a rounding boundary (``u = 2**-24``: the float32
+    exponentials, a sum of ``d`` of them in any order, the quotient and the product by
+    ``1 / y_scale``; the absolute term for the tiny probabilities whose exponentials a float32
+    table may flush); no tie (the exponentials are irrational)."""
+    zy = _scalar(y_zero_point, "y_zero_point")
+    out = np.zeros(np.shape(v), dtype=bool)
+    for i, vi in enumerate(np.asarray(v).ravel().tolist()):
+        slack = (d + 8) * 2.0 ** -24 * abs(float(vi)) + 2.0 ** -20
+        out.ravel()[i] = robust_value(Fraction(vi), slack, zy, out_type, False)
+    return out
