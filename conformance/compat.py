@@ -1,6 +1,6 @@
 """The supported range of the libraries onnx-conformance builds on, and checks of it.
 
-The floors are pyproject.toml's lower bounds for onnx, onnxruntime, numpy and ml_dtypes (read
+The floors are pyproject.toml's lower bounds for onnx, onnxruntime, numpy, ml_dtypes and pillow (read
 from the checkout's ``pyproject.toml`` when the package runs from one, else from the installed
 distribution's metadata: one source).  docs/compat.md says how they were measured: the oldest releases with which
 ``pip install``, ``generate``, ``run`` and ``run --suite onnx-node`` work.  Below them:
@@ -8,7 +8,9 @@ distribution's metadata: one source).  docs/compat.md says how they were measure
 * onnx < 1.19 has no ``TensorProto.FLOAT8E8M0`` (``conformance.dtypes`` knows every element
   type onnx defines; importing it fails with ``AttributeError: FLOAT8E8M0``);
 * ml_dtypes < 0.5 has no ``float4_e2m1fn`` / ``float8_e8m0fnu`` / ``int2``;
-* onnxruntime < 1.15 has no wheel for the Python versions the project supports.
+* onnxruntime < 1.15 has no wheel for the Python versions the project supports;
+* pillow < 10 is untested (ImageDecoder's encoders; 10.0.0 cannot write 16-bit PGM, so the
+  project writes Netpbm itself; BMP, PNG and JPEG 2000 bytes differ between 10.0 and 13.0).
 
 One incompatibility is not a floor, so pip cannot see it: onnxruntime wheels before
 :data:`ORT_NUMPY2` were built against numpy 1 and do not import under numpy 2 ("A module that
@@ -24,7 +26,7 @@ model's IR version or opset is too new for the runtime (the ``version`` refusals
 Command line (``python -m conformance.compat``):
 
 * ``check``: exit 1 with the problems if the installed releases are out of range;
-* ``pins [PYPROJECT]``: print ``name==floor`` for onnx, onnxruntime, numpy, ml_dtypes (the
+* ``pins [PYPROJECT]``: print ``name==floor`` for onnx, onnxruntime, numpy, ml_dtypes, pillow (the
   oldest supported set, as pip constraints);
 * ``no-version-pass RESULTS.json...``: exit 1 listing the error cases that pass on a version
   refusal, else print the outcome counts of each results file.
@@ -41,7 +43,7 @@ from pathlib import Path
 #: The distribution whose requirements hold the floors.
 DIST = "onnx-conformance"
 #: The libraries whose floors are measured and checked.
-CHECKED = ("onnx", "onnxruntime", "numpy", "ml_dtypes")
+CHECKED = ("onnx", "onnxruntime", "numpy", "ml_dtypes", "pillow")
 #: The first onnxruntime release whose wheels import under numpy 2 (1.19.0, built on numpy 2.0).
 ORT_NUMPY2 = "1.19"
 
