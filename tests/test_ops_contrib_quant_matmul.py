@@ -452,3 +452,93 @@ def test_nbits_error_cases_are_rejected(cases):
     res = _run(errs, "MatMulNBits", nbits_kernel(), "e")
     assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
                                                     if r.outcome != "pass"]
+
+
+# ============================================================================ GatherBlockQuantized
+def test_gather_block_quantized_oracle_matches_a_loop():
+    rng = np.random.default_rng(13)
+    data = rng.integers(-8, 8, size=(5, 40))
+    sc = rng.uniform(-1, 1, size=(5, 3))
+    zp = rng.integers(-8, 8, size=(5, 3))
+    idx = np.array([[4, -1], [5, -6]])  # 5 and -6 are out of range: zeros
+    got = ref.gather_block_quantized(_obj(data, data.shape), _obj(idx, idx.shape), sc, _obj(zp, zp.shape),
+                                     data_type="int4", block_size=16)
+    assert got.shape == (2, 2, 40)
+    for a in range(2):
+        for b in range(2):
+            i = int(idx[a, b])
+            for k in range(40):
+                want = 0.0 if not -5 <= i < 5 else (data[i, k] - zp[i, k // 16]) * sc[i, k // 16]
+                assert got[a, b, k] == want, (a, b, k)
+    # uint8 without zero points: 2^(bits-1) = 128 for 8 bits
+    u = ref.gather_block_quantized(_obj([[130] * 16], (1, 16)), _obj([0], (1,)), np.array([[0.5]]), None,
+                                   data_type="uint8", block_size=16, bits=8)
+    assert u.tolist() == [[1.0] * 16]
+
+
+def gbq_kernel(flaw=None):
+    """GatherBlockQuantized in float32: every block's ``(data - zero_point) * scale`` (the zero
+    point 0 for int4/uint4, 128 for 8-bit uint8, none for float8/float4), then Gather with
+    out-of-range indices giving zeros."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        data, idx, sc, zp = inputs["data"], inputs["indices"], inputs["scales"], inputs.get("zero_points")
+        fp = str(data.dtype).startswith("float")
+        r = data.ndim
+        ga, qa = attrs.get("gather_axis", 0) % r, attrs.get("quantize_axis", 1) % r
+        bs = attrs.get("block_size", 128)
+        if bs < 16 or bs & (bs - 1) or (fp and zp is not None):
+            raise ValueError("block_size; no zero points with float data")
+        if str(data.dtype) == "uint8" and ga != 0:
+            raise ValueError("uint8: gather_axis 0")
+        nb = -(-data.shape[qa] // bs)
+        if sc.shape[qa] != nb or any(sc.shape[i] != data.shape[i] for i in range(r) if i != qa):
+            raise ValueError("scales shape")
+        d = data.astype(np.float32)
+        if zp is None or flaw == "zero-points-ignored":
+            z = np.float32(128 if str(data.dtype) == "uint8" and flaw != "uint8-default-0" else 0)
+        else:
+            z = np.take(np.repeat(zp.astype(np.float32), bs, axis=qa), np.arange(data.shape[qa]), axis=qa)
+        s = sc.astype(np.float32)
+        if flaw == "first-block-scale":
+            s = np.repeat(np.take(s, [0], axis=qa), nb, axis=qa)
+        s = np.take(np.repeat(s, bs, axis=qa), np.arange(data.shape[qa]), axis=qa)
+        deq = ((d - z) * s).astype(np.float32)
+        n = data.shape[ga]
+        ix = idx.astype(np.int64)
+        if flaw == "clamp-indices":
+            valid = np.ones(ix.shape, bool)
+            ix = np.clip(np.where(ix < 0, ix + n, ix), 0, n - 1)
+        else:
+            valid = (ix >= -n) & (ix < n)
+            ix = np.where(valid, np.where(ix < 0, ix + n, ix), 0)
+        out = np.take(deq, ix, axis=ga)
+        out = np.where(valid.reshape((1,) * ga + ix.shape + (1,) * (r - ga - 1)), out, 0)
+        return {"output": out.astype(sc.dtype)}
+
+    return kernel
+
+
+def test_legitimate_gather_block_quantized_kernel_passes(cases):
+    vals = _values(cases["GatherBlockQuantized"])
+    assert len(vals) >= 120 and len({c.tags["dtype"] for c in vals}) == 8
+    _assert_all_pass(vals, "GatherBlockQuantized", gbq_kernel(), "f32")
+
+
+@pytest.mark.parametrize("flaw,keep,least", [
+    ("zero-points-ignored", lambda c: "zero_points" in c.tags["optional_inputs"], 15),
+    ("uint8-default-0", lambda c: c.tags["dtype"] == "uint8" and c.tags["optional_inputs"] == "none", 5),
+    ("first-block-scale", lambda c: "indices-scalar" not in c.tags["shape"], 60),
+    ("clamp-indices", lambda c: c.tags["numerics"] == "out-of-range", 10),
+])
+def test_wrong_gather_block_quantized_kernels_are_caught(flaw, keep, least, cases):
+    sel = [c for c in _values(cases["GatherBlockQuantized"]) if keep(c) and "empty" not in c.tags["shape"]]
+    assert _fails(sel, "GatherBlockQuantized", gbq_kernel(flaw), flaw) >= least
+
+
+def test_gather_block_quantized_error_cases_are_rejected(cases):
+    errs = [c for c in cases["GatherBlockQuantized"] if c.expect_error]
+    assert len(errs) == 4
+    res = _run(errs, "GatherBlockQuantized", gbq_kernel(), "e")
+    assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
+                                                    if r.outcome != "pass"]

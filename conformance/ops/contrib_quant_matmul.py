@@ -570,8 +570,127 @@ MATMUL_NBITS = Entry(
               "low bits first block by block along K; zero points packed, unpacked (A's type) or 2^(bits-1); "
               "accuracy_level allows A downcast (2, 3) or quantized to int8 per block (4)"})
 
-ENTRIES = (MATMUL_INTEGER16, MATMUL_INTEGER_TO_FLOAT, DYNAMIC_QUANTIZE_MATMUL, QGEMM, MATMUL_NBITS)
+# ----------------------------------------------------------------------------- GatherBlockQuantized
+GBQ_NAMES = ("data", "indices", "scales", "zero_points")
+GBQ = "gather-table"
+GBQ_FLOATS = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "float4e2m1")
+OUT_OF_RANGE = "out-of-range"
+
+
+def _gbq_table(rng, ctx, shapes):
+    """data over its type's range (integers, extremes included; the finite float8/float4 grid),
+    scales with random mantissas in [2^-6, 2^-1] of either sign, zero points over the data type's
+    range, indices over ``[-s, s-1]`` (negative ones included; the ``out-of-range`` patterns add
+    ``s`` and ``-s-1``, which give zeros)."""
+    present = [x for x in GBQ_NAMES if x in ctx.types]
+    sh = dict(zip(present, shapes))
+    t1, t2 = ctx.types["data"], ctx.types["scales"]
+    vals = {}
+    if t1 in GBQ_FLOATS:
+        allv = V.all_values(t1).astype(np.float64)
+        fin = np.unique(allv[np.isfinite(allv)])
+        vals["data"] = np.asarray(rng.choice(fin, size=sh["data"]), dtype=np.float64).reshape(sh["data"])
+    else:
+        lo, hi = (0, 255) if t1 == "uint8" else qref._target_range(t1)
+        vals["data"] = _obj(np.concatenate([[lo, hi], rng.integers(lo, hi + 1, size=max(
+            int(np.prod(sh["data"], dtype=np.int64)) - 2, 0))])[: int(np.prod(sh["data"], dtype=np.int64))]
+            [rng.permutation(int(np.prod(sh["data"], dtype=np.int64)))], sh["data"])
+        if "zero_points" in sh:
+            vals["zero_points"] = _obj(rng.integers(lo, hi + 1, size=sh["zero_points"]), sh["zero_points"])
+    sc = np.exp2(rng.uniform(-6, -1, size=sh["scales"])) * rng.choice([1.0, 1.0, -1.0], size=sh["scales"])
+    vals["scales"] = np.asarray(V.representable(sc, t2), dtype=np.float64).reshape(sh["scales"])
+    ga = int(ctx.attrs.get("gather_axis", 0) or 0)
+    n = sh["data"][ga % len(sh["data"])]
+    ni = int(np.prod(sh["indices"], dtype=np.int64))
+    idx = rng.integers(-n, n, size=ni)
+    vals["indices"] = _obj(idx, sh["indices"])
+    return [vals[x] for x in present]
+
+
+def _gbq_oor_table(rng, ctx, shapes):
+    vals = _gbq_table(rng, ctx, shapes)
+    present = [x for x in GBQ_NAMES if x in ctx.types]
+    i = present.index("indices")
+    ga = int(ctx.attrs.get("gather_axis", 0) or 0)
+    n = shapes[0][ga % len(shapes[0])]
+    idx = np.asarray(vals[i], dtype=object).copy()
+    flat = idx.reshape(-1)
+    if flat.size >= 2:
+        flat[0], flat[-1] = n, -n - 1  # one past each end
+    vals[i] = idx
+    return vals
+
+
+def gbq_oracle(ctx, data, indices, scales, zero_points=None, **attrs):
+    """GatherBlockQuantized (:func:`conformance.reference.contrib_quant_matmul.gather_block_quantized`): float64."""
+    return ref.gather_block_quantized(data, indices, scales, zero_points, data_type=ctx.types["data"],
+                                      gather_axis=int(attrs.get("gather_axis", 0)),
+                                      quantize_axis=int(attrs.get("quantize_axis", 1)),
+                                      block_size=int(attrs.get("block_size", 128)), bits=int(attrs.get("bits", 4)))
+
+
+def _gbq_shapes() -> tuple[Shape, ...]:
+    def sh(name, data, idx, sc, attrs, dims, **kw):
+        kw.setdefault("numerics", (GBQ,))  # out-of-range indices on their own pattern only
+        return Shape(name, {"data": data, "indices": idx, "scales": sc, "zero_points": sc}, attrs, dims=dims, **kw)
+
+    v = {"V": (4, 6), "I": (2, 4)}
+    return (
+        sh("2d/bs16/quantize_axis-default", "VK", "I", "VQ", {"block_size": 16}, {**v, "K": (32, 32), "Q": (2, 2)}),
+        sh("2d/bs16/partial-block", "VK", "I", "VQ", {"block_size": 16, "quantize_axis": -1},
+           {**v, "K": (40, 40), "Q": (3, 3)}),
+        sh("2d/indices-2d", "VK", "IJ", "VQ", {"block_size": 32, "quantize_axis": 1},
+           {**v, "J": (2, 3), "K": (64, 64), "Q": (2, 2)}),
+        sh("2d/indices-scalar", "VK", "", "VQ", {"block_size": 16}, {**v, "K": (16, 16), "Q": (1, 1)}),
+        sh("3d/bs32/quantize_axis=2", "VAK", "I", "VAQ", {"block_size": 32, "quantize_axis": 2},
+           {**v, "A": (2, 3), "K": (64, 64), "Q": (2, 2)}),
+        sh("2d/block_size-default-128", "VK", "I", "VQ", {}, {**v, "K": (256, 256), "Q": (2, 2)}),
+        sh(f"2d/{OUT_OF_RANGE}", "VK", "I", "VQ", {"block_size": 16}, {**v, "I": (3, 5), "K": (32, 32), "Q": (2, 2)},
+           numerics=(OUT_OF_RANGE,)),
+        sh("2d/gather_axis=-2", "VK", "I", "VQ", {"block_size": 16, "gather_axis": -2},
+           {**v, "K": (32, 32), "Q": (2, 2)}),
+        # in the cycle: the fill step of a cycle=False pattern takes the first combination (float8) with every
+        # optional input, which the float types forbid
+        sh("empty-indices", "VK", "0", "VQ", {"block_size": 16}, {**v, "K": (32, 32), "Q": (2, 2)}),
+    )
+
+
+def _gbq_type_attrs(version: int, combo) -> dict:
+    """uint8 data takes ``bits`` 8 (one value a byte: the patterns' logical shapes are the stored
+    ones; the packed 2- and 4-bit layouts are left out)."""
+    return {"bits": 8} if combo.get("T1") == "uint8" else {}
+
+
+def _gbq_optional_rule(version: int, combo, optional) -> bool:
+    """"zero_points must not be provided when data is an FP8 or FP4 type"."""
+    return combo.get("T1") not in GBQ_FLOATS or "zero_points" not in optional
+
+
+GATHER_BLOCK_QUANTIZED = Entry(
+    "GatherBlockQuantized", gbq_oracle, family="shaped", domain=MS, shapes=_gbq_shapes(),
+    int_numerics={GBQ: _gbq_table, OUT_OF_RANGE: _gbq_oor_table},
+    float_numerics={GBQ: _gbq_table, OUT_OF_RANGE: _gbq_oor_table},
+    numerics_types={GBQ: GBQ_FLOATS + ("int4", "uint4", "uint8"), OUT_OF_RANGE: GBQ_FLOATS + ("int4", "uint4", "uint8")},
+    numerics_classes=lambda t: (GBQ, OUT_OF_RANGE), per_type=3, tolerance=exact_tolerance,
+    type_attrs=_gbq_type_attrs, optional_rule=_gbq_optional_rule,
+    errors=(
+        Err("block_size 'needs to be a power of 2 and not smaller than 16': 8", "block-size-8",
+            {"block_size": 8}, ((4, 16), (2,), (4, 2)), type_name="int4"),
+        Err("scales match data blocked along quantize_axis: (4, 3) for a (4, 32) data with block_size 16",
+            "scales-shape", {"block_size": 16}, ((4, 32), (2,), (4, 3)), type_name="int4"),
+        Err("'zero_points must not be provided when data is an FP8 or FP4 type'", "fp8-zero-points",
+            {"block_size": 16}, ((4, 32), (2,), (4, 2), (4, 2)), type_name="float8e4m3fn"),
+        Err("'For uint8 data, the gather_axis must be 0'", "uint8-gather-axis",
+            {"block_size": 16, "gather_axis": 1, "quantize_axis": 0, "bits": 8}, ((32, 4), (2,), (2, 4)),
+            type_name="uint8"),
+    ),
+    notes={1: "onnxruntime-defined (com.microsoft): Gather of the block-wise dequantized data "
+              "((data - zero_point) scale along quantize_axis; float8/float4 data: data scale), out-of-range "
+              "indices give zeros"})
+
+ENTRIES = (MATMUL_INTEGER16, MATMUL_INTEGER_TO_FLOAT, DYNAMIC_QUANTIZE_MATMUL, QGEMM, MATMUL_NBITS,
+           GATHER_BLOCK_QUANTIZED)
 register_entries(ENTRIES, family="contrib_quant_matmul")
 
 __all__ = ["ENTRIES", "MATMUL_INTEGER16", "MATMUL_INTEGER_TO_FLOAT", "DYNAMIC_QUANTIZE_MATMUL", "QGEMM",
-           "MATMUL_NBITS", "float_tolerance"]
+           "MATMUL_NBITS", "GATHER_BLOCK_QUANTIZED", "float_tolerance"]

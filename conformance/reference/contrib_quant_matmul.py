@@ -273,3 +273,64 @@ def matmul_nbits(a, b, scales, zero_points, bias, k: int, n: int, bits: int, blo
             raise ValueError(f"bias is [N] = [{n}], not {bb.shape}")
         y = y + bb
     return y
+
+
+# ----------------------------------------------------------------------------- GatherBlockQuantized
+def gather_block_quantized(data, indices, scales, zero_points, *, data_type: str, gather_axis: int = 0,
+                           quantize_axis: int = 1, block_size: int = 128, bits: int = 4) -> np.ndarray:
+    """onnxruntime's GatherBlockQuantized (its documentation): ``data`` dequantized block-wise along
+    ``quantize_axis`` -- ``(data - zero_point[block]) * scale[block]``, the zero point 0 for
+    int4/uint4 when absent, ``2^(bits - 1)`` for uint8, none for the float8/float4 types (block_size
+    0: one block over the whole axis; a scales dimension of 1 on another axis broadcasts) -- then
+    gathered along ``gather_axis`` like Gather, except that an index outside ``[-s, s-1]`` gives
+    zeros.  ``data`` as exact values (object ints; float64 for the floating types), logical
+    (unpacked) shape; uint8 only with ``bits`` 8 here.  Returns float64 of Gather's output shape.
+
+    Raises:
+        ValueError: what the documentation excludes: a block_size that is not a power of two >= 16
+            (or 0 for the floating types), zero points with floating data, scales or zero points of
+            another shape, uint8 with gather_axis other than 0 or quantize_axis other than the last.
+    """
+    floating = data_type not in ("int4", "uint4", "uint8")
+    d = np.asarray(data, dtype=np.float64)
+    r = d.ndim
+    if r < 1:
+        raise ValueError("data has rank >= 1")
+    ga, qa = gather_axis % r, quantize_axis % r
+    if not (-r <= gather_axis < r and -r <= quantize_axis < r):
+        raise ValueError("axis out of range")
+    if block_size == 0 and floating:
+        bs = max(d.shape[qa], 1)
+    elif block_size >= 16 and block_size & (block_size - 1) == 0:
+        bs = block_size
+    else:
+        raise ValueError("block_size is a power of 2 and not smaller than 16 (or 0 for FP8/FP4 data)")
+    if data_type == "uint8" and (ga != 0 or qa != r - 1):
+        raise ValueError("uint8 data: gather_axis 0 and quantize_axis the last")
+    if floating and zero_points is not None:
+        raise ValueError("zero_points must not be provided when data is an FP8 or FP4 type")
+    s = np.asarray(scales, dtype=np.float64)
+    nb = -(-d.shape[qa] // bs)
+    if s.ndim != r or s.shape[qa] != nb or any(
+            s.shape[i] != d.shape[i] and not (floating and s.shape[i] == 1) for i in range(r) if i != qa):
+        raise ValueError(f"scales {s.shape} do not match data {d.shape} blocked by {bs} along axis {qa}")
+
+    def expand(p):
+        p = np.take(np.repeat(p, bs, axis=qa), np.arange(d.shape[qa]), axis=qa)
+        return np.broadcast_to(p, d.shape)
+
+    if zero_points is None:
+        z = 2.0 ** (bits - 1) if data_type == "uint8" else 0.0
+    else:
+        zz = np.asarray(zero_points, dtype=np.float64)
+        if zz.shape != s.shape:
+            raise ValueError("scales and zero_points have one shape")
+        z = expand(zz)
+    deq = (d - z) * expand(s)
+    idx = np.asarray(indices, dtype=np.int64)
+    n = d.shape[ga]
+    valid = (idx >= -n) & (idx < n)
+    pick = np.where(valid, np.where(idx < 0, idx + n, idx), 0)
+    out = np.take(deq, pick, axis=ga)
+    mask = valid.reshape((1,) * ga + idx.shape + (1,) * (r - ga - 1))
+    return np.where(mask, out, 0.0)
