@@ -601,20 +601,10 @@ def _sm_shapes() -> tuple[Shape, ...]:
     )
 
 
-def _sm_contested(ctx, attrs) -> str | None:
-    """axis absent with opset < 13: the schema's default is -1, onnxruntime's kernel takes 1 there
-    (old Softmax's default)."""
-    if "axis" not in ctx.given and int(ctx.attrs.get("opset", 13)) < 13:
-        return ("axis absent with opset < 13: the schema's default is -1, onnxruntime's kernel takes 1 "
-                "(Softmax-1..12's default)")
-    return None
-
-
 QLINEAR_SOFTMAX = Entry(
     "QLinearSoftmax", sm_oracle, family="shaped", domain=MS, shapes=_sm_shapes(),
     int_numerics={n: _sm_class(n) for n in (POW2_SCALE, REQUANT, SATURATE)},
     numerics_classes=lambda t: (POW2_SCALE, REQUANT, SATURATE), per_type=27, tolerance=_exact_tol,
-    contested=_sm_contested,
     # opset is required: every state writes it
     attrs=(Attrs({"opset": 13}, tag="opset=13"), Attrs({"opset": 13, "axis": -1}, tag="explicit-default"),
            Attrs({"opset": 12}, tag="opset=12"), Attrs({"opset": 11}, tag="opset=11")),
