@@ -734,3 +734,71 @@ def test_softmax_error_cases_are_rejected(sm_cases):
     res = run_cases(errs, KernelBackend({"QLinearSoftmax": _sm_kernel()}, name="e", check=False))
     assert all(r.outcome == "pass" for r in res), [(c.id, r.message[:100]) for c, r in zip(errs, res)
                                                     if r.outcome != "pass"]
+
+
+# ============================================================================ QLinearConcat
+def test_concat_oracle_matches_an_independent_loop():
+    a, b = _obj([[10, 200], [0, 255]], (2, 2)), _obj([[7], [9]], (2, 1))
+    sa, sb, sy = float(np.float32(0.1)), 0.25, float(np.float32(0.3))
+    got = ref.qlinear_concat(np.array(sy), _obj([5], ()), [(a, np.array(sa), _obj([100], ())),
+                                                          (b, np.array(sb), _obj([3], ()))], -1, "uint8")
+    for i in range(2):
+        row = [Fraction(sa) * (int(a[i, j]) - 100) for j in range(2)] + [Fraction(sb) * (int(b[i, 0]) - 3)]
+        assert got[i].tolist() == [min(255, max(0, round(v / Fraction(sy)) + 5)) for v in row]
+
+
+def _concat_kernel(flaw=None):
+    """QLinearConcat in float32: each input dequantized ``(X - zp) * scale``, divided by Y_scale,
+    rint, + Y_zero_point, saturated; an input with Y's scale and zero point copied."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        ys, yz = np.float32(inputs["Y_scale"]), inputs["Y_zero_point"]
+        xs = [inputs[f"inputs_{i}"] for i in range(len([k for k in inputs if k.startswith("inputs_")]))]
+        if len(xs) % 3:
+            raise ValueError("(tensor, scale, zero point) triples")
+        axis = attrs["axis"]
+        t = yz.dtype
+        parts = []
+        first = xs[1], xs[2]
+        for i in range(0, len(xs), 3):
+            x, s, z = xs[i:i + 3]
+            if flaw == "first-parameters":
+                s, z = first
+            if x.ndim != xs[0].ndim or not -x.ndim <= axis < x.ndim:
+                raise ValueError("rank / axis")
+            if np.float32(s) == ys and z == yz and flaw is None:
+                parts.append(x.astype(np.int64))
+                continue
+            v = ((x.astype(np.int64) - np.int64(z)).astype(np.float32) * np.float32(s)) / ys
+            r = np.sign(v) * np.floor(np.abs(v) + np.float32(0.5)) if flaw == "half-away" else np.rint(v)
+            parts.append(r.astype(np.int64) + (0 if flaw == "y-zero-point-ignored" else np.int64(yz)))
+        y = np.concatenate(parts, axis=axis)
+        i = np.iinfo(t)
+        return {"Y": y.astype(t) if flaw == "wrap" else np.clip(y, i.min, i.max).astype(t)}
+
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def concat_cases(cases):
+    return [c for c in cases if c.op == "QLinearConcat"]
+
+
+def test_legitimate_concat_kernel_passes(concat_cases):
+    vals = _values(concat_cases)
+    assert len(vals) == 20 and {c.tags["numerics"] for c in vals} == {"requant", "ties", "saturate", "copy"}
+    res = run_cases(vals, KernelBackend({"QLinearConcat": _concat_kernel()}, name="f32", check=False))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(vals, res) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+    errs = [c for c in concat_cases if c.expect_error]
+    res = run_cases(errs, KernelBackend({"QLinearConcat": _concat_kernel()}, name="e", check=False))
+    assert len(errs) == 3 and all(r.outcome == "pass" for r in res)
+
+
+@pytest.mark.parametrize("flaw,num,least", [("half-away", "ties", 2), ("first-parameters", "requant", 5),
+                                            ("y-zero-point-ignored", "requant", 5), ("wrap", "saturate", 2)])
+def test_wrong_concat_kernels_are_caught(flaw, num, least, concat_cases):
+    sel = [c for c in _values(concat_cases) if c.tags["numerics"] == num and "zero-size" not in c.tags["shape"]]
+    res = run_cases(sel, KernelBackend({"QLinearConcat": _concat_kernel(flaw)}, name=flaw, check=False))
+    n = Counter(r.outcome for r in res)
+    assert n["fail"] >= least, n

@@ -39,6 +39,8 @@ x_scale.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from ..reference import contrib_quant as ref
@@ -48,6 +50,7 @@ from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
 from .qlinear import _data, _exact_tol, _obj, _scales, _zero_points
 from .quantize import dequantize_table, quantize_table
+from .values_common import EXACT as _EXACT
 
 MS = "com.microsoft"
 REQUANT, TIES, SATURATE = "requant", "ties", "saturate"
@@ -617,9 +620,142 @@ QLINEAR_SOFTMAX = Entry(
     notes={1: "onnxruntime-defined (com.microsoft): Softmax of the dequantized X requantized (half to even, "
               "saturation); the opset attribute chooses Softmax-13's single axis or the older coercion to 2-D"})
 
+# ----------------------------------------------------------------------------- QLinearConcat
+#: (tag, tensor shapes, axis, class): the cases of each output type.
+_CONCAT_VARIANTS = (
+    ("axis0/two", [(2, 3), (1, 3)], 0, REQUANT),
+    ("axis1/three", [(2, 1), (2, 3), (2, 2)], 1, REQUANT),
+    ("axis=-1/rank3", [(2, 2, 3), (2, 2, 1)], -1, REQUANT),
+    ("axis=-3/rank3", [(1, 2, 2), (2, 2, 2)], -3, SATURATE),
+    ("same-parameters", [(2, 3), (2, 3)], 0, "copy"),
+    ("one-input", [(2, 3)], 1, REQUANT),
+    ("ties", [(2, 4), (2, 4)], 1, TIES),
+    ("saturate", [(3, 2), (1, 2)], 0, SATURATE),
+    ("zero-size", [(0, 3), (2, 3)], 0, REQUANT),
+    ("long/every-value", [(1, 300), (1, 40)], 1, REQUANT),
+)
+
+
+def _concat_case(seed: int, t: str, tag: str, shapes, axis: int, num: str) -> Case:
+    """One QLinearConcat value case: per input its own scale and zero point (``copy``: Y's), data
+    over the type's range; an element no float32 kernel requantizes alike (within ``SLACK_WHERE
+    |v|`` of a boundary; an inexact tie) takes its input's zero point instead (exactly 0)."""
+    from .. import registry
+    from ..case import Case, DataSet, Input, Output
+
+    rng = registry.case_rng(seed, "QLinearConcat", t, tag)
+    lo, hi = qref._target_range(t)
+    pow2 = num == TIES
+    zy = _zero_points(rng, t, ())
+    if pow2:  # the ties around the middle of the range (not saturated away)
+        zy = _obj([(lo + hi) // 2 + int(rng.integers(-3, 4))], ())
+    triples = []
+    for shp in shapes:
+        if num == "copy":
+            triples.append([None, None, None])
+            continue
+        z = _obj([(lo + hi) // 2 + int(rng.integers(-20, 21))], ()) if pow2 else _zero_points(rng, t, ())
+        x = _data(rng, t, shp, z, pow2)
+        triples.append([x, _scales(rng, "float", (), pow2), z])
+    if pow2:  # x_scale = y_scale / 2 (odd differences give exact .5 ties) or y_scale (integers)
+        sy = float(rng.choice([2.0 ** -4, 2.0 ** -5]))
+        for i, tr in enumerate(triples):
+            tr[1] = np.array(sy * (0.5 if i == 0 else float(rng.choice([0.5, 1.0]))))
+    else:
+        m = max((abs(float(v)) for x, s, z in triples if x is not None
+                 for v in ((np.asarray(x, dtype=object) - z) * Fraction(float(s))).ravel().tolist()), default=1.0) or 1.0
+        f = float(rng.choice([0.08, 0.15])) if num == SATURATE else float(rng.choice([0.7, 1.0, 1.3]))
+        sy = float(V.representable(np.array([m / ((hi - lo) / 2) * f]), "float")[0])
+    if num == "copy":
+        triples = [[_data(rng, t, shp, None, False), np.array(sy), zy] for shp in shapes]
+    for tr in triples:  # the non-robust elements become the zero point
+        v, ok = ref.concat_parts(np.array(sy), [tr], 0 if np.ndim(tr[0]) else 0)
+        robust = ref.robust_where(v, ok, zy, t)
+        xs = np.asarray(tr[0], dtype=object).copy()
+        xs[~robust] = tr[2][()] if isinstance(tr[2], np.ndarray) else tr[2]
+        tr[0] = xs
+    y = ref.qlinear_concat(np.array(sy), zy, [tuple(tr) for tr in triples], axis, t)
+    feeds = {"Y_scale": np.array(sy, dtype=np.float32), "Y_zero_point": V.to_type(np.asarray(zy, dtype=object), t)}
+    inputs = [Input("Y_scale", V.elem("float"), ()), Input("Y_zero_point", V.elem(t), ())]
+    for i, (x, s, z) in enumerate(triples):
+        for j, (val, tt) in enumerate(((x, t), (np.asarray(s), "float"), (np.asarray(z, dtype=object), t))):
+            name = f"inputs_{3 * i + j}"
+            arr = V.to_type(val, tt)
+            inputs.append(Input(name, V.elem(tt), tuple(arr.shape)))
+            feeds[name] = arr
+    out = V.to_type(y, t)
+    return Case(op="QLinearConcat", since_version=1, opset=1, attributes={"axis": axis}, inputs=inputs,
+                outputs=[Output("Y", V.elem(t), _EXACT)], datasets=[DataSet(feeds, {"Y": out})],
+                tags={"dtype": t, "numerics": num, "shape": tag, "arity": len(shapes), "opset": 1},
+                label=f"{t}/{num}/{tag}/opset1", domain=MS)
+
+
+def _concat_error(seed: int, tag: str, why: str, shapes, axis: int, types=None) -> Case:
+    from .. import registry
+    from ..case import Case, DataSet, Input, Output
+
+    rng = registry.case_rng(seed, "QLinearConcat", "error", tag)
+    feeds = {"Y_scale": np.array(0.1, dtype=np.float32), "Y_zero_point": np.array(3, dtype=np.uint8)}
+    inputs = [Input("Y_scale", V.elem("float"), ()), Input("Y_zero_point", V.elem("uint8"), ())]
+    for i, shp in enumerate(shapes):
+        tt = (types or {}).get(i, "uint8" if i % 3 != 1 else "float")
+        arr = V.to_type(rng.integers(0, 200, size=shp) if tt != "float" else rng.uniform(0.05, 0.2, size=shp), tt)
+        inputs.append(Input(f"inputs_{i}", V.elem(tt), tuple(arr.shape)))
+        feeds[f"inputs_{i}"] = arr
+    return Case(op="QLinearConcat", since_version=1, opset=1, attributes={"axis": axis}, inputs=inputs,
+                outputs=[Output("Y", V.elem("uint8"))], datasets=[DataSet(feeds)],
+                tags={"dtype": "uint8", "error": tag, "opset": 1}, label=f"uint8/error={tag}", expect_error=why,
+                domain=MS)
+
+
+def concat_cases(seed: int, depth: str = "full") -> list:
+    """Every QLinearConcat case (:attr:`Entry.extra_cases`: the engine's variadic occurrences share
+    one type, the heterogeneous (tensor, scale, zero point) list is built here)."""
+    out = [_concat_case(seed, t, *v) for t in ("uint8", "int8") for v in _CONCAT_VARIANTS]
+    if depth == "smoke":
+        out = out[:1] + out[len(_CONCAT_VARIANTS):len(_CONCAT_VARIANTS) + 1]
+    out += [
+        _concat_error(seed, "axis-out-of-range", "axis 2 outside [-r, r-1] for rank-2 inputs",
+                      [(2, 3), (), (), (1, 3), (), ()], 2),
+        _concat_error(seed, "shapes", "'All input tensors must have the same shape, except for the dimension size "
+                      "of the axis to concatenate on': (2, 3) and (2, 4) along axis 0",
+                      [(2, 3), (), (), (2, 4), (), ()], 0),
+        _concat_error(seed, "incomplete-triple", "inputs are (tensor, scale, zero point) triples: 5 inputs",
+                      [(2, 3), (), (), (1, 3), ()], 0),
+    ]
+    return out
+
+
+def _concat_oracle(ctx, Y_scale, Y_zero_point, *inputs, **attrs):
+    """onnxruntime's QLinearConcat (:func:`conformance.reference.contrib_quant.qlinear_concat`)."""
+    triples = [tuple(inputs[i:i + 3]) for i in range(0, len(inputs), 3)]
+    return ref.qlinear_concat(Y_scale, Y_zero_point, triples, int(attrs["axis"]), ctx.out_types["Y"])
+
+
+def _concat_filter(version: int, combo) -> str | None:
+    if combo.get("TV") == "float":
+        return "TV's float is the scales' type in the heterogeneous inputs list (covered by every case)"
+    if combo.get("TV") != combo.get("T8"):
+        return "the quantized inputs have Y's type T8 (onnxruntime's kernel and type inference: one type)"
+    return None
+
+
+def _concat_declared(version: int, combo) -> str | None:
+    if combo.get("TV") == combo.get("T8"):
+        return ("the inputs list is heterogeneous: TV binds the quantized tensors (T8's type) and their float scales "
+                "at once, so a model shows TV as both; every value case is this combination")
+    return None
+
+
+QLINEAR_CONCAT = Entry(
+    "QLinearConcat", _concat_oracle, family="values", domain=MS, extra_cases=concat_cases,
+    type_filter=_concat_filter, declared=_concat_declared,
+    notes={1: "onnxruntime-defined (com.microsoft): (tensor, scale, zero point) triples requantized to Y's "
+              "scale and zero point and concatenated along axis; rounding half to even, saturation"})
+
 ENTRIES = (QLINEAR_SIGMOID, QLINEAR_LEAKY_RELU, QLINEAR_WHERE, QLINEAR_GLOBAL_AVERAGE_POOL, MS_QUANTIZE_LINEAR,
-           MS_DEQUANTIZE_LINEAR, QLINEAR_AVERAGE_POOL, QLINEAR_SOFTMAX)
+           MS_DEQUANTIZE_LINEAR, QLINEAR_AVERAGE_POOL, QLINEAR_SOFTMAX, QLINEAR_CONCAT)
 register_entries(ENTRIES, family="contrib_quant")
 
 __all__ = ["ENTRIES", "QLINEAR_SIGMOID", "QLINEAR_LEAKY_RELU", "QLINEAR_WHERE", "QLINEAR_GLOBAL_AVERAGE_POOL",
-           "MS_QUANTIZE_LINEAR", "MS_DEQUANTIZE_LINEAR", "QLINEAR_AVERAGE_POOL", "QLINEAR_SOFTMAX"]
+           "MS_QUANTIZE_LINEAR", "MS_DEQUANTIZE_LINEAR", "QLINEAR_AVERAGE_POOL", "QLINEAR_SOFTMAX", "QLINEAR_CONCAT"]

@@ -372,3 +372,48 @@ def robust_softmax(v, d: int, y_zero_point, out_type: str) -> np.ndarray:
         slack = (d + 8) * 2.0 ** -24 * abs(float(vi)) + 2.0 ** -20
         out.ravel()[i] = robust_value(Fraction(vi), slack, zy, out_type, False)
     return out
+
+
+# ----------------------------------------------------------------------------- QLinearConcat
+def concat_parts(y_scale, triples, axis: int):
+    """``(v, exact_ok)`` of onnxruntime's QLinearConcat (its documentation: "Concatenate a list of
+    tensors into a single tensor", the variadic ``inputs`` being (tensor, scale, zero point)
+    triples, Y's own scale and zero point first): each tensor's ``v = x_scale (X - x_zero_point) /
+    Y_scale`` (Fractions), concatenated along ``axis``; ``exact_ok`` marks the elements whose
+    float32 computation is exact (both scales powers of two).
+
+    Raises:
+        ValueError: no triple, scales or zero points that are not scalars, ranks or non-axis
+            dimensions that differ, axis out of range.
+    """
+    if not triples:
+        raise ValueError("at least one (tensor, scale, zero point) triple")
+    sy = _scalar(y_scale, "Y_scale")
+    parts, oks = [], []
+    r = np.ndim(triples[0][0])
+    if not -r <= axis < r:
+        raise ValueError(f"axis {axis} outside [-{r}, {r - 1}]")
+    a = axis % r
+    for x, s, z in triples:
+        xs = exact(x)
+        if xs.ndim != r or any(xs.shape[i] != np.shape(triples[0][0])[i] for i in range(r) if i != a):
+            raise ValueError("the inputs have the same shape except along axis")
+        ratio = Fraction(_scalar(s, "scale")) / Fraction(sy)
+        zz = _scalar(z, "zero point")
+        v = np.empty(xs.shape, dtype=object)
+        v.ravel()[:] = [(q - zz) * ratio for q in xs.ravel().tolist()]
+        parts.append(v)
+        oks.append(np.full(xs.shape, bool(is_pow2(_scalar(s, "scale")) and is_pow2(sy))))
+    return np.concatenate(parts, axis=a), np.concatenate(oks, axis=a)
+
+
+def qlinear_concat(y_scale, y_zero_point, triples, axis: int, out_type: str) -> np.ndarray:
+    """onnxruntime's QLinearConcat: :func:`concat_parts` rounded half to even, ``+ Y_zero_point``,
+    saturated (QuantizeLinear's rule; an input whose scale and zero point are Y's is copied, which
+    the formula gives too).  Object ints.
+
+    Raises:
+        ValueError: as :func:`concat_parts`.
+    """
+    v, _ = concat_parts(y_scale, triples, axis)
+    return requantize(v, _scalar(y_zero_point, "Y_zero_point"), out_type)
