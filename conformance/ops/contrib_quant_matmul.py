@@ -438,7 +438,7 @@ NB_REQUIRED = {"K": 32, "N": 3, "block_size": 16}
 U_LEVEL = {2: 2.0 ** -11, 3: 2.0 ** -8}
 
 
-def _nb_shape(name, k, n, bits, bs, a="MK", g_idx=False, **kw) -> Shape:
+def _nb_shape(name, k, n, bits, bs, a="MK", g_idx=False, write_bits=True, **kw) -> Shape:
     """One MatMulNBits pattern: K, N, bits and block_size fixed (attributes), B ``(N, k_blocks,
     blob_size)``, scales ``(N, k_blocks)``, zero points packed or unpacked by the combination."""
     kb = -(-k // bs)
@@ -448,12 +448,13 @@ def _nb_shape(name, k, n, bits, bs, a="MK", g_idx=False, **kw) -> Shape:
     # with g_idx (T4's only formal) the zero points too, so that such a case shows every type
     opt = (("zero_points", "g_idx"), ("zero_points", "g_idx", "bias")) if g_idx else \
         ((), ("zero_points",), ("bias",), ("zero_points", "bias"))
-    return Shape(name, ins, {"K": k, "N": n, "bits": bits, "block_size": bs}, dims=dims, optional=opt, **kw)
+    attrs = {"K": k, "N": n, "bits": bits, "block_size": bs} if write_bits else {"K": k, "N": n, "block_size": bs}
+    return Shape(name, ins, attrs, dims=dims, optional=opt, **kw)
 
 
 def _nb_shapes() -> tuple[Shape, ...]:
     return (
-        _nb_shape("b4/bs16/K=64", 64, 5, 4, 16),
+        _nb_shape("b4/bs16/K=64/bits-default", 64, 5, 4, 16, write_bits=False),
         _nb_shape("b4/bs32/K=40/partial-block", 40, 3, 4, 32),
         _nb_shape("b4/bs16/K=48/batch", 48, 7, 4, 16, a="SMK", dims={"S": (2, 3)}),
         _nb_shape("b4/bs16/K=80/odd-blocks", 80, 3, 4, 16),
