@@ -491,12 +491,24 @@ def gbq_kernel(flaw=None):
             raise ValueError("block_size; no zero points with float data")
         if str(data.dtype) == "uint8" and ga != 0:
             raise ValueError("uint8: gather_axis 0")
+        bits = attrs.get("bits", 4)
+        if str(data.dtype) == "uint8" and bits < 8:  # packed along the last axis, low-order bits first
+            per = 8 // bits
+            order = np.arange(per)[::-1] if flaw == "nibbles-swapped" else np.arange(per)
+
+            def unpack(a):
+                return ((a.astype(np.int64)[..., None] >> (order * bits)) & ((1 << bits) - 1)).reshape(
+                    a.shape[:-1] + (-1,))
+
+            data = unpack(data).astype(np.uint8)
+            if zp is not None:
+                zp = unpack(zp)[..., : sc.shape[-1]].astype(np.uint8)
         nb = -(-data.shape[qa] // bs)
         if sc.shape[qa] != nb or any(sc.shape[i] != data.shape[i] for i in range(r) if i != qa):
             raise ValueError("scales shape")
         d = data.astype(np.float32)
         if zp is None or flaw == "zero-points-ignored":
-            z = np.float32(128 if str(data.dtype) == "uint8" and flaw != "uint8-default-0" else 0)
+            z = np.float32(2 ** (bits - 1) if str(data.dtype) == "uint8" and flaw != "uint8-default-0" else 0)
         else:
             z = np.take(np.repeat(zp.astype(np.float32), bs, axis=qa), np.arange(data.shape[qa]), axis=qa)
         s = sc.astype(np.float32)
@@ -529,7 +541,8 @@ def test_legitimate_gather_block_quantized_kernel_passes(cases):
     ("zero-points-ignored", lambda c: "zero_points" in c.tags["optional_inputs"], 15),
     ("uint8-default-0", lambda c: c.tags["dtype"] == "uint8" and c.tags["optional_inputs"] == "none", 5),
     ("first-block-scale", lambda c: "indices-scalar" not in c.tags["shape"], 60),
-    ("clamp-indices", lambda c: c.tags["numerics"] == "out-of-range", 10),
+    ("clamp-indices", lambda c: c.tags["numerics"] in ("out-of-range", "packed"), 10),
+    ("nibbles-swapped", lambda c: c.tags["numerics"] == "packed", 8),
 ])
 def test_wrong_gather_block_quantized_kernels_are_caught(flaw, keep, least, cases):
     sel = [c for c in _values(cases["GatherBlockQuantized"]) if keep(c) and "empty" not in c.tags["shape"]]

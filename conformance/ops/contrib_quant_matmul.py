@@ -657,8 +657,8 @@ def _gbq_shapes() -> tuple[Shape, ...]:
 
 
 def _gbq_type_attrs(version: int, combo) -> dict:
-    """uint8 data takes ``bits`` 8 (one value a byte: the patterns' logical shapes are the stored
-    ones; the packed 2- and 4-bit layouts are left out)."""
+    """uint8 data takes ``bits`` 8 in the shaped patterns (one value a byte: their logical shapes
+    are the stored ones); the packed 2- and 4-bit layouts are :func:`gbq_packed_cases`."""
     return {"bits": 8} if combo.get("T1") == "uint8" else {}
 
 
@@ -667,13 +667,63 @@ def _gbq_optional_rule(version: int, combo, optional) -> bool:
     return combo.get("T1") not in GBQ_FLOATS or "zero_points" not in optional
 
 
+def gbq_packed_cases(seed: int, depth: str = "full") -> list:
+    """GatherBlockQuantized with uint8 data packed 2 or 4 values a byte (``bits`` 4, 2), built here
+    (:attr:`Entry.extra_cases`: the shaped patterns hold logical shapes): data ``(V, K bits / 8)``
+    packed low-order bits first along the last axis (the documentation), scales ``(V, K / block)``,
+    zero points absent (``2^(bits - 1)``) or packed the same way along the block axis (``(V,
+    ceil(blocks bits / 8))``: the documentation is silent; onnxruntime's kernel, read, packs them
+    so), indices with negative and out-of-range values; exact."""
+    from .. import registry
+    from ..case import Case, DataSet, Input, Output
+    from .values_common import EXACT
+
+    out = []
+    variants = [(bits, t2, zp, tind, k) for bits in (4, 2) for t2 in ("float", "float16")
+                for zp, tind, k in ((True, "int32", 48), (False, "int64", 32))]
+    if depth == "smoke":
+        variants = variants[:1]
+    for bits, t2, has_zp, tind, k in variants:
+        rng = registry.case_rng(seed, "GatherBlockQuantized", "packed", bits, t2, has_zp, tind, k)
+        v, bs = 5, 16
+        nb, hi = k // bs, (1 << bits) - 1
+        q = rng.integers(0, hi + 1, size=(v, k))
+        data = ref.pack_bits(q, bits, k * bits // 8)
+        sc = np.asarray(V.representable(np.exp2(rng.uniform(-6, -1, size=(v, nb))) *
+                                        rng.choice([1.0, -1.0], size=(v, nb)), t2), dtype=np.float64)
+        zb = -(-nb * bits // 8)
+        zq = rng.integers(0, hi + 1, size=(v, nb))
+        zp = ref.pack_bits(zq, bits, zb, pad=rng.integers(0, hi + 1, size=(v, zb * 8 // bits))) if has_zp else None
+        idx = np.array([4, -1, 0, 5, -6, 2], dtype=np.int64)  # 5 and -6: out of range -> zeros
+        y = ref.gather_block_quantized(_obj(q, q.shape), _obj(idx, idx.shape), sc,
+                                       None if zp is None else _obj(zq, zq.shape), data_type="uint8",
+                                       block_size=bs, bits=bits)
+        feeds = {"data": data, "indices": idx.astype(np.int32 if tind == "int32" else np.int64),
+                 "scales": V.to_type(sc, t2)}
+        inputs = [Input("data", V.elem("uint8"), data.shape), Input("indices", V.elem(tind), idx.shape),
+                  Input("scales", V.elem(t2), sc.shape)]
+        if zp is not None:
+            feeds["zero_points"] = zp
+            inputs.append(Input("zero_points", V.elem("uint8"), zp.shape))
+        attrs = {"bits": bits, "block_size": bs, "gather_axis": 0, "quantize_axis": 1}
+        tag = f"packed/bits={bits}/K={k}"
+        out.append(Case(op="GatherBlockQuantized", since_version=1, opset=1, attributes=attrs, inputs=inputs,
+                        outputs=[Output("output", V.elem(t2), EXACT)],
+                        datasets=[DataSet(feeds, {"output": V.to_type(y, t2)})],
+                        tags={"dtype": "uint8", "numerics": "packed", "shape": tag, "opset": 1,
+                              "optional_inputs": "zero_points" if zp is not None else "none"},
+                        label=f"T1=uint8,T2={t2},Tind={tind}/{tag}/{'zp' if zp is not None else 'no-zp'}/opset1",
+                        domain=MS))
+    return out
+
+
 GATHER_BLOCK_QUANTIZED = Entry(
     "GatherBlockQuantized", gbq_oracle, family="shaped", domain=MS, shapes=_gbq_shapes(),
     int_numerics={GBQ: _gbq_table, OUT_OF_RANGE: _gbq_oor_table},
     float_numerics={GBQ: _gbq_table, OUT_OF_RANGE: _gbq_oor_table},
     numerics_types={GBQ: GBQ_FLOATS + ("int4", "uint4", "uint8"), OUT_OF_RANGE: GBQ_FLOATS + ("int4", "uint4", "uint8")},
     numerics_classes=lambda t: (GBQ, OUT_OF_RANGE), per_type=3, tolerance=exact_tolerance,
-    type_attrs=_gbq_type_attrs, optional_rule=_gbq_optional_rule,
+    type_attrs=_gbq_type_attrs, optional_rule=_gbq_optional_rule, extra_cases=gbq_packed_cases,
     errors=(
         Err("block_size 'needs to be a power of 2 and not smaller than 16': 8", "block-size-8",
             {"block_size": 8}, ((4, 16), (2,), (4, 2)), type_name="int4"),
