@@ -443,10 +443,13 @@ def points(entry: Entry, spec: OpSpec | None = None) -> list[Point]:
             if tag + repr(attrs) not in seen["state"]:
                 out.append(point(fill, combo, base, shapes[0], tag, attrs, _opts_for(entry, opts, shapes[0])[-1],
                                  "inputs", arities[-1]))
+        # each pattern's admitted optional-input sets, once (an operator with 14 optional inputs has
+        # 16,384 sets: testing each against every pattern's filtered list was quadratic)
+        admitted = {sh: set(_opts_for(entry, opts, sh)) for sh in shapes}
         for opt in opts:
             if opt not in seen["opt"]:
                 # the first pattern admitting these optional inputs (Shape.optional)
-                sh0 = next((sh for sh in shapes if opt in _opts_for(entry, opts, sh)), None)
+                sh0 = next((sh for sh in shapes if opt in admitted[sh]), None)
                 c0 = combo if entry.optional_rule is None or entry.optional_rule(v, combo, opt) else next(
                     (c for c in combos if entry.optional_rule(v, c, opt)), None)
                 if sh0 is not None and c0 is not None:
