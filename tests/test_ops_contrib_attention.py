@@ -21,7 +21,8 @@ from conformance.ops import contrib_attention as ca
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["com.microsoft:RotaryEmbedding", "com.microsoft:EmbedLayerNormalization", "com.microsoft:MultiHeadAttention"]
+OPS = ["com.microsoft:RotaryEmbedding", "com.microsoft:EmbedLayerNormalization", "com.microsoft:MultiHeadAttention",
+       "com.microsoft:GroupQueryAttention"]
 
 
 def _loop_rope(x, pid, cos, sin, num_heads, interleaved, rdim=0):
@@ -473,4 +474,247 @@ def test_mha_error_cases_are_rejected(suite):
     cases = [c for c in suite if c.expect_error and c.op == "MultiHeadAttention"]
     assert {c.tags["error"] for c in cases} == {"heads-not-dividing", "key-hidden", "bias-length", "mask-shape"}
     results = run_cases(cases, KernelBackend({"MultiHeadAttention": mha_kernel()}, name="l"))
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]
+
+
+# ============================================================================ GroupQueryAttention
+def _gqa_case(rng, form):
+    n, kv, h, b = 4, 2, 8, 2
+    s, p = (3, 0) if form.startswith("prompt") else (1, 5)
+    if form.startswith("rotary"):
+        h = 16
+    q = rng.standard_normal((b, s, n * h))
+    k, v = rng.standard_normal((b, s, kv * h)), rng.standard_normal((b, s, kv * h))
+    pk = pv = None
+    if p:
+        pk, pv = rng.standard_normal((b, kv, p, h)), rng.standard_normal((b, kv, p, h))
+    sk = np.array([s - 1] * b) if not p else np.array([p, 2])
+    kw = dict(num_heads=n, kv_num_heads=kv)
+    extra = {}
+    if form.startswith("rotary"):
+        ang = np.arange(16)[:, None] * 10000.0 ** (-np.arange(h // 2) / (h // 2))
+        extra["cos_cache"], extra["sin_cache"] = np.cos(ang), np.sin(ang)
+        kw.update(do_rotary=1, rotary_interleaved=int("interleaved" in form))
+    if form == "decode-bias":
+        extra["attention_bias"] = rng.standard_normal((b, n, s, p + 1))
+    if form == "decode-sink":
+        extra["head_sink"] = rng.standard_normal(n)
+        kw["smooth_softmax"] = 1
+    if form == "prompt-softcap":
+        kw["softcap"] = 1.5
+    if form == "prompt-window":
+        q, k, v = (rng.standard_normal((b, 5, x.shape[2])) for x in (q, k, v))
+        s, sk = 5, np.array([4, 4])
+        kw["local_window_size"] = 2
+    return q, k, v, pk, pv, sk, int(sk.max()) + 1, extra, kw
+
+
+@pytest.mark.parametrize("form", ["prompt", "decode-ragged", "decode-bias", "decode-sink", "prompt-softcap",
+                                  "prompt-window", "rotary-decode", "rotary-interleaved-prompt"])
+def test_gqa_oracle_is_the_loop(form):
+    rng = np.random.default_rng(5)
+    q, k, v, pk, pv, sk, total, extra, kw = _gqa_case(rng, form)
+    y, pres_k, _, _, _ = ca.ref.group_query_attention(q, k, v, pk, pv, sk, total, extra.get("cos_cache"),
+                                                      extra.get("sin_cache"), None, extra.get("attention_bias"),
+                                                      extra.get("head_sink"), **kw)
+    n, kv = kw["num_heads"], kw["kv_num_heads"]
+    b, s, _ = q.shape
+    h = q.shape[2] // n
+    if kw.get("do_rotary"):
+        pos = np.array([[int(sk[bi]) + 1 - s + i for i in range(s)] for bi in range(b)])
+        q = _loop_rope(q, pos, extra["cos_cache"], extra["sin_cache"], n, kw["rotary_interleaved"])
+        k = _loop_rope(k, pos, extra["cos_cache"], extra["sin_cache"], kv, kw["rotary_interleaved"])
+    for bi in range(b):
+        t = int(sk[bi]) + 1
+        p = t - s
+        qh = q[bi].reshape(s, n, h).transpose(1, 0, 2)
+        kh = k[bi].reshape(s, kv, h).transpose(1, 0, 2)
+        vh = v[bi].reshape(s, kv, h).transpose(1, 0, 2)
+        if p:
+            kh, vh = np.concatenate([pk[bi, :, :p], kh], 1), np.concatenate([pv[bi, :, :p], vh], 1)
+        np.testing.assert_allclose(pres_k[bi, :, :t], kh, rtol=1e-14, atol=1e-14)
+        add = np.zeros((n, s, t))
+        sc = kw.get("softcap", 0.0)
+        win = kw.get("local_window_size", -1)
+        for hh in range(n):
+            g = hh // (n // kv)
+            for i in range(s):
+                for j in range(t):
+                    if j > p + i or (win > 0 and j < p + i - win):
+                        add[hh, i, j] = -math.inf
+                    elif "attention_bias" in extra:
+                        add[hh, i, j] = extra["attention_bias"][bi, hh, i, j]
+        if sc or "head_sink" in extra:  # softcap and the sink: an explicit loop of their own
+            want = np.zeros((n, s, h))
+            for hh in range(n):
+                g = hh // (n // kv)
+                for i in range(s):
+                    z = []
+                    for j in range(t):
+                        x = math.fsum(float(qh[hh, i, d]) * float(kh[g, j, d]) for d in range(h)) / math.sqrt(h)
+                        if sc:
+                            x = sc * math.tanh(x / sc)
+                        z.append(x + add[hh, i, j])
+                    sink = float(extra["head_sink"][hh]) if "head_sink" in extra else None
+                    mx = max(z + ([sink] if sink is not None else []))
+                    w = [math.exp(x - mx) if x != -math.inf else 0.0 for x in z]
+                    den = math.fsum(w) + (math.exp(sink - mx) if sink is not None else 0.0)
+                    for d in range(h):
+                        want[hh, i, d] = math.fsum(w[j] * float(vh[g, j, d]) for j in range(t)) / den
+        else:
+            want = _loop_attention(qh, kh, vh, 1 / math.sqrt(h), add)
+        np.testing.assert_allclose(y[bi].reshape(s, n, h).transpose(1, 0, 2), want, rtol=1e-12, atol=1e-12)
+
+
+def gqa_kernel(compute=np.float32, online=False, round_scores=False, flaw=None):
+    """A numpy com.microsoft GroupQueryAttention (prompt and decode steps, ragged batches, packed
+    QKV, rotary, softcap, attention_bias, head_sink, local window as W + 1 keys) in ``compute``.
+    ``flaw``: 'kv-head' (query head h reads kv head h % Nkv), 'past-appended' (the cached keys after
+    the new ones), 'causal-top-left' (query row i attends keys j <= i, ignoring the past),
+    'rotary-interleave' (the other pairing)."""
+
+    def rope(x, pos, cos, sin, inter):
+        r = cos.shape[1] * 2
+        c, sn = cos[pos][:, None, :, :], sin[pos][:, None, :, :]
+        out = x.copy()
+        xr = x[..., :r]
+        x1, x2 = (xr[..., 0::2], xr[..., 1::2]) if inter else (xr[..., :r // 2], xr[..., r // 2:])
+        re, im = c * x1 - sn * x2, sn * x1 + c * x2
+        if inter:
+            out[..., 0:r:2], out[..., 1:r:2] = re, im
+        else:
+            out[..., :r // 2], out[..., r // 2:r] = re, im
+        return out
+
+    def kernel(inputs, attrs, outputs, opset):
+        q = inputs["query"]
+        dt = q.dtype
+        f = (lambda x: x.astype(compute))  # noqa: E731
+        n, kv = int(attrs["num_heads"]), int(attrs["kv_num_heads"])
+        if n % kv:
+            raise ValueError("kv_num_heads")
+        b, s, d = q.shape
+        if inputs.get("key") is None:
+            h = d // (n + 2 * kv)
+            q, k, v = q[..., :n * h], q[..., n * h:(n + kv) * h], q[..., (n + kv) * h:]
+        else:
+            k, v = inputs["key"], inputs["value"]
+            if d % n:
+                raise ValueError("hidden")
+            h = d // n
+        qh = f(q).reshape(b, s, n, h).transpose(0, 2, 1, 3)
+        kh = f(k).reshape(b, s, kv, h).transpose(0, 2, 1, 3)
+        vh = f(v).reshape(b, s, kv, h).transpose(0, 2, 1, 3)
+        sk = inputs["seqlens_k"].astype(np.int64)
+        total = int(inputs["total_sequence_length"])
+        pk, pv = inputs.get("past_key"), inputs.get("past_value")
+        pbuf = 0 if pk is None else pk.shape[2]
+        if pbuf and s > 1 and b > 1:
+            raise ValueError("batch_size must be 1 when sequence_length > 1 and past context is given")
+        causal = int(attrs.get("causal", 1))
+        win = int(attrs.get("local_window_size", -1))
+        if win > 0 and not causal:
+            raise ValueError("local_window_size must be -1 when causal is 0")
+        plen = max(pbuf, total)
+        pres_k = np.zeros((b, kv, plen, h), dtype=compute)
+        pres_v = np.zeros((b, kv, plen, h), dtype=compute)
+        scale = compute(attrs.get("scale", 1 / math.sqrt(h)))
+        cap = float(attrs.get("softcap", 0.0))
+        ys = []
+        for bi in range(b):
+            t = int(sk[bi]) + 1
+            p = t - s
+            qb, kb, vb = qh[bi:bi + 1], kh[bi:bi + 1], vh[bi:bi + 1]
+            if int(attrs.get("do_rotary", 0)):
+                inter = int(attrs.get("rotary_interleaved", 0))
+                if flaw == "rotary-interleave":
+                    inter = 1 - inter
+                pid = inputs.get("position_ids")
+                pos = np.arange(p, p + s)[None] if pid is None else pid[bi:bi + 1]
+                cos, sin = f(inputs["cos_cache"]), f(inputs["sin_cache"])
+                qb, kb = rope(qb, pos, cos, sin, inter), rope(kb, pos, cos, sin, inter)
+            if p > 0:
+                pair = ([f(pk[bi:bi + 1, :, :p]), kb], [f(pv[bi:bi + 1, :, :p]), vb])
+                if flaw == "past-appended":
+                    pair = (pair[0][::-1], pair[1][::-1])
+                kb, vb = np.concatenate(pair[0], 2), np.concatenate(pair[1], 2)
+            pres_k[bi, :, :t], pres_v[bi, :, :t] = kb[0], vb[0]
+            idx = np.arange(n) % kv if flaw == "kv-head" else np.arange(n) // (n // kv)
+            kr, vr = kb[:, idx], vb[:, idx]
+            sc = (qb @ kr.transpose(0, 1, 3, 2)) * scale
+            if round_scores:
+                sc = f(sc.astype(dt))
+            if cap > 0:
+                sc = compute(cap) * np.tanh(sc / compute(cap))
+            ab = inputs.get("attention_bias")
+            if ab is not None:
+                sc = sc + f(ab[bi if ab.shape[0] > 1 else 0][None, :, :, :t])
+            off = 0 if flaw == "causal-top-left" else p
+            i, j = np.arange(s)[:, None], np.arange(t)[None, :]
+            ok = np.ones((s, t), bool)
+            if causal:
+                ok &= j <= i + off
+            if win > 0:
+                ok &= j >= i + off - win
+            sc = np.where(ok, sc, compute(-np.inf))
+            sink = inputs.get("head_sink")
+            if int(attrs.get("smooth_softmax", -1)) == 1:
+                snk = np.zeros(n, compute) if sink is None else f(sink)
+                m = np.maximum(sc.max(-1, keepdims=True), snk[None, :, None, None])
+                e = np.exp(sc - m)
+                y = (e / (e.sum(-1, keepdims=True) + np.exp(snk[None, :, None, None] - m))) @ vr
+            else:
+                y = _softmax_v(sc, vr, compute, online)
+            ys.append(y)
+        y = np.concatenate(ys).transpose(0, 2, 1, 3).reshape(b, s, n * h)
+        res = {"output": y.astype(dt), "present_key": pres_k.astype(dt), "present_value": pres_v.astype(dt)}
+        return {o: res[o] for o in outputs}
+
+    return kernel
+
+
+def _gqa_cases(value_cases):
+    return [c for c in value_cases if c.op == "GroupQueryAttention"]
+
+
+@pytest.mark.parametrize("compute,online,round_scores", [(np.float32, False, False), (np.float32, True, True),
+                                                         (np.float64, True, False)])
+def test_gqa_legitimate_kernels_pass_everything(compute, online, round_scores, value_cases):
+    cases = _gqa_cases(value_cases)
+    assert len(cases) >= 60
+    results = run_cases(cases, KernelBackend({"GroupQueryAttention": gqa_kernel(compute, online, round_scores)},
+                                             name="l"))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("flaw,least", [("kv-head", 50), ("past-appended", 15), ("causal-top-left", 25),
+                                        ("rotary-interleave", 12)])
+def test_gqa_wrong_kernels_are_caught(flaw, least, value_cases):
+    cases = _gqa_cases(value_cases)
+    results = run_cases(cases, KernelBackend({"GroupQueryAttention": gqa_kernel(np.float32, flaw=flaw)}, name=flaw))
+    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
+    assert len(fails) >= least, (flaw, len(fails))
+
+
+def test_gqa_local_window_is_contested():
+    """local_window_size's two readings (W + 1 keys as Attention-25's left_window_size, the oracle;
+    W keys as a Mistral window, onnxruntime's CPU kernel) differ, and the cases say so."""
+    from conformance import registry
+
+    cases = [c for c in registry.generate(["com.microsoft:GroupQueryAttention"], seed=0)
+             if c.expect_error is None and c.tags.get("attr_local_window_size")]
+    assert cases and all(c.contested for c in cases)
+    rng = np.random.default_rng(2)
+    q, k, v, pk, pv, sk, total, _, kw = _gqa_case(rng, "prompt-window")
+    y = ca.ref.group_query_attention(q, k, v, None, None, sk, total, **kw)[0]
+    narrower = ca.ref.group_query_attention(q, k, v, None, None, sk, total, **{**kw, "local_window_size": 1})[0]
+    assert np.abs(y - narrower).max() > 0.01
+
+
+def test_gqa_error_cases_are_rejected(suite):
+    cases = [c for c in suite if c.expect_error and c.op == "GroupQueryAttention"]
+    assert {c.tags["error"] for c in cases} == {"kv-heads-not-dividing", "hidden-not-multiple", "batch-chunk-with-past",
+                                                 "window-without-causal"}
+    results = run_cases(cases, KernelBackend({"GroupQueryAttention": gqa_kernel()}, name="l"))
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]

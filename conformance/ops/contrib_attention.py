@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import coverage
 from ..reference import contrib_attention as ref
 from ..reference import linalg as lref
 from ..reference import transformer as tref
@@ -479,15 +480,240 @@ def _mha_errors() -> tuple[Err, ...]:
     )
 
 
+def _mha_declared(version, combo):
+    return "QK binds only the optional qk output, which is not generated (module docstring); T and M are covered"
+
+
 MHA_SHAPES = _mha_shapes()
 MULTI_HEAD_ATTENTION = Entry(
     "MultiHeadAttention", mha_oracle, family="shaped", domain=MS, shapes=MHA_SHAPES, tolerance=mha_tolerance,
     float_numerics=MHA_CLASSES, numerics_classes=lambda t: ("normal", "peaked", "wide-bias"),
-    per_type=len(MHA_SHAPES) + 4, type_filter=_mha_type_filter,
+    per_type=len(MHA_SHAPES) + 4, type_filter=_mha_type_filter, declared=_mha_declared,
     attrs=(Attrs({"num_heads": 2}, tag="default"), Attrs({"num_heads": 2, "scale": 0.3}, tag="scale=0.3"),
            Attrs({"num_heads": 2, "mask_filter_value": -30000.0}, tag="mask_filter_value")),
     errors=_mha_errors(),
 )
 
-ENTRIES = (ROTARY_EMBEDDING, EMBED_LAYER_NORMALIZATION, MULTI_HEAD_ATTENTION)
+# ============================================================================ GroupQueryAttention
+def _gqa_fill(rng, ctx, sh, out):
+    """seqlens_k and total_sequence_length: a prompt (no past, or an empty one) holds ``S`` tokens
+    per entry; with a past every entry holds its whole buffer plus the step (``P + S``) when the
+    presents are requested or an attention_bias spans the total length (every present row
+    defined) or the step has several tokens, else (a one-token step) a ragged batch (each entry ``T`` in ``[S, P + S]``: a shorter entry reads only
+    its first ``T - S`` cached rows); position_ids any rows of the caches."""
+    b, s = sh["query"][:2]
+    pbuf = sh["past_key"][2] if "past_key" in sh else 0
+    if pbuf == 0:
+        t = np.full(b, s)
+    elif "present_key" in ctx.outputs or "attention_bias" in sh or s > 1:
+        # a step of several tokens over a past: total_sequence_length = past + new (the text's
+        # query_seqlens section: without it "a growing cache" has total == past + sequence_length)
+        t = np.full(b, pbuf + s)
+    else:
+        t = rng.integers(s, pbuf + s + 1, size=b)
+    out["seqlens_k"] = t - 1
+    out["total_sequence_length"] = np.array(int(t.max()) if b else s)
+    if "position_ids" in sh:
+        out["position_ids"] = rng.integers(0, sh["cos_cache"][0], size=sh["position_ids"])
+
+
+GQA_CLASSES = {m: _att_draw(m, _gqa_fill) for m in ("normal", "peaked", "wide-bias")}
+GQA_KV = ("key", "value")
+
+
+def _gqa_shapes() -> tuple[Shape, ...]:
+    out = []
+
+    def add(name, opt, tmpl=None, heads=4, kv=2, head=8, attrs=None, outs=((),), dims=None, rot=None):
+        d = {"B": (1, 3), "S": (1, 4), "P": (1, 5), "N": (heads, heads), "G": (kv, kv), "H": (head, head),
+             "W": (heads * head, heads * head), "K": (kv * head, kv * head),
+             "Q": ((heads + 2 * kv) * head, (heads + 2 * kv) * head), "M": (16, 16), **(dims or {})}
+        a = {"num_heads": heads, "kv_num_heads": kv, **(attrs or {})}
+        if rot is not None:
+            d["R"] = (rot // 2, rot // 2)
+            a.setdefault("do_rotary", 1)
+            opt = tuple(opt) + ("cos_cache", "sin_cache")
+        inputs = {"query": "BSW", "key": "BSK", "value": "BSK", "past_key": "BGPH", "past_value": "BGPH",
+                  "seqlens_k": "B", "cos_cache": "MR", "sin_cache": "MR", "position_ids": "BS",
+                  "attention_bias": "BNSS", "head_sink": "N", **(tmpl or {})}
+        order = [f for f in GQA_OPTIONAL if f in opt]
+        out.append(Shape(name, inputs, a, dims=d, optional=(tuple(order),), outputs=tuple(outs)))
+
+    present = ("present_key", "present_value")
+    past = ("past_key", "past_value")
+    one = {"S": (1, 1)}
+    add("prompt", GQA_KV, outs=((), present))
+    add("prompt/past-empty", GQA_KV + past, {"past_key": "BG0H", "past_value": "BG0H"}, outs=(present,))
+    add("prompt/packed", (), {"query": "BSQ"}, outs=((), present))
+    add("prompt/mqa", GQA_KV, kv=1, outs=((), present))
+    add("prompt/mha", GQA_KV, heads=2, kv=2)
+    add("prompt/causal=0", GQA_KV, attrs={"causal": 0})
+    add("prompt/softcap", GQA_KV, attrs={"softcap": 2.0})
+    add("prompt/attention_bias", GQA_KV + ("attention_bias",))
+    add("prompt/attention_bias/11SS", GQA_KV + ("attention_bias",), {"attention_bias": "11SS"})
+    add("decode", GQA_KV + past, outs=(present,), dims=one)
+    add("decode/ragged", GQA_KV + past, dims={**one, "P": (2, 8)})
+    add("decode/packed/ragged", past, {"query": "BSQ"}, dims={**one, "P": (2, 8)})
+    add("decode/softcap", GQA_KV + past, attrs={"softcap": 1.5}, outs=(present,), dims=one)
+    add("decode/attention_bias", GQA_KV + past + ("attention_bias",), {"attention_bias": "BN1U"}, outs=(present,),
+        dims={**one, "P": (5, 5), "U": (6, 6)})
+    add("chunk/batch=1", GQA_KV + past, outs=((), present), dims={"B": (1, 1), "S": (2, 4), "P": (2, 5)})
+    add("decode/long-past", GQA_KV + past, dims={**one, "P": (100, 128), "B": (1, 2)})
+    add("prompt/local_window", GQA_KV, attrs={"local_window_size": 2}, dims={"S": (4, 6)})
+    add("decode/local_window", GQA_KV + past, attrs={"local_window_size": 3}, dims={**one, "P": (4, 8)})
+    add("prompt/rotary", GQA_KV, head=16, rot=16, outs=((), present))
+    add("prompt/rotary/interleaved", GQA_KV, head=16, rot=16, attrs={"rotary_interleaved": 1}, outs=(present,))
+    add("decode/rotary/ragged", GQA_KV + past, head=16, rot=16, dims={**one, "P": (2, 8)})
+    add("decode/rotary/interleaved", GQA_KV + past, head=16, rot=16, attrs={"rotary_interleaved": 1},
+        outs=(present,), dims=one)
+    add("decode/rotary/packed", past, {"query": "BSQ"}, head=16, rot=16, outs=(present,), dims=one)
+    add("decode/rotary/position_ids", GQA_KV + past + ("position_ids",), head=16, rot=16, dims=one)
+    add("prompt/rotary/partial", GQA_KV, head=32, rot=16, outs=(present,))
+    # a head size of 8 with rotary: the text sets no restriction (onnxruntime's CPU kernel asks for 16)
+    add("prompt/rotary/head=8", GQA_KV, head=8, rot=8)
+    add("decode/head_sink", GQA_KV + past + ("head_sink",), attrs={"smooth_softmax": 1}, outs=(present,), dims=one)
+    return tuple(out)
+
+
+GQA_OPTIONAL = ("key", "value", "past_key", "past_value", "cos_cache", "sin_cache", "position_ids", "attention_bias",
+                "head_sink", "k_scale", "v_scale", "q_norm_weight", "k_norm_weight", "query_seqlens")
+
+
+def _gqa_attrs(attrs) -> dict:
+    g = {k: attrs.get(k) for k in ("num_heads", "kv_num_heads", "scale", "softcap", "local_window_size", "do_rotary",
+                                   "rotary_interleaved", "causal", "smooth_softmax")}
+    return {"num_heads": int(g["num_heads"]), "kv_num_heads": int(g["kv_num_heads"]), "scale": g["scale"],
+            "softcap": float(g["softcap"] or 0.0),
+            "local_window_size": -1 if g["local_window_size"] is None else int(g["local_window_size"]),
+            "do_rotary": int(g["do_rotary"] or 0), "rotary_interleaved": int(g["rotary_interleaved"] or 0),
+            "causal": 1 if g["causal"] is None else int(g["causal"]),
+            "smooth_softmax": -1 if g["smooth_softmax"] is None else int(g["smooth_softmax"])}
+
+
+def _gqa_call(inputs, attrs):
+    x = (list(inputs) + [None] * 17)[:12]
+    return ref.group_query_attention(*x, **_gqa_attrs(attrs))
+
+
+def gqa_oracle(ctx, *inputs, **attrs):
+    """com.microsoft GroupQueryAttention-1
+    (:func:`conformance.reference.contrib_attention.group_query_attention`): output, present_key,
+    present_value (output_qk is never requested: module docstring)."""
+    y, pk, pv, _, _ = _gqa_call(inputs, attrs)
+    return y, pk, pv, None
+
+
+def gqa_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """output: :func:`conformance.reference.contrib_attention.attention_bound` per batch entry, the
+    rotated heads known to ``gamma_3(u_a) + u_t`` times twice their row's largest magnitude (two
+    products and a sum of the rotary rule, then a rounding to T); present_key: that bound with
+    rotary, else exact; present_value exact."""
+    t = ctx.types["query"]
+    u_t, _ = _unit(t)
+    u_a = _acc_unit(t)
+    a = _gqa_attrs(attrs)
+    y, pk, pv, probs, heads = _gqa_call(inputs, attrs)
+    kap = (tref.gamma(3, u_a) + u_t) if a["do_rotary"] else 0.0
+    parts = []
+    for pr, (qb, kb, vb, add) in zip(probs, heads):
+        h = qb.shape[-1]
+        sc = a["scale"] if a["scale"] is not None else 1.0 / np.sqrt(h)
+        dq = dk = None
+        if kap:
+            dq = np.broadcast_to(2 * kap * np.abs(qb).max(axis=-1, keepdims=True), qb.shape)
+            dk = np.broadcast_to(2 * kap * np.abs(kb).max(axis=-1, keepdims=True), kb.shape)
+        parts.append(ref.attention_bound(qb, kb, vb, pr, scale=sc, add=add, dq=dq, dk=dk, u_t=u_t, u_a=u_a,
+                                         softcap=a["softcap"]))
+    bnd = np.concatenate([p.reshape(-1) for p in parts]) if parts else np.zeros(0)
+    res = {"output": _final(bnd, t, "bound:softmax(scale QK^T + bias) V in float32, any order, online softmax")}
+    if "present_key" in outputs:
+        res["present_key"] = (_final(2 * kap * np.abs(pk).max(axis=-1, keepdims=True), t,
+                                     "bound:rotary in float32, rounded to T") if kap else Tolerance(0.0, 0.0, exact=True))
+    if "present_value" in outputs:
+        res["present_value"] = Tolerance(0.0, 0.0, exact=True)
+    return res
+
+
+def _gqa_type_filter(version, combo):
+    if combo.get("T_CACHE") != combo.get("T"):
+        return ("a KV cache of another type than T is the quantized cache (k_quant_type/v_quant_type with "
+                "k_scale/v_scale, kv_cache_bit_width): not generated")
+    return None
+
+
+def _gqa_contested(ctx, attrs):
+    w = attrs.get("local_window_size")
+    if w is not None and int(w) > 0:
+        return ("local_window_size is 'left_window_size for causal local attention (like Mistral)': as ai.onnx "
+                "Attention-25's left_window_size a query at position p attends keys p - W .. p (W + 1 keys, the "
+                "oracle's reading); as Mistral's sliding window of W tokens (onnxruntime's CPU kernel) p - W + 1 .. p")
+    return None
+
+
+def _gqa_errors() -> tuple[Err, ...]:
+    h = 8
+
+    def shapes(b=1, s=2, n=4, kv=2, p=0):
+        return ((b, s, n * h), (b, s, kv * h), (b, s, kv * h), (b, kv, p, h), (b, kv, p, h), (b,), ())
+
+    return (
+        Err("kv_num_heads 3 does not divide num_heads 4", "kv-heads-not-dividing", {"num_heads": 4, "kv_num_heads": 3},
+            ((1, 2, 32), (1, 2, 24), (1, 2, 24)) + shapes()[3:], values={"seqlens_k": [1], "total_sequence_length": 2}),
+        Err("the query's hidden size 30 is not a multiple of num_heads 4", "hidden-not-multiple",
+            {"num_heads": 4, "kv_num_heads": 2}, ((1, 2, 30),) + shapes()[1:],
+            values={"seqlens_k": [1], "total_sequence_length": 2}),
+        Err("'when past context is present, sequence_length > 1 requires batch_size == 1' (without query_seqlens)",
+            "batch-chunk-with-past", {"num_heads": 4, "kv_num_heads": 2}, shapes(b=2, s=2, p=3),
+            values={"seqlens_k": [4, 4], "total_sequence_length": 5}),
+        Err("local_window_size 'Must be -1 when causal is 0'", "window-without-causal",
+            {"num_heads": 4, "kv_num_heads": 2, "causal": 0, "local_window_size": 2}, shapes(),
+            values={"seqlens_k": [1], "total_sequence_length": 2}),
+    )
+
+
+def _gqa_declared(version, combo):
+    return ("T_KV_SCALE binds only k_scale/v_scale, inputs of the quantized cache, which is not generated; T, "
+            "T_CACHE (= T) and M are covered")
+
+
+GQA_SHAPES = _gqa_shapes()
+GROUP_QUERY_ATTENTION = Entry(
+    "GroupQueryAttention", gqa_oracle, family="shaped", domain=MS, shapes=GQA_SHAPES, tolerance=gqa_tolerance,
+    float_numerics=GQA_CLASSES, numerics_classes=lambda t: ("normal", "peaked", "wide-bias"),
+    per_type=len(GQA_SHAPES) + 2, type_filter=_gqa_type_filter, contested=_gqa_contested, declared=_gqa_declared,
+    attrs=(Attrs({"num_heads": 4, "kv_num_heads": 2}, tag="default"),
+           Attrs({"num_heads": 4, "kv_num_heads": 2, "scale": 0.3}, tag="scale=0.3"),
+           # the schema defaults written out (the engine's explicit-default state lacks the required heads)
+           Attrs({"num_heads": 4, "kv_num_heads": 2, "k_quant_type": "NONE", "v_quant_type": "NONE",
+                  "sliding_window_cache": 0, "qk_output": 0, "qk_norm_epsilon": 1e-6}, tag="explicit-defaults")),
+    errors=_gqa_errors(),
+)
+
+ENTRIES = (ROTARY_EMBEDDING, EMBED_LAYER_NORMALIZATION, MULTI_HEAD_ATTENTION, GROUP_QUERY_ATTENTION)
+
+_QUANT = "the quantized KV cache (k_quant_type/v_quant_type, k_scale/v_scale, kv_cache_bit_width) is not generated"
+_QKNORM = ("q_norm_weight/k_norm_weight: 'Currently honored by the CUDA and native WebGPU execution providers; ... "
+           "other EPs must reject the node': what a model means depends on the provider, not generated")
+#: What no value case of these operators does, and why (coverage lists them with the reason).
+coverage.DECLARED_UNEXERCISED.update({
+    ("com.microsoft:MultiHeadAttention", 1, "optional input past_sequence_length never present"):
+        "buffer sharing (past and present of max_sequence_length): the text does not say which rows a kernel reads "
+        "or writes; not generated",
+    ("com.microsoft:MultiHeadAttention", 1, "optional input cache_indirection never present"):
+        "beam-search cache indirection: the text gives its shape only, not how it changes the keys read",
+    ("com.microsoft:MultiHeadAttention", 1, "optional output qk never present"):
+        "'normalized Q * K' does not say before or after the softmax (onnxruntime's CPU kernel: the scaled "
+        "scores before it)",
+    ("com.microsoft:GroupQueryAttention", 1, "optional input k_scale never present"): _QUANT,
+    ("com.microsoft:GroupQueryAttention", 1, "optional input v_scale never present"): _QUANT,
+    ("com.microsoft:GroupQueryAttention", 1, "attribute kv_cache_bit_width never given"): _QUANT,
+    ("com.microsoft:GroupQueryAttention", 1, "optional input q_norm_weight never present"): _QKNORM,
+    ("com.microsoft:GroupQueryAttention", 1, "optional input k_norm_weight never present"): _QKNORM,
+    ("com.microsoft:GroupQueryAttention", 1, "attribute q_norm_epsilon never given"): _QKNORM,
+    ("com.microsoft:GroupQueryAttention", 1, "attribute k_norm_epsilon never given"): _QKNORM,
+    ("com.microsoft:GroupQueryAttention", 1, "optional input query_seqlens never present"):
+        "right-padded query chunks: not generated yet (its padded output rows are unspecified)",
+    ("com.microsoft:GroupQueryAttention", 1, "optional output output_qk never present"):
+        "the text does not say what output_qk holds at masked (causal, window, padded) keys; not generated",
+})
 register_entries(ENTRIES, family="contrib_attention")

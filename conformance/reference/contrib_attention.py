@@ -323,3 +323,123 @@ def multi_head_attention(query, key=None, value=None, bias=None, key_padding_mas
     y, sc = scaled_dot_product_attention(qh, kh, vh, scale=scale, mask=add, is_causal=bool(unidirectional),
                                          causal_offset=t - s)
     return merge_heads(y), kh, vh, sc[3], sc["bias"]
+
+
+# ============================================================================ GroupQueryAttention
+def gqa_heads(query, key=None, value=None, *, num_heads: int, kv_num_heads: int):
+    """The heads of com.microsoft GroupQueryAttention-1: query ``[B, S, N * H]`` with key/value
+    ``[B, S, Nkv * H]``, or packed QKV ``[B, S, (N + 2 Nkv) H]`` (key and value absent); returns
+    float64 ``[B, N, S, H]``, ``[B, Nkv, S, H]``, ``[B, Nkv, S, H]``.
+
+    Raises:
+        ValueError: ``kv_num_heads`` not dividing ``num_heads``, hidden sizes that are not
+            multiples of the head counts, key/value of other shapes."""
+    if kv_num_heads <= 0 or num_heads <= 0 or num_heads % kv_num_heads:
+        raise ValueError(f"GroupQueryAttention: kv_num_heads {kv_num_heads} does not divide num_heads {num_heads}")
+    q = np.asarray(query, np.float64)
+    if q.ndim != 3:
+        raise ValueError("GroupQueryAttention: query must be 3-D")
+    if key is None and value is None:
+        d = q.shape[2]
+        if d % (num_heads + 2 * kv_num_heads):
+            raise ValueError("GroupQueryAttention: packed QKV width is not (N + 2 Nkv) * head_size")
+        h = d // (num_heads + 2 * kv_num_heads)
+        q, k, v = q[..., :num_heads * h], q[..., num_heads * h:(num_heads + kv_num_heads) * h], \
+            q[..., (num_heads + kv_num_heads) * h:]
+    else:
+        if key is None or value is None:
+            raise ValueError("GroupQueryAttention: key and value go together")
+        k, v = np.asarray(key, np.float64), np.asarray(value, np.float64)
+        if k.shape != v.shape or k.shape[:2] != q.shape[:2]:
+            raise ValueError(f"GroupQueryAttention: key {k.shape} / value {v.shape} do not fit query {q.shape}")
+    qh, kh, vh = split_heads(q, num_heads), split_heads(k, kv_num_heads), split_heads(v, kv_num_heads)
+    if kh.shape[-1] != qh.shape[-1]:
+        raise ValueError("GroupQueryAttention: query and key head sizes differ")
+    return qh, kh, vh
+
+
+def group_query_attention(query, key, value, past_key, past_value, seqlens_k, total_sequence_length, cos_cache=None,
+                          sin_cache=None, position_ids=None, attention_bias=None, head_sink=None, *, num_heads: int,
+                          kv_num_heads: int, scale=None, softcap: float = 0.0, local_window_size: int = -1,
+                          do_rotary: int = 0, rotary_interleaved: int = 0, causal: int = 1, smooth_softmax: int = -1):
+    """com.microsoft GroupQueryAttention-1 (ContribOperators.md), float64, per batch entry on the
+    core :func:`conformance.reference.attention.scaled_dot_product_attention`.
+
+    Entry ``b`` holds ``T = seqlens_k[b] + 1`` tokens after the step, so its ``P = T - S`` cached
+    tokens are ``past_key[b, :, :P]`` (absent past: ``P = 0``); query row ``s`` is at position
+    ``P + s``.  With ``do_rotary`` the new query and key heads are rotated at their positions
+    (``position_ids[b, s]`` when given) with the caches (``rotary_interleaved``: pairs (2i, 2i+1));
+    the keys are the cached ones then the new ones; query head ``h`` reads kv head
+    ``h // (N / Nkv)``; causal: key ``j <= P + s``; ``local_window_size = W > 0``: also
+    ``j >= P + s - W`` (Attention-25's left_window_size reading; contested, see the entry);
+    scores ``scale Q K^T`` (default ``1/sqrt(H)``), softcap ``c tanh(s / c)`` when ``softcap > 0``,
+    plus ``attention_bias[..., :T]``; ``smooth_softmax`` 1 with ``head_sink``: the head's
+    ``exp(sink_h)`` joins the softmax denominator.
+
+    Returns:
+        ``(output [B, S, N H], present_key, present_value, probs, heads)``: the presents
+        ``[B, Nkv, max(past length, total_sequence_length), H]`` with each entry's first ``T``
+        rows defined (the rest zero here: unspecified by the text); ``probs`` and ``heads`` per
+        entry (lists) for the error bound.
+
+    Raises:
+        ValueError: :func:`gqa_heads`' checks, ``T < S`` (a right-padded prompt: its padded rows
+            are unspecified, never generated), a cache too short, a bias of the wrong shape."""
+    from . import transformer as _rope
+    from .attention import scaled_dot_product_attention
+
+    qh, kh, vh = gqa_heads(query, key, value, num_heads=num_heads, kv_num_heads=kv_num_heads)
+    b, n, s, h = qh.shape
+    sk = np.asarray(seqlens_k).astype(np.int64).reshape(-1)
+    total = int(np.asarray(total_sequence_length).reshape(()))
+    if sk.shape != (b,):
+        raise ValueError(f"GroupQueryAttention: seqlens_k must be [{b}]")
+    if (past_key is None) != (past_value is None):
+        raise ValueError("GroupQueryAttention: past_key and past_value go together")
+    pbuf = 0 if past_key is None else np.shape(past_key)[2]
+    plen = max(pbuf, total)
+    pres_k = np.zeros((b, kv_num_heads, plen, h))
+    pres_v = np.zeros((b, kv_num_heads, plen, vh.shape[-1]))
+    ys, probs, heads = [], [], []
+    for bi in range(b):
+        t = int(sk[bi]) + 1
+        p = t - s
+        if p < 0 or t > total or (p > 0 and p > pbuf):
+            raise ValueError(f"GroupQueryAttention: seqlens_k[{bi}] + 1 = {t} does not fit S = {s}, past {pbuf}, "
+                             f"total {total}")
+        qb, kb, vb = qh[bi:bi + 1], kh[bi:bi + 1], vh[bi:bi + 1]
+        if do_rotary:
+            pos = (np.arange(p, p + s)[None, :] if position_ids is None
+                   else np.asarray(position_ids).astype(np.int64)[bi:bi + 1])
+            rd = 2 * np.shape(cos_cache)[-1]
+            kw = {"interleaved": rotary_interleaved, "rotary_embedding_dim": rd if rd != h else 0}
+            qb = _rope.rotary_embedding(qb, cos_cache, sin_cache, pos, **kw)
+            kb = _rope.rotary_embedding(kb, cos_cache, sin_cache, pos, **kw)
+        if p > 0:
+            kb = np.concatenate([np.asarray(past_key, np.float64)[bi:bi + 1, :, :p], kb], axis=2)
+            vb = np.concatenate([np.asarray(past_value, np.float64)[bi:bi + 1, :, :p], vb], axis=2)
+        pres_k[bi, :, :t], pres_v[bi, :, :t] = kb[0], vb[0]
+        add = None
+        if attention_bias is not None:
+            ab = np.asarray(attention_bias, np.float64)
+            if ab.ndim != 4 or ab.shape[0] not in (1, b) or ab.shape[1] not in (1, n) or ab.shape[2:] != (s, total):
+                raise ValueError(f"GroupQueryAttention: attention_bias {ab.shape} is not [B|1, N|1, {s}, {total}]")
+            add = ab[(bi if ab.shape[0] > 1 else 0):][:1, :, :, :t]
+        window = (local_window_size, -1) if local_window_size is not None and local_window_size > 0 else None
+        y, sc = scaled_dot_product_attention(qb, kb, vb, scale=scale, mask=add, is_causal=bool(causal),
+                                             causal_offset=p, softcap=softcap, window=window)
+        pr = sc[3]
+        if smooth_softmax == 1:
+            sink = np.zeros(n) if head_sink is None else np.asarray(head_sink, np.float64)
+            z = sc[2]
+            m = np.maximum(np.max(np.where(np.isneginf(z), -np.inf, z), axis=-1, keepdims=True),
+                           sink[None, :, None, None])
+            e = np.where(np.isneginf(z), 0.0, np.exp(z - m))
+            pr = e / (e.sum(axis=-1, keepdims=True) + np.exp(sink[None, :, None, None] - m))
+            y = pr @ np.repeat(vb, n // kv_num_heads, axis=1)
+        ys.append(y)
+        probs.append(pr)
+        heads.append((qb, np.repeat(kb, n // kv_num_heads, axis=1), np.repeat(vb, n // kv_num_heads, axis=1),
+                      None if add is None else np.broadcast_to(add, pr.shape)))
+    out = merge_heads(np.concatenate(ys, axis=0)) if b else np.zeros((0, s, n * h))
+    return out, pres_k, pres_v, probs, heads
