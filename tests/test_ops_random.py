@@ -315,6 +315,7 @@ def test_uniform_wrong_kernels_are_caught(flaw, suite):
     assert len(stat) >= 8
     assert all(caught[c.id] for c in stat), [c.id for c in stat if not caught[c.id]]
     narrow = _stat_cases(moved, ("float16", "bfloat16"))
+    assert len(narrow) >= 8
     assert sum(caught[c.id] for c in narrow) >= (len(narrow) if flaw == "from-zero" else 0.6 * len(narrow))
 
 
@@ -335,6 +336,7 @@ def test_bernoulli_wrong_kernels_are_caught(suite):
     case (at 4096 the shift, ~0.045 n, is about Hoeffding's bound: caught there only sometimes)."""
     cases = _value(suite["Bernoulli"])
     big = [c for c in cases if _n(c) >= entries.N_INPUT]
+    assert len(big) >= 50
     res = _run(big, flaw="inverted")
     assert all(res[c.id].outcome == "fail" and "function body's reading" in res[c.id].message for c in big)
     long = [c for c in cases if _n(c) >= entries.N_GENERATED]
