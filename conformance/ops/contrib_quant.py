@@ -373,7 +373,7 @@ def _ms_q_shapes(s: str, z: str) -> tuple[Shape, ...]:
         sh("axis=-2/r3", "ABL", "B", {"axis": -2}, dims=d3),
         sh("axis=2/r4", "AB3L", "3", {"axis": 2}, dims={"A": (1, 2), "B": (2, 2), "L": (2, 3)}),
         sh("axis=-3/r3", "ABL", "A", {"axis": -3}, dims=d3),
-        sh("long/r1", "L", "", dims={"L": (256, 300)}),
+        sh("long/r1", "L", "", dims={"L": (64, 80)}),  # past every SIMD width, cheap in explore mode
         sh("tensor/rank0", "", "", cycle=False),
         sh("tensor/zero-size", "S0", "", dims={"S": (1, 3)}, cycle=False),
     )
@@ -598,7 +598,7 @@ def _sm_shapes() -> tuple[Shape, ...]:
         sh("4d/axis=2", "NCLW", {"axis": 2}, dims={"N": (1, 1), "C": (2, 2), "L": (3, 6), "W": (2, 3)}),
         sh("4d/axis=-3", "NLHW", {"axis": -3}, dims={"N": (1, 2), "L": (3, 5), "H": (2, 2), "W": (2, 3)}),
         sh("1d/axis=0", "L", {"axis": 0}, dims={"L": (3, 17)}),
-        sh("long/axis=-1", "2L", {"axis": -1}, dims={"L": (256, 300)}),
+        sh("long/axis=-1", "2L", {"axis": -1}, dims={"L": (128, 160)}),
         sh("D=1/axis=-1", "N1", {"axis": -1}, dims={"N": (3, 5)}),
         sh("zero-size", "0L", {"axis": -1}, dims={"L": (3, 4)}, cycle=False),
     )

@@ -105,7 +105,7 @@ def mmi16_oracle(ctx, A, B, **attrs):
     return ref.matmul_integer16(A, B)
 
 
-def _mm_shapes(extra=None, one_d_b: bool = True, zero_k: bool = True) -> tuple[Shape, ...]:
+def _mm_shapes(extra=None, one_d_b: bool = True, zero_k: bool = True, long_k=(200, 256)) -> tuple[Shape, ...]:
     extra = extra or {}
 
     def sh(name, a, b, per="", **kw):
@@ -123,7 +123,7 @@ def _mm_shapes(extra=None, one_d_b: bool = True, zero_k: bool = True) -> tuple[S
         sh("batch/per-tensor", "SMK", "SKN"),
         sh("batch-broadcast/per-column", "S1MK", "1TKN", "N", dims={"S": (2, 2), "T": (2, 3)}),
         sh("1d-a/per-column", "K", "KN", "N"),
-        sh("long-K/per-column", "2L", "L3", "3", dims={"L": (200, 256)}),
+        sh("long-K/per-column", "2L", "L3", "3", dims={"L": long_k}),
     ]
     if one_d_b:
         out.append(sh("1d-b", "MK", "K"))
@@ -273,7 +273,9 @@ def _dqmm_tol(ctx, inputs, attrs, outputs):
 
 
 def _dqmm_shapes() -> tuple[Shape, ...]:
-    return tuple(s for s in _mm_shapes(DQMM_EXTRA, one_d_b=False, zero_k=False) if not s.name.startswith("zero-"))
+    # K 64-96: A's dynamic quantization table checks every element (explore-mode draws stay cheap)
+    return tuple(s for s in _mm_shapes(DQMM_EXTRA, one_d_b=False, zero_k=False, long_k=(64, 96))
+                 if not s.name.startswith("zero-"))
 
 
 DYNAMIC_QUANTIZE_MATMUL = Entry(
