@@ -22,7 +22,7 @@ from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 OPS = ["com.microsoft:RotaryEmbedding", "com.microsoft:EmbedLayerNormalization", "com.microsoft:MultiHeadAttention",
-       "com.microsoft:GroupQueryAttention"]
+       "com.microsoft:GroupQueryAttention", "com.microsoft:Attention"]
 
 
 def _loop_rope(x, pid, cos, sin, num_heads, interleaved, rdim=0):
@@ -717,4 +717,155 @@ def test_gqa_error_cases_are_rejected(suite):
     assert {c.tags["error"] for c in cases} == {"kv-heads-not-dividing", "hidden-not-multiple", "batch-chunk-with-past",
                                                  "window-without-causal"}
     results = run_cases(cases, KernelBackend({"GroupQueryAttention": gqa_kernel()}, name="l"))
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]
+
+
+# ============================================================================ Attention (com.microsoft)
+@pytest.mark.parametrize("form", ["plain", "v-hidden", "lengths-uni", "left-padding", "mask3d-ab", "past-uni",
+                                  "past-mask2d"])
+def test_ms_attention_oracle_is_the_loop(form):
+    rng = np.random.default_rng(9)
+    b, s, i_, n, h = 2, 3, 5, 2, 4
+    hv = 6 if form == "v-hidden" else h
+    sizes = [n * h, n * h, n * hv]
+    x = rng.standard_normal((b, s, i_))
+    w = rng.standard_normal((i_, sum(sizes)))
+    bias = rng.standard_normal(sum(sizes))
+    kw = dict(num_heads=n, qkv_hidden_sizes=sizes if form == "v-hidden" else None)
+    p = 2 if form.startswith("past") else 0
+    t = s + p
+    past = rng.standard_normal((2, b, n, p, h)) if p else None
+    mi = ab = None
+    if form in ("lengths-uni", "past-uni"):
+        kw["unidirectional"] = 1
+    if form == "lengths-uni":
+        mi = np.array([2, 3])
+    if form == "left-padding":
+        mi = np.array([3, 3, 1, 0])
+    if form == "mask3d-ab":
+        mi = (rng.random((b, s, t)) < 0.6).astype(int)
+        mi[..., 0] = 1
+        ab = rng.standard_normal((1, n, s, t))
+    if form == "past-mask2d":
+        mi = np.array([[1, 0, 1, 1, 1], [1, 1, 1, 0, 1]])
+    y, present, _, _, _ = ca.ref.ms_attention(x, w, bias, mi, past, ab, **kw)
+    for bi in range(b):
+        proj = [[math.fsum(float(x[bi, si, k]) * float(w[k, c]) for k in range(i_)) + float(bias[c])
+                 for c in range(sum(sizes))] for si in range(s)]
+        proj = np.array(proj)
+        q, k, v = proj[:, :sizes[0]], proj[:, sizes[0]:2 * sizes[0]], proj[:, 2 * sizes[0]:]
+        qh, kh, vh = (a.reshape(s, n, -1).transpose(1, 0, 2) for a in (q, k, v))
+        if p:
+            kh, vh = np.concatenate([past[0, bi], kh], 1), np.concatenate([past[1, bi], vh], 1)
+            np.testing.assert_allclose(present[0, bi], kh, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(present[1, bi], vh, rtol=1e-12, atol=1e-12)
+        add = np.zeros((n, s, t))
+        for si in range(s):
+            for j in range(t):
+                keep = True
+                if mi is not None:
+                    if mi.shape == (b,):
+                        keep = j < mi[bi]
+                    elif mi.shape == (2 * b,):
+                        keep = mi[b + bi] <= j < mi[bi]
+                    elif mi.ndim == 2:
+                        keep = bool(mi[bi, j])
+                    else:
+                        keep = bool(mi[bi, si, j])
+                add[:, si, j] = (0.0 if keep else -10000.0) + (ab[0, :, si, j] if ab is not None else 0.0)
+        want = _loop_attention(qh, kh, vh, 1 / math.sqrt(h), add, (t - s) if kw.get("unidirectional") else None)
+        np.testing.assert_allclose(y[bi].reshape(s, n, hv).transpose(1, 0, 2), want, rtol=1e-11, atol=1e-11)
+
+
+def msa_kernel(compute=np.float32, online=False, round_scores=False, flaw=None):
+    """A numpy com.microsoft Attention (projection, qkv_hidden_sizes, mask_index forms, past,
+    attention_bias, unidirectional) in ``compute``; the projection rounded to T.  ``flaw``:
+    'past-appended', 'causal-top-left', 'left-padding-as-lengths' (a [2B] mask_index read as
+    lengths), 'no-bias'."""
+
+    def kernel(inputs, attrs, outputs, opset):
+        x, w = inputs["input"], inputs["weights"]
+        dt = x.dtype
+        f = (lambda a: a.astype(compute))  # noqa: E731
+        n = int(attrs["num_heads"])
+        width = w.shape[1]
+        sizes = list(attrs.get("qkv_hidden_sizes", [])) or ([width // 3] * 3 if width % 3 == 0 else None)
+        if sizes is None or sum(sizes) != width or any(z % n for z in sizes) or sizes[0] != sizes[1]:
+            raise ValueError("hidden sizes")
+        bias = inputs.get("bias")
+        proj = f(x) @ f(w)
+        if bias is not None and flaw != "no-bias":
+            proj = proj + f(bias)
+        proj = f(proj.astype(dt))
+        b, s, _ = x.shape
+        q, k, v = proj[..., :sizes[0]], proj[..., sizes[0]:2 * sizes[0]], proj[..., 2 * sizes[0]:]
+        qh, kh, vh = (a.reshape(b, s, n, -1).transpose(0, 2, 1, 3) for a in (q, k, v))
+        past = inputs.get("past")
+        if past is not None:
+            if sizes[2] != sizes[0]:
+                raise ValueError("past with another v hidden size")
+            pair = ([f(past[0]), kh], [f(past[1]), vh])
+            if flaw == "past-appended":
+                pair = (pair[0][::-1], pair[1][::-1])
+            kh, vh = np.concatenate(pair[0], 2), np.concatenate(pair[1], 2)
+        t = kh.shape[2]
+        h = qh.shape[-1]
+        sc = (qh @ kh.transpose(0, 1, 3, 2)) * compute(attrs.get("scale", 1 / math.sqrt(h)))
+        if round_scores:
+            sc = f(sc.astype(dt))
+        ab = inputs.get("attention_bias")
+        if ab is not None:
+            sc = sc + f(ab)
+        m = inputs.get("mask_index")
+        if m is not None:
+            j = np.arange(t)[None, :]
+            if m.shape == (2 * b,) and flaw != "left-padding-as-lengths":
+                keep = ((j < m[:b, None]) & (j >= m[b:, None]))[:, None, None, :]
+            elif m.ndim == 1:
+                keep = (j < m[:b, None])[:, None, None, :]
+            elif m.ndim == 2:
+                keep = (m != 0)[:, None, None, :]
+            else:
+                keep = (m != 0)[:, None]
+            sc = sc + np.where(keep, compute(0), compute(attrs.get("mask_filter_value", -10000.0)))
+        if attrs.get("unidirectional", 0):
+            off = 0 if flaw == "causal-top-left" else t - s
+            sc = np.where(np.arange(t)[None, :] > np.arange(s)[:, None] + off, compute(-np.inf), sc)
+        y = _softmax_v(sc, vh, compute, online)
+        res = {"output": y.transpose(0, 2, 1, 3).reshape(b, s, -1).astype(dt)}
+        if "present" in outputs:
+            res["present"] = np.stack([kh, vh]).astype(dt)
+        return {o: res[o] for o in outputs}
+
+    return kernel
+
+
+def _msa_cases(value_cases):
+    return [c for c in value_cases if c.op == "Attention" and c.domain == "com.microsoft"]
+
+
+@pytest.mark.parametrize("compute,online,round_scores", [(np.float32, False, False), (np.float32, True, True),
+                                                         (np.float64, True, False)])
+def test_ms_attention_legitimate_kernels_pass_everything(compute, online, round_scores, value_cases):
+    cases = _msa_cases(value_cases)
+    assert len(cases) >= 50
+    results = run_cases(cases, KernelBackend({"Attention": msa_kernel(compute, online, round_scores)}, name="l"))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("flaw,least", [("past-appended", 8), ("causal-top-left", 6), ("left-padding-as-lengths", 2),
+                                        ("no-bias", 20)])
+def test_ms_attention_wrong_kernels_are_caught(flaw, least, value_cases):
+    cases = _msa_cases(value_cases)
+    results = run_cases(cases, KernelBackend({"Attention": msa_kernel(np.float32, flaw=flaw)}, name=flaw))
+    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
+    assert len(fails) >= least, (flaw, len(fails))
+
+
+def test_ms_attention_error_cases_are_rejected(suite):
+    cases = [c for c in suite if c.expect_error and c.op == "Attention" and c.domain == "com.microsoft"]
+    assert {c.tags["error"] for c in cases} == {"heads-not-dividing", "weights-not-thirds", "sizes-sum",
+                                                 "past-v-hidden"}
+    results = run_cases(cases, KernelBackend({"Attention": msa_kernel()}, name="l"))
     assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]

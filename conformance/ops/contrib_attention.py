@@ -689,7 +689,142 @@ GROUP_QUERY_ATTENTION = Entry(
     errors=_gqa_errors(),
 )
 
-ENTRIES = (ROTARY_EMBEDDING, EMBED_LAYER_NORMALIZATION, MULTI_HEAD_ATTENTION, GROUP_QUERY_ATTENTION)
+# ============================================================================ Attention (com.microsoft)
+def _msa_fill(rng, ctx, sh, out):
+    if "mask_index" in sh:
+        ms = sh["mask_index"]
+        b = sh["input"][0]
+        total = sh["input"][1] + (sh["past"][3] if "past" in sh else 0)
+        if ms == (b,):  # right padding: lengths in [1, T]
+            out["mask_index"] = rng.integers(1, total + 1, size=b)
+        elif ms == (2 * b,):  # left padding: inclusive starts (batch 0 past the first key), exclusive ends
+            start = rng.integers(0, total, size=b)
+            if total > 1:
+                start[0] = rng.integers(1, total)
+            end = np.array([rng.integers(st + 1, total + 1) for st in start])
+            out["mask_index"] = np.concatenate([end, start])
+        else:
+            out["mask_index"] = _keep_first(rng, ms)
+    if "weights" in sh:
+        out["weights"] = rng.standard_normal(sh["weights"]) / np.sqrt(max(sh["weights"][0], 1))
+
+
+MSA_CLASSES = {m: _att_draw(m, _msa_fill) for m in ("normal", "peaked", "wide-bias")}
+
+
+def _msa_shapes() -> tuple[Shape, ...]:
+    out = []
+
+    def add(name, opt, tmpl=None, heads=2, head=4, vhead=None, attrs=None, outs=((),), dims=None):
+        vhead = vhead or head
+        w = 2 * heads * head + heads * vhead
+        d = {"B": (1, 3), "S": (1, 4), "I": (3, 8), "P": (1, 4), "N": (heads, heads), "H": (head, head),
+             "Z": (w, w), **(dims or {})}
+        a = {"num_heads": heads, **(attrs or {})}
+        if vhead != head:
+            a["qkv_hidden_sizes"] = [heads * head, heads * head, heads * vhead]
+        inputs = {"input": "BSI", "weights": "IZ", "bias": "Z", "past": "2BNPH", "attention_bias": "BNSS",
+                  **(tmpl or {})}
+        order = [f for f in ("bias", "mask_index", "past", "attention_bias") if f in opt]
+        out.append(Shape(name, inputs, a, dims=d, optional=(tuple(order),), outputs=tuple(outs)))
+
+    add("projection", ())
+    add("projection/bias", ("bias",))
+    add("qkv_hidden_sizes/v_head=6", ("bias",), vhead=6)
+    add("unidirectional", ("bias",), attrs={"unidirectional": 1})
+    add("mask_index/lengths", ("bias", "mask_index"), {"mask_index": "B"})
+    add("mask_index/left-padding", ("bias", "mask_index"), {"mask_index": "Y"}, dims={"B": (2, 2), "Y": (4, 4)})
+    add("mask_index/2d", ("mask_index",), {"mask_index": "BS"})
+    add("mask_index/3d", ("bias", "mask_index"), {"mask_index": "BSS"})
+    add("attention_bias", ("bias", "attention_bias"))
+    add("attention_bias/11SS", ("attention_bias",), {"attention_bias": "11SS"})
+    present = ("present",)
+    add("past", ("bias", "past"), outs=(present,))
+    add("past/empty", ("bias", "past"), {"past": "2BN0H"}, attrs={"unidirectional": 1}, outs=(present,))
+    add("past/unidirectional", ("bias", "past"), attrs={"unidirectional": 1}, outs=(present,))
+    add("past/decode/unidirectional", ("bias", "past"), attrs={"unidirectional": 1}, outs=(present,),
+        dims={"S": (1, 1), "P": (3, 8)})
+    fixed = {"S": (3, 3), "P": (2, 2), "T": (5, 5)}
+    add("past/unidirectional/mask_index-2d", ("bias", "mask_index", "past"), {"mask_index": "BT"},
+        attrs={"unidirectional": 1}, outs=(present,), dims=fixed)
+    add("past/attention_bias", ("bias", "past", "attention_bias"), {"attention_bias": "BNST"}, outs=(present,),
+        dims=fixed)
+    add("heads=1", ("bias",), heads=1, head=8)
+    add("heads=4/long-input", ("bias", "mask_index"), {"mask_index": "BS"}, heads=4, head=2, dims={"I": (64, 96)})
+    return tuple(out)
+
+
+def _msa_attrs(attrs) -> dict:
+    q = attrs.get("qkv_hidden_sizes")
+    return {"num_heads": int(attrs["num_heads"]), "qkv_hidden_sizes": list(q) if q else None,
+            "scale": attrs.get("scale"), "unidirectional": int(attrs.get("unidirectional") or 0),
+            "mask_filter_value": attrs.get("mask_filter_value") if attrs.get("mask_filter_value") is not None
+            else -10000.0}
+
+
+def msa_oracle(ctx, x, weights, bias=None, mask_index=None, past=None, attention_bias=None, past_sequence_length=None,
+               **attrs):
+    """com.microsoft Attention-1 (:func:`conformance.reference.contrib_attention.ms_attention`):
+    output and present."""
+    y, present, _, _, _ = ref.ms_attention(x, weights, bias, mask_index, past, attention_bias, **_msa_attrs(attrs))
+    return y, present
+
+
+def msa_tolerance(ctx, inputs, attrs, outputs) -> dict:
+    """output: :func:`conformance.reference.contrib_attention.attention_bound` with the heads known
+    to ``gamma_{I+1}(u_a) (|X||W| + |b|) + u_t |.|`` (the projection in float32, rounded to T);
+    present: that bound on the projected rows, the past rows exact."""
+    t = ctx.types["input"]
+    u_t, _ = _unit(t)
+    u_a = _acc_unit(t)
+    x, w, bias, mi, past, ab = (list(inputs) + [None] * 7)[:6]
+    a = _msa_attrs(attrs)
+    y, present, probs, (qh, kh, vh, add), (mq, mk, mv) = ref.ms_attention(x, w, bias, mi, past, ab, **a)
+    g = tref.gamma(np.shape(x)[2] + 1, u_a)
+    dq, dk, dv = (g * m + u_t * np.abs(h) for m, h in ((mq, qh), (mk, kh), (mv, vh)))
+    if past is not None:  # the past rows are fed exactly
+        pl = np.shape(past)[3]
+        dk[:, :, :pl] = 0.0
+        dv[:, :, :pl] = 0.0
+    n_rep = 1
+    sc = a["scale"] if a["scale"] is not None else 1.0 / np.sqrt(qh.shape[-1])
+    bnd = ref.attention_bound(qh, np.repeat(kh, n_rep, 1), vh, probs, scale=sc, add=add, dq=dq, dk=dk, dv=dv,
+                              u_t=u_t, u_a=u_a)
+    res = {"output": _final(bnd, t, "bound:projection and softmax(scale QK^T + mask) V in float32, any order")}
+    if "present" in outputs:
+        res["present"] = _final(np.stack([dk, dv]), t, "bound:projection in float32, rounded to T")
+    return res
+
+
+def _msa_errors() -> tuple[Err, ...]:
+    return (
+        Err("'Q, K and V hidden sizes must be positive multiples of num_heads': 6 with num_heads 4", "heads-not-dividing",
+            {"num_heads": 4}, ((1, 2, 4), (4, 18))),
+        Err("'When qkv_hidden_sizes is omitted, the weights' second dimension must be divisible by three': 16",
+            "weights-not-thirds", {"num_heads": 2}, ((1, 2, 4), (4, 16))),
+        Err("qkv_hidden_sizes [8, 8, 8] do not sum to the weights' second dimension 30 ('Their sum must match')",
+            "sizes-sum", {"num_heads": 2, "qkv_hidden_sizes": [8, 8, 8]}, ((1, 2, 4), (4, 30))),
+        Err("'When there is past state, hidden dimension for Q, K and V shall be the same': [8, 8, 4] with past",
+            "past-v-hidden", {"num_heads": 2, "qkv_hidden_sizes": [8, 8, 4]},
+            ((1, 2, 4), (4, 20), (20,), (1,), (2, 1, 2, 3, 4)), outputs={"present": (None, None, None, None, None)},
+            values={"mask_index": [2]}),
+    )
+
+
+MSA_SHAPES = _msa_shapes()
+MS_ATTENTION = Entry(
+    "Attention", msa_oracle, family="shaped", domain=MS, shapes=MSA_SHAPES, tolerance=msa_tolerance,
+    float_numerics=MSA_CLASSES, numerics_classes=lambda t: ("normal", "peaked", "wide-bias"),
+    per_type=len(MSA_SHAPES) + 2,
+    attrs=(Attrs({"num_heads": 2}, tag="default"), Attrs({"num_heads": 2, "scale": 0.3}, tag="scale=0.3"),
+           Attrs({"num_heads": 2, "mask_filter_value": -30000.0}, tag="mask_filter_value"),
+           # the documented defaults written out ("Default value is 0"; the schema records none)
+           Attrs({"num_heads": 2, "do_rotary": 0, "past_present_share_buffer": 0, "unidirectional": 0},
+                 tag="explicit-defaults")),
+    errors=_msa_errors(),
+)
+
+ENTRIES = (ROTARY_EMBEDDING, EMBED_LAYER_NORMALIZATION, MULTI_HEAD_ATTENTION, GROUP_QUERY_ATTENTION, MS_ATTENTION)
 
 _QUANT = "the quantized KV cache (k_quant_type/v_quant_type, k_scale/v_scale, kv_cache_bit_width) is not generated"
 _QKNORM = ("q_norm_weight/k_norm_weight: 'Currently honored by the CUDA and native WebGPU execution providers; ... "
@@ -713,6 +848,11 @@ coverage.DECLARED_UNEXERCISED.update({
     ("com.microsoft:GroupQueryAttention", 1, "attribute k_norm_epsilon never given"): _QKNORM,
     ("com.microsoft:GroupQueryAttention", 1, "optional input query_seqlens never present"):
         "right-padded query chunks: not generated yet (its padded output rows are unspecified)",
+    ("com.microsoft:Attention", 1, "optional input past_sequence_length never present"):
+        "buffer sharing (past_present_share_buffer 1): the text does not say which rows of present a kernel writes "
+        "beyond the effective length; not generated",
+    ("com.microsoft:Attention", 1, "attribute rotary_embedding_dim never given"):
+        "do_rotary 1 has no cos/sin input: the text does not say which rotary table the kernel uses; not generated",
     ("com.microsoft:GroupQueryAttention", 1, "optional output output_qk never present"):
         "the text does not say what output_qk holds at masked (causal, window, padded) keys; not generated",
 })

@@ -443,3 +443,111 @@ def group_query_attention(query, key, value, past_key, past_value, seqlens_k, to
                       None if add is None else np.broadcast_to(add, pr.shape)))
     out = merge_heads(np.concatenate(ys, axis=0)) if b else np.zeros((0, s, n * h))
     return out, pres_k, pres_v, probs, heads
+
+
+# ============================================================================ Attention (com.microsoft)
+def ms_attention_projections(x, weights, bias=None, *, num_heads: int, qkv_hidden_sizes=None):
+    """The input projection of com.microsoft Attention-1: ``X W (+ bias)`` split into Q, K, V of
+    hidden sizes ``qkv_hidden_sizes`` (default: a third of the weights' second dimension each),
+    float64 ``[B, S, D]``, ``[B, S, D]``, ``[B, S, Dv]``; also ``|X| |W| + |bias|`` split alike (the
+    scale of a projection's rounding error).
+
+    Raises:
+        ValueError: the text's rules: sizes that are not positive multiples of num_heads, sizes whose
+            sum is not the weights' second dimension, a second dimension not divisible by three
+            without qkv_hidden_sizes, Q and K sizes that differ, a bias of another length."""
+    xx, w = np.asarray(x, np.float64), np.asarray(weights, np.float64)
+    if xx.ndim != 3 or w.ndim != 2 or w.shape[0] != xx.shape[2]:
+        raise ValueError(f"Attention: input {xx.shape} and weights {w.shape} do not fit")
+    width = w.shape[1]
+    if qkv_hidden_sizes is None or len(qkv_hidden_sizes) == 0:
+        if width % 3:
+            raise ValueError("Attention: without qkv_hidden_sizes the weights' second dimension must be divisible by 3")
+        sizes = [width // 3] * 3
+    else:
+        sizes = [int(a) for a in qkv_hidden_sizes]
+        if len(sizes) != 3 or sum(sizes) != width:
+            raise ValueError(f"Attention: qkv_hidden_sizes {sizes} do not sum to the weights' {width}")
+    if any(sz <= 0 or sz % num_heads for sz in sizes) or sizes[0] != sizes[1]:
+        raise ValueError(f"Attention: hidden sizes {sizes} must be positive multiples of num_heads {num_heads}, "
+                         "Q and K alike")
+    b = np.zeros(width) if bias is None else np.asarray(bias, np.float64)
+    if b.shape != (width,):
+        raise ValueError(f"Attention: bias {b.shape} is not [{width}]")
+    full = xx @ w + b
+    mag = np.abs(xx) @ np.abs(w) + np.abs(b)
+    cut = np.cumsum([0] + sizes)
+    parts = [full[..., cut[i]:cut[i + 1]] for i in range(3)]
+    mags = [mag[..., cut[i]:cut[i + 1]] for i in range(3)]
+    return parts, mags
+
+
+def ms_attention_mask(mask_index, attention_bias, *, batch: int, heads: int, lq: int, total: int,
+                      mask_filter_value: float = -10000.0) -> np.ndarray:
+    """The additive bias ``[B, N, S, T]`` of com.microsoft Attention-1: ``attention_bias`` plus
+    ``mask_filter_value`` at masked keys: ``mask_index`` ``[B]`` (right padding: keys at or past each
+    length), ``[2B]`` (left padding: exclusive ends then inclusive starts), ``[B, T]`` or
+    ``[B, S, T]`` (0 masked, 1 attended).
+
+    Raises:
+        ValueError: a mask_index of another shape (the 4-D and ``3B + 2`` forms are not built)."""
+    add = np.zeros((batch, heads, lq, total))
+    if attention_bias is not None:
+        ab = np.asarray(attention_bias, np.float64)
+        if ab.ndim != 4 or ab.shape[0] not in (1, batch) or ab.shape[1] not in (1, heads) or ab.shape[2:] != (lq, total):
+            raise ValueError(f"Attention: attention_bias {ab.shape} is not [B|1, N|1, {lq}, {total}]")
+        add = add + ab
+    if mask_index is not None:
+        m = np.asarray(mask_index).astype(np.int64)
+        j = np.arange(total)
+        if m.shape == (batch,):
+            keep = (j[None, :] < m[:, None])[:, None, None, :]
+        elif m.shape == (2 * batch,):
+            end, start = m[:batch], m[batch:]
+            keep = ((j[None, :] < end[:, None]) & (j[None, :] >= start[:, None]))[:, None, None, :]
+        elif m.shape == (batch, total):
+            keep = (m != 0)[:, None, None, :]
+        elif m.shape == (batch, lq, total):
+            keep = (m != 0)[:, None, :, :]
+        else:
+            raise ValueError(f"Attention: mask_index {m.shape} fits no built form")
+        add = add + np.where(keep, 0.0, float(np.float32(mask_filter_value)))
+    return add
+
+
+def ms_attention(x, weights, bias=None, mask_index=None, past=None, attention_bias=None, *, num_heads: int,
+                 qkv_hidden_sizes=None, scale=None, unidirectional: int = 0, mask_filter_value: float = -10000.0):
+    """com.microsoft Attention-1 (ContribOperators.md), float64: :func:`ms_attention_projections`,
+    heads, ``past [2, B, N, P, H]`` prepended to the keys and values (``present [2, B, N, P + S, H]``),
+    :func:`ms_attention_mask`'s bias, ``unidirectional``: key ``j <= P + i``; the core
+    :func:`conformance.reference.attention.scaled_dot_product_attention`.
+
+    Returns:
+        ``(output [B, S, Dv], present, probs, (qh, kh, vh), (mq, mk, mv))``, the last two for the
+        error bound (heads and their projection magnitudes, past rows with magnitude 0).
+
+    Raises:
+        ValueError: the projection's and mask's checks; a past with other hidden sizes."""
+    from .attention import scaled_dot_product_attention
+
+    (q, k, v), (mq, mk, mv) = ms_attention_projections(x, weights, bias, num_heads=num_heads,
+                                                       qkv_hidden_sizes=qkv_hidden_sizes)
+    qh, kh, vh = (split_heads(a, num_heads) for a in (q, k, v))
+    mqh, mkh, mvh = (split_heads(a, num_heads) for a in (mq, mk, mv))
+    b, n, s, h = qh.shape
+    p = 0
+    if past is not None:
+        ps = np.asarray(past, np.float64)
+        if ps.ndim != 5 or ps.shape[:3] != (2, b, n) or ps.shape[4] != h or vh.shape[-1] != h:
+            raise ValueError(f"Attention: past {ps.shape} is not [2, B, N, P, H] (Q, K, V of one hidden size)")
+        p = ps.shape[3]
+        kh, vh = np.concatenate([ps[0], kh], axis=2), np.concatenate([ps[1], vh], axis=2)
+        z = np.zeros_like(ps[0])
+        mkh, mvh = np.concatenate([z, mkh], axis=2), np.concatenate([z, mvh], axis=2)
+    t = kh.shape[2]
+    add = ms_attention_mask(mask_index, attention_bias, batch=b, heads=n, lq=s, total=t,
+                            mask_filter_value=mask_filter_value)
+    y, sc = scaled_dot_product_attention(qh, kh, vh, scale=scale, mask=add, is_causal=bool(unidirectional),
+                                         causal_offset=t - s)
+    present = np.stack([kh, vh]) if past is not None else None
+    return merge_heads(y), present, sc[3], (qh, kh, vh, sc["bias"]), (mqh, mkh, mvh)
