@@ -456,7 +456,8 @@ def _mha_cases(value_cases):
 def test_mha_legitimate_kernels_pass_everything(compute, online, round_scores, value_cases):
     cases = _mha_cases(value_cases)
     assert len(cases) >= 60
-    results = run_cases(cases, KernelBackend({"MultiHeadAttention": mha_kernel(compute, online, round_scores)}, name="l"))
+    kernel = mha_kernel(compute, online, round_scores)
+    results = run_cases(cases, KernelBackend({"MultiHeadAttention": kernel}, name="l"))
     bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
     assert not bad, bad[:5]
 

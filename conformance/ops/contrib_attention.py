@@ -13,8 +13,21 @@ form, ``is_packed_batching`` 1 and other ``scale`` values are left out.
 Tolerance: the ai.onnx RotaryEmbedding rule (docs/tolerance.md, "Transformer operators"),
 reused: ``gamma_3(u_T) (|cos x1| + |sin x2|) + 2 s``.
 
-Not built (out of time): MultiHeadAttention, GroupQueryAttention, Attention (com.microsoft),
-EmbedLayerNormalization.
+**EmbedLayerNormalization (1)**: word, position (implicit, ``[B, S]`` or ``[1, S]`` ids) and
+segment embeddings summed and layer-normalized; mask_index from right-padded 0/1 masks;
+embedding_sum without segments only (what every reading agrees on).
+
+**MultiHeadAttention (1)**, **GroupQueryAttention (1)**, **Attention (1)**: the forms onnxruntime's
+CPU kernels take (separate, BNSH and packed Q/K/V, the merged projection, bias, key padding masks
+and mask_index forms, attention_bias, past/present caches, unidirectional/causal aligned to the
+bottom-right corner of the cache, seqlens_k and total_sequence_length, rotary, softcap, head_sink,
+local window (contested)) on the shared float64 core
+:func:`conformance.reference.attention.scaled_dot_product_attention`; tolerance: the first-order
+attention bound :func:`conformance.reference.contrib_attention.attention_bound` (docs/tolerance.md,
+"onnxruntime's attention-family contrib operators, continued").  What the text leaves
+undefined or provider-dependent is not generated and is declared to coverage with its reason
+(``coverage.DECLARED_UNEXERCISED``): qk / output_qk, buffer sharing, beam-search indirection, the
+quantized KV cache, q/k norm weights, query_seqlens.
 """
 
 from __future__ import annotations
@@ -154,7 +167,6 @@ def _eln_draw(mode: str):
     ignoring them is far off), gamma +-[0.5, 1.5], beta N(0, 1)."""
 
     def fn(rng, ctx, shapes):
-        t = ctx.types["word_embedding"]
         names = [n for n in ("input_ids", "segment_ids", "word_embedding", "position_embedding", "segment_embedding",
                              "gamma", "beta", "mask", "position_ids") if n in ctx.types]
         sh = dict(zip(names, shapes))
@@ -499,8 +511,9 @@ def _gqa_fill(rng, ctx, sh, out):
     """seqlens_k and total_sequence_length: a prompt (no past, or an empty one) holds ``S`` tokens
     per entry; with a past every entry holds its whole buffer plus the step (``P + S``) when the
     presents are requested or an attention_bias spans the total length (every present row
-    defined) or the step has several tokens, else (a one-token step) a ragged batch (each entry ``T`` in ``[S, P + S]``: a shorter entry reads only
-    its first ``T - S`` cached rows); position_ids any rows of the caches."""
+    defined) or the step has several tokens, else (a one-token step) a ragged batch (each entry
+    ``T`` in ``[S, P + S]``: a shorter entry reads only its first ``T - S`` cached rows);
+    position_ids any rows of the caches."""
     b, s = sh["query"][:2]
     pbuf = sh["past_key"][2] if "past_key" in sh else 0
     if pbuf == 0:
@@ -628,7 +641,8 @@ def gqa_tolerance(ctx, inputs, attrs, outputs) -> dict:
     res = {"output": _final(bnd, t, "bound:softmax(scale QK^T + bias) V in float32, any order, online softmax")}
     if "present_key" in outputs:
         res["present_key"] = (_final(2 * kap * np.abs(pk).max(axis=-1, keepdims=True), t,
-                                     "bound:rotary in float32, rounded to T") if kap else Tolerance(0.0, 0.0, exact=True))
+                                     "bound:rotary in float32, rounded to T")
+                              if kap else Tolerance(0.0, 0.0, exact=True))
     if "present_value" in outputs:
         res["present_value"] = Tolerance(0.0, 0.0, exact=True)
     return res
@@ -798,8 +812,8 @@ def msa_tolerance(ctx, inputs, attrs, outputs) -> dict:
 
 def _msa_errors() -> tuple[Err, ...]:
     return (
-        Err("'Q, K and V hidden sizes must be positive multiples of num_heads': 6 with num_heads 4", "heads-not-dividing",
-            {"num_heads": 4}, ((1, 2, 4), (4, 18))),
+        Err("'Q, K and V hidden sizes must be positive multiples of num_heads': 6 with num_heads 4",
+            "heads-not-dividing", {"num_heads": 4}, ((1, 2, 4), (4, 18))),
         Err("'When qkv_hidden_sizes is omitted, the weights' second dimension must be divisible by three': 16",
             "weights-not-thirds", {"num_heads": 2}, ((1, 2, 4), (4, 16))),
         Err("qkv_hidden_sizes [8, 8, 8] do not sum to the weights' second dimension 30 ('Their sum must match')",

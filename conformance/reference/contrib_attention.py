@@ -7,6 +7,13 @@ indexing the ``[max_position, rotary_dim / 2]`` cos/sin caches, pairs ``(2i, 2i+
 ``interleaved``, halves otherwise.  This is the ai.onnx RotaryEmbedding-23 algorithm with its
 inputs reordered, so the project's one rotary oracle
 (:func:`conformance.reference.transformer.rotary_embedding`) is reused, not rewritten.
+
+EmbedLayerNormalization (1), MultiHeadAttention (1), GroupQueryAttention (1) and Attention (1)
+(com.microsoft), onnxruntime-defined: :func:`embed_layer_normalization`,
+:func:`multi_head_attention`, :func:`group_query_attention`, :func:`ms_attention`; the attention
+operators wrap the ai.onnx core :func:`conformance.reference.attention.scaled_dot_product_attention`
+(layouts, caches, masks and rotary here, the softmax attention there).  Error bounds:
+:func:`embed_layer_normalization_bound`, :func:`attention_bound`.
 """
 
 from __future__ import annotations
@@ -269,7 +276,8 @@ def mha_mask(key_padding_mask, attention_bias, *, batch: int, heads: int, lq: in
     add = np.zeros((batch, heads, lq, total))
     if attention_bias is not None:
         ab = np.asarray(attention_bias, np.float64)
-        if ab.ndim != 4 or ab.shape[0] not in (1, batch) or ab.shape[1] not in (1, heads) or ab.shape[2:] != (lq, total):
+        if (ab.ndim != 4 or ab.shape[0] not in (1, batch) or ab.shape[1] not in (1, heads)
+                or ab.shape[2:] != (lq, total)):
             raise ValueError(f"MultiHeadAttention: attention_bias {ab.shape} is not [B|1, N|1, {lq}, {total}]")
         add = add + ab
     if key_padding_mask is not None:
@@ -494,7 +502,8 @@ def ms_attention_mask(mask_index, attention_bias, *, batch: int, heads: int, lq:
     add = np.zeros((batch, heads, lq, total))
     if attention_bias is not None:
         ab = np.asarray(attention_bias, np.float64)
-        if ab.ndim != 4 or ab.shape[0] not in (1, batch) or ab.shape[1] not in (1, heads) or ab.shape[2:] != (lq, total):
+        if (ab.ndim != 4 or ab.shape[0] not in (1, batch) or ab.shape[1] not in (1, heads)
+                or ab.shape[2:] != (lq, total)):
             raise ValueError(f"Attention: attention_bias {ab.shape} is not [B|1, N|1, {lq}, {total}]")
         add = add + ab
     if mask_index is not None:
@@ -535,12 +544,10 @@ def ms_attention(x, weights, bias=None, mask_index=None, past=None, attention_bi
     qh, kh, vh = (split_heads(a, num_heads) for a in (q, k, v))
     mqh, mkh, mvh = (split_heads(a, num_heads) for a in (mq, mk, mv))
     b, n, s, h = qh.shape
-    p = 0
     if past is not None:
         ps = np.asarray(past, np.float64)
         if ps.ndim != 5 or ps.shape[:3] != (2, b, n) or ps.shape[4] != h or vh.shape[-1] != h:
             raise ValueError(f"Attention: past {ps.shape} is not [2, B, N, P, H] (Q, K, V of one hidden size)")
-        p = ps.shape[3]
         kh, vh = np.concatenate([ps[0], kh], axis=2), np.concatenate([ps[1], vh], axis=2)
         z = np.zeros_like(ps[0])
         mkh, mvh = np.concatenate([z, mkh], axis=2), np.concatenate([z, mvh], axis=2)
