@@ -283,10 +283,11 @@ def eln_tolerance(ctx, inputs, attrs, outputs) -> dict:
 
 
 def _eln_errors() -> tuple[Err, ...]:
-    ids = {"input_ids": [[0, 1, 2]]}
+    ids = {"input_ids": [[0, 1, 2]], "segment_ids": [[0, 1, 0]]}
 
-    def shapes(we=(4, 4), pe=(5, 4), g=(4,), b=(4,)):
-        return ((1, 3), we, pe, g, b)
+    def shapes(ids_=(1, 3), we=(4, 4), pe=(5, 4), g=(4,), b=(4,)):
+        # schema order: input_ids, segment_ids, word_embedding, position_embedding, segment_embedding, gamma, beta
+        return (ids_, ids_, we, pe, (2, we[1]), g, b)
 
     return (
         Err("gamma [5] is not [hidden_size 4] ('1D gamma tensor ... with shape (hidden_size)')", "gamma-shape",
@@ -295,7 +296,7 @@ def _eln_errors() -> tuple[Err, ...]:
         Err("position_embedding's hidden size 5 is not word_embedding's 4 ('2D with shape (, hidden_size)')",
             "position-hidden", {"mask_index_type": 0}, shapes(pe=(5, 5)), values=ids),
         Err("input_ids must be 2-D ('2D words IDs with shape (batch_size, sequence_length)')", "ids-rank",
-            {"mask_index_type": 0}, ((3,), (4, 4), (5, 4), (4,), (4,)), values={"input_ids": [0, 1, 2]}),
+            {"mask_index_type": 0}, shapes(ids_=(3,)), values={"input_ids": [0, 1, 2], "segment_ids": [0, 1, 0]}),
     )
 
 
