@@ -61,6 +61,7 @@ FAMILIES = (
     "conformance.ops.control_flow",
     "conformance.ops.image",
     "conformance.ops.random",
+    "conformance.ops.contrib_recurrent",
 )
 
 
