@@ -251,5 +251,132 @@ ATTN_LSTM = Entry(
     contested=_contested,
 )
 
-ENTRIES = (ATTN_LSTM,)
+# ============================================================================ DynamicQuantizeLSTM
+DQ_OPTIONAL = ("B", "sequence_lens", "initial_h", "initial_c", "P")
+
+
+def _dq_draw(rng, ctx, shapes, xs: float):
+    """X in [-xs, xs]; W and R integers over T2's range (int8: [-128, 127], uint8: [0, 255]);
+    scales in [0.5, 1.5] / 128 (R's halved), so that the dequantized weights lie within about
+    [-1.5, 1.5] ([-0.75, 0.75]); zero points: per tensor int8 in [-4, 4] / uint8 in [120, 136],
+    per channel 0 (int8) or one constant (uint8), onnxruntime's limits (module docstring);
+    B, initial states and P in [-1, 1]."""
+    t = ctx.types["X"]
+    t2 = ctx.types["W"]
+    lo, hi = (-128, 127) if t2 == "int8" else (0, 255)
+    names = [n for n in ref.DQ_INPUTS if n in ctx.types]
+    per_channel = len(ctx.shapes["W_scale"]) == 2
+    zp_const = int(rng.integers(-4, 5)) if t2 == "int8" else int(rng.integers(120, 137))
+    out = []
+    for n, shp in zip(names, shapes):
+        size = int(np.prod(shp, dtype=np.int64))
+        if n in ("W", "R"):
+            out.append(np.array([int(v) for v in rng.integers(lo, hi + 1, size=size)], dtype=object).reshape(shp))
+        elif n.endswith("zero_point"):
+            if per_channel:
+                vals = [0 if t2 == "int8" else zp_const] * size
+            else:
+                vals = [int(v) for v in (rng.integers(-4, 5, size=size) if t2 == "int8"
+                                         else rng.integers(120, 137, size=size))]
+            out.append(np.array(vals, dtype=object).reshape(shp))
+        elif n.endswith("scale"):
+            f = 0.5 if n == "R_scale" else 1.0
+            out.append(V.representable(f * rng.uniform(0.5, 1.5, size=shp) / 128, t))
+        elif n == "sequence_lens":
+            out.append(np.full(shp, 1, dtype=object))
+        else:
+            sc = xs if n == "X" else 1.0
+            out.append(V.representable(rng.uniform(-sc, sc, size=shp), t))
+    return out
+
+
+DQ_CLASSES = {"normal": lambda rng, ctx, shapes: _dq_draw(rng, ctx, shapes, 1.0),
+              "saturating": lambda rng, ctx, shapes: _dq_draw(rng, ctx, shapes, 4.0)}
+
+
+def dq_lstm_oracle(ctx, *inputs, **attrs):
+    """Float64 DynamicQuantizeLSTM (:func:`conformance.reference.contrib_recurrent.dq_lstm_oracle`):
+    LSTM with the dequantized W and R; Y, Y_h, Y_c."""
+    names = ("Y", "Y_h", "Y_c")
+    out = ref.dq_lstm_oracle(list(inputs), attrs, names)
+    return tuple(out[n] for n in names)
+
+
+def dq_lstm_tolerance(ctx, inputs, attrs, outputs):
+    """The running error bound with the dynamic quantization of X and the hidden state
+    (:func:`conformance.reference.contrib_recurrent.dq_lstm_bounds`)."""
+    from ..reference import recurrent as rec
+
+    bd = ref.dq_lstm_bounds(list(inputs), attrs, tuple(outputs))
+    return {n: rec.tolerance_of("float", *bd[n]) for n in outputs}
+
+
+def _dq(name, hs, nd, attrs=None, *, per_channel=False, s=(1, 4), n=(1, 3), i=(2, 4), need=(), numerics=()):
+    """A DynamicQuantizeLSTM pattern (W ``[D, I, 4H]``, R ``[D, H, 4H]``, the scales and zero
+    points ``[D]`` or, ``per_channel``, ``[D, 4H]``)."""
+    q = "DG" if per_channel else "D"
+    inputs = {"X": "SNI", "W": "DIG", "R": "DHG", "B": "DK", "sequence_lens": "N", "initial_h": "DNH",
+              "initial_c": "DNH", "P": "DQ", "W_scale": q, "W_zero_point": q, "R_scale": q, "R_zero_point": q}
+    dims = {"S": s, "N": n, "I": i, "H": (hs, hs), "G": (4 * hs, 4 * hs), "K": (8 * hs, 8 * hs),
+            "Q": (3 * hs, 3 * hs), "D": (nd, nd)}
+    opt = None
+    if need:
+        opt = tuple(c for k in range(len(DQ_OPTIONAL) + 1) for c in itertools.combinations(DQ_OPTIONAL, k)
+                    if set(need) <= set(c))
+    return Shape(name, inputs, {"hidden_size": hs, **(attrs or {})}, dims=dims, optional=opt, numerics=numerics)
+
+
+def _dq_shapes():
+    return (
+        _dq("per-tensor", 2, 1),
+        _dq("per-channel", 2, 1, per_channel=True),
+        _dq("per-tensor/H=1", 1, 1, s=(2, 5)),
+        _dq("per-channel/H=3/I=1", 3, 1, per_channel=True, i=(1, 1)),
+        _dq("reverse/per-channel", 2, 1, REV, per_channel=True),
+        _dq("bidirectional/per-tensor", 2, 2, BI),
+        _dq("bidirectional/per-channel", 2, 2, BI, per_channel=True),
+        _dq("seq_lens/forward", 2, 1, s=(3, 5), n=(2, 3), need=("sequence_lens",)),
+        _dq("seq_lens/reverse", 2, 1, REV, s=(3, 5), n=(2, 3), need=("sequence_lens",)),
+        _dq("seq_lens/bidirectional/per-channel", 2, 2, BI, per_channel=True, s=(3, 5), n=(2, 3),
+            need=("sequence_lens", "initial_h")),
+        _dq("peepholes", 2, 1, need=("P", "initial_c")),
+        _dq("clip", 2, 1, {"clip": 3.0}, s=(1, 2), numerics=("saturating",)),
+        _dq("input_forget", 2, 1, {"input_forget": 1}),
+        _dq("acts/hardsigmoid-scaledtanh-softsign", 2, 1,
+            {"activations": ["HardSigmoid", "ScaledTanh", "Softsign"], "activation_alpha": [0.3, 0.8],
+             "activation_beta": [0.45, 1.3]}, s=(1, 3), numerics=("normal",)),
+        _dq("zero-batch", 2, 1, n=(0, 0)),
+    )
+
+
+def _dq_errors():
+    base = ((2, 1, 2), (1, 2, 8), (1, 2, 8))
+    q = ((1,), (1,), (1,), (1,))
+    opt = ((1, 16), (1,), (1, 1, 2), (1, 1, 2), (1, 6))
+    outs = {"Y_h": (None, None, None)}
+    lens = {"sequence_lens": 2}
+    return (
+        Err("hidden_size 3 disagrees with W [num_directions, input_size, 4*hidden_size] = [1, 2, 8]",
+            "hidden_size-mismatch", {"hidden_size": 3}, base + opt + q, outputs=outs, values=lens),
+        Err("W in LSTM's layout [num_directions, 4*hidden_size, input_size] = [1, 8, 2]: the text's W is "
+            "[num_directions, input_size, 4*hidden_size]", "W-layout", {"hidden_size": 2},
+            ((2, 1, 2), (1, 8, 2), (1, 2, 8)) + opt + q, outputs=outs, values=lens),
+        Err("W_scale [1, 3]: 'Its size is [num_directions] ... or [num_directions, 4*hidden_size]'",
+            "W_scale-shape", {"hidden_size": 2}, base + opt + ((1, 3), (1,), (1,), (1,)), outputs=outs,
+            values=lens),
+        Err("direction bidirectional needs num_directions = 2 in W's first dimension, not 1",
+            "num_directions-mismatch", {"hidden_size": 2, "direction": "bidirectional"}, base + opt + q,
+            outputs=outs, values=lens),
+    )
+
+
+DQ_SHAPES = _dq_shapes()
+DYNAMIC_QUANTIZE_LSTM = Entry(
+    "DynamicQuantizeLSTM", dq_lstm_oracle, family="shaped", domain=MS, shapes=DQ_SHAPES,
+    tolerance=dq_lstm_tolerance, float_numerics=DQ_CLASSES, numerics_classes=lambda t: ("normal", "saturating"),
+    per_type=3 * len(DQ_SHAPES), errors=_dq_errors(), outputs_rule=_outputs_rule,
+    structural={"sequence_lens": _sequence_lens}, outputs_per_type=True,
+)
+
+ENTRIES = (ATTN_LSTM, DYNAMIC_QUANTIZE_LSTM)
 register_entries(ENTRIES, family="contrib_recurrent")

@@ -244,3 +244,123 @@ def kernel(inputs, attrs, outputs, t: str, flaw=None, max_sub=False, **kw):
 
 
 __all__ = ["recurrence", "oracle", "bounds", "kernel", "softmax", "attention_dims", "ATTN_INPUTS"]
+
+
+# ============================================================================ DynamicQuantizeLSTM
+DQ_INPUTS = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P", "W_scale", "W_zero_point",
+             "R_scale", "R_zero_point")
+
+
+def dequantize_weights(wq, scale, zero_point):
+    """DynamicQuantizeLSTM's W ``[D, K, 4H]`` (or R ``[D, H, 4H]``) integers with scale and zero
+    point ``[D]`` (per tensor) or ``[D, 4H]`` (per channel, the 4H axis) -> float64
+    ``(wq - zero_point) * scale`` in LSTM's layout ``[D, 4H, K]`` (exact in float64)."""
+    w = np.asarray(wq, dtype=np.float64)
+    s = np.asarray(scale, dtype=np.float64)
+    z = np.asarray(zero_point, dtype=np.float64)
+    s, z = (s[:, None, None], z[:, None, None]) if s.ndim == 1 else (s[:, None, :], z[:, None, :])
+    return np.swapaxes((w - z) * s, 1, 2)
+
+
+def dq_lstm_inputs(inputs):
+    """The 8 LSTM inputs (float64, W and R dequantized and in LSTM's layout) from
+    DynamicQuantizeLSTM's 12 (schema order).
+
+    Raises:
+        ValueError: a scale or zero point neither ``[D]`` nor ``[D, 4H]``.
+    """
+    x, w, r, b, sl, h0, c0, p, ws, wz, rs, rz = (list(inputs) + [None] * 12)[:12]
+    for name, q, wt in (("W_scale", ws, w), ("W_zero_point", wz, w), ("R_scale", rs, r), ("R_zero_point", rz, r)):
+        sh = np.shape(q)
+        if sh not in ((np.shape(wt)[0],), (np.shape(wt)[0], np.shape(wt)[2])):
+            raise ValueError(f"{name} {sh} is neither [num_directions] nor [num_directions, 4*hidden_size]")
+    return [x, dequantize_weights(w, ws, wz), dequantize_weights(r, rs, rz), b, sl, h0, c0, p]
+
+
+class QBound(rec.Bound):
+    """:class:`~conformance.reference.recurrent.Bound` of an LSTM whose gate GEMMs may quantize
+    their left operands dynamically: the X row (first term) carries an extra error ``qx`` and
+    the hidden state (second term) ``qh`` per element, and the integer GEMM's result is scaled
+    by two more float roundings."""
+
+    def __init__(self, t: str, qx: float, qh: float):
+        super().__init__(t)
+        self.q = (qx, qh)
+
+    def affine(self, terms, biases, diag=()):
+        widened = [((xv, xe + (self.q[k] if k < 2 else 0.0)), m) for k, ((xv, xe), m) in enumerate(terms)]
+        v, e = super().affine(widened, biases, diag)
+        mag = 0.0
+        for (xv, xe), m in widened:
+            mag = mag + (np.abs(xv) + xe) @ np.abs(m).T
+        return v, e + 2 * self.u * mag
+
+
+def quantize_uint8(a, dt=np.float32):
+    """Dynamic uint8 quantization of ``a`` as DynamicQuantizeLinear (range widened to 0, scale
+    ``range / 255``, zero point rounded half to even and saturated), returned dequantized in
+    ``dt``."""
+    a = np.asarray(a, dtype=dt)
+    if a.size == 0:
+        return a
+    lo, hi = min(dt(0), a.min()), max(dt(0), a.max())
+    scale = dt((hi - lo) / dt(255))
+    if scale == 0:
+        return a
+    zp = np.clip(np.rint(-lo / scale), 0, 255)
+    q = np.clip(np.rint(a / scale) + zp, 0, 255)
+    return ((q - zp) * scale).astype(dt)
+
+
+class QKernel(rec.Kernel):
+    """A float32 LSTM kernel that quantizes the hidden state dynamically (uint8, per batch row
+    and step) before its R GEMM (tests)."""
+
+    def affine(self, terms, biases, diag=()):
+        if len(terms) >= 2:
+            terms = [terms[0], (quantize_uint8(terms[1][0], self.dt), terms[1][1])] + list(terms[2:])
+        return super().affine(terms, biases, diag)
+
+
+def dq_quantization_errors(lstm_inputs, attrs):
+    """``(qx, qh)``: the largest error a dynamic 8-bit quantization of X and of the hidden
+    state may add per element, at any granularity (per tensor or finer; asymmetric uint8 with
+    the range widened to 0, as DynamicQuantizeLinear, or symmetric int8): half a step of the
+    coarsest grid, ``range / 510 <= max|a| / 255`` (uint8: the rounded zero point keeps the
+    saturated ends within half a step too) or ``max|a| / 254`` (int8): ``max|a| / 254``; for
+    the hidden state ``max|a|`` is the oracle's largest ``|H|`` (or initial_h) widened by 5 %
+    for the kernel's own error."""
+    x = np.asarray(lstm_inputs[0], dtype=np.float64)
+    qx = float(np.max(np.abs(x))) / 254 if x.size else 0.0
+    o = rec.oracle("LSTM", lstm_inputs, attrs, ("Y", "Y_h"))
+    hm = max([float(np.max(np.abs(a))) for a in (o["Y"], o["Y_h"]) if np.size(a)] + [0.0])
+    if lstm_inputs[5] is not None and np.size(lstm_inputs[5]):
+        hm = max(hm, float(np.max(np.abs(lstm_inputs[5]))))
+    return qx, 1.05 * hm / 254
+
+
+def dq_lstm_oracle(inputs, attrs, outputs=("Y", "Y_h", "Y_c")):
+    """DynamicQuantizeLSTM's float64 oracle: LSTM with the dequantized W and R, X and H exact."""
+    return rec.oracle("LSTM", dq_lstm_inputs(inputs), attrs, outputs)
+
+
+def dq_lstm_bounds(inputs, attrs, outputs=("Y", "Y_h", "Y_c")):
+    """``{name: (value, bound)}`` for float (:class:`QBound` with :func:`dq_quantization_errors`)."""
+    li = dq_lstm_inputs(inputs)
+    qx, qh = dq_quantization_errors(li, attrs)
+    return rec.recurrence("LSTM", QBound("float", qx, qh), *li, attrs=attrs, outputs=outputs)
+
+
+def dq_lstm_kernel(inputs, attrs, outputs, quantize=True, **kw):
+    """A float32 kernel: dequantized W and R; ``quantize``: X quantized dynamically per tensor
+    (uint8) and the hidden state per row and step (:class:`QKernel`), else float throughout."""
+    li = dq_lstm_inputs(inputs)
+    if quantize:
+        li[0] = quantize_uint8(li[0]).astype(np.float64)
+    k = QKernel(np.float32, **kw) if quantize else rec.Kernel(np.float32, **kw)
+    out = rec.recurrence("LSTM", k, *li, attrs=attrs, outputs=outputs)
+    return {n: np.asarray(val).astype(np.float32) for n, val in out.items()}
+
+
+__all__ += ["DQ_INPUTS", "dequantize_weights", "dq_lstm_inputs", "QBound", "QKernel", "quantize_uint8",
+            "dq_quantization_errors", "dq_lstm_oracle", "dq_lstm_bounds", "dq_lstm_kernel"]
