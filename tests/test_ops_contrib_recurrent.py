@@ -27,7 +27,7 @@ from conformance.reference import contrib_recurrent as ref
 from conformance.runner import run_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-OPS = ["AttnLSTM"]
+OPS = ["AttnLSTM", "DynamicQuantizeLSTM"]
 FORMALS = ref.ATTN_INPUTS
 OUTS = ("Y", "Y_h", "Y_c")
 TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
@@ -45,6 +45,18 @@ def _args(feeds):
         out.append(None if v is None else (np.asarray(v).astype(np.int64) if n.endswith("seq_lens")
                                            else np.asarray(v).astype(np.float64)))
     return out
+
+
+@pytest.fixture(scope="module")
+def attn(value_cases):
+    """The AttnLSTM value cases."""
+    return [c for c in value_cases if c.op == "AttnLSTM"]
+
+
+@pytest.fixture(scope="module")
+def dq(value_cases):
+    """The DynamicQuantizeLSTM value cases."""
+    return [c for c in value_cases if c.op == "DynamicQuantizeLSTM"]
 
 
 def _outs(c) -> set:
@@ -123,9 +135,9 @@ def loop(x, w, r, b, lens, h0, c0, p, qw, mw, v, m, mlens, aw, attrs):
     return Y, Yh, Yc
 
 
-def test_oracle_is_the_loop_on_every_value_case(value_cases):
+def test_oracle_is_the_loop_on_every_value_case(attn):
     n = 0
-    for c in value_cases:
+    for c in attn:
         args = _args(_feeds(c))
         want = loop(*args, dict(c.attributes))
         got = ref.oracle(args, dict(c.attributes))
@@ -135,11 +147,11 @@ def test_oracle_is_the_loop_on_every_value_case(value_cases):
     assert n >= 150
 
 
-def test_attention_matters_in_every_attention_pattern(value_cases):
+def test_attention_matters_in_every_attention_pattern(attn):
     """The attention state changes Y (not a plain LSTM): the oracle with the feedback removed
     differs on every case of more than one step where the mechanism is present."""
     n = 0
-    for c in value_cases:
+    for c in attn:
         args = _args(_feeds(c))
         x = args[0]
         lens = args[4]
@@ -186,9 +198,9 @@ LEGIT = {"float32": {}, "fused": {"fused": True}, "libm-3ulp": {"libm_ulps": 3.0
 
 
 @pytest.mark.parametrize("name", sorted(LEGIT))
-def test_legitimate_kernels_pass_everything(name, value_cases):
-    results = _run(value_cases, kernel_of(**LEGIT[name]), name)
-    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(value_cases, results) if r.outcome != "pass"]
+def test_legitimate_kernels_pass_everything(name, attn):
+    results = _run(attn, kernel_of(**LEGIT[name]), name)
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(attn, results) if r.outcome != "pass"]
     assert not bad, (len(bad), bad[:5])
 
 
@@ -214,9 +226,9 @@ WRONG = {
 
 
 @pytest.mark.parametrize("flaw", sorted(WRONG))
-def test_wrong_kernels_are_caught(flaw, value_cases):
+def test_wrong_kernels_are_caught(flaw, attn):
     keep, least = WRONG[flaw]
-    cases = [c for c in value_cases if keep(c)]
+    cases = [c for c in attn if keep(c)]
     assert len(cases) >= least, len(cases)
     right = _run(cases, kernel_of(), "right")
     assert all(r.outcome == "pass" for r in right)
@@ -226,12 +238,12 @@ def test_wrong_kernels_are_caught(flaw, value_cases):
     assert {c.tags["dtype"] for c, r in zip(cases, results) if r.outcome == "fail"} == {"float", "double"}
 
 
-def test_tolerance_is_tight(value_cases):
+def test_tolerance_is_tight(attn):
     """The running bound stays small for float: its median atol near 1e-5 (about 100 ulps of
     the outputs, which are of order 0.1-1), the worst (5 saturating steps with the attention
     fed back) below 1e-2; double below 1e-10."""
     at = {"float": [], "double": []}
-    for c in value_cases:
+    for c in attn:
         for o in c.outputs:
             if o.tolerance is not None:
                 at[c.tags["dtype"]].append(o.tolerance.atol)
@@ -241,7 +253,7 @@ def test_tolerance_is_tight(value_cases):
 
 
 def test_error_cases_are_rejected(suite):
-    cases = [c for c in suite if c.expect_error]
+    cases = [c for c in suite if c.expect_error and c.op == "AttnLSTM"]
     assert {c.tags["error"] for c in cases} == {"hidden_size-mismatch", "num_directions-mismatch",
                                                 "unknown-activation", "unknown-direction", "AW-shape",
                                                 "memory_seq_lens-beyond-M"}
@@ -250,7 +262,9 @@ def test_error_cases_are_rejected(suite):
                                                         if r.outcome != "pass"]
 
 
-def test_contested_and_trap_patterns(suite, value_cases):
+def test_contested_and_trap_patterns(suite, attn):
+    value_cases = attn
+    suite = [c for c in suite if c.op == "AttnLSTM"]
     assert {c.tags["shape"] for c in value_cases} == {s.name for s in ops_cr.SHAPES}
     contested = [c for c in value_cases if c.contested]
     assert contested and all(c.tags["shape"] == "contested/no-attention-mechanism" for c in contested)
@@ -262,3 +276,135 @@ def test_contested_and_trap_patterns(suite, value_cases):
               and _feeds(c)["AW"].shape[2] != _feeds(c)["MW"].shape[1]]
     assert len(z_ne_e) >= 10
     assert 150 <= len(suite) <= 600
+
+
+# ============================================================================ DynamicQuantizeLSTM
+def _dq_args(feeds):
+    """The 12 inputs, float64 (ints exact), sequence_lens int64."""
+    out = []
+    for n in ref.DQ_INPUTS:
+        v = feeds.get(n)
+        out.append(None if v is None else (np.asarray(v).astype(np.int64) if n == "sequence_lens"
+                                           else np.asarray(v).astype(np.float64)))
+    return out
+
+
+def _dequantize_loop(q, scale, zp):
+    """``[D, K, 4H]`` -> LSTM's ``[D, 4H, K]``, element by element: ``(q - zp[j]) * scale[j]``
+    for channel ``j`` (the 4H axis) or the direction's single scale."""
+    D, K, G = q.shape
+    out = np.zeros((D, G, K))
+    for d in range(D):
+        for k in range(K):
+            for j in range(G):
+                s = scale[d] if scale.ndim == 1 else scale[d, j]
+                z = zp[d] if zp.ndim == 1 else zp[d, j]
+                out[d, j, k] = (q[d, k, j] - z) * s
+    return out
+
+
+def test_dq_oracle_is_the_lstm_loop_on_dequantized_weights(dq):
+    from test_ops_recurrent import loop as lstm_loop  # the ai.onnx LSTM tests' independent loop
+
+    n = 0
+    for c in dq:
+        a = _dq_args(_feeds(c))
+        w = _dequantize_loop(a[1], a[8], a[9])
+        r = _dequantize_loop(a[2], a[10], a[11])
+        want = lstm_loop("LSTM", a[0], w, r, a[3], a[4], a[5], a[6], a[7], dict(c.attributes))
+        got = ref.dq_lstm_oracle(a, dict(c.attributes))
+        for k, name in enumerate(OUTS):
+            np.testing.assert_allclose(got[name], want[k], rtol=1e-9, atol=1e-12, err_msg=f"{c.id} {name}")
+        n += 1
+    assert n >= 80
+
+
+def dq_kernel_of(flaw=None, **kw):
+    def kernel(inputs, attrs, outputs, opset):
+        a = _dq_args({n: inputs.get(n) for n in ref.DQ_INPUTS})
+        attrs = {k: ([s.decode() if isinstance(s, bytes) else s for s in v] if isinstance(v, list) else v)
+                 for k, v in attrs.items()}
+        if flaw == "W-layout":  # W and R read in LSTM's [D, 4H, K] layout: reshaped, not transposed
+            for j in (1, 2):
+                a[j] = a[j].reshape(a[j].shape[0], a[j].shape[2], a[j].shape[1]).swapaxes(1, 2)
+        if flaw == "zero-point-ignored":
+            a[9], a[11] = np.zeros_like(a[9]), np.zeros_like(a[11])
+        if flaw == "gates-ifco":  # the 4H axis read as i, f, c, o
+            for j in (1, 2, 8, 9, 10, 11):
+                if a[j].ndim >= 2 and a[j].shape[-1] % 4 == 0 and a[j].shape[-1] > 1:
+                    i_, o_, f_, c_ = np.split(a[j], 4, axis=-1)
+                    a[j] = np.concatenate([i_, c_, o_, f_], axis=-1)
+            if a[3] is not None:
+                blocks = np.split(a[3], 8, axis=1)
+                a[3] = np.concatenate([blocks[k] for k in (0, 3, 1, 2, 4, 7, 5, 6)], axis=1)
+        out = ref.dq_lstm_kernel(a, attrs, OUTS, **kw)
+        return {n: out[n] for n in outputs}
+
+    return kernel
+
+
+def _dq_run(cases, kernel, name, check=True):
+    return run_cases(cases, KernelBackend({"DynamicQuantizeLSTM": kernel}, name=name, check=check))
+
+
+DQ_LEGIT = {"quantized": {}, "float": {"quantize": False}, "quantized-fused": {"fused": True}}
+
+
+@pytest.mark.parametrize("name", sorted(DQ_LEGIT))
+def test_dq_legitimate_kernels_pass_everything(name, dq):
+    results = _dq_run(dq, dq_kernel_of(**DQ_LEGIT[name]), name)
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(dq, results) if r.outcome != "pass"]
+    assert not bad, (len(bad), bad[:5])
+
+
+def test_dq_tolerance_is_used(dq):
+    """The quantizing kernel's worst error is a sizeable part of the tolerance (above 5 %): the
+    bound of an unspecified dynamic quantization is not vacuous."""
+    worst = 0.0
+    for c in dq:
+        a = _dq_args(_feeds(c))
+        out = ref.dq_lstm_kernel(a, dict(c.attributes), OUTS)
+        want = ref.dq_lstm_oracle(a, dict(c.attributes))
+        for o in c.outputs:
+            if o.tolerance is not None and np.size(want[o.name]):
+                lim = o.tolerance.atol + o.tolerance.rtol * np.abs(want[o.name])
+                worst = max(worst, float(np.max(np.abs(out[o.name] - want[o.name]) / lim)))
+    assert 0.05 < worst < 1, worst
+
+
+def _per_channel(c):
+    return len(_feeds(c)["W_scale"].shape) == 2
+
+
+DQ_WRONG = {
+    "W-layout": (lambda c: _feeds(c)["X"].shape[1] > 0, 40),
+    "zero-point-ignored": (lambda c: _feeds(c)["X"].shape[1] > 0 and not (
+        _per_channel(c) and _feeds(c)["W"].dtype == np.int8), 25),
+    "gates-ifco": (lambda c: _feeds(c)["X"].shape[1] > 0, 40),
+}
+
+
+@pytest.mark.parametrize("flaw", sorted(DQ_WRONG))
+def test_dq_wrong_kernels_are_caught(flaw, dq):
+    keep, least = DQ_WRONG[flaw]
+    cases = [c for c in dq if keep(c)]
+    assert len(cases) >= least, len(cases)
+    results = _dq_run(cases, dq_kernel_of(flaw=flaw), flaw, check=False)
+    n = Counter(r.outcome for r in results)
+    assert n["fail"] >= least, n
+
+
+def test_dq_error_cases_are_rejected(suite):
+    cases = [c for c in suite if c.expect_error and c.op == "DynamicQuantizeLSTM"]
+    assert {c.tags["error"] for c in cases} == {"hidden_size-mismatch", "W-layout", "W_scale-shape",
+                                                "num_directions-mismatch"}
+    results = _dq_run(cases, dq_kernel_of(), "legit")
+    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)
+                                                        if r.outcome != "pass"]
+
+
+def test_dq_patterns(dq):
+    assert {c.tags["shape"] for c in dq} == {s.name for s in ops_cr.DQ_SHAPES}
+    assert {str(_feeds(c)["W"].dtype) for c in dq} == {"int8", "uint8"}
+    assert sum(_per_channel(c) for c in dq) >= 20
+    assert {c.attributes.get("direction", "forward") for c in dq} >= {"forward", "reverse", "bidirectional"}
