@@ -1,6 +1,22 @@
-"""onnxruntime's contrib recurrent operator com.microsoft ``AttnLSTM`` (1) as an entry of the
-operator table (family ``shaped``, onnxruntime-defined: its text is onnxruntime's
-ContribOperators.md, the schema's doc).
+"""onnxruntime's contrib recurrent operators com.microsoft ``AttnLSTM`` (1) and
+``DynamicQuantizeLSTM`` (1) as entries of the operator table (family ``shaped``,
+onnxruntime-defined: their text is onnxruntime's ContribOperators.md, the schemas' docs).
+
+**DynamicQuantizeLSTM** has no operator description, only its inputs': W
+``[D, input_size, 4*hidden_size]`` and R ``[D, hidden_size, 4*hidden_size]`` (transposed
+against LSTM's), int8 or uint8, with scale and zero point ``[D]`` (per tensor) or ``[D, 4H]``
+(per channel, the 4H axis); the rest is LSTM's.  The oracle is LSTM
+(:mod:`conformance.reference.recurrent`) on ``(W - zero_point) * scale``.  "Dynamic
+quantize" says the kernel may quantize its float operands (X, the hidden state) at run time,
+but not how (granularity, uint8 or int8): the tolerance accepts any 8-bit dynamic
+quantization of them, per tensor or finer, and none
+(:func:`conformance.reference.contrib_recurrent.dq_quantization_errors`).  Zero points follow
+onnxruntime's limits (per-channel int8 zero points 0, per-channel uint8 zero points one
+constant), which the text does not state: varied per-channel zero points are not generated.
+T is float only.  Errors: hidden_size vs W, W in LSTM's layout, a W_scale of neither shape,
+the direction count vs W.
+
+**AttnLSTM**
 
 Oracle, error bound and legitimate kernels: :mod:`conformance.reference.contrib_recurrent`
 (the LSTM cell of :mod:`conformance.reference.recurrent` wrapped in the Bahdanau attention
