@@ -153,11 +153,11 @@ def _outputs_rule(version, attrs, outputs) -> bool:
 
 # ----------------------------------------------------------------------------- shape tables
 def _sh(name, hs, nd, attrs=None, *, i=2, e=3, a=2, c=None, s=(1, 4), n=(1, 3), t=(2, 4), need=(), without=(),
-        numerics=()):
+        numerics=(), only=None):
     """A pattern: hidden size ``hs``, ``nd`` directions, input size ``i``, memory depth ``e``,
     attention size ``a``, AW's output size ``c`` (default ``e``, so W's width ``i + e`` holds
     with AW present or absent); the optional inputs ``need`` always present (with QW, MW, V, M),
-    ``without`` always absent."""
+    ``without`` always absent; ``only``: the optional-input sets themselves."""
     c = e if c is None else c
     if c != e:
         need = tuple(need) + ("AW",)
@@ -170,6 +170,8 @@ def _sh(name, hs, nd, attrs=None, *, i=2, e=3, a=2, c=None, s=(1, 4), n=(1, 3), 
     need = set(need) | (set() if set(ATTENTION) & set(without) else set(ATTENTION))
     sets = [cmb for k in range(len(OPTIONAL) + 1) for cmb in itertools.combinations(OPTIONAL, k)
             if need <= set(cmb) and not set(without) & set(cmb)]
+    if only is not None:
+        sets = list(only)
     return Shape(name, inputs, {"hidden_size": hs, **(attrs or {})}, dims=dims, optional=tuple(sets),
                  numerics=numerics)
 
@@ -217,8 +219,7 @@ def _shapes():
                                          "activation_beta": hsig["activation_beta"]}, s=(1, 3), numerics=("normal",)),
         _sh("zero-batch", 2, 1, n=(0, 0)),
         # contested: no attention mechanism (module docstring)
-        _sh("contested/no-attention-mechanism", 2, 1, s=(2, 4),
-            without=ATTENTION + ("AW", "memory_seq_lens")),
+        _sh("contested/no-attention-mechanism", 2, 1, s=(2, 4), only=((), ("B", "initial_h", "initial_c"))),
     )
 
 
