@@ -56,6 +56,7 @@ FAMILIES = (
     "conformance.ops.detection",
     "conformance.ops.sequence",
     "conformance.ops.control_flow",
+    "conformance.patterns.layernorm",
 )
 
 

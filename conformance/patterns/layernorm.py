@@ -1,0 +1,232 @@
+"""Layer patterns of LayerNormalization: the decomposed form, the RMS form, residual + LN.
+
+Forms (what exporters emit):
+
+* ``LayerNormalization.decomposed``: torch.onnx below opset 17 (and tf2onnx, Keras'
+  ``LayerNormalization``): ``m = ReduceMean(X); d = Sub(X, m); v = ReduceMean(Pow(d, 2));
+  Y = Add(Mul(Div(d, Sqrt(Add(v, eps))), scale), bias)``.  onnxruntime's ``LayerNormFusion``
+  (level basic/extended) turns it into ``LayerNormalization``.
+* ``LayerNormalization.rms``: the T5 / LLaMA RMSNorm: ``Y = Mul(Div(X, Sqrt(Add(ReduceMean(Pow(X,
+  2)), eps))), scale)`` or with ``Reciprocal`` and ``Mul``; ``SimplifiedLayerNormFusion`` turns it
+  into ``SimplifiedLayerNormalization``; ai.onnx RMSNormalization-23 is the fused operator.
+* ``LayerNormalization.residual``: ``S = Add(X, R)`` then LayerNormalization (the op from opset
+  17, else decomposed); ``SkipLayerNormFusion`` makes ``com.microsoft.SkipLayerNormalization``.
+  The sum may also be a graph output (the residual stream continues).
+
+Variation axes (the rewrites' preconditions): where the parameters live (``params``), the
+scale's and bias' shapes (full ``[D]``, ``[1]``, scalar, leading ones ``[1, D]``), epsilon,
+operand order of the scale's Mul, an intermediate exposed as a graph output, shapes with size 1
+and 0 (an empty batch).  Near-misses (valid graphs that are not the layer, which a correct
+optimizer leaves alone): exponent 3, ``Sub(m, X)`` (operands swapped), a scale broadcasting to
+a larger shape than X, the normalized axis not the last.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops.schedule import EXPORTER_OPSETS
+from .core import Builder, Fused, Pattern, register_patterns
+
+FAMILY = "layernorm"
+_SHAPES = ("BSD", "ND", "D1", "zero-batch", "N1")
+_PARAM_SHAPES = ("full", "one", "scalar", "leading-ones")
+
+
+def _x_shape(b: Builder) -> tuple[int, ...]:
+    r = b.rng
+    kind = b.v.get("shape", "BSD")
+    d = int(r.integers(2, 17))
+    if kind == "BSD":
+        return (int(r.integers(1, 3)), int(r.integers(1, 5)), d)
+    if kind == "ND":
+        return (int(r.integers(2, 6)), d)
+    if kind == "D1":  # one row
+        return (1, d)
+    if kind == "zero-batch":  # an empty batch: valid, the output is empty
+        return (0, d)
+    if kind == "N1":  # a normalized axis of size 1: x - m = 0, Y = bias
+        return (int(r.integers(2, 5)), 1)
+    raise ValueError(kind)
+
+
+def _param_shape(kind: str, x: tuple[int, ...], axis: int = -1) -> tuple[int, ...]:
+    d = x[axis]
+    if kind == "full":
+        return (d,) if axis == -1 else tuple(x[axis % len(x):])
+    if kind == "one":
+        return (1,)
+    if kind == "scalar":
+        return ()
+    if kind == "leading-ones":
+        return (1, d) if axis == -1 else (1,) + tuple(x[axis % len(x):])
+    if kind == "larger":  # broadcasts X to a larger shape: not a LayerNormalization's Scale
+        return (2,) + (1,) * (len(x) - 1) + (d,) if len(x) >= 1 else (2, d)
+    raise ValueError(kind)
+
+
+def reduce_mean(b: Builder, x: str, axes: list[int], name: str | None = None) -> str:
+    """``ReduceMean(x)`` over ``axes`` with keepdims, as the opset writes it (an attribute below 18,
+    an input from 18)."""
+    if b.opset >= 18:
+        ax = b.const(f"axes{len(b._nodes)}", np.array(axes, dtype=np.int64))
+        return b.node("ReduceMean", (x, ax), keepdims=1)
+    return b.node("ReduceMean", (x,), axes=list(axes), keepdims=1)
+
+
+def _ln_chain(b: Builder, x: str, axis: int, scale: str | None, bias: str | None) -> str:
+    """The decomposed LayerNormalization of ``x`` over ``axis`` (one axis), honouring the
+    near-miss axes ``exponent`` and ``sub_order`` and the ``mul_order`` axis."""
+    m = reduce_mean(b, x, [axis])
+    d = b.node("Sub", (m, x) if b.v.get("sub_order") == "swapped" else (x, m))
+    two = b.param("two", np.array(float(b.v.get("exponent", 2.0))))
+    p = b.node("Pow", (d, two))
+    v = reduce_mean(b, p, [axis])
+    eps = b.param("epsilon", np.array(b.v.get("epsilon", 1e-5)))
+    ve = b.node("Add", (v, eps))
+    s = b.node("Sqrt", (ve,))
+    n = b.node("Div", (d, s))
+    y = n
+    if scale is not None:
+        y = b.node("Mul", (scale, n) if b.v.get("mul_order") == "scale-first" else (n, scale))
+    if bias is not None:
+        y = b.node("Add", (y, bias))
+    return y
+
+
+def _build_decomposed(b: Builder) -> None:
+    xs = _x_shape(b)
+    axis = -2 if b.v.get("axis") == "not-last" else -1
+    if axis == -2 and xs[-2] == 0:  # the reduced axis must not be empty ("undefined")
+        xs = xs[:-2] + (3, xs[-1])
+    x = b.input("X", b.data(xs, scale=float(b.rng.uniform(0.5, 2.0)), offset=float(b.rng.uniform(-2, 2))))
+    sk = b.v.get("scale_shape", "full")
+    sshape = _param_shape(sk, xs, -1) if axis == -1 else ((xs[-2], 1) if sk == "full" else _param_shape(sk, xs))
+    scale = b.param("scale", b.data(sshape, lo=0.5, hi=1.5) * np.where(b.rng.random(sshape) < 0.3, -1, 1))
+    bias = None
+    if b.v.get("bias", "present") == "present":
+        bshape = _param_shape(b.v.get("bias_shape", "full"), xs, -1) if axis == -1 else (xs[-2], 1)
+        bias = b.param("bias", b.data(bshape, scale=0.5))
+    y = _ln_chain(b, x, axis, scale, bias)
+    if b.v.get("expose") == "sub":  # the centred X also leaves the graph: a fusion must keep it
+        b.output(y, "sub")
+    else:
+        b.output(y)
+
+
+def _fused_ln(b: Builder, built) -> Fused | None:
+    """LayerNormalization-17 over the last axis, where the graph is one (not a near-miss)."""
+    v = b.v
+    if v.get("exponent", 2.0) != 2.0 or v.get("sub_order") == "swapped" or v.get("axis") == "not-last" \
+            or v.get("scale_shape") == "larger":
+        return None
+    eps = float(np.float32(built.feeds["epsilon"] if "epsilon" in built.feeds else _const_value(built, "epsilon")))
+    ins = ("X", "scale") + (("bias",) if "bias" in built.types else ())
+    return Fused("LayerNormalization", 17, ins, {"axis": -1, "epsilon": eps}, built.outputs[0])
+
+
+def _const_value(built, name: str):
+    for n in built.nodes:
+        if n.op == "Constant" and n.outputs[0] == name:
+            return np.asarray(n.attrs["value"], dtype=np.float64)
+    raise KeyError(name)
+
+
+DECOMPOSED = Pattern(
+    "LayerNormalization.decomposed", FAMILY, "LayerNormalization",
+    "torch.onnx LayerNorm below opset 17 / tf2onnx / keras2onnx: ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, "
+    "Div, Mul, Add",
+    _build_decomposed,
+    axes={"params": ("initializer", "constant", "input"), "scale_shape": _PARAM_SHAPES,
+          "bias_shape": ("full", "one", "leading-ones"), "epsilon": (1e-5, 1e-12, 1e-6), "shape": _SHAPES,
+          "mul_order": ("normalized-first", "scale-first"), "expose": ("none", "none", "sub"),
+          "bias": ("present", "present", "absent")},
+    near_misses={"exponent": (3.0,), "sub_order": ("swapped",), "scale_shape": ("larger",), "axis": ("not-last",)},
+    opsets=EXPORTER_OPSETS, fused=_fused_ln,
+    targets={"onnxruntime": ("LayerNormalization",)},
+    notes="bfloat16 left out: onnxruntime's CPU provider has no bfloat16 ReduceMean/Pow/Sqrt, and no exporter "
+          "emits this form in bfloat16",
+)
+
+
+# ----------------------------------------------------------------------------- RMS
+def _build_rms(b: Builder) -> None:
+    xs = _x_shape(b)
+    axis = -2 if b.v.get("axis") == "not-last" else -1
+    if axis == -2 and xs[-2] == 0:
+        xs = xs[:-2] + (3, xs[-1])
+    x = b.input("X", b.data(xs, scale=float(b.rng.uniform(0.5, 2.0)), offset=float(b.rng.uniform(-0.5, 0.5))))
+    sk = b.v.get("scale_shape", "full")
+    sshape = _param_shape(sk, xs, -1) if axis == -1 else ((xs[-2], 1) if sk == "full" else _param_shape(sk, xs))
+    scale = b.param("scale", b.data(sshape, lo=0.5, hi=1.5))
+    two = b.param("two", np.array(float(b.v.get("exponent", 2.0))))
+    p = b.node("Pow", (x, two))
+    v = reduce_mean(b, p, [axis])
+    eps = b.param("epsilon", np.array(b.v.get("epsilon", 1e-6)))
+    ve = b.node("Add", (v, eps))
+    s = b.node("Sqrt", (ve,))
+    if b.v.get("form") == "reciprocal":
+        r = b.node("Reciprocal", (s,))
+        n = b.node("Mul", (x, r))
+    else:
+        n = b.node("Div", (x, s))
+    y = b.node("Mul", (scale, n) if b.v.get("mul_order") == "scale-first" else (n, scale))
+    b.output(y)
+
+
+def _fused_rms(b: Builder, built) -> Fused | None:
+    v = b.v
+    if v.get("exponent", 2.0) != 2.0 or v.get("axis") == "not-last" or v.get("scale_shape") == "larger":
+        return None
+    eps = float(np.float32(built.feeds["epsilon"] if "epsilon" in built.feeds else _const_value(built, "epsilon")))
+    return Fused("RMSNormalization", 23, ("X", "scale"), {"axis": -1, "epsilon": eps}, built.outputs[0])
+
+
+RMS = Pattern(
+    "LayerNormalization.rms", FAMILY, "RMSNormalization",
+    "T5 / LLaMA RMSNorm (transformers, torch.onnx): Pow, ReduceMean, Add, Sqrt, Div (or Reciprocal, Mul), Mul",
+    _build_rms,
+    axes={"params": ("initializer", "constant", "input"), "scale_shape": _PARAM_SHAPES,
+          "epsilon": (1e-6, 1e-5, 1e-12), "shape": _SHAPES, "form": ("div", "reciprocal"),
+          "mul_order": ("normalized-first", "scale-first")},
+    near_misses={"exponent": (3.0,), "scale_shape": ("larger",), "axis": ("not-last",)},
+    opsets=EXPORTER_OPSETS, fused=_fused_rms,
+    targets={"onnxruntime": ("SimplifiedLayerNormalization", "RMSNormalization")},
+)
+
+
+# ----------------------------------------------------------------------------- residual
+def _build_residual(b: Builder) -> None:
+    xs = _x_shape(b)
+    x = b.input("X", b.data(xs))
+    r = b.input("R", b.data(xs, scale=0.5)) if b.v.get("skip") == "input" else \
+        b.param("R", b.data(xs[-1:], scale=0.5))
+    s = b.node("Add", (r, x) if b.v.get("add_order") == "skip-first" else (x, r))
+    scale = b.param("scale", b.data(_param_shape(b.v.get("scale_shape", "full"), xs, -1), lo=0.5, hi=1.5))
+    bias = b.param("bias", b.data(_param_shape("full", xs, -1), scale=0.5))
+    if b.v.get("ln") == "op" and b.opset >= 17:
+        eps = float(np.float32(b.v.get("epsilon", 1e-5)))
+        y = b.node("LayerNormalization", (s, scale, bias), axis=-1, epsilon=eps)
+    else:
+        y = _ln_chain(b, s, -1, scale, bias)
+    if b.v.get("expose") == "sum":
+        b.output(y, s)
+    else:
+        b.output(y)
+
+
+RESIDUAL = Pattern(
+    "LayerNormalization.residual", FAMILY, "LayerNormalization",
+    "transformer block (BERT, GPT-2 post/pre-LN): Add(X, residual) then LayerNormalization (the op from opset 17, "
+    "else decomposed)",
+    _build_residual,
+    axes={"params": ("initializer", "constant", "input"), "ln": ("op", "decomposed"),
+          "skip": ("input", "input", "param"), "add_order": ("x-first", "skip-first"),
+          "scale_shape": ("full", "one", "scalar"), "expose": ("none", "sum"), "shape": ("BSD", "ND", "zero-batch"),
+          "epsilon": (1e-5, 1e-12)},
+    opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("com.microsoft:SkipLayerNormalization", "LayerNormalization")},
+)
+
+PATTERNS = (DECOMPOSED, RMS, RESIDUAL)
+register_patterns(PATTERNS, FAMILY)
