@@ -589,7 +589,8 @@ class Pattern:
         targets: backend name -> op types (``domain:Op`` or ``Op``) whose presence in the
             optimized graph shows the target rewrite fired (``{"onnxruntime":
             ("LayerNormalization",)}``).
-        per_combo: value cases per (type, opset) (default: the longest axis).
+        per_combo: mixed cases (several axes changed at once) per (type, opset) at depth full
+            (default 1).
         notes: free text: what the pattern tests, reasons for omitted types.
     """
 
@@ -612,9 +613,26 @@ class Pattern:
 PATTERNS: dict[str, Pattern] = {}
 
 
-def _cycle_values(p: Pattern, k: int) -> dict[str, Any]:
-    """The canonical-form values of case ``k``: axis ``j`` takes value ``(k + j) % len``, so every
-    value of every axis appears within the longest axis' length of cases."""
+def _canonical(p: Pattern) -> dict[str, Any]:
+    """Every axis at its first value: the layer's canonical form."""
+    return {a: vals[0] for a, vals in sorted(p.axes.items())}
+
+
+def _deviations(p: Pattern) -> list[tuple[str, Any]]:
+    """Every (axis, value) one change away from the canonical form, in sorted axis order."""
+    out = []
+    for a, vals in sorted(p.axes.items()):
+        seen = [vals[0]]
+        for v in vals[1:]:
+            if v not in seen:
+                seen.append(v)
+                out.append((a, v))
+    return out
+
+
+def _mixed(p: Pattern, k: int) -> dict[str, Any]:
+    """A case with several axes off their canonical value at once: axis ``j`` takes value
+    ``(k + j) % len``."""
     return {a: vals[(k + j) % len(vals)] for j, (a, vals) in enumerate(sorted(p.axes.items()))}
 
 
@@ -663,12 +681,16 @@ def build_case(p: Pattern, values: Mapping[str, Any], type_name: str, opset: int
             ds_in[i.name] = np.asarray(built.feeds[i.name]).astype(dtypes.np_dtype(i.elem_type))
     tags = {"pattern": p.name, "pattern_family": p.family, "layer": p.layer, "exporter": p.exporter,
             "dtype": type_name, "opset": opset, "nodes": len(built.nodes)}
+    if p.targets:
+        tags["targets"] = ";".join(f"{k}={'|'.join(v)}" for k, v in sorted(p.targets.items()))
     for a in sorted(values):
         tags[f"v_{a}"] = _label_value(values[a])
     if near_miss:
         tags["near_miss"] = near_miss
+    canon = _canonical(p)
+    changed = [f"{a}={_label_value(values[a])}" for a in sorted(values) if canon.get(a) != values[a]]
     label = "/".join([type_name, f"opset{opset}"] + ([f"near-miss-{near_miss}"] if near_miss else []) +
-                     [f"{a}={_label_value(values[a])}" for a in sorted(values)])
+                     (changed or ["canonical"]))
     return Case(op=p.name, since_version=opset, opset=opset, attributes={}, inputs=inputs, outputs=outputs,
                 datasets=[DataSet(ds_in, expected)], tags=tags, label=label, domain=PATTERN_DOMAIN, graph=graph)
 
@@ -687,17 +709,28 @@ def evaluate_fused(f: Fused, env: Mapping[str, Any], types: Mapping[str, int], o
 
 
 def pattern_cases(p: Pattern, seed: int, depth: str = "full") -> list[Case]:
-    """Every case of pattern ``p`` (deterministic in ``seed``): per type and opset, ``per_combo``
-    cases cycling over the axes; at depth ``full`` also one case per near-miss value per type (at
-    the pattern's newest opset and its oldest, alternating).  ``smoke``: the first case of each
-    (type, opset)."""
+    """Every case of pattern ``p`` (deterministic in ``seed``).
+
+    Per type and opset: the canonical form (every axis at its first value: the form a rewrite
+    targets); at depth ``full`` also each one-change deviation (axis, value) -- spread over the
+    opsets, so every type sees every deviation once -- and ``p.per_combo`` (default 1) mixed cases
+    with several axes changed at once; then one case per near-miss value per type (tag
+    ``near_miss``, the opsets taken in turn).  ``smoke``: the canonical cases only."""
     out = []
-    n = p.per_combo or max((len(v) for v in p.axes.values()), default=1)
+    devs = _deviations(p)
+    n_mixed = p.per_combo or 1
     for t in p.types:
-        for o in p.opsets:
-            for k in range(1 if depth == "smoke" else n):
-                rng = registry.case_rng(seed, p.name, t, o, k)
-                out.append(build_case(p, _cycle_values(p, k), t, o, rng))
+        for oi, o in enumerate(p.opsets):
+            out.append(build_case(p, _canonical(p), t, o, registry.case_rng(seed, p.name, t, o, "canonical")))
+            if depth != "full":
+                continue
+            for i in range(oi, len(devs), len(p.opsets)):
+                axis, val = devs[i]
+                rng = registry.case_rng(seed, p.name, t, o, axis, str(val))
+                out.append(build_case(p, {**_canonical(p), axis: val}, t, o, rng))
+            for k in range(n_mixed):
+                rng = registry.case_rng(seed, p.name, t, o, "mixed", k)
+                out.append(build_case(p, _mixed(p, oi + 1 + k), t, o, rng))
     if depth == "full":
         j = 0
         for axis, vals in sorted(p.near_misses.items()):
@@ -706,7 +739,7 @@ def pattern_cases(p: Pattern, seed: int, depth: str = "full") -> list[Case]:
                     o = p.opsets[j % len(p.opsets)]
                     j += 1
                     rng = registry.case_rng(seed, p.name, "near-miss", axis, str(val), t)
-                    values = {**_cycle_values(p, j), axis: val}
+                    values = {**_canonical(p), axis: val}
                     out.append(build_case(p, values, t, o, rng, near_miss=f"{axis}={_label_value(val)}"))
     return out
 

@@ -225,7 +225,7 @@ RESIDUAL = Pattern(
           "scale_shape": ("full", "one", "scalar"), "expose": ("none", "sum"), "shape": ("BSD", "ND", "zero-batch"),
           "epsilon": (1e-5, 1e-12)},
     opsets=EXPORTER_OPSETS,
-    targets={"onnxruntime": ("com.microsoft:SkipLayerNormalization", "LayerNormalization")},
+    targets={"onnxruntime": ("com.microsoft:SkipLayerNormalization",)},
 )
 
 PATTERNS = (DECOMPOSED, RMS, RESIDUAL)
