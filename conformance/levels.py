@@ -155,7 +155,7 @@ def pattern_summary(records: list[dict], levels: list[str]) -> dict:
                               or list(per))
         fam_classes[fam][cls] += 1
         p["classes"][cls] += 1
-        if cls != "pass":
+        if cls in ("optimizer", "kernel") or (cls == "other" and wrong):
             worst = per[wrong[0]] if wrong else first
             detail = worst.get("detail") or {}
             failures.append({
@@ -178,10 +178,16 @@ def pattern_summary(records: list[dict], levels: list[str]) -> dict:
 
 
 def _fired(targets: str, ops: list[str]) -> bool:
-    """Whether the optimized graph's ``ops`` hold one of ``targets`` (``backend=Op|dom:Op;...``,
-    the case's ``targets`` tag; any backend's names count)."""
-    want = set()
+    """Whether the optimized graph's ``ops`` show the target rewrite (``targets``: the case's
+    ``targets`` tag, ``backend=Op|dom:Op|!Op;...``, any backend's names): one of the named ops is
+    present, and none of the ``!Op`` ones (a rewrite that removes a node: a folded Transpose)."""
+    want, gone = set(), set()
     for part in targets.split(";"):
         _, _, names = part.partition("=")
-        want.update(n for n in names.split("|") if n)
-    return bool(want & set(ops))
+        for n in names.split("|"):
+            if n:
+                (gone if n.startswith("!") else want).add(n.lstrip("!"))
+    ops = set(ops)
+    if gone & ops:
+        return False
+    return bool(want & ops) if want else bool(gone)

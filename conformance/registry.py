@@ -57,6 +57,8 @@ FAMILIES = (
     "conformance.ops.sequence",
     "conformance.ops.control_flow",
     "conformance.patterns.layernorm",
+    "conformance.patterns.dense",
+    "conformance.patterns.gelu",
 )
 
 

@@ -442,6 +442,19 @@ class Built:
     types: dict[str, int]
     outputs: list[str]
 
+    def value(self, name: str) -> np.ndarray:
+        """The exact value of a graph input, initializer or Constant node output ``name``.
+
+        Raises:
+            KeyError: no such value.
+        """
+        if name in self.feeds:
+            return np.asarray(self.feeds[name])
+        for n in self.nodes:
+            if n.op == "Constant" and n.outputs[0] == name:
+                return np.asarray(n.attrs["value"]).astype(np.float64)
+        raise KeyError(name)
+
 
 class Builder:
     """Builds one pattern graph from the drawn variation values (the argument of

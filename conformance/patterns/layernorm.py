@@ -120,16 +120,9 @@ def _fused_ln(b: Builder, built) -> Fused | None:
     if v.get("exponent", 2.0) != 2.0 or v.get("sub_order") == "swapped" or v.get("axis") == "not-last" \
             or v.get("scale_shape") == "larger":
         return None
-    eps = float(np.float32(built.feeds["epsilon"] if "epsilon" in built.feeds else _const_value(built, "epsilon")))
+    eps = float(np.float32(built.value("epsilon")))
     ins = ("X", "scale") + (("bias",) if "bias" in built.types else ())
     return Fused("LayerNormalization", 17, ins, {"axis": -1, "epsilon": eps}, built.outputs[0])
-
-
-def _const_value(built, name: str):
-    for n in built.nodes:
-        if n.op == "Constant" and n.outputs[0] == name:
-            return np.asarray(n.attrs["value"], dtype=np.float64)
-    raise KeyError(name)
 
 
 DECOMPOSED = Pattern(
@@ -178,7 +171,7 @@ def _fused_rms(b: Builder, built) -> Fused | None:
     v = b.v
     if v.get("exponent", 2.0) != 2.0 or v.get("axis") == "not-last" or v.get("scale_shape") == "larger":
         return None
-    eps = float(np.float32(built.feeds["epsilon"] if "epsilon" in built.feeds else _const_value(built, "epsilon")))
+    eps = float(np.float32(built.value("epsilon")))
     return Fused("RMSNormalization", 23, ("X", "scale"), {"axis": -1, "epsilon": eps}, built.outputs[0])
 
 

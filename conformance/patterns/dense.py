@@ -1,0 +1,119 @@
+"""Layer patterns of the Dense layer: MatMul + Add, and Gemm / MatMul with transposed operands.
+
+Forms (what exporters emit):
+
+* ``Dense.matmul_add``: ``torch.nn.Linear`` through torch.onnx (rank > 2 inputs, or opset
+  >= 14 exports) and Keras ``Dense`` through tf2onnx: ``Y = Add(MatMul(X, W), B)``.
+  onnxruntime's ``MatMulAddFusion`` (level basic) turns it into ``Gemm`` (with Reshapes around it
+  for a rank-3 X).  Axes: where W and B live, B's shape (``[N]``, ``[1]``, scalar, ``[1, N]``,
+  ``[M, N]``), X's rank, the Add's operand order, the MatMul result also a graph output, sizes 1
+  and 0 (an empty batch ``M = 0``, an empty reduction ``K = 0`` whose product is zeros).
+  Near-miss: B broadcasting X's product to a larger shape (``[2, M, N]``): a Gemm cannot hold it.
+* ``Dense.transposed``: ``torch.nn.Linear`` in older torch.onnx exports (``Gemm`` with
+  ``transB=1``) and exporters that write the transpose out: ``Gemm(Transpose(A, perm), B, C)`` or
+  ``MatMul(Transpose(A, perm), B)``.  ``GemmTransposeFusion`` folds the Transpose into
+  ``transA``; ``MatmulTransposeFusion`` into ``com.microsoft.FusedMatMul``.  The permutation is
+  a swap (``[1, 0]``), the identity (``[0, 1]``: a no-op Transpose, which a fusion must not treat
+  as a swap: the trap) or absent; a square A makes a wrongly swapped operand give wrong values
+  rather than a shape error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops.schedule import EXPORTER_OPSETS
+from .core import Builder, Fused, Pattern, register_patterns
+
+FAMILY = "dense"
+
+
+def _mkn(b: Builder) -> tuple[int, int, int]:
+    r = b.rng
+    m, k, n = int(r.integers(2, 6)), int(r.integers(2, 17)), int(r.integers(1, 9))
+    kind = b.v.get("shape", "MKN")
+    if kind == "M1":
+        m = 1
+    elif kind == "zero-M":  # an empty batch
+        m = 0
+    elif kind == "zero-K":  # an empty reduction: the product is zeros, Y = B broadcast
+        k = 0
+    elif kind == "N1":
+        n = 1
+    return m, k, n
+
+
+def _bias_shape(kind: str, m: int, n: int) -> tuple[int, ...]:
+    return {"full": (n,), "one": (1,), "scalar": (), "row": (1, n), "matrix": (m, n), "larger": (2, m, n)}[kind]
+
+
+def _build_matmul_add(b: Builder) -> None:
+    m, k, n = _mkn(b)
+    xs = (m, k) if b.v.get("x_rank", 2) == 2 else (int(b.rng.integers(1, 4)), m, k)
+    x = b.input("X", b.data(xs))
+    w = b.param("W", b.data((k, n), scale=1.0 / np.sqrt(max(k, 1))))
+    bias = b.param("B", b.data(_bias_shape(b.v.get("bias_shape", "full"), m, n), scale=0.5))
+    mm = b.node("MatMul", (x, w))
+    y = b.node("Add", (bias, mm) if b.v.get("add_order") == "bias-first" else (mm, bias))
+    b.output(y, mm) if b.v.get("expose") == "matmul" else b.output(y)
+
+
+def _fused_gemm(b: Builder, built) -> Fused | None:
+    """Gemm-13 on X, W, B where X is rank 2 and B broadcasts to [M, N] (unidirectionally)."""
+    if b.v.get("x_rank", 2) != 2 or b.v.get("bias_shape") == "larger":
+        return None
+    return Fused("Gemm", 13, ("X", "W", "B"), {}, built.outputs[0])
+
+
+MATMUL_ADD = Pattern(
+    "Dense.matmul_add", FAMILY, "Dense",
+    "torch.nn.Linear (torch.onnx, rank > 2 or opset >= 14) / Keras Dense (tf2onnx): MatMul, Add",
+    _build_matmul_add,
+    axes={"params": ("initializer", "constant", "input"), "bias_shape": ("full", "one", "scalar", "row", "matrix"),
+          "x_rank": (2, 3), "add_order": ("matmul-first", "bias-first"), "expose": ("none", "matmul"),
+          "shape": ("MKN", "M1", "zero-M", "zero-K", "N1")},
+    near_misses={"bias_shape": ("larger",)},
+    opsets=EXPORTER_OPSETS, fused=_fused_gemm,
+    targets={"onnxruntime": ("Gemm", "com.microsoft:FusedMatMul")},
+)
+
+
+def _build_transposed(b: Builder) -> None:
+    r = b.rng
+    m, k, n = int(r.integers(2, 6)), int(r.integers(2, 9)), int(r.integers(1, 7))
+    perm = b.v.get("perm", "swap")
+    if b.v.get("square") == "yes" or perm == "identity":  # identity + square: the trap gives wrong values
+        k = m
+    a_shape = (k, m) if perm == "swap" else (m, k)
+    a = b.input("A", b.data(a_shape))
+    tb = int(b.v.get("transB", 0))
+    w = b.param("B", b.data((n, k) if tb else (k, n), scale=1.0 / np.sqrt(k)))
+    at = a if perm == "none" else b.node("Transpose", (a,), perm=[1, 0] if perm == "swap" else [0, 1])
+    if b.v.get("op", "gemm") == "gemm":
+        c = b.param("C", b.data((n,), scale=0.5))
+        alpha = float(b.v.get("alpha", 1.0))
+        attrs = {"transB": tb} if tb else {}
+        if alpha != 1.0:
+            attrs["alpha"] = alpha
+        y = b.node("Gemm", (at, w, c), **attrs)
+    else:
+        if tb:
+            w = b.node("Transpose", (w,), perm=[1, 0])
+        y = b.node("MatMul", (at, w))
+    b.output(y)
+
+
+TRANSPOSED = Pattern(
+    "Dense.transposed", FAMILY, "Dense",
+    "torch.nn.Linear in torch.onnx (Gemm transB=1) and exporters writing the transpose out: Transpose, Gemm / MatMul",
+    _build_transposed,
+    axes={"perm": ("swap", "identity", "none"), "op": ("gemm", "matmul"), "transB": (0, 1),
+          "square": ("no", "yes"), "alpha": (1.0, 0.5), "params": ("initializer", "constant", "input")},
+    opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("!Transpose",)},
+    notes="the identity permutation with a square A is the trap: a fusion that folds any Transpose into transA "
+          "computes A^T B",
+)
+
+PATTERNS = (MATMUL_ADD, TRANSPOSED)
+register_patterns(PATTERNS, FAMILY)
