@@ -124,7 +124,8 @@ def pattern_summary(records: list[dict], levels: list[str]) -> dict:
     Returns:
         ``{"levels": levels, "families": {family: {level: {outcome: n}}}, "classes":
         {family: {class: n}}, "patterns": {pattern: {"family", "layer", "cases", "classes",
-        "fired": {level: n cases whose optimized graph holds a target op}, "targets"}},
+        "fired": {level: n cases whose optimized graph shows the target rewrite and whose graph at
+        the first level does not}, "targets"}},
         "failures": [{"id", "pattern", "class", "levels", "outcomes", "responsible", "variation",
         "nodes", "near_miss", "message"}]}``.
     """
@@ -146,10 +147,14 @@ def pattern_summary(records: list[dict], levels: list[str]) -> dict:
         p = patterns.setdefault(pat, {"family": fam, "layer": tags.get("layer"), "cases": 0,
                                       "classes": Counter(), "fired": Counter(), "targets": tags.get("targets", "")})
         p["cases"] += 1
+        first_lv = next((lv for lv in levels if lv in per), None)
+        base_ops = ((per[first_lv].get("optimized") or {}).get("ops") or []) if first_lv else []
         for lv, r in per.items():
             fam_levels[fam][lv][r["outcome"]] += 1
             ops = (r.get("optimized") or {}).get("ops")
-            if ops and _fired(tags.get("targets", ""), ops):
+            # fired: the optimized graph shows the target and the unoptimized one did not
+            if ops and _fired(tags.get("targets", ""), ops) and not (base_ops and _fired(tags.get("targets", ""),
+                                                                                           base_ops)):
                 p["fired"][lv] += 1
         cls, wrong = classify({lv: r["outcome"] for lv, r in per.items()}, [lv for lv in levels if lv in per]
                               or list(per))

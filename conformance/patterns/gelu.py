@@ -10,7 +10,8 @@ Forms (what exporters emit):
 * ``Gelu.tanh``: ``torch.nn.GELU(approximate="tanh")`` / GPT-2's ``gelu_new``: ``0.5 x (1 +
   tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` with ``Pow(X, 3)`` or ``Mul(Mul(X, X), X)``;
   ``FastGeluFusion`` makes ``com.microsoft.FastGelu``; Gelu-20 ``approximate="tanh"`` is the fused
-  operator (GPT-2 computes ``(0.5 * x) * (1 + tanh(...))``: the 0.5 applied to X first is the
+  operator; also the factored form ``sqrt(2/pi) x (1 + 0.044715 x x)`` (Megatron, HF's
+  ``gelu_fast``) (GPT-2 computes ``(0.5 * x) * (1 + tanh(...))``: the 0.5 applied to X first is the
   canonical form).  onnxruntime 1.32's FastGeluFusion matches Pow only at versions 7, 12, 13 and
   float on CPU: from opset 15 (Pow-15) the Pow form is never fused.  Near-miss: the cubic
   coefficient is 0.05.
@@ -96,14 +97,23 @@ ERF = Pattern(
 
 def _build_tanh(b: Builder) -> None:
     x = _x(b)
-    if b.v.get("cube", "pow") == "pow":
-        x3 = b.node("Pow", (x, b.param("three", np.array(3.0))))
+    coef = float(b.v.get("coefficient", 0.044715))
+    cube = b.v.get("cube", "pow")
+    if cube == "factored":  # sqrt(2/pi) x (1 + 0.044715 x x): Megatron / HF's "gelu_fast"
+        m1 = b.node("Mul", (x, b.param("coefficient", np.array(coef))))
+        m2 = b.node("Mul", (m1, x))
+        a1 = b.node("Add", (m2, b.param("one_inner", np.array(1.0))))
+        m4 = b.node("Mul", (x, b.param("sqrt_2_over_pi", np.array(math.sqrt(2.0 / math.pi)))))
+        k = b.node("Mul", (m4, a1))
     else:
-        x2 = b.node("Mul", (x, x))
-        x3 = b.node("Mul", (x2, x))
-    c = b.node("Mul", (x3, b.param("coefficient", np.array(float(b.v.get("coefficient", 0.044715))))))
-    inner = b.node("Add", (x, c))
-    k = b.node("Mul", (inner, b.param("sqrt_2_over_pi", np.array(math.sqrt(2.0 / math.pi)))))
+        if cube == "pow":
+            x3 = b.node("Pow", (x, b.param("three", np.array(3.0))))
+        else:
+            x2 = b.node("Mul", (x, x))
+            x3 = b.node("Mul", (x2, x))
+        c = b.node("Mul", (x3, b.param("coefficient", np.array(coef))))
+        inner = b.node("Add", (x, c))
+        k = b.node("Mul", (inner, b.param("sqrt_2_over_pi", np.array(math.sqrt(2.0 / math.pi)))))
     t = b.node("Tanh", (k,))
     a = b.node("Add", (t, b.param("one", np.array(1.0))))
     b.output(_halve(b, x, a))
@@ -113,7 +123,7 @@ TANH = Pattern(
     "Gelu.tanh", FAMILY, "Gelu",
     "torch.nn.GELU(approximate='tanh') / GPT-2 gelu_new: Pow (or Mul, Mul), Mul, Add, Mul, Tanh, Add, Mul, Mul",
     _build_tanh,
-    axes={"params": ("initializer", "constant", "input"), "cube": ("pow", "mul"), "half": ("first", "last"),
+    axes={"params": ("initializer", "constant", "input"), "cube": ("pow", "mul", "factored"), "half": ("first", "last"),
           "x_order": ("x-first", "x-second"), "shape": _SHAPES},
     near_misses={"coefficient": (0.05,)},
     opsets=EXPORTER_OPSETS, fused=_fused_gelu("tanh"),

@@ -99,7 +99,16 @@ def _build_decomposed(b: Builder) -> None:
     axis = -2 if b.v.get("axis") == "not-last" else -1
     if axis == -2 and xs[-2] == 0:  # the reduced axis must not be empty ("undefined")
         xs = xs[:-2] + (3, xs[-1])
-    x = b.input("X", b.data(xs, scale=float(b.rng.uniform(0.5, 2.0)), offset=float(b.rng.uniform(-2, 2))))
+    x_val = b.data(xs, scale=float(b.rng.uniform(0.5, 2.0)), offset=float(b.rng.uniform(-2, 2)))
+    if b.v.get("exponent", 2.0) != 2.0 and x_val.size:
+        # one large value per normalized row: a positive third central moment, so the near-miss
+        # has finite outputs (mean(d^3) + eps > 0) that differ from the LayerNormalization's
+        x_val = b.data(xs, scale=0.1, offset=float(b.rng.uniform(-2, 2)))
+        ax = axis % len(xs)
+        rows = np.moveaxis(x_val, ax, -1)
+        rows[..., int(b.rng.integers(rows.shape[-1]))] += 3.0
+        x_val = _round_like(b, np.moveaxis(rows, -1, ax))
+    x = b.input("X", x_val)
     sk = b.v.get("scale_shape", "full")
     sshape = _param_shape(sk, xs, -1) if axis == -1 else ((xs[-2], 1) if sk == "full" else _param_shape(sk, xs))
     scale = b.param("scale", b.data(sshape, lo=0.5, hi=1.5) * np.where(b.rng.random(sshape) < 0.3, -1, 1))
@@ -112,6 +121,13 @@ def _build_decomposed(b: Builder) -> None:
         b.output(y, "sub")
     else:
         b.output(y)
+
+
+def _round_like(b: Builder, v: np.ndarray) -> np.ndarray:
+    """``v`` rounded to the case's type (as float64)."""
+    from .. import dtypes
+
+    return dtypes.round_to(np.asarray(v, dtype=np.float64), b.elem).astype(np.float64)
 
 
 def _fused_ln(b: Builder, built) -> Fused | None:
@@ -148,7 +164,8 @@ def _build_rms(b: Builder) -> None:
     axis = -2 if b.v.get("axis") == "not-last" else -1
     if axis == -2 and xs[-2] == 0:
         xs = xs[:-2] + (3, xs[-1])
-    x = b.input("X", b.data(xs, scale=float(b.rng.uniform(0.5, 2.0)), offset=float(b.rng.uniform(-0.5, 0.5))))
+    offset = float(b.rng.uniform(-0.5, 0.5)) if b.v.get("exponent", 2.0) == 2.0 else 3.0  # x^3 > 0: finite
+    x = b.input("X", b.data(xs, scale=float(b.rng.uniform(0.5, 2.0)) if offset != 3.0 else 0.5, offset=offset))
     sk = b.v.get("scale_shape", "full")
     sshape = _param_shape(sk, xs, -1) if axis == -1 else ((xs[-2], 1) if sk == "full" else _param_shape(sk, xs))
     scale = b.param("scale", b.data(sshape, lo=0.5, hi=1.5))
