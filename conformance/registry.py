@@ -59,6 +59,7 @@ FAMILIES = (
     "conformance.patterns.layernorm",
     "conformance.patterns.dense",
     "conformance.patterns.gelu",
+    "conformance.patterns.conv_blocks",
 )
 
 

@@ -1,0 +1,216 @@
+"""Layer patterns of convolution blocks: Conv + BatchNormalization + activation, depthwise and
+separable convolutions, Conv + per-channel Mul/Add.
+
+Forms (what exporters emit):
+
+* ``Conv.bn_act``: ``torch.nn.Conv{1,2,3}d`` + ``BatchNorm{1,2,3}d`` + an activation exported in
+  eval mode without constant folding (``do_constant_folding=False``), Keras ``Conv{1,2,3}D`` +
+  ``BatchNormalization`` + ``Activation`` through tf2onnx: ``Y = Act(BatchNormalization(Conv(X,
+  W[, B]), scale, bias, mean, var))``.  onnxruntime's ``ConvBNFusion`` (level basic) folds the
+  BatchNormalization into W and B -- ``W' = W * scale / sqrt(var + epsilon)``, ``B' = (B - mean)
+  * scale / sqrt(var + epsilon) + bias`` -- which must keep the BatchNormalization's epsilon
+  (the trap: the variances are drawn small, down to 0.01, so a fold dropping epsilon or assuming
+  the default 1e-5 moves the output far outside the tolerance); ``ConvActivationFusion``
+  (extended) makes ``com.microsoft.FusedConv`` with the activation.  Activations: none, Relu,
+  Clip(0, 6) as Relu6 (min/max as inputs), LeakyRelu (alpha 0.1), Sigmoid, HardSigmoid and
+  HardSwish (HardSwish-14; at opset 13 written out as ``Mul(X, HardSigmoid(X, 1/6, 0.5))``, the
+  form exporters emit there, and at every opset as ``hardswish-decomposed``).  Axes: rank (Conv1D/2D/3D), the Conv bias present or absent,
+  epsilon (the attribute's default 1e-5, 1e-3, 0.1), where the parameters live (initializers,
+  Constant nodes, graph inputs: a graph input cannot be folded), the Conv output also a graph
+  output, pads/strides, sizes 1 and an empty batch.  Near-miss: the BatchNormalization is not on
+  the Conv's channel axis (a Transpose moves a spatial axis to axis 1 before it and back after:
+  valid, the BatchNormalization normalizes what was the last spatial axis; a fold must not fire).
+* ``Conv.separable``: Keras ``DepthwiseConv2D`` / ``SeparableConv{1,2}D`` and torch's
+  depthwise-separable blocks (MobileNet): ``Conv(group = C, M = C * multiplier)`` +
+  BatchNormalization + activation, then a pointwise 1x1 ``Conv`` + BatchNormalization (+
+  activation).  Axes: the depth multiplier, the rank, the activation, whether the pointwise
+  stage has its BatchNormalization.  Both BatchNormalizations are fold targets.
+* ``Conv.affine``: Conv followed by a per-channel ``Mul`` and ``Add`` (exporters that write a
+  frozen BatchNormalization as a scale and shift, TF's ``FusedBatchNorm`` folded by tf2onnx):
+  ``ConvMulFusion`` / ``ConvAddFusion`` fold them into W and B when the constant has one value
+  per output channel (shape ``[M, 1, ..., 1]``, ``[1, M, 1, ..., 1]``) or a single value.
+  Near-miss: the constant broadcasts along the last spatial axis (shape ``[W]``): a fold into W
+  would scale the wrong axis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops.schedule import EXPORTER_OPSETS
+from .core import Builder, Pattern, register_patterns
+
+FAMILY = "conv_blocks"
+ACTS = ("relu", "none", "relu6", "leakyrelu", "sigmoid", "hardsigmoid", "hardswish", "hardswish-decomposed")
+
+
+def _spatial(b: Builder, rank: int, lo: int = 3, hi: int = 7) -> tuple[int, ...]:
+    return tuple(int(b.rng.integers(lo, hi if rank < 3 else 5)) for _ in range(rank))
+
+
+def _batch(b: Builder) -> int:
+    s = b.v.get("shape", "normal")
+    return {"normal": int(b.rng.integers(1, 3)), "batch1": 1, "zero-batch": 0}[s]
+
+
+def act(b: Builder, y: str, kind: str) -> str:
+    """Append the activation ``kind`` (:data:`ACTS`) to ``y``; returns its output."""
+    if kind == "none":
+        return y
+    if kind == "relu":
+        return b.node("Relu", (y,))
+    if kind == "relu6":
+        return b.node("Clip", (y, b.param("clip_min", np.array(0.0)), b.param("clip_max", np.array(6.0))))
+    if kind == "leakyrelu":
+        return b.node("LeakyRelu", (y,), alpha=0.1)
+    if kind == "sigmoid":
+        return b.node("Sigmoid", (y,))
+    if kind == "hardsigmoid":
+        return b.node("HardSigmoid", (y,), alpha=0.2, beta=0.5)
+    if kind in ("hardswish", "hardswish-decomposed"):
+        if b.opset >= 14 and kind == "hardswish":
+            return b.node("HardSwish", (y,))
+        hs = b.node("HardSigmoid", (y,), alpha=float(np.float32(1.0 / 6.0)), beta=0.5)
+        return b.node("Mul", (y, hs))
+    raise ValueError(kind)
+
+
+def batch_norm(b: Builder, y: str, m: int, tag: str = "", epsilon=None) -> str:
+    """A BatchNormalization over ``m`` channels with drawn parameters (variances in [0.01, 1]:
+    small enough that epsilon matters); ``epsilon`` ``None``/``"default"`` leaves the attribute
+    out (1e-5)."""
+    scale = b.param(f"bn{tag}_scale", b.data((m,), scale=0.3, offset=1.0))
+    bias = b.param(f"bn{tag}_bias", b.data((m,), scale=0.3, offset=0.2))
+    mean = b.param(f"bn{tag}_mean", b.data((m,), scale=0.2))
+    var = b.param(f"bn{tag}_var", b.data((m,), lo=0.01, hi=1.0))
+    attrs = {} if epsilon in (None, "default") else {"epsilon": float(epsilon)}
+    return b.node("BatchNormalization", (y, scale, bias, mean, var), **attrs)
+
+
+def _build_bn_act(b: Builder) -> None:
+    rank = int(b.v.get("rank", 2))
+    n = _batch(b)
+    c, m = int(b.rng.integers(1, 4)), int(b.rng.integers(1, 5))
+    k = int(b.rng.integers(1, 4))
+    conv_attrs = {}
+    geometry = b.v.get("geometry", "valid")
+    if geometry == "same":
+        conv_attrs["pads"] = [k // 2] * (2 * rank)
+    elif geometry == "strided":
+        conv_attrs["strides"] = [2] * rank
+        conv_attrs["pads"] = [1] * (2 * rank)
+    sp = _spatial(b, rank, lo=max(k, 3))
+    x = b.input("X", b.data((n, c, *sp)))
+    w = b.param("W", b.data((m, c, *([k] * rank)), scale=1.0 / np.sqrt(c * k ** rank)))
+    ins = (x, w)
+    if b.v.get("conv_bias", "present") == "present":
+        ins = (x, w, b.param("B", b.data((m,), scale=0.3)))
+    y = b.node("Conv", ins, kernel_shape=[k] * rank, **conv_attrs)
+    conv_out = y
+    if b.v.get("bn_axis", "channel") == "spatial":  # near-miss: BN over the last spatial axis
+        perm = list(range(rank + 2))
+        perm[1], perm[-1] = perm[-1], perm[1]
+        t = b.node("Transpose", (y,), perm=perm)
+        out_sp = _conv_out(sp, k, conv_attrs)
+        z = batch_norm(b, t, out_sp[-1], epsilon=b.v.get("epsilon"))
+        z = b.node("Transpose", (z,), perm=perm)
+    else:
+        z = batch_norm(b, y, m, epsilon=b.v.get("epsilon"))
+    out = act(b, z, b.v.get("act", "relu"))
+    b.output(out, conv_out) if b.v.get("expose") == "conv" else b.output(out)
+
+
+def _conv_out(sp, k, attrs) -> tuple[int, ...]:
+    s = attrs.get("strides", [1] * len(sp))
+    p = attrs.get("pads", [0] * (2 * len(sp)))
+    r = len(sp)
+    return tuple((sp[i] + p[i] + p[i + r] - k) // s[i] + 1 for i in range(r))
+
+
+BN_ACT = Pattern(
+    "Conv.bn_act", FAMILY, "Conv+BatchNormalization",
+    "torch.nn.Conv{1,2,3}d + BatchNorm + activation (torch.onnx eval, no constant folding) / Keras Conv + "
+    "BatchNormalization + Activation (tf2onnx): Conv, BatchNormalization, activation",
+    _build_bn_act,
+    axes={"params": ("initializer", "constant", "input"), "rank": (2, 1, 3), "conv_bias": ("present", "absent"),
+          "epsilon": ("default", 1e-3, 0.1), "act": ACTS, "expose": ("none", "conv"),
+          "geometry": ("valid", "same", "strided"), "shape": ("normal", "batch1", "zero-batch")},
+    near_misses={"bn_axis": ("spatial",)},
+    opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("!BatchNormalization",)},
+    notes="variances down to 0.01 with epsilon up to 0.1: a fold that drops or assumes epsilon is far outside "
+          "the tolerance; a graph-input BatchNormalization cannot be folded",
+)
+
+
+def _build_separable(b: Builder) -> None:
+    rank = int(b.v.get("rank", 2))
+    n = _batch(b)
+    c, mult, m = int(b.rng.integers(1, 5)), int(b.v.get("multiplier", 1)), int(b.rng.integers(1, 5))
+    k = 3
+    sp = _spatial(b, rank, lo=3)
+    x = b.input("X", b.data((n, c, *sp)))
+    dw = b.param("W_depthwise", b.data((c * mult, 1, *([k] * rank)), scale=1.0 / 3.0))
+    y = b.node("Conv", (x, dw), kernel_shape=[k] * rank, group=c, pads=[1] * (2 * rank))
+    y = batch_norm(b, y, c * mult, tag="_dw", epsilon=b.v.get("epsilon"))
+    y = act(b, y, b.v.get("act", "relu"))
+    pw = b.param("W_pointwise", b.data((m, c * mult, *([1] * rank)), scale=1.0 / np.sqrt(c * mult)))
+    pins = (y, pw) if b.v.get("pointwise_bias", "absent") == "absent" else \
+        (y, pw, b.param("B_pointwise", b.data((m,), scale=0.3)))
+    z = b.node("Conv", pins, kernel_shape=[1] * rank)
+    if b.v.get("pointwise_bn", "present") == "present":
+        z = batch_norm(b, z, m, tag="_pw", epsilon=b.v.get("epsilon"))
+        z = act(b, z, b.v.get("pointwise_act", "none"))
+    b.output(z)
+
+
+SEPARABLE = Pattern(
+    "Conv.separable", FAMILY, "SeparableConv",
+    "Keras DepthwiseConv2D / SeparableConv (tf2onnx), torch depthwise-separable blocks (MobileNet): Conv(group=C), "
+    "BatchNormalization, activation, Conv 1x1, BatchNormalization",
+    _build_separable,
+    axes={"params": ("initializer", "constant", "input"), "rank": (2, 1), "multiplier": (1, 2),
+          "act": ("relu6", "relu", "hardswish", "none"), "pointwise_bn": ("present", "absent"),
+          "pointwise_bias": ("absent", "present"), "pointwise_act": ("none", "relu"),
+          "epsilon": ("default", 1e-3), "shape": ("normal", "batch1", "zero-batch")},
+    opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("!BatchNormalization",)},
+)
+
+
+def _build_affine(b: Builder) -> None:
+    rank = 2
+    n = _batch(b)
+    c, m, k = int(b.rng.integers(1, 4)), int(b.rng.integers(1, 5)), int(b.rng.integers(1, 4))
+    sp = _spatial(b, rank, lo=max(k, 3))
+    x = b.input("X", b.data((n, c, *sp)))
+    w = b.param("W", b.data((m, c, k, k), scale=1.0 / np.sqrt(c * k * k)))
+    y = b.node("Conv", (x, w, b.param("B", b.data((m,), scale=0.3))), kernel_shape=[k, k])
+    ow = sp[-1] - k + 1
+    shape = {"channel": (m, 1, 1), "channel4": (1, m, 1, 1), "scalar": (), "one": (1,),
+             "last": (ow,)}[b.v.get("const_shape", "channel")]
+    s = b.param("mul_scale", b.data(shape, scale=0.5, offset=1.0))
+    y = b.node("Mul", (y, s) if b.v.get("order", "conv-first") == "conv-first" else (s, y))
+    if b.v.get("add", "present") == "present":
+        t = b.param("add_shift", b.data(shape, scale=0.5))
+        y = b.node("Add", (y, t) if b.v.get("order", "conv-first") == "conv-first" else (t, y))
+    b.output(y)
+
+
+AFFINE = Pattern(
+    "Conv.affine", FAMILY, "Conv+BatchNormalization",
+    "frozen BatchNormalization written as a scale and shift (tf2onnx FusedBatchNorm, exporters folding BN "
+    "statistics): Conv, Mul, Add",
+    _build_affine,
+    axes={"params": ("initializer", "constant", "input"), "const_shape": ("channel", "channel4", "scalar", "one"),
+          "order": ("conv-first", "const-first"), "add": ("present", "absent"),
+          "shape": ("normal", "batch1", "zero-batch")},
+    near_misses={"const_shape": ("last",)},
+    opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("!Mul",)},
+    notes="near-miss: the constant has one value per column of the last spatial axis; folding it into W "
+          "per output channel is wrong",
+)
+
+PATTERNS = (BN_ACT, SEPARABLE, AFFINE)
+register_patterns(PATTERNS, FAMILY)

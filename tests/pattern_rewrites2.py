@@ -1,0 +1,186 @@
+"""Graph rewrites (right and deliberately wrong) for the second set of pattern families (conv
+blocks, padding + pooling, layout, dtype boundaries and no-ops, upsampling, quantized forms,
+attention and losses), applied by tests/pattern_rewrites.py's ``RewriteBackend`` at its ``opt``
+level.
+
+Each ``*_rewrite(...)`` returns ``fn(model) -> model or None`` (``None``: nothing matched).  The
+right forms check the preconditions a correct optimizer must check; each ``wrong=`` flag skips
+one, as issue 26 lists (a Conv+BatchNormalization fold that drops epsilon, a Pad+MaxPool fusion
+folding a zero pad into the pooling, a quantized Resize rounding exact ties away from zero...).
+Folded parameters are computed in float64 and stored in the graph's type (as an optimizer folds
+initializers); fused kernels live in ``test.fused`` (:data:`FUSED_OPS2`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+from onnx.reference.op_run import OpRun
+
+import pattern_rewrites as pr
+
+DOMAIN = pr.DOMAIN
+
+
+class BatchNormalization(OpRun):
+    """ai.onnx BatchNormalization in inference (every version up to 15 with ``training_mode`` 0):
+    ``(x - mean) / sqrt(var + epsilon) * scale + bias`` in the input's precision.  onnx.reference's
+    own BatchNormalization_9 recomputes the statistics from the batch whenever ``momentum`` has a
+    value -- and the evaluator fills in the schema's default 0.9 -- so every opset-9..13 graph
+    gets training-mode statistics; BatchNormalization-9's text defines inference only ("the
+    output Y only", the running statistics given as inputs)
+    (tests/test_patterns_conv_blocks.py::test_onnx_reference_batchnorm9_uses_batch_statistics)."""
+
+    op_domain = ""
+
+    def _run(self, x, scale, bias, mean, var, epsilon=None, momentum=None, training_mode=None, spatial=None,
+             is_test=None):
+        sh = (1, -1) + (1,) * (x.ndim - 2)
+        w = pr._work(x)
+        eps = w(1e-5 if epsilon is None else epsilon)
+        y = (x.astype(w) - mean.astype(w).reshape(sh)) / np.sqrt(var.astype(w).reshape(sh) + eps) * \
+            scale.astype(w).reshape(sh) + bias.astype(w).reshape(sh)
+        return (y.astype(x.dtype),)
+
+
+FUSED_OPS2: list = []
+
+
+class RewriteBackend2(pr.RewriteBackend):
+    """tests/pattern_rewrites.py's ``RewriteBackend`` with this module's kernels
+    (:data:`FUSED_OPS2`) and the BatchNormalization fix above added to the evaluator."""
+
+    def prepare_at_level(self, model, model_bytes, level, disabled=()):
+        from onnx.reference import ReferenceEvaluator
+
+        if level == "opt":
+            for rw in self.rewrites:
+                for _ in range(8):
+                    new = rw(model)
+                    if new is None:
+                        break
+                    model = new
+        ops = sorted({f"{n.domain}:{n.op_type}" if n.domain else n.op_type for n in model.graph.node})
+        return ReferenceEvaluator(model, new_ops=pr.FUSED_OPS + [BatchNormalization] + FUSED_OPS2), ops
+
+
+def _with(model: onnx.ModelProto, g: pr._Graph, remove: list, new: list, inits: dict) -> onnx.ModelProto:
+    """``model`` with the nodes ``remove`` replaced by ``new`` (at the last removed node's place)
+    and the initializers ``inits`` (name -> array) added."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    pos = max(g.nodes.index(r) for r in remove)
+    keep = [(i, n) for i, n in enumerate(g.nodes) if all(n is not r for r in remove)]
+    del m.graph.node[:]
+    m.graph.node.extend([n for i, n in keep if i < pos] + list(new) + [n for i, n in keep if i > pos])
+    for k, v in inits.items():
+        m.graph.initializer.append(numpy_helper.from_array(v, k))
+    if any(n.domain == DOMAIN for n in new) and not any(o.domain == DOMAIN for o in m.opset_import):
+        m.opset_import.append(helper.make_opsetid(DOMAIN, 1))
+    return m
+
+
+def _producer(g: pr._Graph, name: str):
+    return next((n for n in g.nodes if name in n.output), None)
+
+
+def _init_names(model: onnx.ModelProto) -> set:
+    return {t.name for t in model.graph.initializer} | {n.output[0] for n in model.graph.node if n.op_type == "Constant"}
+
+
+# ----------------------------------------------------------------------------- conv blocks
+def conv_bn_fold(*, drop_epsilon: bool = False):
+    """Folds ``BatchNormalization(Conv(X, W[, B]))`` into the Conv: ``W' = W * k``, ``B' = (B - mean) *
+    k + bias``, ``k = scale / sqrt(var + epsilon)`` (epsilon default 1e-5), computed in float64 and
+    stored in the graph's type.  Preconditions: the BN's parameters and the Conv's W/B are
+    constants, the Conv output has no other consumer and is no graph output.  ``drop_epsilon``
+    (wrong): ``k = scale / sqrt(var)``."""
+
+    def rewrite(model):
+        g = pr._Graph(model)
+        consts = _init_names(model)
+        for conv in g.nodes:
+            if conv.op_type != "Conv":
+                continue
+            bn = g.only(conv.output[0], "BatchNormalization")
+            if bn is None or not all(i in consts for i in list(conv.input[1:]) + list(bn.input[1:5])):
+                continue
+            w = g.consts[conv.input[1]]
+            dt = w.dtype
+            s, bias, mean, var = (g.consts[i].astype(np.float64) for i in bn.input[1:5])
+            eps = float(np.float32(g.attr(bn, "epsilon", 1e-5)))
+            k = s / np.sqrt(var + (0.0 if drop_epsilon else eps))
+            b0 = g.consts[conv.input[2]].astype(np.float64) if len(conv.input) > 2 and conv.input[2] else 0.0
+            w2 = (w.astype(np.float64) * k.reshape((-1,) + (1,) * (w.ndim - 1))).astype(dt)
+            b2 = ((b0 - mean) * k + bias).astype(dt)
+            tag = conv.output[0]
+            new = onnx.NodeProto()
+            new.CopyFrom(conv)
+            del new.input[:]
+            new.input.extend([conv.input[0], f"{tag}_Wfold", f"{tag}_Bfold"])
+            del new.output[:]
+            new.output.extend(bn.output[:1])
+            return _with(model, g, [conv, bn], [new], {f"{tag}_Wfold": w2, f"{tag}_Bfold": b2})
+        return None
+
+    return rewrite
+
+
+# ----------------------------------------------------------------------------- padding + pooling
+def pad_pool_fusion(*, zero_into_max: bool = False):
+    """Folds a constant-mode ``Pad`` of the spatial axes into the consuming pooling's ``pads``:
+    into MaxPool only when the pad value is -inf (MaxPool's implicit padding), into AveragePool
+    only when it is 0 and the pooling has no pads of its own or counts them
+    (``count_include_pad=1``), setting ``count_include_pad=1``.  Preconditions: the Pad's pads
+    and value are constants, non-negative, zero on the batch and channel axes.  ``zero_into_max``
+    (wrong): folds any constant pad value into MaxPool."""
+
+    def rewrite(model):
+        g = pr._Graph(model)
+        for pad in g.nodes:
+            if pad.op_type != "Pad" or (g.attr(pad, "mode", b"constant") not in (b"constant", "constant")):
+                continue
+            if len(pad.input) > 3 and pad.input[3]:
+                continue  # explicit axes: not handled
+            pads = g.consts.get(pad.input[1]) if len(pad.input) > 1 else None
+            if pads is None:
+                continue
+            value = 0.0
+            if len(pad.input) > 2 and pad.input[2]:
+                v = g.consts.get(pad.input[2])
+                if v is None:
+                    continue
+                value = float(v)
+            pool = g.only(pad.output[0], "MaxPool") or g.only(pad.output[0], "AveragePool")
+            if pool is None:
+                continue
+            r = len(pads) // 2
+            pads = [int(p) for p in pads]
+            if pads[0] or pads[1] or pads[r] or pads[r + 1] or min(pads) < 0:
+                continue
+            if g.attr(pool, "auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+                continue
+            own = list(g.attr(pool, "pads", [0] * (2 * (r - 2))) or [0] * (2 * (r - 2)))
+            cip = int(g.attr(pool, "count_include_pad", 0))
+            if pool.op_type == "MaxPool":
+                if not (value == -np.inf or zero_into_max):
+                    continue
+            else:
+                if value != 0.0 or (any(own) and not cip):
+                    continue
+            sp = r - 2
+            new_pads = [own[i] + pads[2 + i] for i in range(sp)] + [own[sp + i] + pads[r + 2 + i] for i in range(sp)]
+            new = onnx.NodeProto()
+            new.CopyFrom(pool)
+            new.input[0] = pad.input[0]
+            for a in list(new.attribute):
+                if a.name in ("pads", "count_include_pad"):
+                    new.attribute.remove(a)
+            new.attribute.append(helper.make_attribute("pads", new_pads))
+            if pool.op_type == "AveragePool":
+                new.attribute.append(helper.make_attribute("count_include_pad", 1))
+            return _with(model, g, [pad, pool], [new], {})
+        return None
+
+    return rewrite
