@@ -74,17 +74,20 @@ def reduce_mean(b: Builder, x: str, axes: list[int], name: str | None = None) ->
     return b.node("ReduceMean", (x,), axes=list(axes), keepdims=1)
 
 
-def _ln_chain(b: Builder, x: str, axis: int, scale: str | None, bias: str | None) -> str:
-    """The decomposed LayerNormalization of ``x`` over ``axis`` (one axis), honouring the
-    near-miss axes ``exponent`` and ``sub_order`` and the ``mul_order`` axis."""
-    m = reduce_mean(b, x, [axis])
+def _ln_chain(b: Builder, x: str, axes, scale: str | None, bias: str | None) -> str:
+    """The decomposed LayerNormalization of ``x`` over ``axes`` (an int or a list), honouring the
+    near-miss axes ``exponent``, ``sub_order`` and ``eps_place`` and the ``mul_order`` axis."""
+    axes = [axes] if isinstance(axes, int) else list(axes)
+    m = reduce_mean(b, x, axes)
     d = b.node("Sub", (m, x) if b.v.get("sub_order") == "swapped" else (x, m))
     two = b.param("two", np.array(float(b.v.get("exponent", 2.0))))
     p = b.node("Pow", (d, two))
-    v = reduce_mean(b, p, [axis])
+    v = reduce_mean(b, p, axes)
     eps = b.param("epsilon", np.array(b.v.get("epsilon", 1e-5)))
-    ve = b.node("Add", (v, eps))
-    s = b.node("Sqrt", (ve,))
+    if b.v.get("eps_place") == "outside":  # d / (sqrt(v) + eps): not a LayerNormalization
+        s = b.node("Add", (b.node("Sqrt", (v,)), eps))
+    else:
+        s = b.node("Sqrt", (b.node("Add", (v, eps)),))
     n = b.node("Div", (d, s))
     y = n
     if scale is not None:
@@ -97,8 +100,11 @@ def _ln_chain(b: Builder, x: str, axis: int, scale: str | None, bias: str | None
 def _build_decomposed(b: Builder) -> None:
     xs = _x_shape(b)
     axis = -2 if b.v.get("axis") == "not-last" else -1
+    two_axes = b.v.get("norm_axes") == "last-two" and axis == -1
     if axis == -2 and xs[-2] == 0:  # the reduced axis must not be empty ("undefined")
         xs = xs[:-2] + (3, xs[-1])
+    if two_axes:  # LayerNormalization with axis=-2: a leading batch dimension kept (an empty one too)
+        xs = (xs[0],) + (int(b.rng.integers(1, 4)),) + xs[-1:] if xs[0] == 0 or len(xs) == 2 else xs
     x_val = b.data(xs, scale=float(b.rng.uniform(0.5, 2.0)), offset=float(b.rng.uniform(-2, 2)))
     if b.v.get("exponent", 2.0) != 2.0 and x_val.size:
         # one large value per normalized row: a positive third central moment, so the near-miss
@@ -110,13 +116,19 @@ def _build_decomposed(b: Builder) -> None:
         x_val = _round_like(b, np.moveaxis(rows, -1, ax))
     x = b.input("X", x_val)
     sk = b.v.get("scale_shape", "full")
-    sshape = _param_shape(sk, xs, -1) if axis == -1 else ((xs[-2], 1) if sk == "full" else _param_shape(sk, xs))
+    if two_axes:
+        sshape = _param_shape(sk, xs, -2)
+    else:
+        sshape = _param_shape(sk, xs, -1) if axis == -1 else ((xs[-2], 1) if sk == "full" else _param_shape(sk, xs))
     scale = b.param("scale", b.data(sshape, lo=0.5, hi=1.5) * np.where(b.rng.random(sshape) < 0.3, -1, 1))
     bias = None
     if b.v.get("bias", "present") == "present":
-        bshape = _param_shape(b.v.get("bias_shape", "full"), xs, -1) if axis == -1 else (xs[-2], 1)
+        if two_axes:
+            bshape = _param_shape(b.v.get("bias_shape", "full"), xs, -2)
+        else:
+            bshape = _param_shape(b.v.get("bias_shape", "full"), xs, -1) if axis == -1 else (xs[-2], 1)
         bias = b.param("bias", b.data(bshape, scale=0.5))
-    y = _ln_chain(b, x, axis, scale, bias)
+    y = _ln_chain(b, x, [-2, -1] if two_axes else axis, scale, bias)
     if b.v.get("expose") == "sub":  # the centred X also leaves the graph: a fusion must keep it
         b.output(y, "sub")
     else:
@@ -134,11 +146,12 @@ def _fused_ln(b: Builder, built) -> Fused | None:
     """LayerNormalization-17 over the last axis, where the graph is one (not a near-miss)."""
     v = b.v
     if v.get("exponent", 2.0) != 2.0 or v.get("sub_order") == "swapped" or v.get("axis") == "not-last" \
-            or v.get("scale_shape") == "larger":
+            or v.get("scale_shape") == "larger" or v.get("eps_place") == "outside":
         return None
     eps = float(np.float32(built.value("epsilon")))
     ins = ("X", "scale") + (("bias",) if "bias" in built.types else ())
-    return Fused("LayerNormalization", 17, ins, {"axis": -1, "epsilon": eps}, built.outputs[0])
+    axis = -2 if v.get("norm_axes") == "last-two" else -1
+    return Fused("LayerNormalization", 17, ins, {"axis": axis, "epsilon": eps}, built.outputs[0])
 
 
 DECOMPOSED = Pattern(
@@ -149,8 +162,9 @@ DECOMPOSED = Pattern(
     axes={"params": ("initializer", "constant", "input"), "scale_shape": _PARAM_SHAPES,
           "bias_shape": ("full", "one", "leading-ones"), "epsilon": (1e-5, 1e-12, 1e-6), "shape": _SHAPES,
           "mul_order": ("normalized-first", "scale-first"), "expose": ("none", "none", "sub"),
-          "bias": ("present", "present", "absent")},
-    near_misses={"exponent": (3.0,), "sub_order": ("swapped",), "scale_shape": ("larger",), "axis": ("not-last",)},
+          "bias": ("present", "present", "absent"), "norm_axes": ("last", "last-two")},
+    near_misses={"exponent": (3.0,), "sub_order": ("swapped",), "scale_shape": ("larger",), "axis": ("not-last",),
+                 "eps_place": ("outside",)},
     opsets=EXPORTER_OPSETS, fused=_fused_ln,
     targets={"onnxruntime": ("LayerNormalization",)},
     notes="bfloat16 left out: onnxruntime's CPU provider has no bfloat16 ReduceMean/Pow/Sqrt, and no exporter "
@@ -173,8 +187,10 @@ def _build_rms(b: Builder) -> None:
     p = b.node("Pow", (x, two))
     v = reduce_mean(b, p, [axis])
     eps = b.param("epsilon", np.array(b.v.get("epsilon", 1e-6)))
-    ve = b.node("Add", (v, eps))
-    s = b.node("Sqrt", (ve,))
+    if b.v.get("eps_place") == "outside":  # x / (sqrt(ms) + eps): not an RMSNormalization
+        s = b.node("Add", (b.node("Sqrt", (v,)), eps))
+    else:
+        s = b.node("Sqrt", (b.node("Add", (v, eps)),))
     if b.v.get("form") == "reciprocal":
         r = b.node("Reciprocal", (s,))
         n = b.node("Mul", (x, r))
@@ -186,7 +202,8 @@ def _build_rms(b: Builder) -> None:
 
 def _fused_rms(b: Builder, built) -> Fused | None:
     v = b.v
-    if v.get("exponent", 2.0) != 2.0 or v.get("axis") == "not-last" or v.get("scale_shape") == "larger":
+    if v.get("exponent", 2.0) != 2.0 or v.get("axis") == "not-last" or v.get("scale_shape") == "larger" \
+            or v.get("eps_place") == "outside":
         return None
     eps = float(np.float32(built.value("epsilon")))
     return Fused("RMSNormalization", 23, ("X", "scale"), {"axis": -1, "epsilon": eps}, built.outputs[0])
@@ -199,7 +216,7 @@ RMS = Pattern(
     axes={"params": ("initializer", "constant", "input"), "scale_shape": _PARAM_SHAPES,
           "epsilon": (1e-6, 1e-5, 1e-12), "shape": _SHAPES, "form": ("div", "reciprocal"),
           "mul_order": ("normalized-first", "scale-first")},
-    near_misses={"exponent": (3.0,), "scale_shape": ("larger",), "axis": ("not-last",)},
+    near_misses={"exponent": (3.0,), "scale_shape": ("larger",), "axis": ("not-last",), "eps_place": ("outside",)},
     opsets=EXPORTER_OPSETS, fused=_fused_rms,
     targets={"onnxruntime": ("SimplifiedLayerNormalization", "RMSNormalization")},
 )
