@@ -281,9 +281,9 @@ def test_run_writes_pattern_section_and_report(tmp_path):
 
 # ============================================================================ generation, bundle
 def test_reproducible_and_seeded():
-    a = [c.content_hash for c in core.pattern_cases(core.PATTERNS["Dense.matmul_add"], 3)]
-    b = [c.content_hash for c in core.pattern_cases(core.PATTERNS["Dense.matmul_add"], 3)]
-    d = [c.content_hash for c in core.pattern_cases(core.PATTERNS["Dense.matmul_add"], 4)]
+    a = [c.content_hash for c in core.pattern_cases(core.PATTERNS["Dense.matmul_add"], 3, "smoke")]
+    b = [c.content_hash for c in core.pattern_cases(core.PATTERNS["Dense.matmul_add"], 3, "smoke")]
+    d = [c.content_hash for c in core.pattern_cases(core.PATTERNS["Dense.matmul_add"], 4, "smoke")]
     assert a == b and a != d
 
 
@@ -374,3 +374,56 @@ def test_cli_run_levels(tmp_path, capsys):
     assert len(ids) == 24 and all(i.endswith(("@disable", "@all")) for i in ids)
     assert main(["run", "--backend", "onnxruntime", "--ops", "Swish.mul_sigmoid", "--depth", "smoke", "--levels",
                  "fast", "--jobs", "0", "--out", str(tmp_path / "r2"), "--force"]) != 0
+
+
+def test_tolerance_accepts_every_variant_it_is_derived_from():
+    """Each legitimate chain variant (rounded to T per node, float32 intermediates, per-node
+    perturbations by the operator table's own tolerances) and the fused operator, recomputed
+    for the case's inputs, is within the case's tolerance of the stored expectation."""
+    from conformance.tolerance import compare_value
+
+    n = nf = 0
+    for name in ("LayerNormalization.decomposed", "LayerNormalization.rms", "Gelu.tanh", "Dense.matmul_add"):
+        p = core.PATTERNS[name]
+        for c in _cases(name)[::3]:
+            g = c.graph
+            feeds = {i.name: core._exact(c.datasets[0].inputs[i.name] if i.name in c.datasets[0].inputs else i.value,
+                                         i.elem_type) for i in c.inputs}
+            runs: list = []
+            env = core.evaluate(g, feeds, record=runs, tolerances=True)
+            out = c.outputs[0]
+            variants = core.chain_variants(g, feeds, [out.name], runs, seed=1)
+            for vname, v in variants.items():
+                chk = compare_value(out.name, np.asarray(v[out.name]).astype(c.datasets[0].outputs[out.name].dtype),
+                                    c.datasets[0].outputs[out.name], out.tolerance)
+                assert chk.passed, (c.id, vname, chk.reason)
+                n += 1
+            b = core.Builder({}, c.dtype, c.opset, np.random.default_rng(0))
+            b.v = {k[2:]: _raw(p, k[2:], x) for k, x in c.tags.items() if k.startswith("v_")}
+            if p.fused is not None and out.name == (p.fused(b, _built(c)) or core.Fused("", 0, (), {}, "")).output:
+                y, _ = core.evaluate_fused(p.fused(b, _built(c)), env, g.types, c.opset)
+                chk = compare_value(out.name, dtypes_round(y, out.elem_type), c.datasets[0].outputs[out.name],
+                                    out.tolerance)
+                assert chk.passed, (c.id, "fused", chk.reason)
+                nf += 1
+    assert n > 150 and nf >= 30
+
+
+def _raw(p, axis, label):
+    """The axis value whose label is ``label`` (tags hold labels)."""
+    for v in tuple(p.axes.get(axis, ())) + tuple(p.near_misses.get(axis, ())):
+        if core._label_value(v) == label:
+            return v
+    return label
+
+
+def _built(c):
+    feeds = {i.name: np.asarray(c.datasets[0].inputs[i.name] if i.name in c.datasets[0].inputs else i.value,
+                                dtype=np.float64) for i in c.inputs}
+    return core.Built(list(c.graph.nodes), list(c.inputs), feeds, dict(c.graph.types), [o.name for o in c.outputs])
+
+
+def dtypes_round(y, elem):
+    from conformance import dtypes
+
+    return dtypes.round_to(np.asarray(y, dtype=np.float64), elem)
