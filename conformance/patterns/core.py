@@ -64,8 +64,11 @@ SAFETY = 4.0
 #: a graph input fed by the data set (a graph input must not be folded as a constant).
 PARAM_KINDS = ("initializer", "constant", "input")
 #: Nodes whose result is rounded to their output type even in the float64 composition: the text
-#: defines them as a conversion (Cast: "converted to the target type").
-CONVERTING = frozenset({"Cast", "CastLike"})
+#: defines them as a conversion to that type (Cast: "converted to the target type";
+#: DequantizeLinear's ``y`` is a tensor of its float type, which a following QuantizeLinear
+#: quantizes: a tie of the float64 value need not be one of the float32 value).  They are not
+#: perturbed (a conversion is exact up to its rounding).
+CONVERTING = frozenset({"Cast", "CastLike", "DequantizeLinear"})
 #: 16-bit floating types: their chains may be computed in float32 (a legitimate variant).
 HALF_TYPES = ("float16", "bfloat16")
 
@@ -480,6 +483,9 @@ class Builder:
         self._types: dict[str, int] = {}
         self._outputs: list[str] = []
         self._count: dict[str, int] = {}
+        #: domain -> opset the graph imports; a node of another domain adds it at version 1
+        #: (set ``b.opsets[domain]`` first for another version)
+        self.opsets: dict[str, int] = {"": opset}
 
     # -- values
     def data(self, shape, scale: float = 1.0, offset: float = 0.0, lo: float | None = None,
@@ -547,6 +553,7 @@ class Builder:
                 out_type = next(self._types[i] for i in inputs if i)
         for o in outputs:
             self._types[o] = out_type
+        self.opsets.setdefault(domain, 1)
         self._nodes.append(Node(op, inputs, tuple(outputs), dict(attrs), domain, name=f"{op}_{len(self._nodes)}"))
         return outputs[0] if len(outputs) == 1 else outputs
 
@@ -668,7 +675,7 @@ def build_case(p: Pattern, values: Mapping[str, Any], type_name: str, opset: int
     b = Builder(values, type_name, opset, rng)
     p.build(b)
     built = b.built()
-    graph = PatternGraph(p.name, tuple(built.nodes), {"": opset}, dict(built.types))
+    graph = PatternGraph(p.name, tuple(built.nodes), dict(b.opsets), dict(built.types))
     runs: list[NodeRun] = []
     env = evaluate(graph, built.feeds, record=runs, tolerances=True)
     variants = chain_variants(graph, built.feeds, built.outputs, runs, seed=int(rng.integers(2**31)))
