@@ -14,8 +14,8 @@ Forms (what exporters emit):
   ``MatMul(Transpose(A, perm), B)``.  ``GemmTransposeFusion`` folds the Transpose into
   ``transA``; ``MatmulTransposeFusion`` into ``com.microsoft.FusedMatMul``.  The permutation is
   a swap (``[1, 0]``), the identity (``[0, 1]``: a no-op Transpose, which a fusion must not treat
-  as a swap: the trap) or absent; a square A makes a wrongly swapped operand give wrong values
-  rather than a shape error.
+  as a swap: the trap) or absent, on A or on the weight B; a square operand makes a wrongly
+  swapped one give wrong values rather than a shape error.
 """
 
 from __future__ import annotations
@@ -82,13 +82,22 @@ def _build_transposed(b: Builder) -> None:
     r = b.rng
     m, k, n = int(r.integers(2, 6)), int(r.integers(2, 9)), int(r.integers(1, 7))
     perm = b.v.get("perm", "swap")
+    on_b = b.v.get("operand", "A") == "B"
     if b.v.get("square") == "yes" or perm == "identity":  # identity + square: the trap gives wrong values
-        k = m
-    a_shape = (k, m) if perm == "swap" else (m, k)
-    a = b.input("A", b.data(a_shape))
-    tb = int(b.v.get("transB", 0))
-    w = b.param("B", b.data((n, k) if tb else (k, n), scale=1.0 / np.sqrt(k)))
-    at = a if perm == "none" else b.node("Transpose", (a,), perm=[1, 0] if perm == "swap" else [0, 1])
+        if on_b:
+            n = k
+        else:
+            k = m
+    tb = 0 if on_b else int(b.v.get("transB", 0))
+    if on_b:  # the Transpose on the weight: Gemm(A, Transpose(W)) / MatMul(A, Transpose(W))
+        at = b.input("A", b.data((m, k)))
+        w0 = b.param("B", b.data((n, k) if perm == "swap" else (k, n), scale=1.0 / np.sqrt(k)))
+        w = w0 if perm == "none" else b.node("Transpose", (w0,), perm=[1, 0] if perm == "swap" else [0, 1])
+    else:
+        a_shape = (k, m) if perm == "swap" else (m, k)
+        a = b.input("A", b.data(a_shape))
+        w = b.param("B", b.data((n, k) if tb else (k, n), scale=1.0 / np.sqrt(k)))
+        at = a if perm == "none" else b.node("Transpose", (a,), perm=[1, 0] if perm == "swap" else [0, 1])
     if b.v.get("op", "gemm") == "gemm":
         c = b.param("C", b.data((n,), scale=0.5))
         alpha = float(b.v.get("alpha", 1.0))
@@ -107,7 +116,7 @@ TRANSPOSED = Pattern(
     "Dense.transposed", FAMILY, "Dense",
     "torch.nn.Linear in torch.onnx (Gemm transB=1) and exporters writing the transpose out: Transpose, Gemm / MatMul",
     _build_transposed,
-    axes={"perm": ("swap", "identity", "none"), "op": ("gemm", "matmul"), "transB": (0, 1),
+    axes={"perm": ("swap", "identity", "none"), "op": ("gemm", "matmul"), "operand": ("A", "B"), "transB": (0, 1),
           "square": ("no", "yes"), "alpha": (1.0, 0.5), "params": ("initializer", "constant", "input")},
     opsets=EXPORTER_OPSETS,
     targets={"onnxruntime": ("!Transpose",)},
