@@ -60,6 +60,7 @@ FAMILIES = (
     "conformance.patterns.dense",
     "conformance.patterns.gelu",
     "conformance.patterns.conv_blocks",
+    "conformance.patterns.pad_pool",
 )
 
 

@@ -44,7 +44,67 @@ class BatchNormalization(OpRun):
         return (y.astype(x.dtype),)
 
 
-FUSED_OPS2: list = []
+class Pad(OpRun):
+    """ai.onnx Pad (11+) with negative pads: the text allows them ("add or remove (if negative)");
+    onnx.reference's own Pad raises ``index can't contain negative values``
+    (tests/test_patterns_pad_pool.py::test_onnx_reference_pool_disagreements).  Crops the negative
+    amounts, then pads the rest as numpy does (constant / reflect / edge / wrap)."""
+
+    op_domain = ""
+
+    def _run(self, data, pads, constant_value=None, axes=None, mode=None):
+        r = data.ndim
+        pads = [int(p) for p in pads]
+        if axes is not None:
+            ax = [int(a) % r for a in axes]
+            full = [0] * (2 * r)
+            for j, a in enumerate(ax):
+                full[a], full[r + a] = pads[j], pads[len(ax) + j]
+            pads = full
+        sl = tuple(slice(max(0, -pads[i]), data.shape[i] - max(0, -pads[r + i])) for i in range(r))
+        x = data[sl]
+        width = [(max(0, pads[i]), max(0, pads[r + i])) for i in range(r)]
+        mode = (mode.decode() if isinstance(mode, bytes) else mode) or "constant"
+        if mode == "constant":
+            v = 0 if constant_value is None else constant_value.reshape(-1)[0] if np.size(constant_value) else 0
+            return (np.pad(x, width, mode="constant", constant_values=v).astype(data.dtype),)
+        return (np.pad(x, width, mode={"edge": "edge", "reflect": "reflect", "wrap": "wrap"}[mode]),)
+
+
+class PaddedPool(OpRun):
+    """A fused pooling with explicit ``pads`` (begins then ends), ``kind`` ``max`` (padding -inf)
+    or ``avg`` (``count_include_pad`` 0/1), ``kernel_shape`` and ``strides``: the kernel the
+    Pad-into-pool fusion leaves.  onnx.reference's own MaxPool misplaces asymmetric pads (output
+    [1, 1, 3, 7] for a [1, 1, 4, 5] input, kernel 3, pads [0, 1, 2, 2]; onnxruntime: [1, 1, 4, 6])
+    and fails on 1-D MaxPool-22 with pads, so the fused node gets this kernel."""
+
+    op_domain = DOMAIN
+
+    def _run(self, x, kind=None, kernel_shape=None, strides=None, pads=None, count_include_pad=None):
+        r = x.ndim - 2
+        k = list(kernel_shape)
+        st = list(strides or [1] * r)
+        pads = list(pads or [0] * (2 * r))
+        w = pr._work(x)
+        xw = x.astype(w)
+        fill = -np.inf if kind == "max" else 0.0
+        width = [(0, 0), (0, 0)] + [(pads[i], pads[r + i]) for i in range(r)]
+        xp = np.pad(xw, width, constant_values=fill)
+        real = np.pad(np.ones(x.shape[2:], dtype=w), width[2:])
+        outs = [(xp.shape[2 + i] - k[i]) // st[i] + 1 for i in range(r)]
+        y = np.zeros(x.shape[:2] + tuple(outs), dtype=w)
+        for pos in np.ndindex(*outs):
+            sl = tuple(slice(pos[i] * st[i], pos[i] * st[i] + k[i]) for i in range(r))
+            win = xp[(slice(None), slice(None)) + sl].reshape(x.shape[0], x.shape[1], int(np.prod(k)))
+            idx = (slice(None), slice(None)) + pos
+            if kind == "max":
+                y[idx] = win.max(axis=-1) if win.size else 0
+            else:
+                y[idx] = win.sum(axis=-1, dtype=w) / (w(np.prod(k)) if count_include_pad else real[sl].sum(dtype=w))
+        return (y.astype(x.dtype),)
+
+
+FUSED_OPS2: list = [PaddedPool]
 
 
 class RewriteBackend2(pr.RewriteBackend):
@@ -62,7 +122,7 @@ class RewriteBackend2(pr.RewriteBackend):
                         break
                     model = new
         ops = sorted({f"{n.domain}:{n.op_type}" if n.domain else n.op_type for n in model.graph.node})
-        return ReferenceEvaluator(model, new_ops=pr.FUSED_OPS + [BatchNormalization] + FUSED_OPS2), ops
+        return ReferenceEvaluator(model, new_ops=pr.FUSED_OPS + [BatchNormalization, Pad] + FUSED_OPS2), ops
 
 
 def _with(model: onnx.ModelProto, g: pr._Graph, remove: list, new: list, inits: dict) -> onnx.ModelProto:
@@ -141,11 +201,17 @@ def pad_pool_fusion(*, zero_into_max: bool = False):
         for pad in g.nodes:
             if pad.op_type != "Pad" or (g.attr(pad, "mode", b"constant") not in (b"constant", "constant")):
                 continue
-            if len(pad.input) > 3 and pad.input[3]:
-                continue  # explicit axes: not handled
             pads = g.consts.get(pad.input[1]) if len(pad.input) > 1 else None
             if pads is None:
                 continue
+            if len(pad.input) > 3 and pad.input[3]:  # Pad-18 axes: expand to every axis
+                axes, rank = g.consts.get(pad.input[3]), len(g.shapes.get(pad.input[0], ()))
+                if axes is None or not rank:
+                    continue
+                full = [0] * (2 * rank)
+                for j, a in enumerate(int(a) % rank for a in axes):
+                    full[a], full[rank + a] = int(pads[j]), int(pads[len(axes) + j])
+                pads = full
             value = 0.0
             if len(pad.input) > 2 and pad.input[2]:
                 v = g.consts.get(pad.input[2])
@@ -171,15 +237,13 @@ def pad_pool_fusion(*, zero_into_max: bool = False):
                     continue
             sp = r - 2
             new_pads = [own[i] + pads[2 + i] for i in range(sp)] + [own[sp + i] + pads[r + 2 + i] for i in range(sp)]
-            new = onnx.NodeProto()
-            new.CopyFrom(pool)
-            new.input[0] = pad.input[0]
-            for a in list(new.attribute):
-                if a.name in ("pads", "count_include_pad"):
-                    new.attribute.remove(a)
-            new.attribute.append(helper.make_attribute("pads", new_pads))
-            if pool.op_type == "AveragePool":
-                new.attribute.append(helper.make_attribute("count_include_pad", 1))
+            a = {at.name: helper.get_attribute_value(at) for at in pool.attribute}
+            if a.get("dilations") and any(d != 1 for d in a["dilations"]) or a.get("ceil_mode"):
+                continue
+            new = helper.make_node("PaddedPool", [pad.input[0]], list(pool.output), domain=DOMAIN,
+                                   kind="max" if pool.op_type == "MaxPool" else "avg",
+                                   kernel_shape=list(a["kernel_shape"]), strides=list(a.get("strides", [1] * sp)),
+                                   pads=new_pads, count_include_pad=1)
             return _with(model, g, [pad, pool], [new], {})
         return None
 
