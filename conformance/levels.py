@@ -42,6 +42,7 @@ class LevelRef(CaseRef):
 
     @classmethod
     def of(cls, ref: CaseRef, level: str) -> LevelRef:
+        """``ref`` at ``level`` (the manifest entry is shared, not read again)."""
         new = cls.__new__(cls)
         for k in CaseRef.__slots__:
             setattr(new, k, getattr(ref, k))
@@ -50,11 +51,13 @@ class LevelRef(CaseRef):
         return new
 
     def load(self, verify: bool = True) -> Case:
+        """The case (:meth:`CaseRef.load`) with ``Case.level`` set."""
         case = super().load(verify)
         case.level = self.level
         return case
 
     def load_for_run(self) -> Case:
+        """The case (:meth:`CaseRef.load_for_run`) with ``Case.level`` set."""
         case = super().load_for_run()
         case.level = self.level
         return case

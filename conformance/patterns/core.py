@@ -562,6 +562,8 @@ class Builder:
         self._outputs.extend(names)
 
     def built(self) -> Built:
+        """What the builder made: nodes, inputs (graph inputs and initializers), exact feeds,
+        value types, graph outputs."""
         return Built(self._nodes, self._inputs, self._feeds, self._types, self._outputs)
 
 
