@@ -114,7 +114,11 @@ def test_near_miss_oracles_follow_the_graph_not_the_layer():
 def test_rms_gelu_swish_dense_oracles_are_the_formulas():
     erf = np.vectorize(math.erf, otypes=[np.float64])
     counts = Counter()
-    for name in ("LayerNormalization.rms", "Gelu.erf", "Gelu.tanh", "Swish.mul_sigmoid", "Dense.matmul_add"):
+    acts = {"relu": lambda z: np.maximum(z, 0), "leaky_relu": lambda z: np.where(z < 0, np.float32(0.1) * z, z),
+            "sigmoid": lambda z: 1 / (1 + np.exp(-z)), "tanh": np.tanh, "clip6": lambda z: np.clip(z, 0, 6),
+            "gelu": lambda z: 0.5 * z * (1 + erf(z / np.sqrt(2))) if z.size else z}
+    for name in ("LayerNormalization.rms", "Gelu.erf", "Gelu.tanh", "Swish.mul_sigmoid", "Dense.matmul_add",
+                 "Dense.activation"):
         for c in _cases(name):
             if c.tags.get("near_miss") or c.dtype == "float16":
                 continue
@@ -133,11 +137,13 @@ def test_rms_gelu_swish_dense_oracles_are_the_formulas():
                 x = f["X"]
                 a = f.get("alpha", 1.0)
                 y = x / (1 + np.exp(-(x * a)))
+            elif name == "Dense.activation":
+                y = acts[v["activation"]](np.matmul(f["X"], f["W"]) + f["B"])
             else:
                 y = np.matmul(f["X"], f["W"]) + f["B"]
             _ulps_off(c, np.asarray(y, dtype=np.float64), 4)
             counts[name] += 1
-    assert all(counts[n] >= 10 for n in counts) and len(counts) == 5
+    assert all(counts[n] >= 10 for n in counts) and len(counts) == 6
 
 
 def test_variants_and_fused_tolerance_are_recorded():

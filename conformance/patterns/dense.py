@@ -124,5 +124,56 @@ TRANSPOSED = Pattern(
           "computes A^T B",
 )
 
-PATTERNS = (MATMUL_ADD, TRANSPOSED)
+def _activation(b: Builder, y: str, kind: str) -> str:
+    """``kind`` applied to ``y``: relu, leaky_relu (alpha 0.1), sigmoid, tanh, clip6 (ReLU6 as Clip
+    with constant bounds), gelu (the erf form written out, as torch.onnx below opset 20 emits it)."""
+    if kind == "relu":
+        return b.node("Relu", (y,))
+    if kind == "leaky_relu":
+        return b.node("LeakyRelu", (y,), alpha=0.1)
+    if kind == "sigmoid":
+        return b.node("Sigmoid", (y,))
+    if kind == "tanh":
+        return b.node("Tanh", (y,))
+    if kind == "clip6":
+        if b.opset >= 11:
+            return b.node("Clip", (y, b.param("clip_min", np.array(0.0)), b.param("clip_max", np.array(6.0))))
+        return b.node("Clip", (y,), min=0.0, max=6.0)
+    if kind == "gelu":
+        s = b.node("Div", (y, b.param("sqrt2", np.array(np.sqrt(2.0)))))
+        e = b.node("Add", (b.node("Erf", (s,)), b.param("one", np.array(1.0))))
+        return b.node("Mul", (b.node("Mul", (y, e)), b.param("half", np.array(0.5))))
+    raise ValueError(kind)
+
+
+def _build_dense_act(b: Builder) -> None:
+    m, k, n = _mkn(b)
+    xs = (m, k) if b.v.get("x_rank", 2) == 2 else (int(b.rng.integers(1, 4)), m, k)
+    x = b.input("X", b.data(xs))
+    w = b.param("W", b.data((k, n), scale=1.5 / np.sqrt(max(k, 1))))
+    bias = b.param("B", b.data((n,), scale=1.0))
+    mm = b.node("MatMul", (x, w))
+    kind = b.v.get("activation", "relu")
+    if b.v.get("act_place") == "before-bias":  # the near-miss: act(X W) + B is not Dense(act)
+        y = b.node("Add", (_activation(b, mm, kind), bias))
+    else:
+        y = _activation(b, b.node("Add", (mm, bias)), kind)
+    b.output(y)
+
+
+DENSE_ACT = Pattern(
+    "Dense.activation", FAMILY, "Dense",
+    "Keras Dense(activation=...) / torch Linear + activation: MatMul, Add, then Relu, LeakyRelu, Sigmoid, Tanh, "
+    "Clip(0, 6) or the erf Gelu written out",
+    _build_dense_act,
+    axes={"activation": ("relu", "gelu", "leaky_relu", "sigmoid", "tanh", "clip6"),
+          "params": ("initializer", "constant", "input"), "x_rank": (2, 3), "shape": ("MKN", "M1", "zero-M", "N1")},
+    near_misses={"act_place": ("before-bias",)},
+    opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("com.microsoft:FusedGemm", "com.microsoft:BiasGelu", "com.microsoft:FusedMatMul",
+                             "Gemm")},
+    notes="a layer with its usual neighbour: onnxruntime fuses Gemm + activation (FusedGemm), Add + Gelu (BiasGelu)",
+)
+
+PATTERNS = (MATMUL_ADD, TRANSPOSED, DENSE_ACT)
 register_patterns(PATTERNS, FAMILY)
