@@ -1,4 +1,5 @@
-"""Layer patterns of the Dense layer: MatMul + Add, and Gemm / MatMul with transposed operands.
+"""Layer patterns of the Dense layer: MatMul + Add, Gemm / MatMul with transposed operands, Dense +
+activation.
 
 Forms (what exporters emit):
 
@@ -16,6 +17,10 @@ Forms (what exporters emit):
   a swap (``[1, 0]``), the identity (``[0, 1]``: a no-op Transpose, which a fusion must not treat
   as a swap: the trap) or absent, on A or on the weight B; a square operand makes a wrongly
   swapped one give wrong values rather than a shape error.
+* ``Dense.activation``: a Dense layer with its usual neighbour, the activation (Keras
+  ``Dense(activation=...)``, torch Linear + activation): ``act(Add(MatMul(X, W), B))`` with
+  Relu, LeakyRelu, Sigmoid, Tanh, Clip(0, 6) or the erf Gelu written out; onnxruntime makes
+  ``FusedGemm`` / ``BiasGelu``.  Near-miss: the activation before the bias (``act(X W) + B``).
 """
 
 from __future__ import annotations
