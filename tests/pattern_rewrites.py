@@ -207,6 +207,7 @@ def layer_norm_fusion(*, any_sub_order: bool = False, any_exponent: bool = False
             return g.replace(remove, new)
         return None
 
+    rewrite.rewrite_name = "LayerNormFusion"
     return rewrite
 
 
@@ -244,6 +245,7 @@ def transpose_fusion(*, identity_as_swap: bool = False):
                 return g.replace([tr, u], new)
         return None
 
+    rewrite.rewrite_name = "TransposeFusion"
     return rewrite
 
 
@@ -288,6 +290,7 @@ def gelu_fusion(*, tanh_for_erf: bool = False):
             return g.replace(remove, new)
         return None
 
+    rewrite.rewrite_name = "GeluFusion"
     return rewrite
 
 
@@ -304,6 +307,8 @@ class RewriteBackend(Backend):
     def __init__(self, rewrites=RIGHT, name: str = "rewrites"):
         self.rewrites = tuple(rewrites)
         self.name = name
+        #: the rewrites' names, which ``disabled`` removes (the runner's search for the one responsible)
+        self.rewrite_names = tuple(rw.rewrite_name for rw in self.rewrites)
 
     def prepare(self, model, model_bytes):
         return self.prepare_at_level(model, model_bytes, "disable")
@@ -311,6 +316,8 @@ class RewriteBackend(Backend):
     def prepare_at_level(self, model, model_bytes, level, disabled=()):
         if level == "opt":
             for rw in self.rewrites:
+                if rw.rewrite_name in disabled:
+                    continue
                 for _ in range(8):
                     new = rw(model)
                     if new is None:
