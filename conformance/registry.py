@@ -61,6 +61,7 @@ FAMILIES = (
     "conformance.patterns.gelu",
     "conformance.patterns.conv_blocks",
     "conformance.patterns.pad_pool",
+    "conformance.patterns.layout",
 )
 
 

@@ -71,6 +71,19 @@ class Pad(OpRun):
         return (np.pad(x, width, mode={"edge": "edge", "reflect": "reflect", "wrap": "wrap"}[mode]),)
 
 
+class Flatten(OpRun):
+    """ai.onnx Flatten: ``(d_0 * ... * d_{axis-1}, d_axis * ... * d_{n-1})`` computed from the shape;
+    onnx.reference's own Flatten reshapes to ``(d_0..., -1)``, which numpy refuses for a zero-size
+    input (``cannot reshape array of size 0 into shape (0,newaxis)``), while the text's output
+    shape is defined (tests/test_patterns_layout.py::test_onnx_reference_flatten_zero_batch)."""
+
+    op_domain = ""
+
+    def _run(self, x, axis=None):
+        a = 1 if axis is None else int(axis) % (x.ndim + 1) if x.ndim else 0
+        return (x.reshape(int(np.prod(x.shape[:a])), int(np.prod(x.shape[a:]))),)
+
+
 class PaddedPool(OpRun):
     """A fused pooling with explicit ``pads`` (begins then ends), ``kind`` ``max`` (padding -inf)
     or ``avg`` (``count_include_pad`` 0/1), ``kernel_shape`` and ``strides``: the kernel the
@@ -116,13 +129,15 @@ class RewriteBackend2(pr.RewriteBackend):
 
         if level == "opt":
             for rw in self.rewrites:
+                if rw.rewrite_name in disabled:
+                    continue
                 for _ in range(8):
                     new = rw(model)
                     if new is None:
                         break
                     model = new
         ops = sorted({f"{n.domain}:{n.op_type}" if n.domain else n.op_type for n in model.graph.node})
-        return ReferenceEvaluator(model, new_ops=pr.FUSED_OPS + [BatchNormalization, Pad] + FUSED_OPS2), ops
+        return ReferenceEvaluator(model, new_ops=pr.FUSED_OPS + [BatchNormalization, Pad, Flatten] + FUSED_OPS2), ops
 
 
 def _with(model: onnx.ModelProto, g: pr._Graph, remove: list, new: list, inits: dict) -> onnx.ModelProto:
@@ -184,6 +199,7 @@ def conv_bn_fold(*, drop_epsilon: bool = False):
             return _with(model, g, [conv, bn], [new], {f"{tag}_Wfold": w2, f"{tag}_Bfold": b2})
         return None
 
+    rewrite.rewrite_name = "ConvBNFusion"
     return rewrite
 
 
@@ -247,4 +263,69 @@ def pad_pool_fusion(*, zero_into_max: bool = False):
             return _with(model, g, [pad, pool], [new], {})
         return None
 
+    rewrite.rewrite_name = "PadFusion"
+    return rewrite
+
+
+# ----------------------------------------------------------------------------- layout
+def transpose_pair(*, cancel_any: bool = False):
+    """``Transpose(Transpose(X, p), q)`` with nothing between: removed when ``q o p`` is the identity,
+    else one ``Transpose(X, p[q])``.  ``cancel_any`` (wrong): removes every such pair."""
+
+    def rewrite(model):
+        g = pr._Graph(model)
+        for t1 in g.nodes:
+            if t1.op_type != "Transpose":
+                continue
+            t2 = g.only(t1.output[0], "Transpose")
+            if t2 is None:
+                continue
+            p, q = list(g.attr(t1, "perm", [])), list(g.attr(t2, "perm", []))
+            if not p or not q:
+                continue
+            comp = [p[i] for i in q]
+            if comp == list(range(len(p))) or cancel_any:
+                new = helper.make_node("Identity", [t1.input[0]], list(t2.output))
+            else:
+                new = helper.make_node("Transpose", [t1.input[0]], list(t2.output), perm=comp)
+            return _with(model, g, [t1, t2], [new], {})
+        return None
+
+    rewrite.rewrite_name = "TransposePairFusion"
+    return rewrite
+
+
+def reshape_pair(*, ignore_zero: bool = False, drop_allowzero: bool = False):
+    """``Reshape(Reshape(X, s1), s2)`` with constant shapes: one ``Reshape(X, s2')`` where a 0 of
+    ``s2`` (allowzero 0) is resolved against the intermediate shape (computed from X's shape and
+    s1); the second Reshape's allowzero is kept.  Wrong flags: ``ignore_zero`` leaves the 0 in
+    s2 (it then copies X's dimension), ``drop_allowzero`` does not copy allowzero=1."""
+
+    def rewrite(model):
+        g = pr._Graph(model)
+        for r1 in g.nodes:
+            if r1.op_type != "Reshape":
+                continue
+            r2 = g.only(r1.output[0], "Reshape")
+            if r2 is None or r1.input[1] not in g.consts or r2.input[1] not in g.consts:
+                continue
+            xs = g.shapes.get(r1.input[0])
+            if xs is None:
+                continue
+            s1 = [int(v) for v in g.consts[r1.input[1]]]
+            s2 = [int(v) for v in g.consts[r2.input[1]]]
+            z1, z2 = int(g.attr(r1, "allowzero", 0)), int(g.attr(r2, "allowzero", 0))
+            mid = [xs[i] if (d == 0 and not z1) else d for i, d in enumerate(s1)]
+            if -1 in mid:
+                known = int(np.prod([d for d in mid if d != -1]))
+                mid[mid.index(-1)] = int(np.prod(xs)) // known if known else 0
+            if not ignore_zero:
+                s2 = [mid[i] if (d == 0 and not z2) else d for i, d in enumerate(s2)]
+            name = f"{r2.output[0]}_shape"
+            attrs = {"allowzero": z2} if z2 and not drop_allowzero else {}
+            new = helper.make_node("Reshape", [r1.input[0], name], list(r2.output), **attrs)
+            return _with(model, g, [r1, r2], [new], {name: np.array(s2, dtype=np.int64)})
+        return None
+
+    rewrite.rewrite_name = "ReshapeFusion"
     return rewrite

@@ -220,6 +220,7 @@ def test_fold_dropping_epsilon_is_caught():
     for f in bad:
         assert f["class"] == "optimizer" and f["levels"] == ["opt"] and f["outcomes"]["disable"] == "pass", f
         assert f["variation"]["params"] != "input" and not f.get("near_miss"), f
+        assert f["responsible"] == ["ConvBNFusion"], f  # the runner names the rewrite whose removal fixes it
     caught = {(f["dtype"], f["variation"]["epsilon"]) for f in bad if f["pattern"] == "Conv.bn_act"}
     for t in ("float", "double"):
         assert {(t, e) for e in ("default", "0.001", "0.1")} <= caught, caught

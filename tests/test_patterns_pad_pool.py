@@ -150,6 +150,7 @@ def test_zero_pad_folded_into_maxpool_is_caught():
     for f in bad:
         assert f["class"] == "optimizer" and f["levels"] == ["opt"] and f["outcomes"]["disable"] == "pass", f
         assert f["pattern"] == "Pool.pad_maxpool" and f["variation"]["value"] in ("0", "omitted"), f
+        assert f["responsible"] == ["PadFusion"], f  # the runner names the rewrite whose removal fixes it
     assert {f["dtype"] for f in bad} == {"float", "float16", "double"}
 
 
