@@ -59,6 +59,7 @@ FAMILIES = (
     "conformance.patterns.layernorm",
     "conformance.patterns.dense",
     "conformance.patterns.gelu",
+    "conformance.patterns.qdq",
     "conformance.patterns.conv_blocks",
     "conformance.patterns.pad_pool",
     "conformance.patterns.layout",
