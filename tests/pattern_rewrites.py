@@ -35,7 +35,8 @@ def _work(x: np.ndarray) -> type:
 
 class LayerNorm(OpRun):
     """Fused LayerNormalization over the last axis (float32 inside for float and 16-bit types).
-    ``wrong``: 0 right; 1 flattens a larger scale to the last axis (the output keeps X's shape)."""
+    ``wrong``: 0 right; 1 flattens a larger scale to the last axis (the output keeps X's shape);
+    2 computes the one-pass variance."""
 
     op_domain = DOMAIN
 
@@ -44,7 +45,10 @@ class LayerNorm(OpRun):
         x = X.astype(w)
         m = x.mean(axis=-1, keepdims=True, dtype=w)
         d = x - m
-        v = (d * d).mean(axis=-1, keepdims=True, dtype=w)
+        if wrong == 2:  # the one-pass variance E[x^2] - E[x]^2 (cancels for a large mean)
+            v = np.maximum((x * x).mean(axis=-1, keepdims=True, dtype=w) - m * m, 0)
+        else:
+            v = (d * d).mean(axis=-1, keepdims=True, dtype=w)
         n = d / np.sqrt(v + w(epsilon))
         s = scale.astype(w)
         if wrong == 1:  # accepts a scale that broadcasts to a larger shape: takes its last row
@@ -147,8 +151,10 @@ def _other(node, name: str) -> str:
 
 
 # ----------------------------------------------------------------------------- rewrites
-def layer_norm_fusion(*, any_sub_order: bool = False, any_exponent: bool = False, larger_scale: bool = False):
-    """The LayerNormalization fusion; each flag skips one precondition (a wrong rewrite)."""
+def layer_norm_fusion(*, any_sub_order: bool = False, any_exponent: bool = False, larger_scale: bool = False,
+                      one_pass: bool = False):
+    """The LayerNormalization fusion; each flag skips one precondition (a wrong rewrite);
+    ``one_pass``: the fused kernel computes the one-pass variance (a wrong kernel)."""
 
     def rewrite(model: onnx.ModelProto):
         g = _Graph(model)
@@ -203,6 +209,7 @@ def layer_norm_fusion(*, any_sub_order: bool = False, any_exponent: bool = False
                     ins.append(bias)
                     out = nxt[0].output[0]
             wrong = 1 if larger_scale and np.broadcast_shapes(g.shapes[x], sshape) != g.shapes[x] else 0
+            wrong = 2 if one_pass else wrong
             new = helper.make_node("LayerNorm", ins, [out], domain=DOMAIN, epsilon=float(eps), wrong=wrong)
             return g.replace(remove, new)
         return None

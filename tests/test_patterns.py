@@ -82,7 +82,8 @@ def test_layernorm_oracle_is_the_formula():
         y = (x - m) / np.sqrt(var + f["epsilon"]) * f["scale"]
         if v["bias"] == "present":
             y = y + f["bias"]
-        _ulps_off(c, y, 4)
+        # the formula in float64 loses |mean| / sd ulps in x - mean (the oracle is exact)
+        _ulps_off(c, y, 4 if v["offset"] != "large" else 1024)
         n += 1
     assert n >= 20
 
@@ -173,6 +174,7 @@ def _summary(which: str) -> dict:
         "ln-larger-scale": (pr.layer_norm_fusion(larger_scale=True),),
         "ln-sub-order": (pr.layer_norm_fusion(any_sub_order=True),),
         "ln-exponent": (pr.layer_norm_fusion(any_exponent=True),),
+        "ln-one-pass": (pr.layer_norm_fusion(one_pass=True),),
         "identity-as-swap": (pr.transpose_fusion(identity_as_swap=True),),
         "gelu-tanh": (pr.gelu_fusion(tanh_for_erf=True),),
     }[which]
@@ -206,6 +208,7 @@ def test_reference_and_right_rewrites_pass_every_case():
     ("ln-larger-scale", "LayerNormalization.decomposed", {"scale_shape": "larger"}, "LayerNormFusion"),
     ("ln-sub-order", "LayerNormalization.decomposed", {"sub_order": "swapped"}, "LayerNormFusion"),
     ("ln-exponent", "LayerNormalization.decomposed", {"exponent": "3"}, "LayerNormFusion"),
+    ("ln-one-pass", "LayerNormalization.decomposed", {"offset": "large"}, "LayerNormFusion"),
     ("identity-as-swap", "Dense.transposed", {"perm": "identity"}, "TransposeFusion"),
     ("gelu-tanh", "Gelu.erf", {}, "GeluFusion"),
 ])
@@ -221,6 +224,8 @@ def test_wrong_rewrites_are_optimizer_failures(which, pattern, culprit, rewrite)
         assert f["nodes"] and f["variation"]
     if which == "gelu-tanh":  # the tanh form is 3e-4 off: caught in float and double, not in float16's ulps
         assert {f["dtype"] for f in bad} >= {"float", "double"}
+    if which == "ln-one-pass":  # a float32 E[x^2] - E[x]^2 at mean 64 sd: ~1e-4 off; 16-bit graphs hide it
+        assert {f["dtype"] for f in bad} == {"float"}
 
 
 def test_onnx_reference_erf_double_is_float32():

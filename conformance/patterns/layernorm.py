@@ -105,7 +105,11 @@ def _build_decomposed(b: Builder) -> None:
         xs = xs[:-2] + (3, xs[-1])
     if two_axes:  # LayerNormalization with axis=-2: a leading batch dimension kept (an empty one too)
         xs = (xs[0],) + (int(b.rng.integers(1, 4)),) + xs[-1:] if xs[0] == 0 or len(xs) == 2 else xs
-    x_val = b.data(xs, scale=float(b.rng.uniform(0.5, 2.0)), offset=float(b.rng.uniform(-2, 2)))
+    sd = float(b.rng.uniform(0.5, 2.0))
+    # a large mean against the spread ("offset"): the one-pass variance E[x^2] - E[x]^2 of a fused
+    # kernel cancels (docs/tolerance.md, LayerNormalization: not a legitimate variant)
+    off = float(b.rng.choice((-1.0, 1.0))) * 64 * sd if b.v.get("offset") == "large" else float(b.rng.uniform(-2, 2))
+    x_val = b.data(xs, scale=sd, offset=off)
     if b.v.get("exponent", 2.0) != 2.0 and x_val.size:
         # one large value per normalized row: a positive third central moment, so the near-miss
         # has finite outputs (mean(d^3) + eps > 0) that differ from the LayerNormalization's
@@ -162,7 +166,8 @@ DECOMPOSED = Pattern(
     axes={"params": ("initializer", "constant", "input"), "scale_shape": _PARAM_SHAPES,
           "bias_shape": ("full", "one", "leading-ones"), "epsilon": (1e-5, 1e-12, 1e-6), "shape": _SHAPES,
           "mul_order": ("normalized-first", "scale-first"), "expose": ("none", "none", "sub"),
-          "bias": ("present", "present", "absent"), "norm_axes": ("last", "last-two")},
+          "bias": ("present", "present", "absent"), "norm_axes": ("last", "last-two"),
+          "offset": ("moderate", "large")},
     near_misses={"exponent": (3.0,), "sub_order": ("swapped",), "scale_shape": ("larger",), "axis": ("not-last",),
                  "eps_place": ("outside",)},
     opsets=EXPORTER_OPSETS, fused=_fused_ln,
@@ -225,7 +230,7 @@ RMS = Pattern(
 # ----------------------------------------------------------------------------- residual
 def _build_residual(b: Builder) -> None:
     xs = _x_shape(b)
-    x = b.input("X", b.data(xs))
+    x = b.input("X", b.data(xs, offset=float(b.rng.choice((-64.0, 64.0))) if b.v.get("offset") == "large" else 0.0))
     r = b.input("R", b.data(xs, scale=0.5)) if b.v.get("skip") == "input" else \
         b.param("R", b.data(xs[-1:], scale=0.5))
     s = b.node("Add", (r, x) if b.v.get("add_order") == "skip-first" else (x, r))
@@ -250,7 +255,7 @@ RESIDUAL = Pattern(
     axes={"params": ("initializer", "constant", "input"), "ln": ("op", "decomposed"),
           "skip": ("input", "input", "param"), "add_order": ("x-first", "skip-first"),
           "scale_shape": ("full", "one", "scalar"), "expose": ("none", "sum"), "shape": ("BSD", "ND", "zero-batch"),
-          "epsilon": (1e-5, 1e-12)},
+          "epsilon": (1e-5, 1e-12), "offset": ("moderate", "large")},
     opsets=EXPORTER_OPSETS,
     targets={"onnxruntime": ("com.microsoft:SkipLayerNormalization",)},
 )
