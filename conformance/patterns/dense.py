@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.schedule import EXPORTER_OPSETS
-from .core import Builder, Fused, Pattern, register_patterns
+from .core import BF16_NOTE, Builder, Fused, Pattern, register_patterns
 
 FAMILY = "dense"
 
@@ -80,6 +80,7 @@ MATMUL_ADD = Pattern(
     near_misses={"bias_shape": ("larger",)},
     opsets=EXPORTER_OPSETS, fused=_fused_gemm,
     targets={"onnxruntime": ("Gemm", "com.microsoft:FusedMatMul")},
+    notes=BF16_NOTE,
 )
 
 
@@ -126,7 +127,7 @@ TRANSPOSED = Pattern(
     opsets=EXPORTER_OPSETS,
     targets={"onnxruntime": ("!Transpose",)},
     notes="the identity permutation with a square A is the trap: a fusion that folds any Transpose into transA "
-          "computes A^T B",
+          "computes A^T B; " + BF16_NOTE,
 )
 
 def _activation(b: Builder, y: str, kind: str) -> str:
@@ -177,7 +178,8 @@ DENSE_ACT = Pattern(
     opsets=EXPORTER_OPSETS,
     targets={"onnxruntime": ("com.microsoft:FusedGemm", "com.microsoft:BiasGelu", "com.microsoft:FusedMatMul",
                              "Gemm")},
-    notes="a layer with its usual neighbour: onnxruntime fuses Gemm + activation (FusedGemm), Add + Gelu (BiasGelu)",
+    notes="a layer with its usual neighbour: onnxruntime fuses Gemm + activation (FusedGemm), Add + Gelu "
+          "(BiasGelu); " + BF16_NOTE,
 )
 
 PATTERNS = (MATMUL_ADD, TRANSPOSED, DENSE_ACT)

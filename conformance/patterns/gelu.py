@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from ..ops.schedule import EXPORTER_OPSETS
-from .core import Builder, Fused, Pattern, register_patterns
+from .core import BF16_NOTE, Builder, Fused, Pattern, register_patterns
 
 FAMILY = "gelu"
 _SHAPES = ("BSD", "ND", "rank0", "zero")
@@ -92,6 +92,7 @@ ERF = Pattern(
     near_misses={"divisor": (1.5,)},
     opsets=EXPORTER_OPSETS, fused=_fused_gelu("none"),
     targets={"onnxruntime": ("com.microsoft:Gelu", "Gelu", "com.microsoft:BiasGelu")},
+    notes=BF16_NOTE,
 )
 
 
@@ -128,6 +129,7 @@ TANH = Pattern(
     near_misses={"coefficient": (0.05,)},
     opsets=EXPORTER_OPSETS, fused=_fused_gelu("tanh"),
     targets={"onnxruntime": ("com.microsoft:FastGelu", "Gelu")},
+    notes=BF16_NOTE,
 )
 
 
@@ -165,6 +167,7 @@ SWISH = Pattern(
     near_misses={"operand": ("other",)},
     opsets=EXPORTER_OPSETS, fused=_fused_swish,
     targets={"onnxruntime": ("com.microsoft:QuickGelu",)},
+    notes=BF16_NOTE,
 )
 
 PATTERNS = (ERF, TANH, SWISH)

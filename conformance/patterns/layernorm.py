@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ops.schedule import EXPORTER_OPSETS
-from .core import Builder, Fused, Pattern, register_patterns
+from .core import BF16_NOTE, Builder, Fused, Pattern, register_patterns
 
 FAMILY = "layernorm"
 _SHAPES = ("BSD", "ND", "D1", "zero-batch", "N1")
@@ -172,8 +172,7 @@ DECOMPOSED = Pattern(
                  "eps_place": ("outside",)},
     opsets=EXPORTER_OPSETS, fused=_fused_ln,
     targets={"onnxruntime": ("LayerNormalization",)},
-    notes="bfloat16 left out: onnxruntime's CPU provider has no bfloat16 ReduceMean/Pow/Sqrt, and no exporter "
-          "emits this form in bfloat16",
+    notes=BF16_NOTE,
 )
 
 
@@ -224,6 +223,7 @@ RMS = Pattern(
     near_misses={"exponent": (3.0,), "scale_shape": ("larger",), "axis": ("not-last",), "eps_place": ("outside",)},
     opsets=EXPORTER_OPSETS, fused=_fused_rms,
     targets={"onnxruntime": ("SimplifiedLayerNormalization", "RMSNormalization")},
+    notes=BF16_NOTE,
 )
 
 
@@ -258,6 +258,7 @@ RESIDUAL = Pattern(
           "epsilon": (1e-5, 1e-12), "offset": ("moderate", "large")},
     opsets=EXPORTER_OPSETS,
     targets={"onnxruntime": ("com.microsoft:SkipLayerNormalization",)},
+    notes=BF16_NOTE,
 )
 
 PATTERNS = (DECOMPOSED, RMS, RESIDUAL)
