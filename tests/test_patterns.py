@@ -63,8 +63,8 @@ def _ulps_off(c: Case, want: np.ndarray, k: float = 1.0) -> None:
     eps = float(np.finfo(c.datasets[0].outputs[out.name].dtype).eps)
     fin = np.isfinite(want)
     assert np.array_equal(np.isnan(got), np.isnan(want)), c.id
-    np.testing.assert_allclose(got[fin], want[fin], rtol=k * eps, atol=k * eps * max(1.0, np.abs(want[fin]).max(initial=1.0)),
-                               err_msg=c.id)
+    scale = max(1.0, np.abs(want[fin]).max(initial=1.0))
+    np.testing.assert_allclose(got[fin], want[fin], rtol=k * eps, atol=k * eps * scale, err_msg=c.id)
 
 
 # ============================================================================ composed oracle

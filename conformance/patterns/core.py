@@ -724,7 +724,8 @@ def build_case(p: Pattern, values: Mapping[str, Any], type_name: str, opset: int
                 datasets=[DataSet(ds_in, expected)], tags=tags, label=label, domain=PATTERN_DOMAIN, graph=graph)
 
 
-def evaluate_fused(f: Fused, env: Mapping[str, Any], types: Mapping[str, int], opset: int) -> tuple[np.ndarray, Tolerance]:
+def evaluate_fused(f: Fused, env: Mapping[str, Any], types: Mapping[str, int],
+                   opset: int) -> tuple[np.ndarray, Tolerance]:
     """The fused operator's float64 result on the pattern's exact values and its own tolerance."""
     node = Node(f.op, f.inputs, (f.output,), dict(f.attrs), f.domain)
     g_types = dict(types)
