@@ -63,6 +63,7 @@ FAMILIES = (
     "conformance.patterns.conv_blocks",
     "conformance.patterns.pad_pool",
     "conformance.patterns.layout",
+    "conformance.patterns.boundaries",
 )
 
 

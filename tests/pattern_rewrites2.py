@@ -329,3 +329,61 @@ def reshape_pair(*, ignore_zero: bool = False, drop_allowzero: bool = False):
 
     rewrite.rewrite_name = "ReshapeFusion"
     return rewrite
+
+
+# ----------------------------------------------------------------------------- dtype boundaries, no-ops
+#: source ONNX type -> middle types holding every value of it exactly (FLOAT 1, FLOAT16 10, DOUBLE 11)
+_EXACT_IN = {1: {1, 11}, 11: {11}, 10: {10, 1, 11}}
+
+
+def cast_pair_removal(*, any_pair: bool = False):
+    """``Cast(Cast(X, to=mid), to=T)`` with X of type T: replaced by ``Identity(X)`` when ``mid``
+    holds every value of T exactly (float16 -> float / double, float -> double, the same type).
+    ``any_pair`` (wrong): removes every pair back to T (a narrower float, an integer, bool)."""
+
+    def rewrite(model):
+        g = pr._Graph(model)
+        types = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
+        for c1 in g.nodes:
+            if c1.op_type != "Cast" or c1.input[0] not in types:
+                continue
+            c2 = g.only(c1.output[0], "Cast")
+            t, mid = types[c1.input[0]], int(g.attr(c1, "to"))
+            if c2 is None or int(g.attr(c2, "to")) != t:
+                continue
+            if mid in _EXACT_IN.get(t, {t}) or any_pair:
+                return _with(model, g, [c1, c2], [helper.make_node("Identity", [c1.input[0]], list(c2.output))], {})
+        return None
+
+    rewrite.rewrite_name = "CastPairElimination"
+    return rewrite
+
+
+def noop_removal(*, ignore_broadcast: bool = False, ignore_order: bool = False):
+    """Removes ``Add(x, 0)``, ``Sub(x, 0)``, ``Mul(x, 1)``, ``Div(x, 1)`` (and ``Add(0, x)``,
+    ``Mul(1, x)``) with a constant neutral in every element whose shape does not broadcast x to a
+    larger shape.  Wrong flags: ``ignore_broadcast`` removes it even then, ``ignore_order``
+    removes ``Sub(0, x)`` / ``Div(1, x)`` too."""
+    neutral = {"Add": 0.0, "Sub": 0.0, "Mul": 1.0, "Div": 1.0}
+
+    def rewrite(model):
+        g = pr._Graph(model)
+        for n in g.nodes:
+            if n.op_type not in neutral or n.output[0] in g.outputs:
+                continue
+            for ci, xi in ((1, 0), (0, 1)):
+                c = g.consts.get(n.input[ci])
+                if c is None or not np.all(c == neutral[n.op_type]):
+                    continue
+                if ci == 0 and n.op_type in ("Sub", "Div") and not ignore_order:
+                    continue
+                xs = g.shapes.get(n.input[xi])
+                if xs is None:
+                    continue
+                if np.broadcast_shapes(xs, c.shape) != tuple(xs) and not ignore_broadcast:
+                    continue
+                return _with(model, g, [n], [helper.make_node("Identity", [n.input[xi]], list(n.output))], {})
+        return None
+
+    rewrite.rewrite_name = "NoopElimination"
+    return rewrite
