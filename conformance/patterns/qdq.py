@@ -29,7 +29,8 @@ Patterns (``QDQ.<layer>``) and their variation axes (the rewrites' preconditions
   3x3 / 1x1, pads, depthwise groups.  Near-miss: per-channel weight scales on the input-channel
   axis (no bias).  Relu before Q: a fused kernel folds it into the clamp
   ``max(q, y_zero_point)``; asymmetric output zero points inside the range make that fold's
-  zero point matter.  Near-miss: the weight's per-channel axis on the input channels.
+  zero point matter; an output zero point at the type's minimum (``y_zero_point=type-min``) is
+  where onnxruntime's ``ReluQuantFusion`` removes the Relu.  Near-miss: the weight's per-channel axis on the input channels.
 * ``QDQ.binary``: ``DQ(a), DQ(b) -> Add / Mul -> Q`` with three different scales and zero
   points, broadcasting.  Near-miss: one operand a float tensor (not dequantized).
 * ``QDQ.pool``: ``DQ -> AveragePool / MaxPool / GlobalAveragePool -> Q`` with the same or other
@@ -288,7 +289,7 @@ def _build_dense(b: Builder) -> None:
         m = 1
     elif shape == "zero-M":
         m = 0
-    axis_nm = b.v.get("weight_axis", "output") == "input"
+    axis_nm = b.v.get("weight_axis", "output") in ("input", "input-bias")
     if axis_nm:
         n = k  # a square W: a fusion taking the [K] scale per output column gives wrong values, no error
     sx, zx = _scale(b), _zero_point(b, qt)
@@ -306,7 +307,9 @@ def _build_dense(b: Builder) -> None:
     wzn = b.param("W_zero_point", np.asarray(zw, dtype=object), I8)
     wd = _dq(b, w, wsn, wzn, axis=(0 if axis_nm else 1) if per_channel else None)
     y = b.node("MatMul", (x, wd))
-    if b.v.get("bias", "present") == "present" and not axis_nm:  # (axis 0: a bias scale has no meaning)
+    # axis 0: a bias has no scale of its own; input-bias gives it x_scale * w_scale[j] per column j
+    # (what a fusion reading the [K] scales per column assumes), so only the axis is wrong
+    if (b.v.get("bias", "present") == "present" and not axis_nm) or b.v.get("weight_axis") == "input-bias":
         bs = sx * sw * (1.25 if b.v.get("bias_scale", "product") == "differs" else 1.0)
         bl = 8 if _ties(b) else 2000
         bq = np.asarray(r.integers(-bl, bl + 1, size=(n,)).astype(np.int64), dtype=object)
@@ -326,14 +329,14 @@ DENSE = Pattern(
           "weight_scale": ("per-channel", "per-tensor"), "bias": ("present", "absent"),
           "input": ("quantized", "float-q"), "params": ("initializer", "constant", "input"),
           "tail": ("dq", "q"), "numerics": ("random", "ties"), "shape": ("MKN", "M1", "zero-M")},
-    near_misses={"dq_scale": ("differs",), "dq_zero_point": ("differs",), "weight_axis": ("input",),
+    near_misses={"dq_scale": ("differs",), "dq_zero_point": ("differs",), "weight_axis": ("input", "input-bias"),
                  "bias_scale": ("differs",)},
     types=TYPES, opsets=EXPORTER_OPSETS,
     targets={"onnxruntime": ("QLinearMatMul", "com.microsoft:MatMulIntegerToFloat", "MatMulInteger",
                              "com.microsoft:QGemm")},
     notes=_NOTE_TYPES + ". Near-misses: dq_scale / dq_zero_point (drawn with input=float-q: the DQ's parameters "
           "differ from the Q feeding it; the bias scale follows the DQ's), weight_axis=input (per-channel "
-          "scales along K of a square W, no bias), bias_scale=differs (the int32 bias' scale is 1.25 x_scale w_scale: "
+          "scales along K of a square W, no bias; input-bias: with a bias of scale x_scale w_scale[j]), bias_scale=differs (the int32 bias' scale is 1.25 x_scale w_scale: "
           "a fusion adding the int32 bias to the accumulator is wrong)",
 )
 
@@ -374,14 +377,15 @@ def _build_conv(b: Builder) -> None:
     y = b.node("Conv", tuple(ins), kernel_shape=[kk, kk], pads=pads, group=g)
     if b.v.get("relu", "relu") == "relu":
         y = b.node("Relu", (y,))
-    _output(b, y, qt, _fit_scale(b, y, qt, 2.0 * float(np.min(sw)) * sx), _zero_point(b, qt))
+    zy = _RANGE[qt][0] if b.v.get("y_zero_point", "drawn") == "type-min" else _zero_point(b, qt)
+    _output(b, y, qt, _fit_scale(b, y, qt, 2.0 * float(np.min(sw)) * sx), zy)
 
 
 CONV = Pattern(
     "QDQ.conv", FAMILY, "Conv2D (quantized)",
     "onnxruntime quantize_static (QDQ) / PT2E / TFLite: DQ(x), DQ(W per channel), DQ(int32 bias) -> Conv -> Relu -> Q",
     robust_build(_build_conv),
-    axes={"relu": ("relu", "none"), "activation": ("uint8", "int8"), "zero_point": ("asymmetric", "symmetric"),
+    axes={"relu": ("relu", "none"), "y_zero_point": ("drawn", "type-min"), "activation": ("uint8", "int8"), "zero_point": ("asymmetric", "symmetric"),
           "weight_scale": ("per-channel", "per-tensor"), "bias": ("present", "absent"), "kernel": (3, 1),
           "pads": ("same", "valid"), "group": ("1", "depthwise"), "input": ("quantized", "float-q"),
           "params": ("initializer", "constant"), "tail": ("dq", "q"), "numerics": ("random", "ties"),
