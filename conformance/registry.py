@@ -64,6 +64,7 @@ FAMILIES = (
     "conformance.patterns.pad_pool",
     "conformance.patterns.layout",
     "conformance.patterns.boundaries",
+    "conformance.patterns.upsample",
 )
 
 
