@@ -492,8 +492,8 @@ def dense_fusion(*, producer_params=False, any_bias_scale=False):
                     continue
                 sx = g.consts[xa[0].input[1]]  # the DQ's own scale (even for the wrong producer_params)
                 want = (np.float32(sx) * g.consts[wa[2]].astype(np.float32)).astype(np.float32)
-                if not any_bias_scale and not (np.array_equal(g.consts[ba[2]], np.broadcast_to(want, g.consts[ba[2]].shape))
-                                               and not np.any(g.consts[ba[3]])):
+                bs, bz = g.consts[ba[2]], g.consts[ba[3]]
+                if not any_bias_scale and not (np.array_equal(bs, np.broadcast_to(want, bs.shape)) and not np.any(bz)):
                     continue
                 remove += [ba[0], add]
                 out, bias = add.output[0], ba[1]

@@ -30,7 +30,7 @@ Patterns (``QDQ.<layer>``) and their variation axes (the rewrites' preconditions
   axis (no bias).  Relu before Q: a fused kernel folds it into the clamp
   ``max(q, y_zero_point)``; asymmetric output zero points inside the range make that fold's
   zero point matter; an output zero point at the type's minimum (``y_zero_point=type-min``) is
-  where onnxruntime's ``ReluQuantFusion`` removes the Relu.  Near-miss: the weight's per-channel axis on the input channels.
+  where onnxruntime's ``ReluQuantFusion`` removes the Relu.
 * ``QDQ.binary``: ``DQ(a), DQ(b) -> Add / Mul -> Q`` with three different scales and zero
   points, broadcasting.  Near-miss: one operand a float tensor (not dequantized).
 * ``QDQ.pool``: ``DQ -> AveragePool / MaxPool / GlobalAveragePool -> Q`` with the same or other
@@ -96,14 +96,14 @@ def _scale(b: Builder, lo_exp: int = -6, hi_exp: int = -3) -> float:
     return float(int(b.rng.integers(9, 16)) / 16.0 * 2.0 ** e)
 
 
-def _zero_point(b: Builder, qt: int, which: str = "activation") -> int:
+def _zero_point(b: Builder, qt: int) -> int:
     """Symmetric: 0 (int8) / 128 (uint8); asymmetric: drawn inside the range, away from its ends
     (odd and even values: ties to even on ``round(v) + z`` and ``round(v + z)`` differ for odd z)."""
     lo, hi = _RANGE[qt]
     if b.v.get("zero_point", "asymmetric") == "symmetric":
         return 0 if qt == I8 else 128
     mid = (lo + hi + 1) // 2
-    return int(mid + b.rng.integers(-40, 41)) if which == "activation" else int(b.rng.integers(-3, 4) + (mid if qt == U8 else 0))
+    return int(mid + b.rng.integers(-40, 41))
 
 
 def _ties(b: Builder) -> bool:
@@ -118,10 +118,6 @@ def _qvalues(b: Builder, shape, qt: int, z: int, wide: bool = False) -> np.ndarr
     spread = 3 if _ties(b) and not wide else 60
     v = np.clip(z + b.rng.integers(-spread, spread + 1, size=tuple(shape)), lo, hi)
     return np.asarray(v.astype(np.int64), dtype=object)
-
-
-def _arr(x, qt: int) -> np.ndarray:
-    return np.asarray(x, dtype=object) if qt != onnx.TensorProto.FLOAT else np.asarray(x, dtype=np.float64)
 
 
 def _dq(b: Builder, x: str, s: str, z: str | None, axis: int | None = None) -> str:
@@ -158,7 +154,9 @@ def _activation(b: Builder, name: str, shape, qt: int, s: float, z: int, wide: b
     d = b.rng.choice((-0.5, 0.5, 0.25, -0.25) if ties else (-0.375, -0.25, -0.125, 0.125, 0.25, 0.375, 0.0),
                      size=tuple(shape))
     if not ties:  # a few beyond the range: saturation
-        k = np.where(b.rng.random(tuple(shape)) < 0.1, np.where(b.rng.random(tuple(shape)) < 0.5, lo - 2, hi + 2) - z, k)
+        sel = b.rng.random(tuple(shape)) < 0.1
+        edge = np.where(b.rng.random(tuple(shape)) < 0.5, lo - 2, hi + 2) - z
+        k = np.where(sel, edge, k)
     xf = b.input(name, (k + d) * s)  # exact: at most 10 + 3 significant bits times a 4-bit scale
     xq = _q(b, xf, sn, zn, qt)
     s2, z2 = s, z
@@ -273,10 +271,6 @@ def _out_scale(b: Builder, y_abs_max: float, qt: int) -> float:
     return float(int(b.rng.integers(9, 16)) / 8.0 * 2.0 ** e)
 
 
-def _dq_values(q: np.ndarray, s, z) -> np.ndarray:
-    return (np.asarray(q, dtype=np.float64) - np.asarray(z, dtype=np.float64)) * np.asarray(s, dtype=np.float64)
-
-
 # ----------------------------------------------------------------------------- dense
 def _build_dense(b: Builder) -> None:
     """DQ(x), DQ(W) -> MatMul (-> Add DQ(bias)) -> Q (-> DQ)."""
@@ -336,7 +330,8 @@ DENSE = Pattern(
                              "com.microsoft:QGemm")},
     notes=_NOTE_TYPES + ". Near-misses: dq_scale / dq_zero_point (drawn with input=float-q: the DQ's parameters "
           "differ from the Q feeding it; the bias scale follows the DQ's), weight_axis=input (per-channel "
-          "scales along K of a square W, no bias; input-bias: with a bias of scale x_scale w_scale[j]), bias_scale=differs (the int32 bias' scale is 1.25 x_scale w_scale: "
+          "scales along K of a square W, no bias; input-bias: with a bias of scale x_scale w_scale[j]), "
+          "bias_scale=differs (the int32 bias' scale is 1.25 x_scale w_scale: "
           "a fusion adding the int32 bias to the accumulator is wrong)",
 )
 
@@ -385,7 +380,8 @@ CONV = Pattern(
     "QDQ.conv", FAMILY, "Conv2D (quantized)",
     "onnxruntime quantize_static (QDQ) / PT2E / TFLite: DQ(x), DQ(W per channel), DQ(int32 bias) -> Conv -> Relu -> Q",
     robust_build(_build_conv),
-    axes={"relu": ("relu", "none"), "y_zero_point": ("drawn", "type-min"), "activation": ("uint8", "int8"), "zero_point": ("asymmetric", "symmetric"),
+    axes={"relu": ("relu", "none"), "y_zero_point": ("drawn", "type-min"), "activation": ("uint8", "int8"),
+          "zero_point": ("asymmetric", "symmetric"),
           "weight_scale": ("per-channel", "per-tensor"), "bias": ("present", "absent"), "kernel": (3, 1),
           "pads": ("same", "valid"), "group": ("1", "depthwise"), "input": ("quantized", "float-q"),
           "params": ("initializer", "constant"), "tail": ("dq", "q"), "numerics": ("random", "ties"),
