@@ -65,6 +65,7 @@ FAMILIES = (
     "conformance.patterns.layout",
     "conformance.patterns.boundaries",
     "conformance.patterns.upsample",
+    "conformance.patterns.attention",
 )
 
 

@@ -137,7 +137,7 @@ class RewriteBackend2(pr.RewriteBackend):
                         break
                     model = new
         ops = sorted({f"{n.domain}:{n.op_type}" if n.domain else n.op_type for n in model.graph.node})
-        return ReferenceEvaluator(model, new_ops=pr.FUSED_OPS + [BatchNormalization, Pad, Flatten] + FUSED_OPS2), ops
+        return ReferenceEvaluator(model, new_ops=pr.FUSED_OPS + [BatchNormalization, Pad, Flatten, NegativeLogLikelihoodLoss] + FUSED_OPS2), ops
 
 
 def _with(model: onnx.ModelProto, g: pr._Graph, remove: list, new: list, inits: dict) -> onnx.ModelProto:
@@ -386,4 +386,126 @@ def noop_removal(*, ignore_broadcast: bool = False, ignore_order: bool = False):
         return None
 
     rewrite.rewrite_name = "NoopElimination"
+    return rewrite
+
+
+# ----------------------------------------------------------------------------- attention, losses
+class NegativeLogLikelihoodLoss(OpRun):
+    """ai.onnx NegativeLogLikelihoodLoss: onnx.reference's own, with unit class weights passed where
+    ``ignore_index`` is set and no weight is given.  Its own code skips the weights exactly when
+    ``ignore_index == -1`` (``elif ignore_index != -1``), so the mean then divides by every
+    target, the ignored ones included, where the text divides by the kept ones
+    (tests/test_patterns_attention.py::test_onnx_reference_nll_ignore_index_minus_one)."""
+
+    op_domain = ""
+
+    def _run(self, x, target, weight=None, ignore_index=None, reduction=None):
+        from onnx.reference.ops.op_negative_log_likelihood_loss import _compute_negative_log_likelihood_loss
+
+        if weight is None and ignore_index is not None:
+            weight = np.ones(x.shape[1], dtype=x.dtype)
+        red = reduction.decode() if isinstance(reduction, bytes) else (reduction or "mean")
+        return _compute_negative_log_likelihood_loss(x, target, weight=weight, reduction=red,
+                                                     ignore_index=ignore_index)
+
+
+class SDPA(OpRun):
+    """Fused attention ``Softmax(Q Kt * scale + mask, axis) V`` (float32 inside for float and 16-bit
+    graphs), ``Kt`` already transposed; ``c`` the scale constant (multiplied, or divided by with
+    ``div=1``; absent: 1); ``axis`` the Softmax axis the fusion read."""
+
+    op_domain = DOMAIN
+
+    def _run(self, Q, Kt, V, c=None, mask=None, div=None, axis=None):
+        w = pr._work(Q)
+        s = np.matmul(Q.astype(w), Kt.astype(w))
+        if c is not None:
+            s = s / c.astype(w) if div else s * c.astype(w)
+        if mask is not None:
+            s = s + mask.astype(w)
+        s = s - np.max(s, axis=axis, keepdims=True) if s.size else s
+        e = np.exp(s)
+        p = e / np.sum(e, axis=axis, keepdims=True)
+        return (np.matmul(p, V.astype(w)).astype(Q.dtype),)
+
+
+class LogSoftmaxF(OpRun):
+    """Fused ``LogSoftmax(x, axis)`` in float32 for float and 16-bit graphs."""
+
+    op_domain = DOMAIN
+
+    def _run(self, x, axis=None):
+        w = pr._work(x)
+        a = x.astype(w)
+        m = np.max(a, axis=axis, keepdims=True) if a.size else a
+        return ((a - m - np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True))).astype(x.dtype),)
+
+
+FUSED_OPS2 += [SDPA, LogSoftmaxF]
+
+
+def attention_fusion(*, any_softmax_axis: bool = False):
+    """``MatMul(Softmax(Add(Div|Mul(MatMul(Q, Kt), c), mask), axis), V)`` (scale and mask optional)
+    -> ``SDPA(Q, Kt, V[, mask], scale)``.  Preconditions: the scale a constant scalar, the Softmax
+    over the last axis, no intermediate used elsewhere.  ``any_softmax_axis`` (wrong): fuses
+    whatever the Softmax axis (and normalizes over the last axis)."""
+
+    def rewrite(model):
+        g = pr._Graph(model)
+        for sm in g.nodes:
+            if sm.op_type != "Softmax":
+                continue
+            ax = int(g.attr(sm, "axis", -1))
+            rank = 4
+            if ax % rank != rank - 1 and not any_softmax_axis:
+                continue
+            out = g.only(sm.output[0], "MatMul")
+            if out is None or out.input[0] != sm.output[0]:
+                continue
+            remove, cur, mask, scale, div = [sm, out], sm.input[0], None, "", 0
+            node = _producer(g, cur)
+            if node is not None and node.op_type == "Add" and g.only(cur, "Softmax") is sm:
+                first = _producer(g, node.input[0])
+                si = 0 if first is not None and first.op_type in ("Div", "Mul", "MatMul") else 1
+                mask, cur = node.input[1 - si], node.input[si]
+                remove.append(node)
+                node = _producer(g, cur)
+            if node is not None and node.op_type in ("Div", "Mul") and len(g.consumers(cur)) == 1:
+                c = g.consts.get(node.input[1])
+                if c is None or c.size != 1:
+                    continue
+                scale, div = node.input[1], int(node.op_type == "Div")
+                remove.append(node)
+                cur = node.input[0]
+                node = _producer(g, cur)
+            if node is None or node.op_type != "MatMul" or len(g.consumers(cur)) != 1:
+                continue
+            remove.append(node)
+            ins = [node.input[0], node.input[1], out.input[1], scale] + ([mask] if mask else [])
+            new = helper.make_node("SDPA", ins, list(out.output), domain=DOMAIN, div=div, axis=-1)
+            return _with(model, g, remove, [new], {})
+        return None
+
+    rewrite.rewrite_name = "AttentionFusion"
+    return rewrite
+
+
+def log_softmax_fusion(*, drop_axis: bool = False):
+    """``Log(Softmax(x, axis))`` -> a fused LogSoftmax over the same axis (the Softmax used only by
+    the Log).  ``drop_axis`` (wrong): the fused node takes LogSoftmax-13's default axis -1."""
+
+    def rewrite(model):
+        g = pr._Graph(model)
+        for sm in g.nodes:
+            if sm.op_type != "Softmax":
+                continue
+            lg = g.only(sm.output[0], "Log")
+            if lg is None:
+                continue
+            ax = -1 if drop_axis else int(g.attr(sm, "axis", -1))
+            new = helper.make_node("LogSoftmaxF", [sm.input[0]], list(lg.output), domain=DOMAIN, axis=ax)
+            return _with(model, g, [sm, lg], [new], {})
+        return None
+
+    rewrite.rewrite_name = "LogSoftmaxFusion"
     return rewrite
