@@ -311,9 +311,10 @@ class RewriteBackend(Backend):
 
     levels = ("disable", "opt")
 
-    def __init__(self, rewrites=RIGHT, name: str = "rewrites"):
+    def __init__(self, rewrites=RIGHT, name: str = "rewrites", ops=None):
         self.rewrites = tuple(rewrites)
         self.name = name
+        self.ops = list(FUSED_OPS if ops is None else ops)  # the kernels onnx.reference is given
         #: the rewrites' names, which ``disabled`` removes (the runner's search for the one responsible)
         self.rewrite_names = tuple(rw.rewrite_name for rw in self.rewrites)
 
@@ -331,7 +332,7 @@ class RewriteBackend(Backend):
                         break
                     model = new
         ops = sorted({f"{n.domain}:{n.op_type}" if n.domain else n.op_type for n in model.graph.node})
-        return ReferenceEvaluator(model, new_ops=FUSED_OPS), ops
+        return ReferenceEvaluator(model, new_ops=self.ops), ops
 
     def optimized_ops(self, prepared):
         return prepared[1]

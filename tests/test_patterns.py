@@ -248,6 +248,15 @@ def test_onnx_reference_erf_double_is_float32():
     assert np.array_equal(fixed, want)
 
 
+def test_a_wrong_kernel_is_a_kernel_failure():
+    """onnx.reference's own Erf (float32 for double) at both levels and no rewrite: the double
+    Gelu cases are wrong at every level, a kernel failure, not an optimizer one."""
+    be = pr.RewriteBackend((), name="float32-erf", ops=[pr.LayerNorm, pr.Gelu, pr.MatMulT])
+    s = _run([c for c in _cases("Gelu.erf") if c.dtype in ("double", "float")], be)
+    assert s["classes"]["gelu"]["kernel"] >= 10 and "optimizer" not in s["classes"]["gelu"]
+    assert {f["dtype"] for f in s["failures"]} == {"double"} and all(f["class"] == "kernel" for f in s["failures"])
+
+
 def test_float16_chain_without_float32_is_legitimate_and_tolerance_is_tight():
     """onnx.reference evaluates float16 nodes in float16 (the unfused chain rounded to T after
     every node): it passes (above); and the float32 fused Gelu-tanh for Gelu-erf fails in float
