@@ -58,6 +58,7 @@ computation is exact and the text's ties-to-even decides the exact ties it holds
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -69,7 +70,12 @@ from .core import Builder, Pattern, register_patterns
 
 FAMILY = "qdq"
 U8, I8, I32 = onnx.TensorProto.UINT8, onnx.TensorProto.INT8, onnx.TensorProto.INT32
-_RANGE = {U8: (0, 255), I8: (-128, 127)}
+U16, I16 = onnx.TensorProto.UINT16, onnx.TensorProto.INT16
+_RANGE = {U8: (0, 255), I8: (-128, 127), U16: (0, 65535), I16: (-32768, 32767)}
+_QTYPES = {"uint8": U8, "int8": I8, "uint16": U16, "int16": I16}
+#: Activation types of 16 bits (QuantizeLinear/DequantizeLinear from opset 21; onnxruntime's
+#: quantize_static "A16W8": 16-bit activations, int8 weights): values spread ~50x wider.
+WIDE = (U16, I16)
 #: Relative margin (of the float32 multiplier / float32 chain) an element's requantized value must
 #: keep from a ``.5`` boundary beyond what the chain variants already check: ~4 float32 ulps of
 #: the multiplier and the product, times 16.
@@ -84,7 +90,7 @@ _NOTE_TYPES = ("float only: QuantizeLinear/DequantizeLinear before opset 19 take
 
 # ----------------------------------------------------------------------------- quantization helpers
 def _qtype(b: Builder) -> int:
-    return U8 if b.v.get("activation", "uint8") == "uint8" else I8
+    return _QTYPES[b.v.get("activation", "uint8")]
 
 
 def _scale(b: Builder, lo_exp: int = -6, hi_exp: int = -3) -> float:
@@ -101,9 +107,9 @@ def _zero_point(b: Builder, qt: int) -> int:
     (odd and even values: ties to even on ``round(v) + z`` and ``round(v + z)`` differ for odd z)."""
     lo, hi = _RANGE[qt]
     if b.v.get("zero_point", "asymmetric") == "symmetric":
-        return 0 if qt == I8 else 128
+        return 0 if lo < 0 else (hi + 1) // 2
     mid = (lo + hi + 1) // 2
-    return int(mid + b.rng.integers(-40, 41))
+    return int(mid + (b.rng.integers(-2000, 2001) if qt in WIDE else b.rng.integers(-40, 41)))
 
 
 def _ties(b: Builder) -> bool:
@@ -115,7 +121,7 @@ def _qvalues(b: Builder, shape, qt: int, z: int, wide: bool = False) -> np.ndarr
     keeps them within 3 of it (small products: the output scale can be 2 or 4 times the product of
     the input scales, every pre-Q value a multiple of 1/2 or 1/4 quantum)."""
     lo, hi = _RANGE[qt]
-    spread = 3 if _ties(b) and not wide else 60
+    spread = 3 if _ties(b) and not wide else (3000 if qt in WIDE else 60)
     v = np.clip(z + b.rng.integers(-spread, spread + 1, size=tuple(shape)), lo, hi)
     return np.asarray(v.astype(np.int64), dtype=object)
 
@@ -149,7 +155,7 @@ def _activation(b: Builder, name: str, shape, qt: int, s: float, z: int, wide: b
         return _dq(b, xq, sn, zn), s
     lo, hi = _RANGE[qt]
     ties = _ties(b)
-    sp = 3 if ties and not wide else 70
+    sp = 3 if ties and not wide else (3500 if qt in WIDE else 70)
     k = np.clip(z + b.rng.integers(-sp, sp + 1, size=tuple(shape)), lo - 2, hi + 2) - z  # a few beyond: saturate
     d = b.rng.choice((-0.5, 0.5, 0.25, -0.25) if ties else (-0.375, -0.25, -0.125, 0.125, 0.25, 0.375, 0.0),
                      size=tuple(shape))
@@ -264,7 +270,7 @@ def robust_build(fn):
 
 def _out_scale(b: Builder, y_abs_max: float, qt: int) -> float:
     """An output scale putting ``y_abs_max`` near the edge of the type's range (a few saturate)."""
-    target = max(y_abs_max, 1e-3) / 100.0
+    target = max(y_abs_max, 1e-3) / (1000.0 if qt in WIDE else 100.0)
     e = math.floor(math.log2(target))
     if b.v.get("numerics") == "ties":
         return float(2.0 ** e)
@@ -556,5 +562,59 @@ PAIRS = Pattern(
     notes=_NOTE_TYPES + ". requant near-misses: the DQ -> Q pair requantizes and must stay",
 )
 
-PATTERNS = (DENSE, CONV, BINARY, POOL, RESIZE, PAIRS)
+# ----------------------------------------------------------------------------- weight-only
+def _build_weight_only(b: Builder) -> None:
+    """X (float) -> MatMul(X, DQ(W int8)) (-> Add B float): weight-only quantization."""
+    r = b.rng
+    m, k, n = int(r.integers(1, 5)), int(r.integers(2, 40)), int(r.integers(1, 9))
+    if b.v.get("shape") == "zero-M":
+        m = 0
+    elif b.v.get("shape") == "M1":
+        m = 1
+    x = b.input("X", b.data((m, k)))
+    per_channel = b.v.get("weight_scale", "per-channel") == "per-channel"
+    sw = np.array([_scale(b, -8, -6) for _ in range(n)]) if per_channel else np.array(_scale(b, -8, -6))
+    sym = b.v.get("zero_point", "symmetric") == "symmetric"
+    qt = I8 if b.v.get("weight_type", "int8") == "int8" else U8
+    base = 0 if qt == I8 else 128
+    zw = np.full(np.shape(sw), base if sym else base + int(r.integers(-20, 21)), dtype=np.int64)
+    lo, hi = _RANGE[qt]
+    wq = np.asarray(np.clip(zw + r.integers(-120, 121, size=(k, n)), lo, hi).astype(np.int64), dtype=object)
+    wd = _dq(b, b.param("W", wq, qt), b.param("W_scale", sw, onnx.TensorProto.FLOAT),
+             b.param("W_zero_point", np.asarray(zw, dtype=object), qt), axis=1 if per_channel else None)
+    y = b.node("MatMul", (x, wd))
+    if b.v.get("bias", "present") == "present":
+        y = b.node("Add", (y, b.param("B", b.data((n,), scale=0.5))))
+    b.output(y)
+
+
+WEIGHT_ONLY = Pattern(
+    "QDQ.weight_only", FAMILY, "Dense (weight-only int8)",
+    "quantize_static / torch int8 weight-only quantization: X float -> MatMul(X, DQ(int8 W)) -> Add bias",
+    robust_build(_build_weight_only),
+    axes={"weight_scale": ("per-channel", "per-tensor"), "zero_point": ("symmetric", "asymmetric"),
+          "weight_type": ("int8", "uint8"), "bias": ("present", "absent"), "params": ("initializer", "constant"),
+          "shape": ("MKN", "M1", "zero-M")},
+    types=TYPES, opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("com.microsoft:MatMulNBits", "com.microsoft:MatMulIntegerToFloat")},
+    notes=_NOTE_TYPES + ". The output is float (MatMul's accumulation tolerance): a rewrite that quantizes "
+          "the float activation (an int8 compute of X) changes the values",
+)
+
+
+def _sixteen(p: Pattern, layer_note: str) -> Pattern:
+    """The 16-bit-activation form of ``p`` (A16W8: uint16/int16 activations, int8 weights) at
+    the exporter opsets where QuantizeLinear/DequantizeLinear take them (21 and later); no
+    near-misses of its own (the 8-bit form has them)."""
+    return dataclasses.replace(
+        p, name=p.name + "16", axes={**p.axes, "activation": ("uint16", "int16")}, near_misses={},
+        opsets=tuple(o for o in EXPORTER_OPSETS if o >= 21), exporter=p.exporter + " with 16-bit activations (A16W8)",
+        notes=p.notes + ". " + layer_note)
+
+
+_NOTE16 = ("16-bit activations: onnxruntime's CPU QLinear kernels take 8 bits only, so a fusion must not "
+           "fire (or must compute in 16 bits)")
+DENSE16, CONV16, BINARY16, POOL16 = (_sixteen(p, _NOTE16) for p in (DENSE, CONV, BINARY, POOL))
+
+PATTERNS = (DENSE, CONV, BINARY, POOL, RESIZE, PAIRS, DENSE16, CONV16, BINARY16, POOL16, WEIGHT_ONLY)
 register_patterns(PATTERNS, FAMILY)
