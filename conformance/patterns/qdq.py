@@ -41,6 +41,13 @@ Patterns (``QDQ.<layer>``) and their variation axes (the rewrites' preconditions
 * ``QDQ.pairs``: ``Q(s, z) -> DQ(s, z) -> Q(s, z)``: the DQ -> Q pair cancels (the result is the
   first Q's).  Near-misses: the second Q with another scale or zero point (a requantization
   that must not be removed).
+* ``QDQ.dense16``, ``QDQ.conv16``, ``QDQ.binary16``, ``QDQ.pool16``: the same graphs with uint16 /
+  int16 activations and int8 weights (onnxruntime's A16W8), at the exporter opsets from 21
+  (QuantizeLinear/DequantizeLinear-21 take 16-bit types): a runtime without a 16-bit QLinear
+  kernel must leave them alone or compute them exactly.
+* ``QDQ.weight_only``: ``X (float) -> MatMul(X, DQ(int8 / uint8 W)) (-> Add B)``, weight-only
+  quantization: a float output with MatMul's derived tolerance (no QuantizeLinear); a rewrite
+  computing X in int8 changes the values.
 
 Expected values: the operator table's oracles composed (``core.evaluate``), QuantizeLinear
 exactly (rational division, ties to even, saturation).  Every quantized output compares exactly.
