@@ -75,13 +75,28 @@ def act(b: Builder, y: str, kind: str) -> str:
     raise ValueError(kind)
 
 
+def peek(b: Builder, name: str) -> np.ndarray:
+    """The exact float64 value of ``name`` in the graph built so far (the composed oracle), so
+    that a builder can draw later parameters from it."""
+    from .core import PatternGraph, evaluate
+
+    built = b.built()
+    return evaluate(PatternGraph("peek", tuple(built.nodes), {"": b.opset}, dict(built.types)), built.feeds)[name]
+
+
 def batch_norm(b: Builder, y: str, m: int, tag: str = "", epsilon=None) -> str:
     """A BatchNormalization over ``m`` channels with drawn parameters (variances in [0.01, 1]:
     small enough that epsilon matters); ``epsilon`` ``None``/``"default"`` leaves the attribute
-    out (1e-5)."""
-    scale = b.param(f"bn{tag}_scale", b.data((m,), scale=0.3, offset=1.0))
-    bias = b.param(f"bn{tag}_bias", b.data((m,), scale=0.3, offset=0.2))
-    mean = b.param(f"bn{tag}_mean", b.data((m,), scale=0.2))
+    out (1e-5).  The means are per-channel quantiles (30 to 70 %) of the BatchNormalization's
+    actual input (as running statistics follow the data): the output has both signs in a channel
+    with distinct values, so a Relu after it does not make the whole output zero."""
+    scale = b.param(f"bn{tag}_scale", b.data((m,), lo=0.5, hi=1.5))
+    bias = b.param(f"bn{tag}_bias", b.data((m,), lo=0.0, hi=0.3))
+    val = peek(b, y)
+    q = b.rng.uniform(0.3, 0.7, size=m)
+    per = np.moveaxis(val, 1, 0).reshape(m, -1)
+    mean = b.param(f"bn{tag}_mean", np.array([np.quantile(per[i], q[i]) for i in range(m)]) if val.size
+                   else b.data((m,), scale=0.2))
     var = b.param(f"bn{tag}_var", b.data((m,), lo=0.01, hi=1.0))
     attrs = {} if epsilon in (None, "default") else {"epsilon": float(epsilon)}
     return b.node("BatchNormalization", (y, scale, bias, mean, var), **attrs)
@@ -99,7 +114,7 @@ def _build_bn_act(b: Builder) -> None:
     elif geometry == "strided":
         conv_attrs["strides"] = [2] * rank
         conv_attrs["pads"] = [1] * (2 * rank)
-    sp = _spatial(b, rank, lo=max(k, 3))
+    sp = _spatial(b, rank, lo=max(k + 1, 3))  # at least 2 outputs per axis: no all-negative output below a Relu
     x = b.input("X", b.data((n, c, *sp)))
     w = b.param("W", b.data((m, c, *([k] * rank)), scale=1.0 / np.sqrt(c * k ** rank)))
     ins = (x, w)

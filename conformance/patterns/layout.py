@@ -51,13 +51,13 @@ def _n(b: Builder) -> int:
 def _build_channels_last(b: Builder) -> None:
     rank = int(b.v.get("rank", 2))
     n, c, m, k = _n(b), int(b.rng.integers(1, 4)), int(b.rng.integers(1, 5)), int(b.rng.integers(1, 4))
-    sp = tuple(int(b.rng.integers(max(k, 2), 6)) for _ in range(rank))
+    sp = tuple(int(b.rng.integers(k + 1, 6)) for _ in range(rank))  # >= 2 outputs per axis
     x = b.input("X", b.data((n, *sp, c)))
     to_first = [0, rank + 1, *range(1, rank + 1)]
     to_last = [0, *range(2, rank + 2), 1]
     t = b.node("Transpose", (x,), perm=to_first)
     w = b.param("W", b.data((m, c, *([k] * rank)), scale=1.0 / np.sqrt(c * k ** rank)))
-    y = b.node("Conv", (t, w, b.param("B", b.data((m,), scale=0.3))), kernel_shape=[k] * rank)
+    y = b.node("Conv", (t, w, b.param("B", b.data((m,), scale=0.3, offset=0.5))), kernel_shape=[k] * rank)
     y = act(b, y, b.v.get("act", "relu"))
     back = b.v.get("out_perm", "inverse")
     if back == "inverse":
