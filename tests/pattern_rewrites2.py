@@ -204,13 +204,14 @@ def conv_bn_fold(*, drop_epsilon: bool = False):
 
 
 # ----------------------------------------------------------------------------- padding + pooling
-def pad_pool_fusion(*, zero_into_max: bool = False):
+def pad_pool_fusion(*, zero_into_max: bool = False, any_value_into_conv: bool = False):
     """Folds a constant-mode ``Pad`` of the spatial axes into the consuming pooling's ``pads``:
     into MaxPool only when the pad value is -inf (MaxPool's implicit padding), into AveragePool
     only when it is 0 and the pooling has no pads of its own or counts them
     (``count_include_pad=1``), setting ``count_include_pad=1``.  Preconditions: the Pad's pads
-    and value are constants, non-negative, zero on the batch and channel axes.  ``zero_into_max``
-    (wrong): folds any constant pad value into MaxPool."""
+    and value are constants, non-negative, zero on the batch and channel axes.  A zero pad before
+    a Conv goes into the Conv's own ``pads``.  Wrong flags: ``zero_into_max`` folds any constant
+    pad value into MaxPool, ``any_value_into_conv`` any constant value into Conv."""
 
     def rewrite(model):
         g = pr._Graph(model)
@@ -234,8 +235,9 @@ def pad_pool_fusion(*, zero_into_max: bool = False):
                 if v is None:
                     continue
                 value = float(v)
-            pool = g.only(pad.output[0], "MaxPool") or g.only(pad.output[0], "AveragePool")
-            if pool is None:
+            pool = g.only(pad.output[0], "MaxPool") or g.only(pad.output[0], "AveragePool") or \
+                g.only(pad.output[0], "Conv")
+            if pool is None or pool.input[0] != pad.output[0]:
                 continue
             r = len(pads) // 2
             pads = [int(p) for p in pads]
@@ -248,6 +250,9 @@ def pad_pool_fusion(*, zero_into_max: bool = False):
             if pool.op_type == "MaxPool":
                 if not (value == -np.inf or zero_into_max):
                     continue
+            elif pool.op_type == "Conv":
+                if value != 0.0 and not any_value_into_conv:
+                    continue
             else:
                 if value != 0.0 or (any(own) and not cip):
                     continue
@@ -256,6 +261,15 @@ def pad_pool_fusion(*, zero_into_max: bool = False):
             a = {at.name: helper.get_attribute_value(at) for at in pool.attribute}
             if a.get("dilations") and any(d != 1 for d in a["dilations"]) or a.get("ceil_mode"):
                 continue
+            if pool.op_type == "Conv":
+                new = onnx.NodeProto()
+                new.CopyFrom(pool)
+                new.input[0] = pad.input[0]
+                for at in list(new.attribute):
+                    if at.name == "pads":
+                        new.attribute.remove(at)
+                new.attribute.append(helper.make_attribute("pads", new_pads))
+                return _with(model, g, [pad, pool], [new], {})
             new = helper.make_node("PaddedPool", [pad.input[0]], list(pool.output), domain=DOMAIN,
                                    kind="max" if pool.op_type == "MaxPool" else "avg",
                                    kernel_shape=list(a["kernel_shape"]), strides=list(a.get("strides", [1] * sp)),

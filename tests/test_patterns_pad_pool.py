@@ -18,7 +18,7 @@ import onnx
 import pytest
 
 from conformance.patterns import core, pad_pool
-from test_patterns_conv_blocks import _run, _v, close, feeds
+from test_patterns_conv_blocks import _run, _v, close, conv_loop, feeds
 
 import pattern_rewrites2 as pr2
 
@@ -63,7 +63,7 @@ def pool(x, k, strides, pads, kind: str, cip: int = 0) -> np.ndarray:
 def _expected(c) -> np.ndarray:
     f, v = feeds(c), _v(c)
     pad_node = next(n for n in c.model.graph.node if n.op_type == "Pad")
-    pool_node = next(n for n in c.model.graph.node if n.op_type in ("MaxPool", "AveragePool"))
+    pool_node = next(n for n in c.model.graph.node if n.op_type in ("MaxPool", "AveragePool", "Conv"))
     pads = [int(p) for p in f["pads"]]
     x = f["X"]
     if "pad_axes" in f:  # Pad-18 axes: the spatial axes only
@@ -78,22 +78,26 @@ def _expected(c) -> np.ndarray:
     a = {at.name: onnx.helper.get_attribute_value(at) for at in pool_node.attribute}
     r = x.ndim - 2
     k = a["kernel_shape"][0]
+    if pool_node.op_type == "Conv":
+        z = conv_loop(y, f["W"], f["B"], a.get("pads"), a.get("strides"))
+        return (np.maximum(z, 0) if v["act"] == "relu" else z), v
     return pool(y, k, a.get("strides", [1] * r), a.get("pads", [0] * (2 * r)),
                 "max" if pool_node.op_type == "MaxPool" else "avg", a.get("count_include_pad", 0)), v
 
 
 def test_oracle_is_the_formula():
     seen = Counter()
-    for name in ("Pool.pad_maxpool", "Pool.pad_avgpool"):
+    for name in ("Pool.pad_maxpool", "Pool.pad_avgpool", "Conv.pad_conv"):
         for c in _cases(name):
             if c.dtype == "float16":
                 continue
             want, v = _expected(c)
-            close(c, want, k=4)
+            close(c, want, k=8 if name == "Conv.pad_conv" else 4)
             seen[(name, v["value"])] += 1
             seen[(name, "axes")] += "pad_axes" in feeds(c)
     assert all(seen[("Pool.pad_maxpool", m)] for m in ("-inf", "0", "omitted", "reflect", "edge")), seen
     assert seen[("Pool.pad_maxpool", "axes")] and seen[("Pool.pad_avgpool", "0.5")], seen
+    assert seen[("Conv.pad_conv", "axes")] and seen[("Conv.pad_conv", "0.5")] and seen[("Pool.pad_avgpool", "axes")], seen
 
 
 def test_zero_pad_changes_maxpool():
@@ -120,8 +124,9 @@ def test_valid_models():
 
 @lru_cache(maxsize=None)
 def _summary(which: str) -> dict:
-    rw = {"right": (pr2.pad_pool_fusion(),), "zero-into-max": (pr2.pad_pool_fusion(zero_into_max=True),)}[which]
-    cases = [c for p in ("Pool.pad_maxpool", "Pool.pad_avgpool") for c in _cases(p)]
+    rw = {"right": (pr2.pad_pool_fusion(),), "zero-into-max": (pr2.pad_pool_fusion(zero_into_max=True),),
+          "any-into-conv": (pr2.pad_pool_fusion(any_value_into_conv=True),)}[which]
+    cases = [c for p in ("Pool.pad_maxpool", "Pool.pad_avgpool", "Conv.pad_conv") for c in _cases(p)]
     return _run(cases, rw, which)
 
 
@@ -135,12 +140,22 @@ def test_reference_and_right_fusion_pass_every_case():
         t = r["tags"]
         gone = "Pad" not in r["optimized"]["ops"]
         foldable = (t["v_value"] == "-inf" if t["pattern"] == "Pool.pad_maxpool" else
+                    t["v_value"] in ("0", "omitted") if t["pattern"] == "Conv.pad_conv" else
                     t["v_value"] in ("0", "omitted") and (t["v_own_pads"] == "none" or t["v_count_include_pad"] == "1"))
         foldable = foldable and not t.get("near_miss") and t.get("v_amount") != "negative" and \
             not (t["v_params"] == "input" and t["v_value"] != "omitted")
         assert gone == foldable, r["id"]
         fired[t["pattern"]] += gone
-    assert fired["Pool.pad_maxpool"] >= 8 and fired["Pool.pad_avgpool"] >= 20, fired
+    assert fired["Pool.pad_maxpool"] >= 8 and fired["Pool.pad_avgpool"] >= 20 and fired["Conv.pad_conv"] >= 20, fired
+
+
+def test_nonzero_pad_folded_into_conv_is_caught():
+    s = _summary("any-into-conv")
+    bad = s["failures"]
+    assert len(bad) >= 3
+    for f in bad:
+        assert f["class"] == "optimizer" and f["levels"] == ["opt"] and f["outcomes"]["disable"] == "pass", f
+        assert f["pattern"] == "Conv.pad_conv" and f["near_miss"] == "value=0.5" and f["responsible"] == ["PadFusion"], f
 
 
 def test_zero_pad_folded_into_maxpool_is_caught():

@@ -1,4 +1,5 @@
-"""Layer patterns of padding before pooling: Pad + MaxPool, Pad + AveragePool.
+"""Layer patterns of padding before pooling and convolution: Pad + MaxPool, Pad + AveragePool,
+Pad + Conv.
 
 Forms (what exporters emit):
 
@@ -20,7 +21,15 @@ Forms (what exporters emit):
   window's average, so a fold is right only as ``count_include_pad=1`` and only if the
   pooling's own pads (if any) are counted too.  Axes: the pooling's ``count_include_pad`` and own
   pads (own pads with ``count_include_pad=0`` cannot be merged with counted zeros), the pad
-  mode (zero, reflect, edge), amounts.  Near-miss: the pad value 0.5 (not AveragePool's zero).
+  mode (zero, reflect, edge), amounts, Pad-18's ``axes`` input.  Near-miss: the pad value 0.5
+  (not AveragePool's zero).
+* ``Conv.pad_conv``: Keras ``ZeroPadding2D`` + ``Conv2D`` (tf2onnx), torch ``nn.ZeroPad2d`` /
+  ``ReflectionPad2d`` + ``Conv2d``: ``Relu(Conv(Pad(X, pads, value), W, B))``.  onnxruntime's
+  ``PadFusion`` folds a constant zero Pad into Conv's ``pads``; right only for the value 0, the
+  spatial axes and non-negative amounts (a Cropping is not a padding).  Axes: the value / mode,
+  amounts (one, asymmetric, negative), Conv's own pads and strides, rank, Pad-18's ``axes``
+  input, parameters, an empty batch.  Near-misses: the value 0.5; the channel axis padded too
+  (the Conv then has one more input channel).
 """
 
 from __future__ import annotations
@@ -129,6 +138,7 @@ PAD_AVGPOOL = Pattern(
     _build_avg,
     axes={"value": ("0", "omitted", "reflect", "edge"), "count_include_pad": (0, 1), "own_pads": ("none", "one"),
           "amount": ("one", "asymmetric"), "kernel": (3, 2), "strides": (1, 2), "rank": (2, 1),
+          "axes_input": ("absent", "spatial"),
           "params": ("initializer", "constant", "input"), "shape": ("normal", "zero-batch")},
     near_misses={"value": ("0.5",)},
     opsets=EXPORTER_OPSETS,
@@ -137,5 +147,39 @@ PAD_AVGPOOL = Pattern(
           "are not counted",
 )
 
-PATTERNS = (PAD_MAXPOOL, PAD_AVGPOOL)
+def _build_conv(b: Builder) -> None:
+    rank = int(b.v.get("rank", 2))
+    k = int(b.v.get("kernel", 3))
+    x = _x(b, rank, k, offset=0.5)
+    pads = _pads(b, rank, b.v.get("amount", "one"), k)
+    if b.v.get("pad_channels") == "yes":  # near-miss: the channel axis padded too (more input channels)
+        pads[1] = 1
+    y = _pad(b, x, pads, b.v.get("value", "0"))
+    c = int(b._feeds[x].shape[1]) + (1 if b.v.get("pad_channels") == "yes" else 0)
+    m = int(b.rng.integers(1, 4))
+    w = b.param("W", b.data((m, c, *([k] * rank)), scale=1.0 / np.sqrt(c * k ** rank)))
+    attrs = {"kernel_shape": [k] * rank}
+    if b.v.get("own_pads", "none") == "one":
+        attrs["pads"] = [1] * (2 * rank)
+    if int(b.v.get("strides", 1)) != 1:
+        attrs["strides"] = [int(b.v["strides"])] * rank
+    y = b.node("Conv", (y, w, b.param("B", b.data((m,), scale=0.3))), **attrs)
+    b.output(b.node("Relu", (y,)) if b.v.get("act", "relu") == "relu" else y)
+
+
+PAD_CONV = Pattern(
+    "Conv.pad_conv", FAMILY, "ZeroPadding+Conv",
+    "Keras ZeroPadding2D + Conv2D (tf2onnx) / torch nn.ZeroPad2d, ReflectionPad2d + Conv2d: Pad, Conv, Relu",
+    _build_conv,
+    axes={"value": ("0", "omitted", "reflect", "edge"), "amount": ("one", "asymmetric", "negative"),
+          "own_pads": ("none", "one"), "kernel": (3, 2), "strides": (1, 2), "rank": (2, 1),
+          "axes_input": ("absent", "spatial"), "act": ("relu", "none"), "params": ("initializer", "constant", "input"),
+          "shape": ("normal", "zero-batch")},
+    near_misses={"value": ("0.5",), "pad_channels": ("yes",)},
+    opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("!Pad",)},
+    notes="a fold into Conv's pads is right only for a zero constant pad of the spatial axes with non-negative amounts",
+)
+
+PATTERNS = (PAD_MAXPOOL, PAD_AVGPOOL, PAD_CONV)
 register_patterns(PATTERNS, FAMILY)
