@@ -523,3 +523,39 @@ def log_softmax_fusion(*, drop_axis: bool = False):
 
     rewrite.rewrite_name = "LogSoftmaxFusion"
     return rewrite
+
+
+def gemm_bn_fold(*, drop_epsilon: bool = False):
+    """Folds ``BatchNormalization(Gemm(X, W, C))`` on a rank-2 output into the Gemm (the features
+    are the output columns: rows of W with ``transB=1``, columns without), as
+    :func:`conv_bn_fold`; ``alpha``/``beta`` other than 1 and a missing C are not folded.
+    ``drop_epsilon`` (wrong): ``k = scale / sqrt(var)``."""
+
+    def rewrite(model):
+        g = pr._Graph(model)
+        consts = _init_names(model)
+        for gm in g.nodes:
+            if gm.op_type != "Gemm" or len(gm.input) < 3:
+                continue
+            bn = g.only(gm.output[0], "BatchNormalization")
+            if bn is None or not all(i in consts for i in list(gm.input[1:]) + list(bn.input[1:5])):
+                continue
+            if float(g.attr(gm, "alpha", 1.0)) != 1.0 or float(g.attr(gm, "beta", 1.0)) != 1.0 or \
+                    int(g.attr(gm, "transA", 0)):
+                continue
+            w, c0 = g.consts[gm.input[1]], g.consts[gm.input[2]]
+            dt = w.dtype
+            s, bias, mean, var = (g.consts[i].astype(np.float64) for i in bn.input[1:5])
+            eps = float(np.float32(g.attr(bn, "epsilon", 1e-5)))
+            k = s / np.sqrt(var + (0.0 if drop_epsilon else eps))
+            tb = int(g.attr(gm, "transB", 0))
+            w2 = (w.astype(np.float64) * (k[:, None] if tb else k[None, :])).astype(dt)
+            c2 = ((np.broadcast_to(c0.astype(np.float64), k.shape) - mean) * k + bias).astype(dt)
+            tag = gm.output[0]
+            new = helper.make_node("Gemm", [gm.input[0], f"{tag}_Wfold", f"{tag}_Cfold"], list(bn.output[:1]),
+                                   transB=tb)
+            return _with(model, g, [gm, bn], [new], {f"{tag}_Wfold": w2, f"{tag}_Cfold": c2})
+        return None
+
+    rewrite.rewrite_name = "GemmBNFusion"
+    return rewrite

@@ -154,7 +154,15 @@ def test_separable_and_affine_oracles_are_the_formula():
             y = y + f["add_shift"]
         close(c, y)
         n["affine"] += 1
-    assert n["separable"] >= 20 and n["affine"] >= 20
+    for c in _cases("Dense.bn"):
+        if c.dtype == "float16":
+            continue
+        f, v = feeds(c), _v(c)
+        y = f["X"] @ (f["W"].T if v["form"] == "gemm" else f["W"]) + f["B"]
+        z = bn(y.T, f, "", _eps(v)).T if c.tags.get("near_miss") else bn(y, f, "", _eps(v))
+        close(c, activation(z, v["act"]))
+        n["dense"] += 1
+    assert n["separable"] >= 20 and n["affine"] >= 20 and n["dense"] >= 20
 
 
 def test_shapes_edges_and_valid_models():
@@ -191,8 +199,9 @@ def _run(cases, rewrites, name):
 
 @lru_cache(maxsize=None)
 def _summary(which: str) -> dict:
-    rw = {"right": (pr2.conv_bn_fold(),), "drop-eps": (pr2.conv_bn_fold(drop_epsilon=True),)}[which]
-    cases = [c for p in ("Conv.bn_act", "Conv.separable") for c in _cases(p)]
+    rw = {"right": (pr2.conv_bn_fold(), pr2.gemm_bn_fold()),
+          "drop-eps": (pr2.conv_bn_fold(drop_epsilon=True), pr2.gemm_bn_fold(drop_epsilon=True))}[which]
+    cases = [c for p in ("Conv.bn_act", "Conv.separable", "Dense.bn") for c in _cases(p)]
     return _run(cases, rw, which)
 
 
@@ -205,12 +214,12 @@ def test_reference_and_right_fold_pass_every_case():
             continue
         gone = "BatchNormalization" not in r["optimized"]["ops"]
         t = r["tags"]
-        if t.get("near_miss") or t["v_params"] == "input":
+        if t.get("near_miss") or t["v_params"] == "input" or t.get("v_form") == "matmul-add":
             assert not gone, r["id"]  # the near-miss and graph-input parameters are left alone
         elif t["v_params"] != "input" and t.get("v_expose", "none") == "none":
             assert gone, r["id"]
             folded[t["pattern"]] += 1
-    assert folded["Conv.bn_act"] >= 30 and folded["Conv.separable"] >= 20, folded
+    assert folded["Conv.bn_act"] >= 30 and folded["Conv.separable"] >= 20 and folded["Dense.bn"] >= 15, folded
 
 
 def test_fold_dropping_epsilon_is_caught():
@@ -220,11 +229,13 @@ def test_fold_dropping_epsilon_is_caught():
     for f in bad:
         assert f["class"] == "optimizer" and f["levels"] == ["opt"] and f["outcomes"]["disable"] == "pass", f
         assert f["variation"]["params"] != "input" and not f.get("near_miss"), f
-        assert f["responsible"] == ["ConvBNFusion"], f  # the runner names the rewrite whose removal fixes it
+        assert f["responsible"] == ["GemmBNFusion" if f["pattern"] == "Dense.bn" else "ConvBNFusion"], f
     caught = {(f["dtype"], f["variation"]["epsilon"]) for f in bad if f["pattern"] == "Conv.bn_act"}
     for t in ("float", "double"):
         assert {(t, e) for e in ("default", "0.001", "0.1")} <= caught, caught
     assert ("float16", "0.1") in caught
+    dense = {f["variation"]["epsilon"] for f in bad if f["pattern"] == "Dense.bn" and f["dtype"] != "float16"}
+    assert dense >= {"0.001", "0.1"}, dense
 
 
 def test_onnx_reference_batchnorm9_uses_batch_statistics():

@@ -31,6 +31,11 @@ Forms (what exporters emit):
   per output channel (shape ``[M, 1, ..., 1]``, ``[1, M, 1, ..., 1]``) or a single value.
   Near-miss: the constant broadcasts along the last spatial axis (shape ``[W]``): a fold into W
   would scale the wrong axis.
+* ``Dense.bn``: ``nn.Linear`` + ``nn.BatchNorm1d`` (torch.onnx: ``Gemm(transB=1)``,
+  ``BatchNormalization`` on ``[N, C]``), Keras ``Dense`` + ``BatchNormalization`` (tf2onnx:
+  ``MatMul``, ``Add``, ``BatchNormalization``), then an activation.  A fold into the Gemm's
+  weights and bias must keep epsilon, as for Conv.  Near-miss: the BatchNormalization over the
+  rows (a Transpose before and after it).
 """
 
 from __future__ import annotations
@@ -227,5 +232,36 @@ AFFINE = Pattern(
           "per output channel is wrong",
 )
 
-PATTERNS = (BN_ACT, SEPARABLE, AFFINE)
+def _build_dense_bn(b: Builder) -> None:
+    n = _batch(b) + (1 if b.v.get("shape", "normal") == "normal" else 0)  # >= 2 rows: a batch of rows
+    k, c = int(b.rng.integers(1, 9)), int(b.rng.integers(1, 6))
+    x = b.input("X", b.data((n, k)))
+    if b.v.get("form", "gemm") == "gemm":
+        w = b.param("W", b.data((c, k), scale=1.0 / np.sqrt(k)))
+        y = b.node("Gemm", (x, w, b.param("B", b.data((c,), scale=0.3))), transB=1)
+    else:
+        w = b.param("W", b.data((k, c), scale=1.0 / np.sqrt(k)))
+        y = b.node("Add", (b.node("MatMul", (x, w)), b.param("B", b.data((c,), scale=0.3))))
+    if b.v.get("bn_axis", "feature") == "batch":  # near-miss: normalizes over the rows (BN after a Transpose)
+        t = b.node("Transpose", (y,), perm=[1, 0])
+        z = b.node("Transpose", (batch_norm(b, t, n, epsilon=b.v.get("epsilon")),), perm=[1, 0])
+    else:
+        z = batch_norm(b, y, c, epsilon=b.v.get("epsilon"))
+    b.output(act(b, z, b.v.get("act", "relu")))
+
+
+DENSE_BN = Pattern(
+    "Dense.bn", FAMILY, "Dense+BatchNormalization",
+    "torch nn.Linear + nn.BatchNorm1d (torch.onnx eval: Gemm transB=1, BatchNormalization) / Keras Dense + "
+    "BatchNormalization (tf2onnx: MatMul, Add, BatchNormalization), activation",
+    _build_dense_bn,
+    axes={"form": ("gemm", "matmul-add"), "epsilon": ("default", 1e-3, 0.1), "act": ("relu", "none", "sigmoid"),
+          "params": ("initializer", "constant", "input"), "shape": ("normal", "batch1", "zero-batch")},
+    near_misses={"bn_axis": ("batch",)},
+    opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("!BatchNormalization",)},
+    notes="BatchNormalization on [N, C] (features on axis 1); the near-miss normalizes the rows instead",
+)
+
+PATTERNS = (BN_ACT, SEPARABLE, AFFINE, DENSE_BN)
 register_patterns(PATTERNS, FAMILY)
