@@ -78,6 +78,34 @@ def conv_loop(x, w, b=None, pads=None, strides=None, group=1) -> np.ndarray:
     return y
 
 
+def conv_transpose_loop(x, w, b=None, strides=None, pads=None, output_padding=None) -> np.ndarray:
+    """ConvTranspose (group 1) by scattering each input element's kernel (independent of the
+    oracle): full output ``(i - 1) s + k + output_padding``, then the pads cropped."""
+    n, c = x.shape[:2]
+    m = w.shape[1]
+    ks = w.shape[2:]
+    r = len(ks)
+    strides = strides or [1] * r
+    pads = pads or [0] * (2 * r)
+    op = output_padding or [0] * r
+    full = [(x.shape[2 + i] - 1) * strides[i] + ks[i] + op[i] for i in range(r)]
+    y = np.zeros((n, m, *full))
+    for pos in np.ndindex(*x.shape[2:]):
+        sl = tuple(slice(pos[i] * strides[i], pos[i] * strides[i] + ks[i]) for i in range(r))
+        # x[:, :, pos] (n, c) times w (c, m, k...) -> (n, m, k...)
+        y[(slice(None), slice(None)) + sl] += np.tensordot(x[(slice(None), slice(None)) + pos], w, axes=(1, 0))
+    crop = tuple(slice(pads[i], full[i] - pads[r + i]) for i in range(r))
+    y = y[(slice(None), slice(None)) + crop]
+    if b is not None:
+        y = y + b.reshape((1, -1) + (1,) * r)
+    return y
+
+
+def _conv_attrs_of(c, op: str) -> dict:
+    n = next(n for n in c.model.graph.node if n.op_type == op)
+    return {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+
+
 def bn(y, f, tag, eps) -> np.ndarray:
     sh = (1, -1) + (1,) * (y.ndim - 2)
     p = {k: f[f"bn{tag}_{k}"].reshape(sh) for k in ("scale", "bias", "mean", "var")}
@@ -154,6 +182,14 @@ def test_separable_and_affine_oracles_are_the_formula():
             y = y + f["add_shift"]
         close(c, y)
         n["affine"] += 1
+    for c in _cases("ConvTranspose.bn_act"):
+        if c.dtype == "float16":
+            continue
+        f, v = feeds(c), _v(c)
+        a = _conv_attrs_of(c, "ConvTranspose")
+        y = conv_transpose_loop(f["X"], f["W"], f.get("B"), a.get("strides"), a.get("pads"), a.get("output_padding"))
+        close(c, activation(bn(y, f, "", _eps(v)), v["act"]))
+        n["transpose"] += 1
     for c in _cases("Dense.bn"):
         if c.dtype == "float16":
             continue
@@ -162,7 +198,7 @@ def test_separable_and_affine_oracles_are_the_formula():
         z = bn(y.T, f, "", _eps(v)).T if c.tags.get("near_miss") else bn(y, f, "", _eps(v))
         close(c, activation(z, v["act"]))
         n["dense"] += 1
-    assert n["separable"] >= 20 and n["affine"] >= 20 and n["dense"] >= 20
+    assert n["separable"] >= 20 and n["affine"] >= 20 and n["dense"] >= 20 and n["transpose"] >= 20
 
 
 def test_shapes_edges_and_valid_models():
@@ -199,9 +235,10 @@ def _run(cases, rewrites, name):
 
 @lru_cache(maxsize=None)
 def _summary(which: str) -> dict:
-    rw = {"right": (pr2.conv_bn_fold(), pr2.gemm_bn_fold()),
-          "drop-eps": (pr2.conv_bn_fold(drop_epsilon=True), pr2.gemm_bn_fold(drop_epsilon=True))}[which]
-    cases = [c for p in ("Conv.bn_act", "Conv.separable", "Dense.bn") for c in _cases(p)]
+    rw = {"right": (pr2.conv_bn_fold(), pr2.gemm_bn_fold(), pr2.conv_transpose_bn_fold()),
+          "drop-eps": (pr2.conv_bn_fold(drop_epsilon=True), pr2.gemm_bn_fold(drop_epsilon=True)),
+          "conv-layout": (pr2.conv_transpose_bn_fold(conv_layout=True),)}[which]
+    cases = [c for p in ("Conv.bn_act", "Conv.separable", "Dense.bn", "ConvTranspose.bn_act") for c in _cases(p)]
     return _run(cases, rw, which)
 
 
@@ -219,7 +256,20 @@ def test_reference_and_right_fold_pass_every_case():
         elif t["v_params"] != "input" and t.get("v_expose", "none") == "none":
             assert gone, r["id"]
             folded[t["pattern"]] += 1
-    assert folded["Conv.bn_act"] >= 30 and folded["Conv.separable"] >= 20 and folded["Dense.bn"] >= 15, folded
+    assert folded["Conv.bn_act"] >= 30 and folded["Conv.separable"] >= 20 and folded["Dense.bn"] >= 15 and \
+        folded["ConvTranspose.bn_act"] >= 20, folded
+
+
+def test_conv_transpose_fold_in_conv_layout_is_caught():
+    """A ConvTranspose+BatchNormalization fold scaling W's axis 0 (Conv's output-channel axis; for
+    ConvTranspose the input channels) is caught on the C = M cases it folds, and only there."""
+    s = _summary("conv-layout")
+    bad = s["failures"]
+    assert len(bad) >= 10
+    for f in bad:
+        assert f["class"] == "optimizer" and f["levels"] == ["opt"] and f["outcomes"]["disable"] == "pass", f
+        assert f["pattern"] == "ConvTranspose.bn_act" and f["variation"]["channels"] == "same", f
+        assert f["responsible"] == ["ConvTransposeBNFusion"], f
 
 
 def test_fold_dropping_epsilon_is_caught():
@@ -253,3 +303,17 @@ def test_onnx_reference_batchnorm9_uses_batch_statistics():
     assert np.max(np.abs(got - want)) > 1e-3
     fixed = ReferenceEvaluator(c.model, new_ops=pr.FUSED_OPS + [pr2.BatchNormalization]).run(None, c.datasets[0].inputs)[0]
     np.testing.assert_allclose(fixed, want, rtol=1e-12, atol=1e-12)
+
+
+def test_onnx_reference_conv_transpose_empty_batch():
+    """onnx.reference's ConvTranspose raises on an empty batch (its per-image loop leaves the result
+    unset); the text's output shape is defined and the oracle gives it; the test backend's
+    ConvTranspose runs one zero image and keeps none (tests/pattern_rewrites2.py)."""
+    from onnx.reference import ReferenceEvaluator
+
+    c = next(c for c in _cases("ConvTranspose.bn_act") if c.tags["v_shape"] == "zero-batch" and c.dtype == "float")
+    with pytest.raises(TypeError):
+        ReferenceEvaluator(c.model).run(None, c.datasets[0].inputs)
+    got = ReferenceEvaluator(c.model, new_ops=[pr2.ConvTranspose, pr2.BatchNormalization]).run(None, c.datasets[0].inputs)[0]
+    want = c.datasets[0].outputs[c.outputs[0].name]
+    assert got.shape == want.shape and want.shape[0] == 0 and want.size == 0

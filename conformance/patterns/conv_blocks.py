@@ -31,6 +31,10 @@ Forms (what exporters emit):
   per output channel (shape ``[M, 1, ..., 1]``, ``[1, M, 1, ..., 1]``) or a single value.
   Near-miss: the constant broadcasts along the last spatial axis (shape ``[W]``): a fold into W
   would scale the wrong axis.
+* ``ConvTranspose.bn_act``: ``nn.ConvTranspose{1,2}d`` + BatchNorm + activation (decoders, GAN
+  generators), Keras ``Conv2DTranspose`` + ``BatchNormalization``: a fold must scale W's axis 1
+  (``[C, M / group, k...]``), not axis 0 as for Conv (the trap, live with C = M).  Axes: rank,
+  channels C = M or not, kernel, strides 2 with pads and output_padding, bias, epsilon, act.
 * ``Dense.bn``: ``nn.Linear`` + ``nn.BatchNorm1d`` (torch.onnx: ``Gemm(transB=1)``,
   ``BatchNormalization`` on ``[N, C]``), Keras ``Dense`` + ``BatchNormalization`` (tf2onnx:
   ``MatMul``, ``Add``, ``BatchNormalization``), then an activation.  A fold into the Gemm's
@@ -263,5 +267,39 @@ DENSE_BN = Pattern(
     notes="BatchNormalization on [N, C] (features on axis 1); the near-miss normalizes the rows instead",
 )
 
-PATTERNS = (BN_ACT, SEPARABLE, AFFINE, DENSE_BN)
+def _build_transpose_bn(b: Builder) -> None:
+    rank = int(b.v.get("rank", 2))
+    n = _batch(b)
+    c = int(b.rng.integers(1, 4))
+    m = c if b.v.get("channels", "same") == "same" else c + 1
+    k = int(b.v.get("kernel", 2))
+    sp = _spatial(b, rank, lo=2, hi=5)
+    x = b.input("X", b.data((n, c, *sp)))
+    w = b.param("W", b.data((c, m, *([k] * rank)), scale=1.0 / np.sqrt(c * k ** rank)))
+    attrs = {"kernel_shape": [k] * rank, "strides": [2] * rank}
+    if b.v.get("geometry", "plain") == "padded":
+        attrs["pads"] = [k // 2] * (2 * rank)
+        attrs["output_padding"] = [1] * rank
+    ins = (x, w) if b.v.get("conv_bias", "present") == "absent" else (x, w, b.param("B", b.data((m,), scale=0.3)))
+    y = b.node("ConvTranspose", ins, **attrs)
+    z = batch_norm(b, y, m, epsilon=b.v.get("epsilon"))
+    b.output(act(b, z, b.v.get("act", "relu")))
+
+
+TRANSPOSE_BN = Pattern(
+    "ConvTranspose.bn_act", FAMILY, "Conv2DTranspose+BatchNormalization",
+    "torch nn.ConvTranspose{1,2}d + BatchNorm (decoders, GAN generators) / Keras Conv2DTranspose + "
+    "BatchNormalization (tf2onnx): ConvTranspose, BatchNormalization, activation",
+    _build_transpose_bn,
+    axes={"params": ("initializer", "constant", "input"), "rank": (2, 1), "channels": ("same", "more"),
+          "kernel": (2, 3), "geometry": ("plain", "padded"), "conv_bias": ("present", "absent"),
+          "epsilon": ("default", 1e-3, 0.1), "act": ("relu", "none", "leakyrelu"),
+          "shape": ("normal", "batch1", "zero-batch")},
+    opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("!BatchNormalization",)},
+    notes="ConvTranspose's W is [C, M / group, k...]: a fold scales axis 1; with C = M a fold that scales axis 0 "
+          "(Conv's layout) gives wrong values instead of a shape error",
+)
+
+PATTERNS = (BN_ACT, SEPARABLE, AFFINE, DENSE_BN, TRANSPOSE_BN)
 register_patterns(PATTERNS, FAMILY)

@@ -72,7 +72,7 @@ AFTER_CONV = Pattern(
           "shape": ("normal", "zero-batch")},
     near_misses={"channel_scale": ("yes",)},
     opsets=EXPORTER_OPSETS,
-    targets={"onnxruntime": ("com.ms.internal.nhwc:Resize", "com.microsoft:NhwcFusedConv")},
+    targets={"onnxruntime": ("com.microsoft.nchwc:Upsample", "com.ms.internal.nhwc:Resize")},
 )
 
 PATTERNS = (AFTER_CONV,)
