@@ -190,6 +190,14 @@ def test_separable_and_affine_oracles_are_the_formula():
         y = conv_transpose_loop(f["X"], f["W"], f.get("B"), a.get("strides"), a.get("pads"), a.get("output_padding"))
         close(c, activation(bn(y, f, "", _eps(v)), v["act"]))
         n["transpose"] += 1
+    for c in _cases("Conv.prelu"):
+        if c.dtype == "float16":
+            continue
+        f = feeds(c)
+        r = f["X"].ndim - 2
+        y = conv_loop(f["X"], f["W"], f["B"], [1] * (2 * r))
+        close(c, np.where(y < 0, y * f["slope"], y))
+        n["prelu-nm" if c.tags.get("near_miss") else "prelu"] += 1
     for c in _cases("Dense.bn"):
         if c.dtype == "float16":
             continue
@@ -199,6 +207,7 @@ def test_separable_and_affine_oracles_are_the_formula():
         close(c, activation(z, v["act"]))
         n["dense"] += 1
     assert n["separable"] >= 20 and n["affine"] >= 20 and n["dense"] >= 20 and n["transpose"] >= 20
+    assert n["prelu"] >= 20 and n["prelu-nm"] >= 2
 
 
 def test_shapes_edges_and_valid_models():

@@ -35,6 +35,10 @@ Forms (what exporters emit):
   generators), Keras ``Conv2DTranspose`` + ``BatchNormalization``: a fold must scale W's axis 1
   (``[C, M / group, k...]``), not axis 0 as for Conv (the trap, live with C = M).  Axes: rank,
   channels C = M or not, kernel, strides 2 with pads and output_padding, bias, epsilon, act.
+* ``Conv.prelu``: Conv + ``PRelu`` with the slope per channel (``[M, 1, 1]``: torch
+  ``nn.PReLU(num_parameters=C)``, Keras PReLU with shared spatial axes), one slope (``[1]``,
+  scalar: ``nn.PReLU()``), ``[1, M, 1, 1]``.  A fusion into the convolution's activation holds
+  only for those shapes.  Near-miss: a slope per column of the last spatial axis.
 * ``Dense.bn``: ``nn.Linear`` + ``nn.BatchNorm1d`` (torch.onnx: ``Gemm(transB=1)``,
   ``BatchNormalization`` on ``[N, C]``), Keras ``Dense`` + ``BatchNormalization`` (tf2onnx:
   ``MatMul``, ``Add``, ``BatchNormalization``), then an activation.  A fold into the Gemm's
@@ -301,5 +305,32 @@ TRANSPOSE_BN = Pattern(
           "(Conv's layout) gives wrong values instead of a shape error",
 )
 
-PATTERNS = (BN_ACT, SEPARABLE, AFFINE, DENSE_BN, TRANSPOSE_BN)
+def _build_prelu(b: Builder) -> None:
+    rank = int(b.v.get("rank", 2))
+    n = _batch(b)
+    c, m, k = int(b.rng.integers(1, 4)), int(b.rng.integers(2, 5)), 3
+    sp = _spatial(b, rank, lo=4)
+    x = b.input("X", b.data((n, c, *sp)))
+    w = b.param("W", b.data((m, c, *([k] * rank)), scale=1.0 / np.sqrt(c * k ** rank)))
+    y = b.node("Conv", (x, w, b.param("B", b.data((m,), scale=0.3))), kernel_shape=[k] * rank, pads=[1] * (2 * rank))
+    shape = {"channel": (m, *([1] * rank)), "one": (1,), "scalar": (), "channel4": (1, m, *([1] * rank)),
+             "last": (sp[-1],)}[b.v.get("slope_shape", "channel")]
+    slope = b.param("slope", b.data(shape, lo=0.05, hi=0.5))
+    b.output(b.node("PRelu", (y, slope)))
+
+
+PRELU = Pattern(
+    "Conv.prelu", FAMILY, "Conv+PReLU",
+    "torch nn.Conv2d + nn.PReLU(num_parameters=C) (slope [C, 1, 1]) or nn.PReLU() ([1]) / Keras Conv + PReLU "
+    "(tf2onnx): Conv, PRelu",
+    _build_prelu,
+    axes={"slope_shape": ("channel", "one", "scalar", "channel4"), "rank": (2, 1),
+          "params": ("initializer", "constant", "input"), "shape": ("normal", "batch1", "zero-batch")},
+    near_misses={"slope_shape": ("last",)},
+    opsets=EXPORTER_OPSETS,
+    targets={"onnxruntime": ("com.microsoft:FusedConv",)},
+    notes="near-miss: one slope per column of the last spatial axis, not per channel",
+)
+
+PATTERNS = (BN_ACT, SEPARABLE, AFFINE, DENSE_BN, TRANSPOSE_BN, PRELU)
 register_patterns(PATTERNS, FAMILY)
