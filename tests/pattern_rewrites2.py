@@ -155,7 +155,8 @@ class RewriteBackend2(pr.RewriteBackend):
                         break
                     model = new
         ops = sorted({f"{n.domain}:{n.op_type}" if n.domain else n.op_type for n in model.graph.node})
-        return ReferenceEvaluator(model, new_ops=pr.FUSED_OPS + [BatchNormalization, Pad, Flatten, NegativeLogLikelihoodLoss, ConvTranspose] + FUSED_OPS2), ops
+        fixes = [BatchNormalization, Pad, Flatten, NegativeLogLikelihoodLoss, ConvTranspose]
+        return ReferenceEvaluator(model, new_ops=pr.FUSED_OPS + fixes + FUSED_OPS2), ops
 
 
 def _with(model: onnx.ModelProto, g: pr._Graph, remove: list, new: list, inits: dict) -> onnx.ModelProto:
@@ -179,7 +180,8 @@ def _producer(g: pr._Graph, name: str):
 
 
 def _init_names(model: onnx.ModelProto) -> set:
-    return {t.name for t in model.graph.initializer} | {n.output[0] for n in model.graph.node if n.op_type == "Constant"}
+    return {t.name for t in model.graph.initializer} | {n.output[0] for n in model.graph.node
+                                                         if n.op_type == "Constant"}
 
 
 # ----------------------------------------------------------------------------- conv blocks

@@ -153,5 +153,6 @@ def test_onnx_reference_nll_ignore_index_minus_one():
     kept = int((t != -1).sum())
     got = float(ReferenceEvaluator(c.model).run(None, c.datasets[0].inputs)[0])
     assert kept < t.size and got == pytest.approx(want * kept / t.size, rel=1e-12)
-    fixed = float(ReferenceEvaluator(c.model, new_ops=[pr2.NegativeLogLikelihoodLoss]).run(None, c.datasets[0].inputs)[0])
+    fixed = float(ReferenceEvaluator(c.model, new_ops=[pr2.NegativeLogLikelihoodLoss]).run(
+        None, c.datasets[0].inputs)[0])
     assert fixed == pytest.approx(want, rel=1e-12)

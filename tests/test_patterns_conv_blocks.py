@@ -116,7 +116,8 @@ def activation(y, kind, opset: int = 13) -> np.ndarray:
     """The activation ``kind`` from its formula (attributes at their float32 values, as stored;
     HardSwish-14's alpha is 1/6 exactly: the text fixes it, no attribute rounds it)."""
     hs = lambda a, b_: np.clip(a * y + b_, 0, 1)  # noqa: E731
-    return {"none": y, "relu": np.maximum(y, 0), "relu6": np.clip(y, 0, 6), "leakyrelu": np.where(y < 0, float(np.float32(0.1)) * y, y),
+    return {"none": y, "relu": np.maximum(y, 0), "relu6": np.clip(y, 0, 6),
+            "leakyrelu": np.where(y < 0, float(np.float32(0.1)) * y, y),
             "sigmoid": 1 / (1 + np.exp(-y)), "hardsigmoid": hs(float(np.float32(0.2)), 0.5),
             "hardswish": y * hs(1 / 6 if opset >= 14 else float(np.float32(1 / 6)), 0.5),
             "hardswish-decomposed": y * hs(float(np.float32(1 / 6)), 0.5)}[kind]
@@ -310,7 +311,8 @@ def test_onnx_reference_batchnorm9_uses_batch_statistics():
     want = c.datasets[0].outputs[c.outputs[0].name]
     got = ReferenceEvaluator(c.model).run(None, c.datasets[0].inputs)[0]
     assert np.max(np.abs(got - want)) > 1e-3
-    fixed = ReferenceEvaluator(c.model, new_ops=pr.FUSED_OPS + [pr2.BatchNormalization]).run(None, c.datasets[0].inputs)[0]
+    fixed = ReferenceEvaluator(c.model, new_ops=pr.FUSED_OPS + [pr2.BatchNormalization]).run(
+        None, c.datasets[0].inputs)[0]
     np.testing.assert_allclose(fixed, want, rtol=1e-12, atol=1e-12)
 
 
@@ -323,7 +325,8 @@ def test_onnx_reference_conv_transpose_empty_batch():
     c = next(c for c in _cases("ConvTranspose.bn_act") if c.tags["v_shape"] == "zero-batch" and c.dtype == "float")
     with pytest.raises(TypeError):
         ReferenceEvaluator(c.model).run(None, c.datasets[0].inputs)
-    got = ReferenceEvaluator(c.model, new_ops=[pr2.ConvTranspose, pr2.BatchNormalization]).run(None, c.datasets[0].inputs)[0]
+    got = ReferenceEvaluator(c.model, new_ops=[pr2.ConvTranspose, pr2.BatchNormalization]).run(
+        None, c.datasets[0].inputs)[0]
     want = c.datasets[0].outputs[c.outputs[0].name]
     assert got.shape == want.shape and want.shape[0] == 0 and want.size == 0
 

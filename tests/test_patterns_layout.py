@@ -32,7 +32,8 @@ def _cases(name: str) -> tuple:
 
 
 def _perms(c) -> list:
-    return [list(onnx.helper.get_attribute_value(n.attribute[0])) for n in c.model.graph.node if n.op_type == "Transpose"]
+    return [list(onnx.helper.get_attribute_value(n.attribute[0])) for n in c.model.graph.node
+            if n.op_type == "Transpose"]
 
 
 def reshape(x, shape, allowzero=0) -> np.ndarray:

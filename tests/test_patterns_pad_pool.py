@@ -97,7 +97,8 @@ def test_oracle_is_the_formula():
             seen[(name, "axes")] += "pad_axes" in feeds(c)
     assert all(seen[("Pool.pad_maxpool", m)] for m in ("-inf", "0", "omitted", "reflect", "edge")), seen
     assert seen[("Pool.pad_maxpool", "axes")] and seen[("Pool.pad_avgpool", "0.5")], seen
-    assert seen[("Conv.pad_conv", "axes")] and seen[("Conv.pad_conv", "0.5")] and seen[("Pool.pad_avgpool", "axes")], seen
+    assert seen[("Conv.pad_conv", "axes")] and seen[("Conv.pad_conv", "0.5")] and \
+        seen[("Pool.pad_avgpool", "axes")], seen
 
 
 def test_zero_pad_changes_maxpool():
@@ -155,7 +156,8 @@ def test_nonzero_pad_folded_into_conv_is_caught():
     assert len(bad) >= 3
     for f in bad:
         assert f["class"] == "optimizer" and f["levels"] == ["opt"] and f["outcomes"]["disable"] == "pass", f
-        assert f["pattern"] == "Conv.pad_conv" and f["near_miss"] == "value=0.5" and f["responsible"] == ["PadFusion"], f
+        assert f["pattern"] == "Conv.pad_conv" and f["near_miss"] == "value=0.5", f
+        assert f["responsible"] == ["PadFusion"], f
 
 
 def test_zero_pad_folded_into_maxpool_is_caught():
@@ -187,7 +189,8 @@ def test_onnx_reference_pool_disagreements():
     np.testing.assert_array_equal(got, c.datasets[0].outputs[c.outputs[0].name])
     node = h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], pads=[0, 1, 2, 2])
     m = h.make_model(h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 4, 5])],
-                                  [h.make_tensor_value_info("y", T.FLOAT, None)]), opset_imports=[h.make_opsetid("", 12)])
+                                  [h.make_tensor_value_info("y", T.FLOAT, None)]),
+                 opset_imports=[h.make_opsetid("", 12)])
     x = np.random.default_rng(0).standard_normal((1, 1, 4, 5)).astype(np.float32)
     assert ReferenceEvaluator(m).run(None, {"x": x})[0].shape == (1, 1, 3, 7)
     want = pool(x.astype(np.float64), 3, [1, 1], [0, 1, 2, 2], "max")
