@@ -11,7 +11,8 @@ Forms (what exporters emit):
   through a Transpose, the mask (none; a key-padding mask ``[B, 1, 1, Lk]`` of 0 / -10000; the
   same with -inf; a causal ``[Lq, Lk]`` mask; a full ``[B, H, Lq, Lk]`` float mask), where the
   mask lives, sizes (one query, Lq != Lk, an empty batch).  Every query keeps at least one key.
-  Near-miss: the Softmax over the queries (axis -2): valid, not attention.
+  Near-miss: the Softmax over the queries (axis -2): valid, not attention (its masked keys get
+  -4, not -10000: over the queries a -10000 column is rounded to steps of 8 in float16).
 * ``Loss.softmax_nll``: ``nn.CrossEntropyLoss`` written out (torch.onnx below
   SoftmaxCrossEntropyLoss, Keras sparse categorical cross-entropy from logits):
   ``NegativeLogLikelihoodLoss(LogSoftmax(X, axis=1), target)`` or with ``Log(Softmax(X))``
@@ -65,8 +66,14 @@ def _build_sdpa(b: Builder) -> None:
     elif scale == "mul":
         s = b.node("Mul", (s, b.param("inv_sqrt_d", np.array(1.0 / math.sqrt(d)))))
     mask = b.v.get("mask", "key-padding")
+    axis = int(b.v.get("softmax_axis", -1))
     if mask != "none":
         neg = -np.inf if mask == "key-padding-inf" else -10000.0
+        if axis != -1:
+            # the near-miss normalizes over the queries: a masked key's column holds -10000 + s, which
+            # float16 rounds to steps of 8 (any legitimate float16 chain is then arbitrary there), and
+            # -inf gives 0 / 0; the same key-padding pattern with -4 keeps the column meaningful
+            neg = -4.0
         if mask.startswith("key-padding"):
             keep = r.random((bsz, 1, 1, lk)) < 0.7
             keep[..., 0] = True  # every query keeps a key
@@ -76,7 +83,6 @@ def _build_sdpa(b: Builder) -> None:
         else:  # full: a float bias per head and query
             m = b.data((bsz, h, lq, lk), scale=1.0)
         s = b.node("Add", (s, b.param("mask", m)))
-    axis = int(b.v.get("softmax_axis", -1))
     p = b.node("Softmax", (s,), axis=axis)
     b.output(b.node("MatMul", (p, v)))
 

@@ -118,10 +118,13 @@ _NEUTRAL = {"add0": ("Add", 0.0), "sub0": ("Sub", 0.0), "mul1": ("Mul", 1.0), "d
 
 
 def _build_noop(b: Builder) -> None:
-    shape = (int(b.rng.integers(1, 4)), int(b.rng.integers(1, 6)))
+    shape = (int(b.rng.integers(2, 4)), int(b.rng.integers(2, 6)))
     if b.v.get("shape") == "zero":
         shape = (0, shape[1])
-    x = b.input("X", b.data(shape, scale=2.0))
+    xv = b.data(shape, scale=2.0)
+    if xv.size:  # both signs present: the Relu keeps some of X and some of -X (the 0 - X near-miss)
+        xv.flat[0], xv.flat[-1] = abs(xv.flat[0]) + 0.25, -abs(xv.flat[-1]) - 0.25
+    x = b.input("X", xv)
     order = b.v.get("order", "x-first")
     op, c = _NEUTRAL["sub0" if order == "const-first-sub" else b.v.get("op", "add0")]
     cs = {"scalar": (), "one": (1,), "full": shape, "row": (shape[1],), "larger": (2, *shape)}[b.v.get("const_shape",

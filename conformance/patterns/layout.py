@@ -172,8 +172,8 @@ def _build_flatten_gemm(b: Builder) -> None:
     else:
         f = b.node("Reshape", (x, b.const("shape", np.array([n, -1], dtype=np.int64))))
     m = int(b.rng.integers(1, 6))
-    y = b.node("Gemm", (f, b.param("W", b.data((m, k), scale=1.0 / np.sqrt(k))), b.param("B", b.data((m,), scale=0.3))),
-               transB=1)
+    bias = b.param("B", b.data((m,), scale=0.3, offset=0.5))  # mostly positive: the Relu keeps some output
+    y = b.node("Gemm", (f, b.param("W", b.data((m, k), scale=1.0 / np.sqrt(k))), bias), transB=1)
     b.output(act(b, y, b.v.get("act", "relu")))
 
 

@@ -165,7 +165,7 @@ def _build_conv(b: Builder) -> None:
         attrs["pads"] = [1] * (2 * rank)
     if int(b.v.get("strides", 1)) != 1:
         attrs["strides"] = [int(b.v["strides"])] * rank
-    y = b.node("Conv", (y, w, b.param("B", b.data((m,), scale=0.3))), **attrs)
+    y = b.node("Conv", (y, w, b.param("B", b.data((m,), scale=0.3, offset=0.5))), **attrs)
     b.output(b.node("Relu", (y,)) if b.v.get("act", "relu") == "relu" else y)
 
 
