@@ -93,6 +93,8 @@ def analyse_case(case) -> dict:
     model = case.model
     out: dict[str, Any] = {"id": case.id, "error": case.expect_error is not None, "problem": None,
                            "combo": {}, "inputs": [], "outputs": [], "attributes": {}, "version": None}
+    if (case.domain or "") == "pattern":
+        return _pattern_analysis(case, out)
     nodes = list(model.graph.node)
     if len(nodes) != 1:
         out.update(op=case.op, domain=case.domain, opset=None, problem=f"{len(nodes)} nodes, expected 1")
@@ -149,4 +151,21 @@ def analyse_case(case) -> dict:
         else:
             combo[p] = UNBOUND
     out["combo"] = combo
+    return out
+
+
+def _pattern_analysis(case, out: dict) -> dict:
+    """The analysis of a layer-pattern case (:mod:`conformance.patterns`): ``pattern`` holds the
+    pattern, its catalog layer, family and exporter form, the element type, the opset, the
+    drawn variation values (``axes``), the near-miss (if any) and the graph's op types.  These
+    come from the case's tags, which the pattern generator writes (a pattern's variation is not
+    recoverable from the model alone); the op types from the model."""
+    tags = case.tags or {}
+    opsets = {("" if o.domain in ("", "ai.onnx") else o.domain): o.version for o in case.model.opset_import}
+    out.update(op=case.op, domain="pattern", opset=opsets.get(""), version=opsets.get(""), pattern={
+        "name": tags.get("pattern", case.op), "layer": tags.get("layer"), "family": tags.get("pattern_family"),
+        "exporter": tags.get("exporter"), "dtype": tags.get("dtype"), "near_miss": tags.get("near_miss"),
+        "axes": {k[2:]: v for k, v in sorted(tags.items()) if k.startswith("v_")},
+        "ops": sorted({n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}:{n.op_type}"
+                       for n in case.model.graph.node})})
     return out

@@ -195,6 +195,14 @@ class Case:
             the operator text; a backend that computes them is scored as usual, a backend
             that rejects the model gets ``unsupported`` (not ``error``), because
             rejecting what onnx's own checker rejects is defensible.
+        graph: a layer-pattern case's graph (:class:`conformance.patterns.core.PatternGraph`):
+            the nodes, Constant nodes and intermediate names of a small multi-node model;
+            ``build_model`` builds that graph instead of the single node (``op``/``domain``
+            then name the pattern: domain ``"pattern"``).  ``None`` (default): a single-node
+            case.  A case read back from a bundle has ``None`` here and its model from disk.
+        level: the graph-optimization level a run scores this case at (``"disable"``,
+            ``"basic"``...; :mod:`conformance.levels`), appended to the id as ``@level``;
+            ``None`` (default): the backend's configured level.
     """
 
     op: str
@@ -214,6 +222,8 @@ class Case:
     skip: str | None = None
     check: str | None = None
     contested: str | None = None
+    graph: Any = None
+    level: str | None = None
 
     # ------------------------------------------------------------------ model
     @cached_property
@@ -264,7 +274,8 @@ class Case:
         if self.label:
             parts.append(self.label)
         parts.append(self.content_hash[:6])
-        return "/".join(parts)
+        cid = "/".join(parts)
+        return f"{cid}@{self.level}" if self.level else cid
 
     @property
     def dirname(self) -> str:
@@ -357,11 +368,14 @@ def _attribute(case: Case, name: str, value) -> onnx.AttributeProto:
 
 
 def build_model(case: Case) -> onnx.ModelProto:
-    """Build the single-node model of ``case`` (see module docstring).
+    """Build the single-node model of ``case`` (see module docstring), or a pattern case's
+    multi-node model (``case.graph``: :meth:`conformance.patterns.core.PatternGraph.model`).
 
     Raises:
         ValueError: an initializer input has no value.
     """
+    if case.graph is not None:
+        return case.graph.model(case)
     node_inputs = [i.name if i.present else "" for i in case.inputs if not i.outer]
     while node_inputs and node_inputs[-1] == "":
         node_inputs.pop()

@@ -238,7 +238,8 @@ def compute_coverage(cases: Iterable, outcomes: Mapping[str, str] | None = None,
         ``io_patterns``, ``attributes``, ``opsets``).  Every version of every operator is
         listed, also versions without cases.
     """
-    by_op, unmatched, n = _group(itertools.chain((analyse_case(c) for c in cases), analyses))
+    patterns: list = []
+    by_op, unmatched, n = _group(itertools.chain((analyse_case(c) for c in cases), analyses), patterns)
     ops = {}
     for (domain, op), analyses in sorted(by_op.items()):
         spec = op_spec(op, domain)
@@ -247,18 +248,70 @@ def compute_coverage(cases: Iterable, outcomes: Mapping[str, str] | None = None,
             versions[str(v)] = _version_entry(spec, v, [p for p in analyses if p[1]["version"] == v], outcomes)
         ops[f"{domain}:{op}" if domain else op] = {"op": op, "domain": domain, "source": spec.source,
                                                    "versions": versions}
-    return {"cases": n, "ops": ops, "unmatched": unmatched}
+    cov = {"cases": n, "ops": ops, "unmatched": unmatched}
+    if patterns:  # layer-pattern cases: only where the suite has some (other coverage unchanged)
+        cov["patterns"] = pattern_coverage(patterns, outcomes)
+    return cov
 
 
-def _group(analyses: Iterable) -> tuple[dict, list, int]:
+def pattern_coverage(pairs: list[tuple[str, dict]], outcomes: Mapping[str, str] | None = None) -> dict:
+    """The layer patterns of ``pairs`` (``(id, analysis)`` of pattern cases, :mod:`conformance.patterns`):
+
+    Returns:
+        ``{"patterns": {name: {"layer", "family", "exporter", "cases", "near_miss_cases",
+        "dtypes", "opsets", "axes": {axis: {value: n}}, "missing": ["axis=value" the pattern
+        declares and no case has], "near_misses": {"axis=value": n}, "outcomes": {outcome: n}}},
+        "layers": {layer: [pattern names]}}``.
+    """
+    from .patterns.core import PATTERNS, _label_value
+    from .registry import _load
+
+    _load()
+    out: dict = {}
+    for cid, a in pairs:
+        p = a["pattern"]
+        e = out.setdefault(p["name"], {"layer": p["layer"], "family": p["family"], "exporter": p["exporter"],
+                                       "cases": 0, "near_miss_cases": 0, "dtypes": Counter(), "opsets": Counter(),
+                                       "axes": defaultdict(Counter), "near_misses": Counter(), "outcomes": Counter()})
+        e["cases"] += 1
+        e["dtypes"][str(p["dtype"])] += 1
+        e["opsets"][str(a["opset"])] += 1
+        if p["near_miss"]:
+            e["near_miss_cases"] += 1
+            e["near_misses"][p["near_miss"]] += 1
+        for k, v in p["axes"].items():
+            e["axes"][k][str(v)] += 1
+        if outcomes is not None:
+            for oid, oc in outcomes.items():
+                if oid == cid or oid.startswith(cid + "@"):
+                    e["outcomes"][oc] += 1
+    layers: dict = defaultdict(list)
+    for name, e in sorted(out.items()):
+        decl = PATTERNS.get(name)
+        e["missing"] = [] if decl is None else [
+            f"{ax}={_label_value(v)}" for ax, vals in sorted(decl.axes.items()) for v in vals
+            if _label_value(v) not in e["axes"].get(ax, {})]
+        for k in ("dtypes", "opsets", "near_misses", "outcomes"):
+            e[k] = dict(sorted(e[k].items()))
+        e["axes"] = {k: dict(sorted(c.items())) for k, c in sorted(e["axes"].items())}
+        layers[e["layer"]].append(name)
+    return {"patterns": dict(sorted(out.items())), "layers": dict(sorted(layers.items()))}
+
+
+def _group(analyses: Iterable, patterns: list | None = None) -> tuple[dict, list, int]:
     """``(by (domain, op): [(id, analysis)], unmatched cases, number of cases)`` of analyses given
-    as dicts with their ``id`` or as ``(id, analysis)`` pairs."""
+    as dicts with their ``id`` or as ``(id, analysis)`` pairs; layer-pattern cases' ``(id,
+    analysis)`` go to ``patterns`` instead (dropped when it is ``None``)."""
     by_op: dict[tuple[str, str], list] = defaultdict(list)
     unmatched = []
     n = 0
     for a in analyses:
         n += 1
         cid, a = a if isinstance(a, tuple) else (a["id"], a)
+        if "pattern" in a:
+            if patterns is not None:
+                patterns.append((cid, a))
+            continue
         if a["problem"] is not None:
             unmatched.append({"id": cid, "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
             continue
@@ -274,9 +327,12 @@ def with_outcomes(cov: dict, analyses: Iterable, outcomes: Mapping[str, str]) ->
     Raises:
         ValueError: ``analyses`` are not those ``cov`` was computed from.
     """
-    by_op, _, n = _group(analyses)
+    pats: list = []
+    by_op, _, n = _group(analyses, pats)
     if n != cov["cases"]:
         raise ValueError(f"{n} analyses, but the coverage counts {cov['cases']} cases")
+    if pats:
+        cov["patterns"] = pattern_coverage(pats, outcomes)
     for (domain, op), pairs in by_op.items():
         spec = op_spec(op, domain)
         versions = cov["ops"][f"{domain}:{op}" if domain else op]["versions"]
@@ -371,6 +427,8 @@ def render_summary(cov: dict, console) -> None:
                       escape("; ".join(e["unexercised"]) or "-"))
             first = False
     console.print(t)
+    if cov.get("patterns"):
+        render_patterns(cov["patterns"], console)
     tot = coverage_totals(cov)
     console.print(f"{tot['ops']} operator(s), {tot['versions']} version(s): {tot['covered']}/{tot['combinations']} "
                   f"type combinations covered, {tot['gaps']} gap(s), {tot['declared']} declared unbuildable; "
@@ -381,6 +439,25 @@ def render_summary(cov: dict, console) -> None:
                   + (f"; {tot['unmatched']} case(s) matched to no schema" if tot["unmatched"] else "")
                   + ("  (* deprecated version)" if any(e["deprecated"] for op in cov["ops"].values()
                                                         for e in op["versions"].values()) else ""))
+
+
+def render_patterns(pc: dict, console) -> None:
+    """Print the layer patterns of a coverage (:func:`pattern_coverage`): one row per pattern with
+    its catalog layer, cases, near-miss cases, types, opsets, variation axes (values covered /
+    declared) and the declared axis values no case has; then the catalog layers covered."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title="layer patterns", show_lines=False)
+    for col in ("pattern", "layer", "cases", "near-miss", "types", "opsets", "variation axes", "missing values"):
+        t.add_column(col, overflow="fold")
+    for name, e in pc["patterns"].items():
+        axes = ", ".join(f"{k} ({len(v)})" for k, v in e["axes"].items())
+        t.add_row(escape(name), escape(str(e["layer"])), str(e["cases"]), str(e["near_miss_cases"]),
+                  escape("/".join(e["dtypes"])), escape("/".join(e["opsets"])), escape(axes),
+                  escape(", ".join(e["missing"]) or "-"))
+    console.print(t)
+    console.print("catalog layers: " + escape(", ".join(f"{k} ({len(v)})" for k, v in pc["layers"].items())))
 
 
 def render_coverage(cov: dict, console) -> None:

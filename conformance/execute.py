@@ -61,6 +61,10 @@ class RunSpec:
     executor: str = "local"
     scheduler: str | None = None
     suite_content_hash: str | None = None
+    #: graph-optimization levels layer-pattern cases are scored at (:mod:`conformance.levels`);
+    #: ``None``: every level the backend declares (``Backend.levels``), none for a backend
+    #: without levels; ``[]``: pattern cases run once at the backend's configured level
+    levels: list[str] | None = None
 
     def to_json(self) -> dict:
         return {"format": RUN_FORMAT, **{k: getattr(self, k) for k in self.__dataclass_fields__}}
@@ -319,6 +323,7 @@ def execute(
         suite = load_suite(spec, status, scratch=scratch)
     if not streaming:
         suite.cases = materialize(suite.cases)
+    pattern_levels = _levels(spec, backend, suite)
     try:
         ran = _run(spec, out, suite, backend, resume, on_start, on_result, status, on_outcome)
     finally:
@@ -357,6 +362,11 @@ def execute(
     doc["coverage"] = _coverage(suite, results, ran, status)
     if profile is not None:
         doc["verdict"] = judge(results, _analyses_by_id(suite, ran), profile)
+    if pattern_levels is not None:
+        from .levels import pattern_summary
+
+        pat = [index[c.id][0] for c in suite.cases if index[c.id][3] == "pattern"]
+        doc["patterns"] = pattern_summary(_records_at(jsonl, pat), pattern_levels or [])
     # the cases as results.jsonl has them, streamed in suite order (serialising them again cost
     # 0.05 s a 2,300-case run), unless expected failures changed some
     write_results(doc, out / "results.json", case_lines=None if entries else _lines_at(jsonl, offsets))
@@ -480,6 +490,28 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
                 raise RunError(f"cannot read bundle: {exc}. The run stopped; nothing was charged to the backend, "
                                f"and the results so far are in {out / 'results.jsonl'}") from None
     return _Ran(time.perf_counter() - t0, analyses, len(done), index, precomputed.get("coverage"))
+
+
+def _levels(spec: RunSpec, backend, suite: Suite) -> list[str] | None:
+    """Expand the suite's layer-pattern cases into one case per level (:func:`conformance.levels.expand`)
+    and return the levels (``[]``: pattern cases run once), or ``None`` when the suite has no
+    pattern case (nothing changes).
+
+    Raises:
+        RunError: a level the backend does not declare.
+    """
+    from .levels import expand, is_pattern
+
+    if not any(is_pattern(c) for c in suite.cases):
+        return None
+    declared = list(getattr(backend, "levels", ()) or ())
+    levels = declared if spec.levels is None else list(spec.levels)
+    unknown = [lv for lv in levels if lv not in declared]
+    if unknown:
+        raise RunError(f"backend {backend.name!r} has no optimization level(s) {', '.join(unknown)}; "
+                       f"it declares: {', '.join(declared) or 'none'}")
+    suite.cases = expand(suite.cases, levels)
+    return levels
 
 
 def _prepare_end(recorded: list | None, out: dict) -> None:

@@ -62,6 +62,16 @@ FAMILIES = (
     "conformance.ops.image",
     "conformance.ops.random",
     "conformance.ops.contrib_recurrent",
+    "conformance.patterns.layernorm",
+    "conformance.patterns.dense",
+    "conformance.patterns.gelu",
+    "conformance.patterns.qdq",
+    "conformance.patterns.conv_blocks",
+    "conformance.patterns.pad_pool",
+    "conformance.patterns.layout",
+    "conformance.patterns.boundaries",
+    "conformance.patterns.upsample",
+    "conformance.patterns.attention",
 )
 
 

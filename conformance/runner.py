@@ -69,6 +69,11 @@ class CaseResult:
         duration_s: wall time of prepare + all runs, in seconds.
         detail: for a case that did not pass, what it fed the backend (:func:`case_detail`), so
             that a report drawn from the results alone can show it; ``None`` otherwise.
+        level: the graph-optimization level the case ran at (``Case.level``: layer-pattern
+            cases, :mod:`conformance.levels`); ``None`` otherwise (not written).
+        optimized: for a case run at a level on a backend that records it: ``{"ops": op types of
+            the optimized graph, "responsible": the rewrite whose removal makes a failing case
+            pass, or None}`` (not written when ``None``).
     """
 
     id: str
@@ -84,6 +89,8 @@ class CaseResult:
     expect_error: str | None = None
     duration_s: float = 0.0
     detail: dict | None = None
+    level: str | None = None
+    optimized: dict | None = None
 
     def to_json(self) -> dict:
         d = {
@@ -102,6 +109,10 @@ class CaseResult:
         }
         if self.detail is not None:
             d["detail"] = self.detail
+        if self.level is not None:  # written only for levelled cases: other records keep their bytes
+            d["level"] = self.level
+        if self.optimized is not None:
+            d["optimized"] = self.optimized
         return d
 
     @classmethod
@@ -133,12 +144,24 @@ class Attempt:
         exc: the exception the backend raised (its traceback holds no prepared model).
         duration_s: wall time of prepare + the runs, in seconds (nothing runs for a case with
             ``Case.skip``).
+        optimized_ops: the op types of the optimized graph (a levelled case on a backend with
+            ``optimized_ops``), else ``None``.
     """
 
     outputs: list = field(default_factory=list)
     phase: str = ""
     exc: Exception | None = None
     duration_s: float = 0.0
+    optimized_ops: list | None = None
+
+
+def prepare_case(case: Case, backend: Backend, disabled=()):
+    """``backend.prepare`` of ``case``'s model, or, for a case with a level (``Case.level``) on a
+    backend with ``prepare_at_level`` (:mod:`conformance.levels`), that method at the level (with
+    the rewrites named in ``disabled`` removed)."""
+    if case.level is not None and hasattr(backend, "prepare_at_level"):
+        return backend.prepare_at_level(case.model, case.model_bytes, case.level, disabled=disabled)
+    return backend.prepare(case.model, case.model_bytes)
 
 
 def attempt_case(case: Case, backend: Backend) -> Attempt:
@@ -157,10 +180,12 @@ def attempt_case(case: Case, backend: Backend) -> Attempt:
     got = Attempt()
     t0 = time.perf_counter()
     try:
-        prepared = backend.prepare(case.model, case.model_bytes)
+        prepared = prepare_case(case, backend)
     except Exception as exc:  # noqa: BLE001 - any backend failure is classified
         got.phase, got.exc = "prepare", exc
     else:
+        if case.level is not None and hasattr(backend, "optimized_ops"):
+            got.optimized_ops = backend.optimized_ops(prepared)
         for ds in case.datasets:
             try:
                 outs = backend.run(prepared, ds.inputs, names)
@@ -193,6 +218,7 @@ def judge_case(case: Case, backend: Backend, got: Attempt) -> CaseResult:
         tags=dict(case.tags),
         outcome="pass",
         expect_error=case.expect_error,
+        level=case.level,
     )
     if case.skip is not None:
         res.outcome, res.message = "skip", case.skip
@@ -201,7 +227,34 @@ def judge_case(case: Case, backend: Backend, got: Attempt) -> CaseResult:
     _judge(case, backend, res, got)
     if res.outcome != "pass":
         res.detail = case_detail(case)
+    if case.level is not None and (got.optimized_ops is not None or hasattr(backend, "rewrite_names")):
+        res.optimized = {"ops": got.optimized_ops, "responsible": None}
+        if res.outcome in ("fail", "error") and case.level != "disable":
+            res.optimized["responsible"] = responsible_rewrite(case, backend)
     return res
+
+
+def responsible_rewrite(case: Case, backend: Backend) -> str | None:
+    """The first rewrite of ``backend.rewrite_names`` (a name, or ``(label, names)`` removed
+    together) whose removal makes ``case`` (at its level) pass, or ``None`` (none does, or the backend cannot remove rewrites).  Each try prepares the
+    model anew without that one rewrite and judges every data set."""
+    names = getattr(backend, "rewrite_names", ())
+    for entry in names:
+        name, group = (entry, (entry,)) if isinstance(entry, str) else entry
+        got = Attempt()
+        try:
+            prepared = prepare_case(case, backend, disabled=tuple(group))
+            for ds in case.datasets:
+                got.outputs.append(list(backend.run(prepared, ds.inputs, [o.name for o in case.present_outputs])))
+            del prepared
+        except Exception:  # noqa: BLE001 - still failing without this rewrite
+            continue
+        trial = CaseResult(id=case.id, op=case.op, domain=case.domain, since_version=case.since_version,
+                           opset=case.opset, tags={}, outcome="pass", expect_error=case.expect_error)
+        _judge(case, backend, trial, got)
+        if trial.outcome == "pass":
+            return name
+    return None
 
 
 def case_detail(case: Case) -> dict:
@@ -215,13 +268,19 @@ def case_detail(case: Case) -> dict:
         attribute values as JSON has them (bytes as text; a tensor or graph attribute as its
         type's name).
     """
-    return {
+    d = {
         "inputs": [[i.name, i.elem_type, None if i.shape is None else list(i.shape), int(i.initializer),
                     int(i.present)] + ([i.kind] if i.kind != "tensor" else []) for i in case.inputs],
         "outputs": [[o.name, o.elem_type, int(o.present)] + ([o.kind] if o.kind != "tensor" else [])
                     for o in case.outputs],
         "attributes": {k: _attr_json(v) for k, v in sorted(case.attributes.items())},
     }
+    if case.domain == "pattern":  # a layer-pattern case: its minimal graph and drawn variation values
+        from .patterns.core import describe_model
+
+        d["nodes"] = describe_model(case.model)
+        d["variation"] = {k[2:]: v for k, v in sorted(case.tags.items()) if k.startswith("v_")}
+    return d
 
 
 def _attr_json(v):

@@ -28,7 +28,8 @@ def with_params_as(case: Case, kind: str) -> Case | None:
     Returns:
         a new case (new model, id and content hash; tag ``inputs_as`` set to ``kind`` and
         ``variant`` set), or ``None`` when the case is an error case or already in
-        that form, or (initializers) a parameter differs between data sets.
+        that form, or (initializers) a parameter differs between data sets, or a layer-pattern
+        case (:mod:`conformance.patterns`: its ``params`` axis already varies this).
 
     Raises:
         ValueError: unknown ``kind``.
@@ -36,6 +37,8 @@ def with_params_as(case: Case, kind: str) -> Case | None:
     if kind not in VARIANTS:
         raise ValueError(f"unknown variant {kind!r}; known: {', '.join(VARIANTS)}")
     if case.expect_error is not None:
+        return None
+    if case.domain == "pattern":  # a layer pattern varies where its parameters live itself (axis "params")
         return None
     params = [i for i in case.inputs[1:] if i.present]
     to_change = [p for p in params if p.initializer != (kind == "initializers")]

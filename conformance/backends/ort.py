@@ -111,6 +111,34 @@ def _ortvalue_to_numpy(value) -> np.ndarray:
     return numpy_helper.to_array(t).copy()
 
 
+#: The graph-optimization levels a run scores layer-pattern cases at (:mod:`conformance.levels`),
+#: in order: ``disable`` first (the kernels alone), then each level that adds rewrites.
+PATTERN_LEVELS = ("disable", "basic", "extended", "all")
+
+#: The names onnxruntime's ``disabled_optimizers`` session argument takes: its rewrite rules
+#: (``GenerateRewriteRules``) and graph transformers (``GenerateTransformers``) of levels 1 and 2 in
+#: onnxruntime/core/optimizer/graph_transformer_utils.cc (1.32), tried one by one to name the
+#: rewrite whose removal makes a failing pattern case pass.  A name the release does not have is
+#: ignored by onnxruntime.  A transformer registered at two levels under two names (1.32:
+#: ``LayerNormFusionL1`` / ``LayerNormFusionL2``, ``GeluFusionL1`` / ``GeluFusionL2``; earlier
+#: releases: one name) is one entry ``(label, names)``, all removed together.
+REWRITE_NAMES = (
+    ("LayerNormFusion", ("LayerNormFusion", "LayerNormFusionL1", "LayerNormFusionL2")),
+    ("GeluFusion", ("GeluFusion", "GeluFusionL1", "GeluFusionL2")),
+    "SimplifiedLayerNormFusion", "SkipLayerNormFusion", "FastGeluFusion",
+    "BiasGeluFusion", "QuickGeluFusion", "MatMulAddFusion", "GemmTransposeFusion", "MatmulTransposeFusion",
+    "GemmActivationFusion", "GemmSumFusion", "MatMulScaleFusion", "DivMulFusion", "ConstantFolding",
+    "CommonSubexpressionElimination", "ConstantSharing", "TransposeOptimizer", "ReshapeFusion", "EliminateIdentity",
+    "NoopElimination", "CastElimination", "EliminateSlice", "UnsqueezeElimination", "EliminateDropout",
+    "ExpandElimination", "PreShapeNodeElimination", "FuseReluClip", "NotWhereFusion", "ConvAddFusion",
+    "ConvMulFusion", "ConvBNFusion", "PadFusion", "MatmulBNFusion", "ConvActivationFusion", "AttentionFusion",
+    "EmbedLayerNormFusion", "BiasSoftmaxFusion", "GatherSliceToSplitFusion", "GatherToSliceFusion",
+    "QDQS8ToU8Transformer", "QDQSelectorActionTransformer", "QDQPropagationTransformer", "WeightBiasQuantization",
+    "DoubleQDQPairsRemover", "QDQFinalCleanupTransformer", "NchwcTransformer", "NhwcTransformer",
+    "Level1_RuleBasedTransformer", "Level2_RuleBasedTransformer",
+)
+
+
 class OnnxRuntimeBackend(Backend):
     """Runs cases with ``onnxruntime.InferenceSession``.
 
@@ -121,6 +149,10 @@ class OnnxRuntimeBackend(Backend):
     """
 
     name = "onnxruntime"
+    #: levels a run scores layer-pattern cases at (:data:`PATTERN_LEVELS`)
+    levels = PATTERN_LEVELS
+    #: rewrite names tried to find the one responsible for a failure (:data:`REWRITE_NAMES`)
+    rewrite_names = REWRITE_NAMES
 
     def __init__(self, providers: str | list[str] = "CPUExecutionProvider", graph_optimization_level: str = "all",
                  intra_op_num_threads: int | str = 1, **unknown: Any):
@@ -151,12 +183,57 @@ class OnnxRuntimeBackend(Backend):
         self.threads = int(intra_op_num_threads)
 
     def prepare(self, model: onnx.ModelProto, model_bytes: bytes):
+        return self._prepare(model, model_bytes, self.level)
+
+    def prepare_at_level(self, model: onnx.ModelProto, model_bytes: bytes, level: str, disabled=()):
+        """Prepare at graph-optimization ``level`` (:data:`PATTERN_LEVELS`) with the rewrites named
+        in ``disabled`` removed (``InferenceSession(..., disabled_optimizers=...)``), saving the
+        optimized graph (``SessionOptions.optimized_model_filepath``) to read back which nodes it
+        holds (:meth:`optimized_ops`).
+
+        Raises:
+            ValueError: an unknown level; anything onnxruntime raises.
+        """
+        if level not in _LEVELS:
+            raise ValueError(f"graph_optimization_level must be one of {sorted(_LEVELS)}, got {level!r}")
+        return self._prepare(model, model_bytes, level, disabled=tuple(disabled), record=True)
+
+    def optimized_ops(self, prepared) -> list[str] | None:
+        """The op types (``domain:Op``; ai.onnx ops bare) of the optimized graph a
+        :meth:`prepare_at_level` session runs, sorted, or ``None`` when not recorded."""
+        return prepared[2] if len(prepared) > 2 else None
+
+    def _prepare(self, model, model_bytes, level: str, disabled=(), record: bool = False):
+        import os
+        import tempfile
+
         so = self._ort.SessionOptions()
-        so.graph_optimization_level = getattr(self._ort.GraphOptimizationLevel, _LEVELS[self.level])
+        so.graph_optimization_level = getattr(self._ort.GraphOptimizationLevel, _LEVELS[level])
         so.intra_op_num_threads = self.threads
         so.inter_op_num_threads = 1
         so.log_severity_level = 4  # runtime errors are reported per case, not on stderr
-        session = self._ort.InferenceSession(model_bytes, sess_options=so, providers=self.providers)
+        path = None
+        if record:
+            fd, path = tempfile.mkstemp(suffix=".onnx", prefix="ort-optimized-")
+            os.close(fd)
+            so.optimized_model_filepath = path
+        kwargs = {"disabled_optimizers": list(disabled)} if disabled else {}
+        try:
+            session = self._ort.InferenceSession(model_bytes, sess_options=so, providers=self.providers, **kwargs)
+            ops = None
+            if record:
+                try:
+                    opt = onnx.load_model(path, load_external_data=False)
+                    ops = sorted({f"{n.domain}:{n.op_type}" if n.domain not in ("", "ai.onnx") else n.op_type
+                                  for n in opt.graph.node})
+                except Exception:  # noqa: BLE001 - the record is an extra; the session stands
+                    ops = None
+        finally:
+            if path is not None:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
         # whether an output needs the OrtValue path, from the model's declared types: asking the
         # session (get_outputs) on every run cost ~25 us a case, a tenth of a small case's session
         declared = {o.name: o.type.tensor_type.elem_type for o in model.graph.output}
@@ -164,10 +241,12 @@ class OnnxRuntimeBackend(Backend):
             bits = frozenset(n for n, t in declared.items() if t in _BITS_ELEM)
         else:  # a type the model leaves open: the session's
             bits = frozenset(o.name for o in session.get_outputs() if o.type in _BITS_TYPES)
+        if record:
+            return session, bits, ops
         return session, bits
 
     def run(self, prepared, inputs: dict[str, np.ndarray], output_names: list[str]) -> list[Any]:
-        prepared, bits = prepared
+        prepared, bits = prepared[0], prepared[1]
         bits_out = [n for n in output_names if n in bits] if bits else ()
         # a sequence (list) or an absent optional (None) goes to onnxruntime as it is
         bits_in = {k for k, v in inputs.items()

@@ -136,6 +136,8 @@ def _spec_from_args(args, backend_spec: str | None = None):
         raise UsageError("--depth selects among generated cases (--ops); a bundle keeps the depth it was generated "
                          "with (onnx-conformance generate --depth smoke)")
     variants = [v.strip() for v in (args.variants or "").split(",") if v.strip()]
+    levels_arg = getattr(args, "levels", None)
+    levels = None if levels_arg is None else [v.strip() for v in levels_arg.split(",") if v.strip()]
     return RunSpec(
         backend_spec=backend_spec or args.backend,
         backend_options=options,
@@ -153,6 +155,7 @@ def _spec_from_args(args, backend_spec: str | None = None):
         memory_limit_mb=args.memory_limit,
         executor=args.executor,
         scheduler=args.scheduler,
+        levels=levels,
     )
 
 
@@ -375,6 +378,12 @@ def _add_suite_args(r: argparse.ArgumentParser) -> None:
     r.add_argument("--variants", metavar="KINDS",
                    help="also run each case with its parameters as 'inputs' and/or 'initializers' (comma-separated)")
     r.add_argument("--xfail", metavar="FILE", help="expected-failure file (TOML, see docs): failures become xfail")
+    r.add_argument("--levels", metavar="LEVELS",
+                   help="graph-optimization levels to score layer-pattern cases at, comma-separated (onnxruntime: "
+                        "disable,basic,extended,all); each pattern case runs once per level (id suffix @LEVEL) and "
+                        "is classified pass / optimizer failure (right at the first level, wrong at another) / "
+                        "kernel failure (wrong at every level). Default: every level the backend declares; '' runs "
+                        "pattern cases once at the backend's configured level. Single-node cases run once")
     ex = r.add_argument_group("execution")
     ex.add_argument("--jobs", "-j", type=int, default=None,
                     help="worker processes (default: the number of cores); each case runs in a worker, so a "

@@ -30,6 +30,11 @@ LATEST_OPSET: int = int(onnx.defs.onnx_opset_version())
 #: Newest ai.onnx opset onnxruntime 1.25-1.31 load; cases stay at or below it except a few
 #: per operator at :data:`LATEST_OPSET`.
 RUNTIME_OPSET: int = 26
+#: The ai.onnx opsets exporters emit, which layer-pattern graphs (:mod:`conformance.patterns`)
+#: import: 13 (torch.onnx's long-time default range, tf2onnx's), 17 (torch.onnx's default from
+#: torch 2.0: LayerNormalization exists), 18 (the dynamo exporter's; ReduceMean's axes become an
+#: input) and :data:`RUNTIME_OPSET`.
+EXPORTER_OPSETS: tuple[int, ...] = (13, 17, 18, RUNTIME_OPSET)
 
 
 def last_opset(spec: OpSpec, since: int) -> int:

@@ -695,8 +695,13 @@ def _render(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple]
         absent=ABSENT,
         verdict=doc.get("verdict"),
         verdict_rows=VERDICT_ROWS,
+        patterns=doc.get("patterns"),
+        pattern_rows=PATTERN_FAILURE_ROWS,
     )
 
+
+#: Failing layer-pattern cases the layer-pattern section lists (results.json ``patterns.failures`` has all).
+PATTERN_FAILURE_ROWS = 60
 
 #: Findings and waivers the verdict section lists (the rest are counted; results.json has all).
 VERDICT_ROWS = 200
