@@ -363,6 +363,27 @@ def test_manifest_in_any_json_layout(toy_suite, tmp_path):
         ours[1][0].entry()
 
 
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_manifest_read_line_by_line_as_written(tmp_path, n):
+    """The line reader (which never holds the manifest's text) gives the entries, their byte spans
+    and the rest of the document as a whole-document parse does, for the layout the writer
+    writes with no, one and several entries, non-ASCII text included."""
+    import io
+
+    from conformance.bundle import _manifest_lines, _write_manifest
+
+    entries = [{"id": f"Op-1/caf\u00e9/{k}", "k": k, "note": "\u2264 1 ulp"} for k in range(n)]
+    path = tmp_path / "manifest.json"
+    _write_manifest(path, [json.dumps(e, ensure_ascii=False) for e in entries], {"seed": 7, "ops": ["Op"]})
+    raw = path.read_bytes()
+    head: dict = {}
+    got = list(_manifest_lines(io.BytesIO(raw), head))
+    assert [e for e, _, _ in got] == entries
+    assert [json.loads(raw[a:b]) for _, (a, b), _ in got] == entries
+    whole = json.loads(raw)
+    assert whole.pop("cases") == entries and head == whole
+
+
 def test_edited_manifest_hash_is_refused_before_any_case(toy_suite, tmp_path):
     from conformance.bundle import read_index
 
