@@ -27,6 +27,12 @@ packed two per byte, int2 and uint2 four per byte, float6e2m3 and float6e3m2 fou
 bytes in ``raw_data``; strings in ``string_data`` as UTF-8 (read back as an ``object`` array
 of ``str``, see :mod:`conformance.dtypes`).
 
+A bundle is a directory in that layout or one zip archive holding the same files
+(:func:`write_archive`; ``generate --out NAME.zip``): the runner, ``coverage``, ``package`` and
+the reports read either; runners that read the ONNX layout need the directory (``unzip`` it).
+The archive's ``manifest.json`` is stored uncompressed, so that a case's entry is read from
+the archive by its byte span as from a directory's manifest.
+
 A bundle is data, never code: no pickle; every path in the manifest must be a plain
 relative path inside the bundle.  The same suite gives byte-identical bundles
 (sorted JSON keys, deterministic protobuf serialisation, no timestamps).  Each case's
@@ -35,12 +41,14 @@ content hash is checked on reading, so an edited bundle is detected.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -218,6 +226,24 @@ def prepare_out_dir(out: str | os.PathLike, force: bool, marker: str) -> Path:
     return out
 
 
+def prepare_out_archive(out: str | os.PathLike, force: bool) -> Path:
+    """Check that the bundle archive ``out`` may be written: absent, or (with ``force``) a bundle
+    archive already (anything else is left alone even with ``force``).
+
+    Raises:
+        BundleError: ``out`` exists without ``force``, or is not a bundle archive.
+    """
+    out = Path(out)
+    if out.exists():
+        if not force:
+            raise BundleError(f"{out} exists; use --force to replace it")
+        if not out.is_file() or not is_archive(out) or "manifest.json" not in zipfile.ZipFile(out).namelist():
+            raise BundleError(f"{out} exists and is not a bundle archive: it is left alone even with --force; "
+                              "choose another name")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, progress=None) -> Path:
     """Write ``suite`` as a bundle at ``out`` (atomically: a temporary sibling, then a rename).
 
@@ -330,7 +356,8 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
     Args:
         ops: operator names (:func:`conformance.registry.resolve`).
         seed: generation seed.
-        out: target directory (written atomically, as :func:`write_bundle`).
+        out: target directory (written atomically, as :func:`write_bundle`); a name ending in
+            ``.zip`` is written as one archive (:func:`write_archive`) instead.
         force: replace an existing bundle.
         jobs: worker processes (each generates whole operators).
         depth: ``"full"`` or ``"smoke"`` (:data:`conformance.registry.DEPTHS`), recorded in the
@@ -354,6 +381,15 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
         raise ValueError(f"unknown depth {depth!r}; known: {', '.join(registry.DEPTHS)}")
     for op in ops:
         registry.get(op)  # unknown operators fail before anything is written
+    if str(out).endswith(".zip"):
+        out = prepare_out_archive(out, force)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.dir-", dir=out.parent))
+        try:
+            ident = write_generated_bundle(ops, seed, staging / "b", jobs=jobs, progress=progress, depth=depth)
+            write_archive(staging / "b", out, force=True)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return ident
     out = prepare_out_dir(out, force, "manifest.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
@@ -566,7 +602,7 @@ def _manifest_fd(root: str, stamp: tuple) -> int:
             byte spans would no longer hold).
     """
     key = (os.getpid(), root, stamp)
-    path = os.path.join(root, "manifest.json")
+    path = root if _archive_root(root) else os.path.join(root, "manifest.json")
     fd = _MANIFEST_FDS.get(key)
     if fd is None:
         try:
@@ -612,13 +648,14 @@ class _NotLineLayout(Exception):
     """The manifest is not in the layout :func:`_write_manifest` writes (read it whole instead)."""
 
 
-def _manifest_lines(f, head: dict):
+def _manifest_lines(f, head: dict, keep_text: bool = False):
     """Yield each case entry of the manifest open in binary as ``f`` with its byte span, reading
     one line at a time, so that neither the manifest's text nor its parsed document exists at
     once (a 47,549-case manifest is 70 MB); fill ``head`` with the top-level keys other than
     ``cases`` once the entries are read.  For the layout :func:`_write_manifest` writes:
     ``{``, `` "cases": [``, one entry a line (a comma after all but the last), `` ]`` and the
-    rest of the object.
+    rest of the object.  With ``keep_text``, each entry's JSON text comes with it (for a
+    manifest that cannot be read again by byte span: a compressed archive member).
 
     Raises:
         _NotLineLayout: another layout (before any entry is yielded, or at the first line that
@@ -639,7 +676,7 @@ def _manifest_lines(f, head: dict):
         elif body.startswith(b"{") and body.endswith((b"}", b"},")):
             start = pos + len(line) - len(line.lstrip())
             text = body[:-1] if body.endswith(b",") else body
-            yield _loads(text), (start, start + len(text)), None
+            yield _loads(text), (start, start + len(text)), text.decode("utf-8") if keep_text else None
         else:  # also the end of the file before the list closed
             raise _NotLineLayout
         pos += len(line)
@@ -699,6 +736,153 @@ def _manifest_entries(text: str, head: dict):
     head.update(json.loads(tail))
 
 
+def is_archive(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a bundle archive (a zip file; :func:`write_archive`) rather than a
+    bundle directory."""
+    return os.path.isfile(path) and zipfile.is_zipfile(path)
+
+
+#: (pid, archive path) -> the open archive: a worker reads thousands of members from it
+_ARCHIVES: dict[tuple[int, str], zipfile.ZipFile] = {}
+
+
+def _archive(root: str) -> zipfile.ZipFile:
+    """The archive ``root``, opened once per process.
+
+    Raises:
+        BundleError: not a readable zip archive.
+    """
+    key = (os.getpid(), root)
+    zf = _ARCHIVES.get(key)
+    if zf is None:
+        try:
+            zf = _ARCHIVES[key] = zipfile.ZipFile(root)
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise BundleError(f"{root}: not a readable bundle archive: {exc}") from None
+    return zf
+
+
+def _archive_member(p: str) -> tuple[zipfile.ZipFile | None, str]:
+    """``(archive, member)`` of a bundle path ``ROOT/REL`` whose ``ROOT`` is an archive, else
+    ``(None, p)``.  Case paths are ``ROOT/(cases|errors|checks)/test_.../...``."""
+    m = _CASE_PATH.search(p)
+    if m is None:
+        return None, p
+    root = p[:m.start()]
+    if not _archive_root(root):
+        return None, p
+    return _archive(root), p[m.start() + 1:]
+
+
+#: bundle root -> whether it is an archive (asked for every file a run reads)
+_ROOT_KINDS: dict[str, bool] = {}
+
+
+def _archive_root(root: str) -> bool:
+    """:func:`is_archive` of a bundle root, remembered."""
+    kind = _ROOT_KINDS.get(root)
+    if kind is None:
+        kind = _ROOT_KINDS[root] = is_archive(root)
+    return kind
+
+
+_CASE_PATH = re.compile(r"/(cases|errors|checks)/test_[A-Za-z0-9_]+/[^/]+(/[^/]+)?$")
+
+
+@contextlib.contextmanager
+def _manifest_stream(root: Path):
+    """``(binary file, base, stamp)`` of the bundle ``root``'s manifest: ``base`` is where its
+    text starts in the file a :class:`CaseRef` reads it from again (0 for a directory's
+    ``manifest.json``; the stored member's data offset in an archive; ``None`` for a compressed
+    member, which cannot be read by byte span), ``stamp`` that file's :func:`_stamp`.
+
+    Raises:
+        BundleError: an archive without ``manifest.json``, or not a readable zip archive.
+    """
+    if not is_archive(root):
+        with open(root / "manifest.json", "rb") as f:
+            yield f, 0, _stamp(os.fstat(f.fileno()))
+        return
+    zf = _archive(str(root))
+    try:
+        info = zf.getinfo("manifest.json")
+    except KeyError:
+        raise BundleError(f"{root} is not a bundle: the archive has no manifest.json") from None
+    base = None
+    if info.compress_type == zipfile.ZIP_STORED:
+        with open(root, "rb") as raw:
+            raw.seek(info.header_offset)
+            local = raw.read(30)  # the local file header: its name and extra field precede the data
+            if len(local) == 30 and local[:4] == b"PK\x03\x04":
+                base = info.header_offset + 30 + int.from_bytes(local[26:28], "little") + \
+                    int.from_bytes(local[28:30], "little")
+    with zf.open(info) as f:
+        yield f, base, _stamp(os.stat(root))
+
+
+def _shift(span: tuple[int, int] | None, base: int | None) -> tuple[int, int] | None:
+    return None if span is None or base is None else (span[0] + base, span[1] + base)
+
+
+def manifest_bytes(path: str | os.PathLike) -> bytes:
+    """The ``manifest.json`` of the bundle ``path`` (a directory or an archive), as written.
+
+    Raises:
+        BundleError: ``path`` is not a bundle.
+    """
+    root = Path(path)
+    if is_archive(root):
+        try:
+            return _archive(str(root)).read("manifest.json")
+        except KeyError:
+            raise BundleError(f"{root} is not a bundle: the archive has no manifest.json") from None
+    try:
+        return (root / "manifest.json").read_bytes()
+    except OSError:
+        raise BundleError(f"{root} is not a bundle: {root / 'manifest.json'} not found") from None
+
+
+def is_bundle(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a bundle directory (with ``manifest.json``) or a bundle archive."""
+    p = Path(path)
+    return (p / "manifest.json").is_file() or is_archive(p)
+
+
+def write_archive(src: str | os.PathLike, out: str | os.PathLike, *, force: bool = False) -> Path:
+    """Write the bundle directory ``src`` as one zip archive ``out``, byte-reproducibly: members in
+    the directory's layout, ``manifest.json`` first and stored (see the module docstring), the
+    others deflated, sorted by name, with a fixed time stamp and mode; the suite's content hash
+    is unchanged (it is the cases', not the files').
+
+    Raises:
+        BundleError: ``src`` is not a bundle directory, or ``out`` exists and ``force`` is not set.
+    """
+    src, out = Path(src), Path(out)
+    if not (src / "manifest.json").is_file():
+        raise BundleError(f"{src} is not a bundle directory: {src / 'manifest.json'} not found")
+    if out.exists() and not force:
+        raise BundleError(f"{out} exists; pass force=True (--force) to replace it")
+    files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file())
+    files.remove("manifest.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=out.parent)
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(tmp, "w") as zf:
+            for name in ["manifest.json", *files]:
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                info.compress_type = zipfile.ZIP_STORED if name == "manifest.json" else zipfile.ZIP_DEFLATED
+                with open(src / name, "rb") as f, zf.open(info, "w", force_zip64=True) as w:
+                    shutil.copyfileobj(f, w, 1 << 20)
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return out
+
+
 def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
     """The identity and the case references of a bundle, from its manifest alone.
 
@@ -719,25 +903,27 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
     """
 
     root = Path(path)
+    archive = is_archive(root)
     mpath = root / "manifest.json"
-    if not mpath.is_file():
+    if not archive and not mpath.is_file():
         raise BundleError(f"{root} is not a bundle: {mpath} not found")
     head: dict = {}
     refs = []
     seen: set[str] = set()
     interned: dict = {}
     try:
-        with open(mpath, "rb") as f:
-            stamp = _stamp(os.fstat(f.fileno()))
+        with _manifest_stream(root) as (f, base, stamp):
             try:
-                for n, (e, span, raw) in enumerate(_manifest_lines(f, head)):
-                    _add_ref(refs, seen, root, mpath, n, e, span, raw, stamp, interned)
+                for n, (e, span, raw) in enumerate(_manifest_lines(f, head, keep_text=base is None)):
+                    _add_ref(refs, seen, root, mpath, n, e, _shift(span, base), raw, stamp, interned)
             except _NotLineLayout:  # another layout: the whole text, parsed as it comes
                 head.clear(), refs.clear(), seen.clear()
                 f.seek(0)
                 text = f.read().decode("utf-8")
                 for n, (e, span, raw) in enumerate(_manifest_entries(text, head)):
-                    _add_ref(refs, seen, root, mpath, n, e, span, raw, stamp, interned)
+                    if span is not None and base is None:
+                        span, raw = None, text[span[0]:span[1]]
+                    _add_ref(refs, seen, root, mpath, n, e, _shift(span, base), raw, stamp, interned)
                 del text
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise BundleError(f"{mpath}: not valid JSON: {exc}") from exc
@@ -824,15 +1010,28 @@ def _load_entry(root: str | Path, e: dict, verify: bool, text: bytes | None = No
         raise BundleError(f"{os.path.join(root, 'manifest.json')}: case {ident}: {type(exc).__name__}: {exc}") from exc
 
 
+def _read_file(p: str) -> bytes:
+    """The bytes of the bundle file ``p`` (``ROOT/REL``: a file of a bundle directory, or member
+    ``REL`` of the archive ``ROOT`` when ``ROOT`` is one, see :func:`is_archive`).
+
+    Raises:
+        BundleError: the file is missing.
+    """
+    zf, member = _archive_member(p)
+    try:
+        if zf is None:
+            with open(p, "rb") as f:
+                return f.read()
+        return zf.read(member)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, KeyError):
+        raise BundleError(f"missing file {p}") from None
+
+
 def _load_value(p: str, kind: str, h=None):
     """:func:`_load_tensor` for a value of any kind (:func:`proto_value`)."""
     if kind == "tensor":
         return _load_tensor(p, h)
-    try:
-        with open(p, "rb") as f:
-            data = f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise BundleError(f"missing file {p}") from None
+    data = _read_file(p)
     if h is not None:
         _feed(h, data)
     return proto_value(data, kind, p)
@@ -845,11 +1044,7 @@ def _load_tensor(p: str | Path, h=None) -> np.ndarray:
     Raises:
         BundleError: the file is missing or is not a TensorProto.
     """
-    try:
-        with open(p, "rb") as f:
-            data = f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise BundleError(f"missing file {p}") from None
+    data = _read_file(p)
     if h is not None:
         _feed(h, data)
     t = onnx.TensorProto()
@@ -906,11 +1101,7 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
         raise BundleError(f"case {e.get('id')!r}: directory {rel!r} is not a plain path inside the bundle")
     d = f"{root}/{rel}"  # strings, not pathlib or os.path.join: this runs once per case of every run
     mfile = f"{d}/model.onnx"
-    try:
-        with open(mfile, "rb") as f:
-            model_bytes = f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise BundleError(f"missing file {mfile}") from None
+    model_bytes = _read_file(mfile)
     digest = e.get("files_sha256") if verify and text is not None else None
     files = None
     if isinstance(digest, str):

@@ -446,3 +446,67 @@ def test_the_parent_never_reads_a_case(toy_suite, tmp_path, monkeypatch):
     outcomes = {c["id"]: c["outcome"] for c in doc["cases"]}
     whole = compute_coverage((), outcomes, analyses=[r.analysis() for r in read_index(out)[1]])
     assert json.dumps(doc["coverage"]) == json.dumps(whole)
+
+
+# -- bundle archives -----------------------------------------------------------------------
+
+def test_archive_reads_as_the_directory_does(toy_suite, tmp_path):
+    """A bundle archive (one zip in the directory's layout) gives the same identity, entries, cases
+    and content hash as the directory, its entries read again by byte span from the stored
+    manifest; writing it twice gives the same bytes."""
+    from conformance.bundle import is_archive, manifest_bytes, read_index, write_archive
+
+    d = write_bundle(toy_suite, tmp_path / "b")
+    z = write_archive(d, tmp_path / "b.zip")
+    assert is_archive(z) and not is_archive(d)
+    assert write_archive(d, tmp_path / "again.zip").read_bytes() == z.read_bytes()
+    assert manifest_bytes(z) == (d / "manifest.json").read_bytes()
+    (id_d, refs_d), (id_z, refs_z) = read_index(d), read_index(z)
+    assert {k: v for k, v in id_d.items() if k != "source"} == {k: v for k, v in id_z.items() if k != "source"}
+    assert [r.entry() for r in refs_z] == [r.entry() for r in refs_d]
+    for rd, rz in zip(refs_d, refs_z):
+        cd, cz = rd.load(), rz.load()
+        assert cz.content_hash == cd.content_hash == rz.content_hash and cz.model_bytes == cd.model_bytes
+    assert [r.outcome for r in run_cases([r.load() for r in refs_z], resolve_backend("onnx-reference"))] == \
+        [r.outcome for r in run_cases([r.load() for r in refs_d], resolve_backend("onnx-reference"))]
+
+
+def test_archive_with_a_missing_member_or_no_manifest_is_refused(toy_suite, tmp_path):
+    import zipfile
+
+    from conformance.bundle import read_index, write_archive
+
+    z = write_archive(write_bundle(toy_suite, tmp_path / "b"), tmp_path / "b.zip")
+    _, refs = read_index(z)
+    victim = f"{refs[0].entry()['dir']}/model.onnx"
+    cut = tmp_path / "cut.zip"
+    with zipfile.ZipFile(z) as src, zipfile.ZipFile(cut, "w") as dst:
+        for info in src.infolist():
+            if info.filename != victim:
+                dst.writestr(info, src.read(info))
+    _, cut_refs = read_index(cut)
+    with pytest.raises(BundleError, match="missing file .*model.onnx"):
+        cut_refs[0].load()
+    bare = tmp_path / "bare.zip"
+    with zipfile.ZipFile(bare, "w") as zf:
+        zf.writestr("readme.txt", "not a bundle")
+    with pytest.raises(BundleError, match="no manifest.json"):
+        read_index(bare)
+
+
+def test_generate_to_an_archive_and_refuse_to_replace_a_foreign_file(tmp_path, toy_registered):
+    """``generate --out NAME.zip`` writes the archive (the directory's content hash); an existing
+    file is replaced only with --force and only when it is a bundle archive."""
+    from conformance.bundle import read_index, write_generated_bundle
+
+    ident = write_generated_bundle(["Abs"], 0, tmp_path / "s.zip")
+    assert read_index(tmp_path / "s.zip")[0]["content_hash"] == ident["content_hash"] == \
+        write_generated_bundle(["Abs"], 0, tmp_path / "s")["content_hash"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left behind
+    with pytest.raises(BundleError, match="exists; use --force"):
+        write_generated_bundle(["Abs"], 0, tmp_path / "s.zip")
+    write_generated_bundle(["Abs"], 0, tmp_path / "s.zip", force=True)
+    (tmp_path / "notes.zip").write_text("mine")
+    with pytest.raises(BundleError, match="not a bundle archive"):
+        write_generated_bundle(["Abs"], 0, tmp_path / "notes.zip", force=True)
+    assert (tmp_path / "notes.zip").read_text() == "mine"

@@ -73,11 +73,14 @@ def _generate_suite(ops: list[str], seed: int, console: Console):
 
 
 def cmd_generate(args, console: Console) -> int:
-    from ..bundle import BundleError, prepare_out_dir, write_generated_bundle
+    from ..bundle import BundleError, prepare_out_archive, prepare_out_dir, write_generated_bundle
 
     ops = parse_ops(args.ops)
     try:
-        prepare_out_dir(args.out, args.force, "manifest.json")
+        if str(args.out).endswith(".zip"):
+            prepare_out_archive(args.out, args.force)
+        else:
+            prepare_out_dir(args.out, args.force, "manifest.json")
     except BundleError as exc:
         raise UsageError(str(exc)) from None
     jobs = args.jobs or os.cpu_count() or 1
@@ -366,7 +369,7 @@ def _add_suite_args(r: argparse.ArgumentParser) -> None:
     from ..isolation import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT
 
     src = r.add_argument_group("suite (one of)")
-    src.add_argument("--bundle", help="bundle directory written by 'generate'")
+    src.add_argument("--bundle", help="bundle written by 'generate' (a directory or a .zip archive)")
     src.add_argument("--ops", help="generate cases for these operators (comma-separated, or 'all')")
     src.add_argument("--suite", choices=["onnx-node"], help="onnx-node: onnx's own node test cases, with their tolerances")
     r.add_argument("--seed", type=int, default=0, help="seed for --ops (default 0)")
@@ -401,10 +404,13 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="write a bundle of cases (ONNX backend-test layout)",
                        description="Generate cases for the given operators and write them as a bundle: "
                                    "DIR/manifest.json, DIR/cases/test_*/ (value cases), DIR/errors/test_*/ "
-                                   "(invalid models that must be rejected). Same seed and versions, same bytes.")
+                                   "(invalid models that must be rejected). An --out ending in .zip writes the same "
+                                   "files as one zip archive, which run, coverage and package read as they read the "
+                                   "directory (unzip it for runners that read the ONNX layout). Same seed and "
+                                   "versions, same bytes.")
     g.add_argument("--ops", required=True, help="comma-separated operators, or 'all'")
     g.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
-    g.add_argument("--out", required=True, help="bundle directory to create")
+    g.add_argument("--out", required=True, help="bundle directory to create, or NAME.zip for one archive")
     g.add_argument("--force", action="store_true", help="replace an existing bundle at --out")
     g.add_argument("--jobs", type=int, default=0,
                    help="worker processes, each generating and writing whole operators (default: one per CPU); "

@@ -224,15 +224,15 @@ def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
 # -- manifest and attributes ------------------------------------------------------------
 
 def load_manifest(bundle_or_file: str | os.PathLike) -> dict | None:
-    """A bundle's ``manifest.json`` (the bundle directory or the file itself), or ``None`` if unreadable."""
-    from conformance.bundle import FORMAT
+    """A bundle's ``manifest.json`` (the bundle directory or archive, or the file itself), or ``None``
+    if unreadable."""
+    from conformance.bundle import FORMAT, BundleError, is_archive, manifest_bytes
 
     p = Path(bundle_or_file)
-    if p.is_dir():
-        p = p / "manifest.json"
     try:
-        m = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = manifest_bytes(p) if p.is_dir() or is_archive(p) else p.read_bytes()
+        m = json.loads(text)
+    except (OSError, ValueError, BundleError):
         return None
     if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("cases"), list):
         return None
@@ -287,12 +287,14 @@ def _attr_display(v):
 
 
 def _model_attributes(path: Path, op: str) -> dict | None:
-    """Attributes of the node ``op`` in the model at ``path`` (``None`` if unreadable)."""
+    """Attributes of the node ``op`` in the bundle's model at ``path`` (``None`` if unreadable)."""
     try:
         import onnx
         from onnx import helper
 
-        model = onnx.load_model(str(path), load_external_data=False)
+        from conformance.bundle import _read_file
+
+        model = onnx.load_model_from_string(_read_file(str(path)))  # a bundle directory's or archive's
     except Exception:  # noqa: BLE001 - a missing or broken model just has no attributes shown
         return None
     for node in model.graph.node:
