@@ -68,10 +68,6 @@ class BundleError(Exception):
     """A bundle is malformed, edited, or cannot be written where asked."""
 
 
-def _dump_json(obj, path: Path) -> None:
-    path.write_text(json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
-
-
 def _case_entry(case: Case, rel: str) -> dict:
     return {
         "id": case.id,
@@ -289,11 +285,13 @@ def _replace_dir(tmp: Path, out: Path) -> None:
 _ENTRIES_DIR = ".entries"
 
 
-def _write_op(args: tuple[int, str, int, str, str]) -> tuple[str, list[tuple[str, str, bool]], dict, dict]:
-    """Generate one operator's cases and write them under ``root`` (a worker of
-    :func:`write_generated_bundle`), with their manifest entries as JSON lines in
-    ``root/.entries/<index>.jsonl``; returns (op, [(id, content hash, is error case)], generator
-    info): nothing that grows with the cases' data."""
+def _write_op(args: tuple[int, str, int, str, str]) -> tuple[int, str, list[tuple[str, str, bool]], dict, dict]:
+    """Generate one operator's cases at one seed and write them under ``root`` (a worker of
+    :func:`write_generated_bundle`), with their manifest entries in ``root/.entries/<index>.jsonl``
+    (:func:`_scratch_line`); returns (index, op, [(id, content hash, is error case)], generator
+    info, family): nothing that grows with the cases' data.  A case whose directory exists already
+    (the same case under another seed, written by another task) is not written again; its entry
+    is (the parent keeps one, :func:`_merge_keys`)."""
     from . import registry
 
     index, op, seed, root, depth = args
@@ -303,10 +301,96 @@ def _write_op(args: tuple[int, str, int, str, str]) -> tuple[str, list[tuple[str
         for case in registry.generate([op], seed, depth):
             kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
             rel = f"{kind}/{case.dirname}"
-            f.write(_entry_line_with_digest(_case_entry(case, rel), _write_case(case, Path(root) / rel)) + "\n")
+            try:
+                h = _write_case(case, Path(root) / rel)
+            except FileExistsError:  # the same id under another seed: its files are these bytes
+                h = _case_files(case)[1]
+            f.write(_scratch_line(case.id, _entry_line_with_digest(_case_entry(case, rel), h)))
             keys.append((case.id, case.content_hash, case.expect_error is not None))
     info = registry.get(op)
-    return op, keys, {op: f"{info.name}@{info.version}"}, {info.op: info.family}
+    return index, op, keys, {op: f"{info.name}@{info.version}"}, {info.op: info.family}
+
+
+def _scratch_line(cid: str, line: str) -> str:
+    """A case's line in a task's scratch file: its id, a tab, its manifest line (JSON text has
+    no raw tab), so that the manifest is assembled without parsing the entries."""
+    return f"{cid}\t{line}\n"
+
+
+def generation_tasks(ops: list[str], seeds: list[int]) -> list[tuple[int, str, int]]:
+    """The (index, op, seed) tasks of a generation, in manifest order: every operator at the first
+    seed, then at the next... (one seed: the operators in the given order, as always)."""
+    return [(k * len(ops) + i, op, seed) for k, seed in enumerate(seeds) for i, op in enumerate(ops)]
+
+
+def parse_seeds(seed) -> list[int]:
+    """The seeds ``seed`` names, sorted, each once: an int, a sequence of ints, or text such as
+    ``"0,1,2"``, ``"0-9"`` or ``"0-4,7"`` (``--seed``).
+
+    Raises:
+        ValueError: no seed, a negative one, or text that is none of these.
+    """
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seeds = [int(seed)]
+    elif isinstance(seed, str):
+        seeds = []
+        for part in (p.strip() for p in seed.split(",")):
+            m = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
+            if not m:
+                raise ValueError(f"seed {part!r} in {seed!r} is not a number or a range A-B (e.g. 0,1,2 or 0-9)")
+            lo, hi = int(m[1]), int(m[2] if m[2] is not None else m[1])
+            if hi < lo:
+                raise ValueError(f"seed range {part!r}: {hi} < {lo}")
+            seeds.extend(range(lo, hi + 1))
+    else:
+        seeds = [int(s) for s in seed]
+    if not seeds:
+        raise ValueError("no seed given")
+    if any(s < 0 for s in seeds):
+        raise ValueError(f"seeds must be >= 0: {seeds}")
+    return sorted(set(seeds))
+
+
+def seed_identity(seeds: list[int]) -> dict:
+    """How a suite's manifest names its seeds: ``{"seed": N}`` for one (as always), ``{"seed": None,
+    "seeds": [..]}`` for several (a reader that knows only ``seed`` sees no single seed)."""
+    return {"seed": seeds[0]} if len(seeds) == 1 else {"seed": None, "seeds": list(seeds)}
+
+
+def _merge_keys(keys: dict, index: int, op_keys, n_ops: int) -> int:
+    """Record task ``index``'s cases in ``keys`` (id -> [content hash, owning task]); the owner of
+    an id several seeds give is the first task (in :func:`generation_tasks` order) that has it,
+    whatever order the tasks finish in.  Returns the number of error cases new to the suite.
+
+    Raises:
+        ValueError: an id twice within one seed, or an id whose content hash differs between seeds.
+    """
+    n_error = 0
+    for cid, chash, is_error in op_keys:
+        old = keys.get(cid)
+        if old is None:
+            keys[cid] = [chash, index]
+            n_error += is_error
+            continue
+        if old[1] // n_ops == index // n_ops:
+            raise ValueError(f"duplicate case id {cid}")
+        if old[0] != chash:
+            raise ValueError(f"case id {cid} has content hash {old[0]} under one seed and {chash} under another")
+        old[1] = min(old[1], index)
+    return n_error
+
+
+def _owned_lines(scratch: Path, n_tasks: int, keys: dict):
+    """The manifest lines of the suite, in task order, each id once (its owner's line)."""
+    for index in range(n_tasks):
+        ef = scratch / f"{index:06d}.jsonl"
+        if not ef.exists():
+            continue
+        with open(ef, encoding="utf-8") as f:
+            for text in f:
+                cid, line = text.rstrip("\n").split("\t", 1)
+                if keys[cid][1] == index:
+                    yield line
 
 
 def _entry_line(entry: dict) -> str:
@@ -337,32 +421,37 @@ def _write_manifest(path: Path, lines, identity: dict) -> None:
         out.write("\n}\n")
 
 
-def _lines_of(entry_files: list[Path]):
-    for ef in entry_files:
-        with open(ef, encoding="utf-8") as f:
-            yield from f
-
-
-def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *, force: bool = False,
-                           jobs: int = 1, progress=None, depth: str = "full") -> dict:
-    """Generate ``ops`` with ``seed`` and write them as a bundle at ``out``, streaming: each
-    operator's cases are generated and written by a worker (``jobs`` processes; 1: in this
-    process), their manifest entries go to a scratch file, and the manifest is assembled from
-    those files one entry at a time.  The parent holds only (id, content hash) per case, so its
+def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, force: bool = False,
+                           jobs: int = 1, progress=None, depth: str = "full", scheduler: str | None = None,
+                           client=None) -> dict:
+    """Generate ``ops`` with ``seed`` (one seed, or several: one suite holding every seed's cases)
+    and write them as a bundle at ``out``, streaming: each (operator, seed) task's cases are
+    generated and written by a worker (``jobs`` processes; 1: in this process; or the Dask cluster
+    at ``scheduler``/``client``, :func:`conformance.dask_executor.generate_dask`), their manifest
+    entries go to a scratch file per task, and the manifest is assembled from those files one
+    entry at a time.  The parent holds only (id, content hash, owning task) per case, so its
     memory does not grow with the cases' data.  The bytes are those of :func:`write_bundle` on
-    :func:`conformance.suite.generate_suite` (same seed and versions, same bundle), whatever
-    ``jobs`` is.
+    :func:`conformance.suite.generate_suite` (same seeds and versions, same bundle), whatever
+    ``jobs`` or the executor is.
+
+    Several seeds: the manifest lists every operator's cases at the lowest seed, then at the next
+    (:func:`generation_tasks`); a case whose id several seeds give (the id ends in its content
+    hash: a case no seed changes, such as most invalid models) is kept once, at its first seed,
+    after checking that its content hash agrees; the manifest's identity has ``"seed": null,
+    "seeds": [..]`` (:func:`seed_identity`; one seed's manifest is as it always was).
 
     Args:
         ops: operator names (:func:`conformance.registry.resolve`).
-        seed: generation seed.
+        seed: the seed or seeds (:func:`parse_seeds`: an int, ints, or text like ``"0,1,2"``/``"0-9"``).
         out: target directory (written atomically, as :func:`write_bundle`); a name ending in
             ``.zip`` is written as one archive (:func:`write_archive`) instead.
         force: replace an existing bundle.
-        jobs: worker processes (each generates whole operators).
+        jobs: worker processes (each generates whole operators at one seed); unused on a cluster.
         depth: ``"full"`` or ``"smoke"`` (:data:`conformance.registry.DEPTHS`), recorded in the
             manifest (a full suite's manifest has no ``depth``).
-        progress: optional ``fn(op, n_cases)`` called as each operator is written.
+        progress: optional ``fn(op, n_cases)`` called as each (operator, seed) task is written.
+        scheduler: a Dask scheduler address: generate on that cluster.
+        client: an existing ``distributed.Client`` to generate on (tests pass a LocalCluster's).
 
     Returns:
         the suite identity written to the manifest (``content_hash``, ``n_cases``...) plus
@@ -371,12 +460,16 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
     Raises:
         BundleError: see :func:`prepare_out_dir`.
         KeyError: an unknown operator.
-        ValueError: two cases have the same id.
+        ValueError: a bad seed, two cases of one seed with the same id, or one id whose content
+            differs between seeds.
+        conformance.dask_executor.ClusterError: (on a cluster) before any task is sent, a cluster
+            whose workers would generate other bytes or cannot generate at all.
     """
 
     from . import registry
     from .suite import library_versions
 
+    seeds = parse_seeds(seed)
     if depth not in registry.DEPTHS:
         raise ValueError(f"unknown depth {depth!r}; known: {', '.join(registry.DEPTHS)}")
     for op in ops:
@@ -385,7 +478,8 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
         out = prepare_out_archive(out, force)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.dir-", dir=out.parent))
         try:
-            ident = write_generated_bundle(ops, seed, staging / "b", jobs=jobs, progress=progress, depth=depth)
+            ident = write_generated_bundle(ops, seeds, staging / "b", jobs=jobs, progress=progress, depth=depth,
+                                           scheduler=scheduler, client=client)
             write_archive(staging / "b", out, force=True)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -393,28 +487,29 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
     out = prepare_out_dir(out, force, "manifest.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    tasks = generation_tasks(ops, seeds)
+    pool = None
     try:
-        work = [(i, op, seed, str(tmp), depth) for i, op in enumerate(ops)]
-        if jobs > 1 and len(ops) > 1:
+        if scheduler is not None or client is not None:
+            from .dask_executor import generate_dask
+
+            results = generate_dask(tasks, tmp, depth, scheduler=scheduler, client=client)
+        elif jobs > 1 and len(tasks) > 1:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
             ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
             pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
-            results = pool.map(_write_op, work)
+            results = pool.map(_write_op, [(i, op, s, str(tmp), depth) for i, op, s in tasks])
         else:
-            pool, results = None, map(_write_op, work)
-        keys: dict[str, str] = {}
+            results = map(_write_op, [(i, op, s, str(tmp), depth) for i, op, s in tasks])
+        keys: dict[str, list] = {}
         generators: dict[str, str] = {}
         families: dict[str, str] = {}
         n_error = 0
         try:
-            for op, op_keys, gen, fam in results:
-                for cid, chash, is_error in op_keys:
-                    if cid in keys:
-                        raise ValueError(f"duplicate case id {cid}")
-                    keys[cid] = chash
-                    n_error += is_error
+            for index, op, op_keys, gen, fam in results:
+                n_error += _merge_keys(keys, index, op_keys, len(ops))
                 generators.update(gen)
                 families.update(fam)
                 if progress:
@@ -422,16 +517,18 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
+            close = getattr(results, "close", None)
+            if close is not None:  # a generator (the cluster's): cancel what is in flight
+                close()
         h = hashlib.sha256()
         for cid in sorted(keys):
-            h.update(f"{cid}\0{keys[cid]}\n".encode())
-        identity = {"seed": seed, "ops": list(ops), "generators": dict(sorted(generators.items())),
+            h.update(f"{cid}\0{keys[cid][0]}\n".encode())
+        identity = {**seed_identity(seeds), "ops": list(ops), "generators": dict(sorted(generators.items())),
                     "versions": library_versions(), "content_hash": h.hexdigest(), "n_cases": len(keys),
                     "source": "generated", **({"families": dict(sorted(families.items()))} if families else {}),
                     **({"depth": depth} if depth != "full" else {})}
         scratch = tmp / _ENTRIES_DIR
-        _write_manifest(tmp / "manifest.json", _lines_of(sorted(scratch.glob("*.jsonl")) if scratch.exists() else []),
-                        identity)
+        _write_manifest(tmp / "manifest.json", _owned_lines(scratch, len(tasks), keys), identity)
         shutil.rmtree(scratch, ignore_errors=True)
         _replace_dir(tmp, out)
     except BaseException:
@@ -440,35 +537,67 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
     return {**identity, "n_error": n_error}
 
 
-def _write_case(case: Case, d: Path):
-    """Write ``case``'s files under ``d``; return the hash they were fed to (:func:`_files_hash`)."""
-    d.mkdir(parents=True)
+def _case_files(case: Case) -> tuple[list[tuple[str, bytes]], object]:
+    """The files of ``case``'s directory, ``[(name relative to it, bytes)]`` in the order they are
+    written, and the hash they were fed to (:func:`_files_hash`)."""
+    files = []
     h = _files_hash()
     _feed(h, case.model_bytes)
-    (d / "model.onnx").write_bytes(case.model_bytes)
+    files.append(("model.onnx", case.model_bytes))
     graph_inputs = case.graph_inputs
     for k, ds in enumerate(case.datasets):
-        dd = d / f"test_data_set_{k}"
-        dd.mkdir()
+        dd = f"test_data_set_{k}"
         for i, inp in enumerate(graph_inputs):
-            t = value_proto(ds.inputs[inp.name], inp.kind, inp.name)
-            data = t.SerializeToString(deterministic=True)
+            data = value_proto(ds.inputs[inp.name], inp.kind, inp.name).SerializeToString(deterministic=True)
             _feed(h, data)
-            (dd / f"input_{i}.pb").write_bytes(data)
+            files.append((f"{dd}/input_{i}.pb", data))
         if case.expect_error is None and case.check is None:
             for j, o in enumerate(case.present_outputs):
-                t = value_proto(ds.outputs[o.name], o.kind, o.name)
-                data = t.SerializeToString(deterministic=True)
+                data = value_proto(ds.outputs[o.name], o.kind, o.name).SerializeToString(deterministic=True)
                 _feed(h, data)
-                (dd / f"output_{j}.pb").write_bytes(data)
+                files.append((f"{dd}/output_{j}.pb", data))
     if case.check is not None:
-        _dump_json({"check": case.check, "id": case.id}, d / "check.json")
+        files.append(("check.json", _json_bytes({"check": case.check, "id": case.id})))
     elif case.expect_error is None:
         tols = [o.tolerance for o in case.present_outputs if o.tolerance]
-        _dump_json({"atol": max((t.atol for t in tols), default=0.0), "rtol": max((t.rtol for t in tols), default=0.0)},
-                   d / "data.json")
+        files.append(("data.json", _json_bytes({"atol": max((t.atol for t in tols), default=0.0),
+                                                "rtol": max((t.rtol for t in tols), default=0.0)})))
     else:
-        _dump_json({"expect_error": case.expect_error, "id": case.id}, d / "expect_error.json")
+        files.append(("expect_error.json", _json_bytes({"expect_error": case.expect_error, "id": case.id})))
+    return files, h
+
+
+def _json_bytes(obj) -> bytes:
+    """A case's small JSON file (``data.json``...): indented, keys sorted, a final newline."""
+    return (json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _write_files(files, d: Path) -> None:
+    """Write :func:`_case_files`' ``files`` under the new directory ``d``.
+
+    Raises:
+        FileExistsError: ``d`` exists.
+    """
+    d.mkdir(parents=True)
+    made = set()
+    for name, data in files:
+        sub, _, _ = name.rpartition("/")
+        if sub and sub not in made:
+            (d / sub).mkdir()
+            made.add(sub)
+        (d / name).write_bytes(data)
+
+
+def _write_case(case: Case, d: Path):
+    """Write ``case``'s files under ``d``; return the hash they were fed to (:func:`_files_hash`).
+
+    Raises:
+        FileExistsError: ``d`` exists.
+    """
+    if d.exists():
+        raise FileExistsError(d)
+    files, h = _case_files(case)
+    _write_files(files, d)
     return h
 
 
@@ -894,7 +1023,8 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
     Returns:
         ``(identity, refs)``: identity as :meth:`conformance.suite.Suite.identity` gives it
         (``seed``, ``ops``, ``generators``, ``versions``, ``content_hash``, ``n_cases``,
-        ``source``; ``depth`` where the manifest has one), refs in manifest order.
+        ``source``; ``depth``, ``families`` and ``seeds`` (a several-seed suite, whose ``seed`` is
+        None) where the manifest has them), refs in manifest order.
 
     Raises:
         BundleError: missing or malformed manifest, an entry without the fields the runner
@@ -939,7 +1069,7 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
         "versions": dict(head.get("versions", {})), "content_hash": h.hexdigest(), "n_cases": len(refs),
         "source": str(root),
     }
-    for key in ("depth", "families"):
+    for key in ("depth", "families", "seeds"):
         if head.get(key):
             identity[key] = head[key]
     return identity, refs
@@ -985,7 +1115,8 @@ def read_bundle(path: str | os.PathLike, *, verify: bool = True) -> Suite:
     identity, refs = read_index(path)
     return Suite(cases=[r.load(verify) for r in refs], seed=identity["seed"], ops=identity["ops"],
                  generators=identity["generators"], versions=identity["versions"], source=identity["source"],
-                 depth=identity.get("depth"), families=dict(identity.get("families", {})))
+                 depth=identity.get("depth"), families=dict(identity.get("families", {})),
+                 seeds=identity.get("seeds"))
 
 
 def _check_spec(spec, d: str) -> str | None:

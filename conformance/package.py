@@ -155,7 +155,8 @@ def build_package(outdir: str | os.PathLike, out: str | os.PathLike, bundle: str
     package_info = {
         "format": FORMAT,
         "suite": {"content_hash": manifest.get("content_hash"), "n_cases": len(manifest.get("cases") or []),
-                  "seed": manifest.get("seed"), "ops": manifest.get("ops"), "versions": manifest.get("versions")},
+                  "seed": manifest.get("seed"), "ops": manifest.get("ops"), "versions": manifest.get("versions"),
+                  **({"seeds": manifest["seeds"]} if manifest.get("seeds") else {})},
         "backend": doc.get("backend"),
         "summary": summary,
         "score": {"percent": pct, "passed": num, "scored": den, "definition": "(pass + xfail) / (cases - skip)"},

@@ -44,6 +44,8 @@ class Suite:
         depth: ``"smoke"`` for the representative subset (:data:`conformance.registry.DEPTHS`),
             ``None`` for the full suite.
         families: op type -> the family reports group it under (:func:`conformance.registry.family`).
+        seeds: the seeds of a suite generated with several (``seed`` is then ``None``), sorted;
+            ``None`` for one seed (:func:`conformance.bundle.seed_identity`).
     """
 
     cases: list[Case]
@@ -54,6 +56,7 @@ class Suite:
     source: str = "generated"
     depth: str | None = None
     families: dict[str, str] = field(default_factory=dict)
+    seeds: list[int] | None = None
 
     @property
     def content_hash(self) -> str:
@@ -75,20 +78,41 @@ class Suite:
             "source": self.source,
             **({"depth": self.depth} if self.depth else {}),
             **({"families": dict(sorted(self.families.items()))} if self.families else {}),
+            **({"seeds": list(self.seeds)} if self.seeds else {}),
         }
 
 
-def generate_suite(ops: list[str], seed: int = 0, depth: str = "full") -> Suite:
+def generate_suite(ops: list[str], seed=0, depth: str = "full") -> Suite:
     """Generate the suite of ``ops`` with ``seed`` at ``depth`` (see :func:`conformance.registry.generate`).
+
+    ``seed`` may name several seeds (:func:`conformance.bundle.parse_seeds`): the suite then holds
+    every operator's cases at the lowest seed, then at the next..., each id once (a case several
+    seeds give, its content hash checked to agree), as
+    :func:`conformance.bundle.write_generated_bundle` writes them.
 
     Raises:
         KeyError: an unknown operator.
-        ValueError: an unknown depth.
+        ValueError: an unknown depth, a bad seed, or an id whose content differs between seeds.
     """
     from . import registry
+    from .bundle import generation_tasks, parse_seeds
 
-    cases = registry.generate(ops, seed, depth)
+    seeds = parse_seeds(seed)
+    if len(seeds) == 1:
+        cases = registry.generate(ops, seeds[0], depth)
+    else:
+        cases, seen = [], {}
+        for _, op, s in generation_tasks(ops, seeds):
+            for c in registry.generate([op], s, depth):
+                if c.id in seen:
+                    if seen[c.id] != c.content_hash:
+                        raise ValueError(f"case id {c.id} has content hash {seen[c.id]} under one seed and "
+                                         f"{c.content_hash} under another")
+                    continue
+                seen[c.id] = c.content_hash
+                cases.append(c)
     gens = {op: f"{registry.get(op).name}@{registry.get(op).version}" for op in ops}
     families = {registry.get(op).op: registry.get(op).family for op in ops}
-    return Suite(cases=cases, seed=seed, ops=list(ops), generators=gens, families=families,
-                 depth=depth if depth != "full" else None)
+    return Suite(cases=cases, seed=seeds[0] if len(seeds) == 1 else None, ops=list(ops), generators=gens,
+                 families=families, depth=depth if depth != "full" else None,
+                 seeds=seeds if len(seeds) > 1 else None)

@@ -510,3 +510,77 @@ def test_generate_to_an_archive_and_refuse_to_replace_a_foreign_file(tmp_path, t
     with pytest.raises(BundleError, match="not a bundle archive"):
         write_generated_bundle(["Abs"], 0, tmp_path / "notes.zip", force=True)
     assert (tmp_path / "notes.zip").read_text() == "mine"
+
+
+# ============================================================================ several seeds
+def test_parse_seeds():
+    from conformance.bundle import parse_seeds, seed_identity
+
+    assert parse_seeds(3) == [3] and parse_seeds("3") == [3] and parse_seeds([2, 0, 2]) == [0, 2]
+    assert parse_seeds("0-3, 7,2") == [0, 1, 2, 3, 7] and parse_seeds("5 - 5") == [5]
+    for bad in ("", "a", "3-1", "1,,2", "-1", "1.5", []):
+        with pytest.raises(ValueError):
+            parse_seeds(bad)
+    assert seed_identity([4]) == {"seed": 4}  # one seed: the manifest's identity as it always was
+    assert seed_identity([0, 1]) == {"seed": None, "seeds": [0, 1]}
+
+
+def test_merge_keys_keeps_an_id_once_at_its_first_task_whatever_the_order():
+    """_merge_keys: an id several seeds give is kept once, owned by the first task in manifest
+    order even when a later task's result arrives first (a cluster's order); a content hash that
+    differs between seeds, or an id twice within one seed, is refused."""
+    from conformance.bundle import _merge_keys
+
+    keys = {}
+    # 2 operators: tasks 0,1 are seed A, tasks 2,3 seed B
+    assert _merge_keys(keys, 3, [("Op-1/x/aaaaaa", "h1", True), ("Op-1/y/bbbbbb", "h2", False)], 2) == 1
+    assert _merge_keys(keys, 1, [("Op-1/x/aaaaaa", "h1", True)], 2) == 0  # the same case: not counted again
+    assert keys == {"Op-1/x/aaaaaa": ["h1", 1], "Op-1/y/bbbbbb": ["h2", 3]}
+    with pytest.raises(ValueError, match="content hash h1 under one seed and hX"):
+        _merge_keys(keys, 2, [("Op-1/x/aaaaaa", "hX", True)], 2)
+    with pytest.raises(ValueError, match="duplicate case id Op-1/y/bbbbbb"):
+        _merge_keys(keys, 2, [("Op-1/y/bbbbbb", "h2", False)], 2)  # task 2 is seed B, as task 3
+
+
+def _files(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_several_seeds_make_one_suite_each_id_once(tmp_path):
+    """generate --seed 0,1,2: one bundle holding every seed's cases; the cases no seed changes (the
+    special values) once; the bytes those of write_bundle(generate_suite(ops,
+    seeds)), with one worker and with two; read back with its seeds; a one-seed list is a
+    one-seed bundle, byte for byte."""
+    from conformance.bundle import read_bundle, read_index, write_generated_bundle
+    from conformance.suite import generate_suite
+
+    ops = ["Neg", "Sign"]
+    per_seed = [generate_suite(ops, s) for s in (0, 1, 2)]
+    union = {c.id: c.content_hash for s in per_seed for c in s.cases}
+    n_all = sum(len(s.cases) for s in per_seed)
+    assert len(union) < n_all  # some cases are the same under every seed
+    shared = set.intersection(*({c.id for c in s.cases} for s in per_seed))
+    assert any("special" in cid for cid in shared)  # special values: no seed changes them
+
+    suite = generate_suite(ops, "0-2")
+    assert suite.seed is None and suite.seeds == [0, 1, 2] and len(suite.cases) == len(union)
+    assert [c.id for c in suite.cases[:len(per_seed[0].cases)]] == [c.id for c in per_seed[0].cases]
+    ref = _files(write_bundle(suite, tmp_path / "ref"))
+    for jobs in (1, 2):
+        ident = write_generated_bundle(ops, [2, 1, 0], tmp_path / f"j{jobs}", jobs=jobs)
+        assert _files(tmp_path / f"j{jobs}") == ref
+        assert ident["n_cases"] == len(union) and ident["seed"] is None and ident["seeds"] == [0, 1, 2]
+    manifest = json.loads((tmp_path / "j1" / "manifest.json").read_text())
+    assert manifest["seed"] is None and manifest["seeds"] == [0, 1, 2]
+    assert sorted(e["id"] for e in manifest["cases"]) == sorted(union)
+    identity, refs = read_index(tmp_path / "j1")
+    assert identity["seeds"] == [0, 1, 2] and identity["seed"] is None and identity["n_cases"] == len(union)
+    assert identity["content_hash"] == suite.content_hash
+    back = read_bundle(tmp_path / "j1")
+    assert back.seeds == [0, 1, 2] and back.identity()["seeds"] == [0, 1, 2]
+    assert {c.id: c.content_hash for c in back.cases} == union
+
+    write_generated_bundle(ops, [1], tmp_path / "one")
+    write_generated_bundle(ops, 1, tmp_path / "int")
+    assert _files(tmp_path / "one") == _files(tmp_path / "int")
+    assert "seeds" not in json.loads((tmp_path / "one" / "manifest.json").read_text())
