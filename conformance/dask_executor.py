@@ -16,6 +16,13 @@ Before any case is sent, :func:`check_cluster` asks every worker whether it can 
 daemonic, the same onnx-conformance, the backend builds): a cluster that cannot isolate cases
 is a set-up problem of the run, refused with the fix named (:class:`ClusterError`), never
 charged to the backend as outcomes.
+
+Generation (``generate --executor dask``, :func:`generate_dask`): each (operator, seed) is one
+task that generates the cases on a worker and returns their files as one in-memory zip; the
+client writes them as they arrive (a bounded number in flight) and the manifest is assembled in
+task order, so the bundle is byte-identical to a local ``generate``.  Before any task,
+:func:`check_generation_cluster` refuses workers whose onnx-conformance, onnx, numpy or
+ml_dtypes differ from the client's (they would generate other bytes).
 """
 
 from __future__ import annotations
@@ -272,7 +279,7 @@ def generate_dask(tasks, root, depth: str, *, scheduler: str | None = None, clie
     At most ``in_flight`` tasks (default: two per worker thread) are submitted at a time, so the
     client holds a bounded number of results.  A worker that dies is Dask's to handle: its tasks are
     run again elsewhere (``distributed.scheduler.allowed-failures``); a task that keeps killing
-    workers ends the generation (``KilledWorker``), nothing written.
+    workers ends the generation (``KilledWorker``, raised as :class:`ClusterError`), nothing written.
 
     Args:
         scheduler: the scheduler's address (a client is made and closed here), or
@@ -281,10 +288,12 @@ def generate_dask(tasks, root, depth: str, *, scheduler: str | None = None, clie
 
     Raises:
         ClusterError: before any task is sent: no dask.distributed, no scheduler reachable, or a
-            cluster whose workers would generate other bytes (:func:`check_generation_cluster`).
+            cluster whose workers would generate other bytes (:func:`check_generation_cluster`);
+            later, a task that kept killing workers.
     """
     try:
         from distributed import Client, as_completed
+        from distributed.scheduler import KilledWorker
     except ImportError as exc:
         raise ClusterError("generating on a Dask cluster needs dask.distributed: "
                            "pip install 'onnx-conformance[dask]'") from exc
@@ -313,7 +322,11 @@ def generate_dask(tasks, root, depth: str, *, scheduler: str | None = None, clie
         first = [f for f in (submit() for _ in range(limit)) if f is not None]
         futures = as_completed(first)
         for fut in futures:
-            index, op, keys, gens, fams, payload = fut.result()
+            try:
+                index, op, keys, gens, fams, payload = fut.result()
+            except KilledWorker as exc:
+                raise ClusterError(f"a generation task kept killing Dask workers ({exc}); look at the workers' "
+                                   "memory limit and logs") from None
             fut.release()
             _write_task_result(root, index, keys, payload)
             del payload
