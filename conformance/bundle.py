@@ -358,9 +358,10 @@ def seed_identity(seeds: list[int]) -> dict:
 
 
 def _merge_keys(keys: dict, index: int, op_keys, n_ops: int) -> int:
-    """Record task ``index``'s cases in ``keys`` (id -> [content hash, owning task]); the owner of
-    an id several seeds give is the first task (in :func:`generation_tasks` order) that has it,
-    whatever order the tasks finish in.  Returns the number of error cases new to the suite.
+    """Record task ``index``'s cases in ``keys`` (id -> ``"<content hash> <owning task>"``: one
+    string a case, as small as the content hash alone); the owner of an id several seeds give is
+    the first task (in :func:`generation_tasks` order) that has it, whatever order the tasks finish
+    in.  Returns the number of error cases new to the suite.
 
     Raises:
         ValueError: an id twice within one seed, or an id whose content hash differs between seeds.
@@ -369,27 +370,30 @@ def _merge_keys(keys: dict, index: int, op_keys, n_ops: int) -> int:
     for cid, chash, is_error in op_keys:
         old = keys.get(cid)
         if old is None:
-            keys[cid] = [chash, index]
+            keys[cid] = f"{chash} {index}"
             n_error += is_error
             continue
-        if old[1] // n_ops == index // n_ops:
+        old_hash, owner = old.split(" ")
+        if int(owner) // n_ops == index // n_ops:
             raise ValueError(f"duplicate case id {cid}")
-        if old[0] != chash:
-            raise ValueError(f"case id {cid} has content hash {old[0]} under one seed and {chash} under another")
-        old[1] = min(old[1], index)
+        if old_hash != chash:
+            raise ValueError(f"case id {cid} has content hash {old_hash} under one seed and {chash} under another")
+        if index < int(owner):
+            keys[cid] = f"{chash} {index}"
     return n_error
 
 
 def _owned_lines(scratch: Path, n_tasks: int, keys: dict):
     """The manifest lines of the suite, in task order, each id once (its owner's line)."""
     for index in range(n_tasks):
+        owner = f" {index}"
         ef = scratch / f"{index:06d}.jsonl"
         if not ef.exists():
             continue
         with open(ef, encoding="utf-8") as f:
             for text in f:
                 cid, line = text.rstrip("\n").split("\t", 1)
-                if keys[cid][1] == index:
+                if keys[cid].endswith(owner):
                     yield line
 
 
@@ -429,7 +433,7 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
     generated and written by a worker (``jobs`` processes; 1: in this process; or the Dask cluster
     at ``scheduler``/``client``, :func:`conformance.dask_executor.generate_dask`), their manifest
     entries go to a scratch file per task, and the manifest is assembled from those files one
-    entry at a time.  The parent holds only (id, content hash, owning task) per case, so its
+    entry at a time.  The parent holds only (id, content hash + owning task) per case, so its
     memory does not grow with the cases' data.  The bytes are those of :func:`write_bundle` on
     :func:`conformance.suite.generate_suite` (same seeds and versions, same bundle), whatever
     ``jobs`` or the executor is.
@@ -503,7 +507,7 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
             results = pool.map(_write_op, [(i, op, s, str(tmp), depth) for i, op, s in tasks])
         else:
             results = map(_write_op, [(i, op, s, str(tmp), depth) for i, op, s in tasks])
-        keys: dict[str, list] = {}
+        keys: dict[str, str] = {}
         generators: dict[str, str] = {}
         families: dict[str, str] = {}
         n_error = 0
@@ -522,7 +526,7 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
                 close()
         h = hashlib.sha256()
         for cid in sorted(keys):
-            h.update(f"{cid}\0{keys[cid][0]}\n".encode())
+            h.update(f"{cid}\0{keys[cid].split(' ', 1)[0]}\n".encode())
         identity = {**seed_identity(seeds), "ops": list(ops), "generators": dict(sorted(generators.items())),
                     "versions": library_versions(), "content_hash": h.hexdigest(), "n_cases": len(keys),
                     "source": "generated", **({"families": dict(sorted(families.items()))} if families else {}),

@@ -535,7 +535,7 @@ def test_merge_keys_keeps_an_id_once_at_its_first_task_whatever_the_order():
     # 2 operators: tasks 0,1 are seed A, tasks 2,3 seed B
     assert _merge_keys(keys, 3, [("Op-1/x/aaaaaa", "h1", True), ("Op-1/y/bbbbbb", "h2", False)], 2) == 1
     assert _merge_keys(keys, 1, [("Op-1/x/aaaaaa", "h1", True)], 2) == 0  # the same case: not counted again
-    assert keys == {"Op-1/x/aaaaaa": ["h1", 1], "Op-1/y/bbbbbb": ["h2", 3]}
+    assert keys == {"Op-1/x/aaaaaa": "h1 1", "Op-1/y/bbbbbb": "h2 3"}
     with pytest.raises(ValueError, match="content hash h1 under one seed and hX"):
         _merge_keys(keys, 2, [("Op-1/x/aaaaaa", "hX", True)], 2)
     with pytest.raises(ValueError, match="duplicate case id Op-1/y/bbbbbb"):
