@@ -57,7 +57,7 @@ import orjson
 from onnx import helper, numpy_helper
 
 from .case import Case, DataSet, Input, Output
-from .suite import Suite
+from .suite import Suite, generation_tasks, parse_seeds, seed_identity
 from .tolerance import Tolerance
 
 FORMAT = "onnx-conformance-bundle/1"
@@ -317,50 +317,10 @@ def _scratch_line(cid: str, line: str) -> str:
     return f"{cid}\t{line}\n"
 
 
-def generation_tasks(ops: list[str], seeds: list[int]) -> list[tuple[int, str, int]]:
-    """The (index, op, seed) tasks of a generation, in manifest order: every operator at the first
-    seed, then at the next... (one seed: the operators in the given order, as always)."""
-    return [(k * len(ops) + i, op, seed) for k, seed in enumerate(seeds) for i, op in enumerate(ops)]
-
-
-def parse_seeds(seed) -> list[int]:
-    """The seeds ``seed`` names, sorted, each once: an int, a sequence of ints, or text such as
-    ``"0,1,2"``, ``"0-9"`` or ``"0-4,7"`` (``--seed``).
-
-    Raises:
-        ValueError: no seed, a negative one, or text that is none of these.
-    """
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        seeds = [int(seed)]
-    elif isinstance(seed, str):
-        seeds = []
-        for part in (p.strip() for p in seed.split(",")):
-            m = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
-            if not m:
-                raise ValueError(f"seed {part!r} in {seed!r} is not a number or a range A-B (e.g. 0,1,2 or 0-9)")
-            lo, hi = int(m[1]), int(m[2] if m[2] is not None else m[1])
-            if hi < lo:
-                raise ValueError(f"seed range {part!r}: {hi} < {lo}")
-            seeds.extend(range(lo, hi + 1))
-    else:
-        seeds = [int(s) for s in seed]
-    if not seeds:
-        raise ValueError("no seed given")
-    if any(s < 0 for s in seeds):
-        raise ValueError(f"seeds must be >= 0: {seeds}")
-    return sorted(set(seeds))
-
-
-def seed_identity(seeds: list[int]) -> dict:
-    """How a suite's manifest names its seeds: ``{"seed": N}`` for one (as always), ``{"seed": None,
-    "seeds": [..]}`` for several (a reader that knows only ``seed`` sees no single seed)."""
-    return {"seed": seeds[0]} if len(seeds) == 1 else {"seed": None, "seeds": list(seeds)}
-
-
 def _merge_keys(keys: dict, index: int, op_keys, n_ops: int) -> int:
     """Record task ``index``'s cases in ``keys`` (id -> ``"<content hash> <owning task>"``: one
     string a case, as small as the content hash alone); the owner of an id several seeds give is
-    the first task (in :func:`generation_tasks` order) that has it, whatever order the tasks finish
+    the first task (in :func:`conformance.suite.generation_tasks` order) that has it, whatever order the tasks finish
     in.  Returns the number of error cases new to the suite.
 
     Raises:
@@ -426,12 +386,11 @@ def _write_manifest(path: Path, lines, identity: dict) -> None:
 
 
 def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, force: bool = False,
-                           jobs: int = 1, progress=None, depth: str = "full", scheduler: str | None = None,
-                           client=None) -> dict:
+                           jobs: int = 1, progress=None, depth: str = "full", executor=None) -> dict:
     """Generate ``ops`` with ``seed`` (one seed, or several: one suite holding every seed's cases)
     and write them as a bundle at ``out``, streaming: each (operator, seed) task's cases are
-    generated and written by a worker (``jobs`` processes; 1: in this process; or the Dask cluster
-    at ``scheduler``/``client``, :func:`conformance.dask_executor.generate_dask`), their manifest
+    generated and written by a worker (``jobs`` processes; 1: in this process; or elsewhere by
+    ``executor``, e.g. a Dask cluster, :func:`conformance.dask_executor.generate_dask`), their manifest
     entries go to a scratch file per task, and the manifest is assembled from those files one
     entry at a time.  The parent holds only (id, content hash + owning task) per case, so its
     memory does not grow with the cases' data.  The bytes are those of :func:`write_bundle` on
@@ -439,14 +398,14 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
     ``jobs`` or the executor is.
 
     Several seeds: the manifest lists every operator's cases at the lowest seed, then at the next
-    (:func:`generation_tasks`); a case whose id several seeds give (the id ends in its content
+    (:func:`conformance.suite.generation_tasks`); a case whose id several seeds give (the id ends in its content
     hash: a case no seed changes, such as most invalid models) is kept once, at its first seed,
     after checking that its content hash agrees; the manifest's identity has ``"seed": null,
-    "seeds": [..]`` (:func:`seed_identity`; one seed's manifest is as it always was).
+    "seeds": [..]`` (:func:`conformance.suite.seed_identity`; one seed's manifest is as it always was).
 
     Args:
         ops: operator names (:func:`conformance.registry.resolve`).
-        seed: the seed or seeds (:func:`parse_seeds`: an int, ints, or text like ``"0,1,2"``/``"0-9"``).
+        seed: the seed or seeds (:func:`conformance.suite.parse_seeds`: an int, ints, or text like ``"0,1,2"``/``"0-9"``).
         out: target directory (written atomically, as :func:`write_bundle`); a name ending in
             ``.zip`` is written as one archive (:func:`write_archive`) instead.
         force: replace an existing bundle.
@@ -454,8 +413,12 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
         depth: ``"full"`` or ``"smoke"`` (:data:`conformance.registry.DEPTHS`), recorded in the
             manifest (a full suite's manifest has no ``depth``).
         progress: optional ``fn(op, n_cases)`` called as each (operator, seed) task is written.
-        scheduler: a Dask scheduler address: generate on that cluster.
-        client: an existing ``distributed.Client`` to generate on (tests pass a LocalCluster's).
+        executor: ``executor(tasks, root, depth)`` runs the (index, op, seed) tasks elsewhere, writes
+            each task's case files under ``root`` and its scratch lines to
+            ``root/.entries/<index>.jsonl``, and yields ``(index, op, [(id, content hash, is error
+            case)], generators, families)`` per task in any order (``functools.partial(
+            conformance.dask_executor.generate_dask, scheduler=ADDRESS)``); its exceptions
+            propagate (a cluster refused before any task: ``ClusterError``).
 
     Returns:
         the suite identity written to the manifest (``content_hash``, ``n_cases``...) plus
@@ -464,10 +427,8 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
     Raises:
         BundleError: see :func:`prepare_out_dir`.
         KeyError: an unknown operator.
-        ValueError: a bad seed, two cases of one seed with the same id, or one id whose content
+        ValueError: a bad seed (:func:`conformance.suite.parse_seeds`), two cases of one seed with the same id, or one id whose content
             differs between seeds.
-        conformance.dask_executor.ClusterError: (on a cluster) before any task is sent, a cluster
-            whose workers would generate other bytes or cannot generate at all.
     """
 
     from . import registry
@@ -483,7 +444,7 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.dir-", dir=out.parent))
         try:
             ident = write_generated_bundle(ops, seeds, staging / "b", jobs=jobs, progress=progress, depth=depth,
-                                           scheduler=scheduler, client=client)
+                                           executor=executor)
             write_archive(staging / "b", out, force=True)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -494,10 +455,8 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
     tasks = generation_tasks(ops, seeds)
     pool = None
     try:
-        if scheduler is not None or client is not None:
-            from .dask_executor import generate_dask
-
-            results = generate_dask(tasks, tmp, depth, scheduler=scheduler, client=client)
+        if executor is not None:
+            results = executor(tasks, tmp, depth)
         elif jobs > 1 and len(tasks) > 1:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor

@@ -270,7 +270,7 @@ def _write_task_result(root, index: int, keys, payload: bytes) -> None:
 
 def generate_dask(tasks, root, depth: str, *, scheduler: str | None = None, client=None,
                   in_flight: int | None = None, task=None):
-    """Generate ``tasks`` ((index, op, seed), :func:`conformance.bundle.generation_tasks`) on a Dask
+    """Generate ``tasks`` ((index, op, seed), :func:`conformance.suite.generation_tasks`) on a Dask
     cluster and write each task's cases under ``root`` as its result arrives: a generator of
     ``(index, op, keys, generators, families)`` (keys [(id, content hash, is error case)]) for
     :func:`conformance.bundle.write_generated_bundle`, which assembles the manifest in task order,

@@ -49,7 +49,7 @@ class RunSpec:
     suite: str = "generated"  # generated | bundle | onnx-node
     bundle: str | None = None
     ops: list[str] = field(default_factory=list)
-    seed: int | list[int] = 0  # several seeds: a sorted list (conformance.bundle.parse_seeds), one suite
+    seed: int | list[int] = 0  # several seeds: a sorted list (conformance.suite.parse_seeds), one suite
     depth: str = "full"
     match: list[str] | None = None
     variants: list[str] = field(default_factory=list)

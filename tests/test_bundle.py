@@ -514,7 +514,7 @@ def test_generate_to_an_archive_and_refuse_to_replace_a_foreign_file(tmp_path, t
 
 # ============================================================================ several seeds
 def test_parse_seeds():
-    from conformance.bundle import parse_seeds, seed_identity
+    from conformance.suite import parse_seeds, seed_identity
 
     assert parse_seeds(3) == [3] and parse_seeds("3") == [3] and parse_seeds([2, 0, 2]) == [0, 2]
     assert parse_seeds("0-3, 7,2") == [0, 1, 2, 3, 7] and parse_seeds("5 - 5") == [5]

@@ -114,6 +114,15 @@ def _files(root):
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def _on(client):
+    """write_generated_bundle's executor: generate_dask on ``client``."""
+    import functools
+
+    from conformance.dask_executor import generate_dask
+
+    return functools.partial(generate_dask, client=client)
+
+
 @pytest.fixture(scope="module")
 def local_bundle(tmp_path_factory):
     """The two-seed bundle of GEN_OPS written locally: every file's bytes."""
@@ -130,11 +139,11 @@ def test_generation_on_the_cluster_is_byte_identical(client, local_bundle, tmp_p
     from conformance.bundle import write_generated_bundle, write_archive
 
     seen = []
-    ident = write_generated_bundle(GEN_OPS, "0-1", tmp_path / "d", client=client,
+    ident = write_generated_bundle(GEN_OPS, "0-1", tmp_path / "d", executor=_on(client),
                                    progress=lambda op, n: seen.append(op))
     assert _files(tmp_path / "d") == local_bundle
     assert sorted(seen) == sorted(GEN_OPS * 2) and ident["seeds"] == [0, 1]
-    write_generated_bundle(GEN_OPS, [0, 1], tmp_path / "d.zip", client=client)
+    write_generated_bundle(GEN_OPS, [0, 1], tmp_path / "d.zip", executor=_on(client))
     write_archive(tmp_path / "d", tmp_path / "local.zip")
     assert (tmp_path / "d.zip").read_bytes() == (tmp_path / "local.zip").read_bytes()
 
@@ -160,7 +169,7 @@ def test_a_worker_killed_mid_generation_costs_nothing(client, local_bundle, tmp_
             os.kill(pids[busy[0]], signal.SIGKILL)
             killed.append(busy[0])
 
-    write_generated_bundle(GEN_OPS, [0, 1], tmp_path / "d", client=client, progress=kill_one)
+    write_generated_bundle(GEN_OPS, [0, 1], tmp_path / "d", executor=_on(client), progress=kill_one)
     assert killed and _files(tmp_path / "d") == local_bundle
     client.wait_for_workers(2, timeout=60)
 

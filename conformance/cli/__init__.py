@@ -74,7 +74,7 @@ def _generate_suite(ops: list[str], seed: int, console: Console):
 
 def _seeds(text: str):
     """``--seed``: one seed (an int, as always) or several (``0,1,2``, ``0-9``: a sorted list)."""
-    from ..bundle import parse_seeds
+    from ..suite import parse_seeds
 
     try:
         seeds = parse_seeds(text)
@@ -89,7 +89,9 @@ def _seed_text(seed) -> str:
 
 def cmd_generate(args, console: Console) -> int:
     from ..bundle import BundleError, prepare_out_archive, prepare_out_dir, write_generated_bundle
-    from ..dask_executor import ClusterError
+    import functools
+
+    from ..dask_executor import ClusterError, generate_dask
 
     ops = parse_ops(args.ops)
     if args.executor == "dask" and not args.scheduler:
@@ -111,9 +113,10 @@ def cmd_generate(args, console: Console) -> int:
         task = prog.add_task(f"generating (seed {_seed_text(args.seed)}, {where})", total=len(ops) * n_seeds,
                              status="")
         try:
-            ident = write_generated_bundle(ops, args.seed, args.out, force=args.force, jobs=jobs, depth=args.depth,
-                                           scheduler=args.scheduler if args.executor == "dask" else None,
-                                           progress=lambda op, n: prog.update(task, advance=1, status=f"{op}: {n}"))
+            ident = write_generated_bundle(
+                ops, args.seed, args.out, force=args.force, jobs=jobs, depth=args.depth,
+                executor=functools.partial(generate_dask, scheduler=args.scheduler) if args.executor == "dask" else None,
+                progress=lambda op, n: prog.update(task, advance=1, status=f"{op}: {n}"))
         except ClusterError as exc:
             raise UsageError(f"{exc}. Nothing was generated.") from None
     n, n_err = ident["n_cases"], ident["n_error"]
