@@ -164,8 +164,8 @@ def test_a_worker_killed_mid_generation_costs_nothing(client, local_bundle, tmp_
     killed = []
 
     def kill_one(op, n):
-        if not killed:
-            busy = [w for w, keys in sorted(client.processing().items()) if keys]
+        busy = [w for w, keys in sorted(client.processing().items()) if keys]
+        if not killed and busy:  # a worker that is generating now (each has a task or two queued)
             os.kill(pids[busy[0]], signal.SIGKILL)
             killed.append(busy[0])
 
