@@ -27,6 +27,12 @@ packed two per byte, int2 and uint2 four per byte, float6e2m3 and float6e3m2 fou
 bytes in ``raw_data``; strings in ``string_data`` as UTF-8 (read back as an ``object`` array
 of ``str``, see :mod:`conformance.dtypes`).
 
+A bundle is a directory in that layout or one zip archive holding the same files
+(:func:`write_archive`; ``generate --out NAME.zip``): the runner, ``coverage``, ``package`` and
+the reports read either; runners that read the ONNX layout need the directory (``unzip`` it).
+The archive's ``manifest.json`` is stored uncompressed, so that a case's entry is read from
+the archive by its byte span as from a directory's manifest.
+
 A bundle is data, never code: no pickle; every path in the manifest must be a plain
 relative path inside the bundle.  The same suite gives byte-identical bundles
 (sorted JSON keys, deterministic protobuf serialisation, no timestamps).  Each case's
@@ -35,11 +41,14 @@ content hash is checked on reading, so an edited bundle is detected.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
 import shutil
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +57,7 @@ import orjson
 from onnx import helper, numpy_helper
 
 from .case import Case, DataSet, Input, Output
-from .suite import Suite
+from .suite import Suite, generation_tasks, parse_seeds, seed_identity
 from .tolerance import Tolerance
 
 FORMAT = "onnx-conformance-bundle/1"
@@ -57,10 +66,6 @@ _SAFE_DIR = re.compile(r"^(cases|errors|checks)/test_[A-Za-z0-9_]+$")
 
 class BundleError(Exception):
     """A bundle is malformed, edited, or cannot be written where asked."""
-
-
-def _dump_json(obj, path: Path) -> None:
-    path.write_text(json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n", encoding="utf-8")
 
 
 def _case_entry(case: Case, rel: str) -> dict:
@@ -152,7 +157,6 @@ _DIGEST_TAG = b"onnx-conformance case files/1\n"
 def _files_hash():
     """A sha256 that a case's files are fed to as they are written or read (:func:`_feed`), then its
     manifest entry (:func:`_entry_line_with_digest`): ``files_sha256``."""
-    import hashlib
 
     return hashlib.sha256(_DIGEST_TAG)
 
@@ -218,6 +222,24 @@ def prepare_out_dir(out: str | os.PathLike, force: bool, marker: str) -> Path:
     return out
 
 
+def prepare_out_archive(out: str | os.PathLike, force: bool) -> Path:
+    """Check that the bundle archive ``out`` may be written: absent, or (with ``force``) a bundle
+    archive already (anything else is left alone even with ``force``).
+
+    Raises:
+        BundleError: ``out`` exists without ``force``, or is not a bundle archive.
+    """
+    out = Path(out)
+    if out.exists():
+        if not force:
+            raise BundleError(f"{out} exists; use --force to replace it")
+        if not out.is_file() or not is_archive(out) or "manifest.json" not in zipfile.ZipFile(out).namelist():
+            raise BundleError(f"{out} exists and is not a bundle archive: it is left alone even with --force; "
+                              "choose another name")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, progress=None) -> Path:
     """Write ``suite`` as a bundle at ``out`` (atomically: a temporary sibling, then a rename).
 
@@ -263,11 +285,13 @@ def _replace_dir(tmp: Path, out: Path) -> None:
 _ENTRIES_DIR = ".entries"
 
 
-def _write_op(args: tuple[int, str, int, str, str]) -> tuple[str, list[tuple[str, str, bool]], dict, dict]:
-    """Generate one operator's cases and write them under ``root`` (a worker of
-    :func:`write_generated_bundle`), with their manifest entries as JSON lines in
-    ``root/.entries/<index>.jsonl``; returns (op, [(id, content hash, is error case)], generator
-    info): nothing that grows with the cases' data."""
+def _write_op(args: tuple[int, str, int, str, str]) -> tuple[int, str, list[tuple[str, str, bool]], dict, dict]:
+    """Generate one operator's cases at one seed and write them under ``root`` (a worker of
+    :func:`write_generated_bundle`), with their manifest entries in ``root/.entries/<index>.jsonl``
+    (:func:`_scratch_line`); returns (index, op, [(id, content hash, is error case)], generator
+    info, family): nothing that grows with the cases' data.  A case whose directory exists already
+    (the same case under another seed, written by another task) is not written again; its entry
+    is (the parent keeps one, :func:`_merge_keys`)."""
     from . import registry
 
     index, op, seed, root, depth = args
@@ -277,10 +301,60 @@ def _write_op(args: tuple[int, str, int, str, str]) -> tuple[str, list[tuple[str
         for case in registry.generate([op], seed, depth):
             kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
             rel = f"{kind}/{case.dirname}"
-            f.write(_entry_line_with_digest(_case_entry(case, rel), _write_case(case, Path(root) / rel)) + "\n")
+            try:
+                h = _write_case(case, Path(root) / rel)
+            except FileExistsError:  # the same id under another seed: its files are these bytes
+                h = _case_files(case)[1]
+            f.write(_scratch_line(case.id, _entry_line_with_digest(_case_entry(case, rel), h)))
             keys.append((case.id, case.content_hash, case.expect_error is not None))
     info = registry.get(op)
-    return op, keys, {op: f"{info.name}@{info.version}"}, {info.op: info.family}
+    return index, op, keys, {op: f"{info.name}@{info.version}"}, {info.op: info.family}
+
+
+def _scratch_line(cid: str, line: str) -> str:
+    """A case's line in a task's scratch file: its id, a tab, its manifest line (JSON text has
+    no raw tab), so that the manifest is assembled without parsing the entries."""
+    return f"{cid}\t{line}\n"
+
+
+def _merge_keys(keys: dict, index: int, op_keys, n_ops: int) -> int:
+    """Record task ``index``'s cases in ``keys`` (id -> ``"<content hash> <owning task>"``: one
+    string a case, as small as the content hash alone); the owner of an id several seeds give is
+    the first task (in :func:`conformance.suite.generation_tasks` order) that has it, whatever order the tasks finish
+    in.  Returns the number of error cases new to the suite.
+
+    Raises:
+        ValueError: an id twice within one seed, or an id whose content hash differs between seeds.
+    """
+    n_error = 0
+    for cid, chash, is_error in op_keys:
+        old = keys.get(cid)
+        if old is None:
+            keys[cid] = f"{chash} {index}"
+            n_error += is_error
+            continue
+        old_hash, owner = old.split(" ")
+        if int(owner) // n_ops == index // n_ops:
+            raise ValueError(f"duplicate case id {cid}")
+        if old_hash != chash:
+            raise ValueError(f"case id {cid} has content hash {old_hash} under one seed and {chash} under another")
+        if index < int(owner):
+            keys[cid] = f"{chash} {index}"
+    return n_error
+
+
+def _owned_lines(scratch: Path, n_tasks: int, keys: dict):
+    """The manifest lines of the suite, in task order, each id once (its owner's line)."""
+    for index in range(n_tasks):
+        owner = f" {index}"
+        ef = scratch / f"{index:06d}.jsonl"
+        if not ef.exists():
+            continue
+        with open(ef, encoding="utf-8") as f:
+            for text in f:
+                cid, line = text.rstrip("\n").split("\t", 1)
+                if keys[cid].endswith(owner):
+                    yield line
 
 
 def _entry_line(entry: dict) -> str:
@@ -311,31 +385,40 @@ def _write_manifest(path: Path, lines, identity: dict) -> None:
         out.write("\n}\n")
 
 
-def _lines_of(entry_files: list[Path]):
-    for ef in entry_files:
-        with open(ef, encoding="utf-8") as f:
-            yield from f
-
-
-def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *, force: bool = False,
-                           jobs: int = 1, progress=None, depth: str = "full") -> dict:
-    """Generate ``ops`` with ``seed`` and write them as a bundle at ``out``, streaming: each
-    operator's cases are generated and written by a worker (``jobs`` processes; 1: in this
-    process), their manifest entries go to a scratch file, and the manifest is assembled from
-    those files one entry at a time.  The parent holds only (id, content hash) per case, so its
+def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, force: bool = False,
+                           jobs: int = 1, progress=None, depth: str = "full", executor=None) -> dict:
+    """Generate ``ops`` with ``seed`` (one seed, or several: one suite holding every seed's cases)
+    and write them as a bundle at ``out``, streaming: each (operator, seed) task's cases are
+    generated and written by a worker (``jobs`` processes; 1: in this process; or elsewhere by
+    ``executor``, e.g. a Dask cluster, :func:`conformance.dask_executor.generate_dask`), their manifest
+    entries go to a scratch file per task, and the manifest is assembled from those files one
+    entry at a time.  The parent holds only (id, content hash + owning task) per case, so its
     memory does not grow with the cases' data.  The bytes are those of :func:`write_bundle` on
-    :func:`conformance.suite.generate_suite` (same seed and versions, same bundle), whatever
-    ``jobs`` is.
+    :func:`conformance.suite.generate_suite` (same seeds and versions, same bundle), whatever
+    ``jobs`` or the executor is.
+
+    Several seeds: the manifest lists every operator's cases at the lowest seed, then at the next
+    (:func:`conformance.suite.generation_tasks`); a case whose id several seeds give (the id ends in its content
+    hash: a case no seed changes, such as most invalid models) is kept once, at its first seed,
+    after checking that its content hash agrees; the manifest's identity has ``"seed": null,
+    "seeds": [..]`` (:func:`conformance.suite.seed_identity`; one seed's manifest is as it always was).
 
     Args:
         ops: operator names (:func:`conformance.registry.resolve`).
-        seed: generation seed.
-        out: target directory (written atomically, as :func:`write_bundle`).
+        seed: the seed or seeds (:func:`conformance.suite.parse_seeds`: an int, ints, or text like ``"0,1,2"``/``"0-9"``).
+        out: target directory (written atomically, as :func:`write_bundle`); a name ending in
+            ``.zip`` is written as one archive (:func:`write_archive`) instead.
         force: replace an existing bundle.
-        jobs: worker processes (each generates whole operators).
+        jobs: worker processes (each generates whole operators at one seed); unused on a cluster.
         depth: ``"full"`` or ``"smoke"`` (:data:`conformance.registry.DEPTHS`), recorded in the
             manifest (a full suite's manifest has no ``depth``).
-        progress: optional ``fn(op, n_cases)`` called as each operator is written.
+        progress: optional ``fn(op, n_cases)`` called as each (operator, seed) task is written.
+        executor: ``executor(tasks, root, depth)`` runs the (index, op, seed) tasks elsewhere, writes
+            each task's case files under ``root`` and its scratch lines to
+            ``root/.entries/<index>.jsonl``, and yields ``(index, op, [(id, content hash, is error
+            case)], generators, families)`` per task in any order (``functools.partial(
+            conformance.dask_executor.generate_dask, scheduler=ADDRESS)``); its exceptions
+            propagate (a cluster refused before any task: ``ClusterError``).
 
     Returns:
         the suite identity written to the manifest (``content_hash``, ``n_cases``...) plus
@@ -344,42 +427,52 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
     Raises:
         BundleError: see :func:`prepare_out_dir`.
         KeyError: an unknown operator.
-        ValueError: two cases have the same id.
+        ValueError: a bad seed (:func:`conformance.suite.parse_seeds`), two cases of one seed with the same id, or one id whose content
+            differs between seeds.
     """
-    import hashlib
 
     from . import registry
     from .suite import library_versions
 
+    seeds = parse_seeds(seed)
     if depth not in registry.DEPTHS:
         raise ValueError(f"unknown depth {depth!r}; known: {', '.join(registry.DEPTHS)}")
     for op in ops:
         registry.get(op)  # unknown operators fail before anything is written
+    if str(out).endswith(".zip"):
+        out = prepare_out_archive(out, force)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.dir-", dir=out.parent))
+        try:
+            ident = write_generated_bundle(ops, seeds, staging / "b", jobs=jobs, progress=progress, depth=depth,
+                                           executor=executor)
+            write_archive(staging / "b", out, force=True)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return ident
     out = prepare_out_dir(out, force, "manifest.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    tasks = generation_tasks(ops, seeds)
+    pool = None
     try:
-        work = [(i, op, seed, str(tmp), depth) for i, op in enumerate(ops)]
-        if jobs > 1 and len(ops) > 1:
+        if executor is not None:
+            results = executor(tasks, tmp, depth)
+        elif jobs > 1 and len(tasks) > 1:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
             ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
             pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
-            results = pool.map(_write_op, work)
+            results = pool.map(_write_op, [(i, op, s, str(tmp), depth) for i, op, s in tasks])
         else:
-            pool, results = None, map(_write_op, work)
+            results = map(_write_op, [(i, op, s, str(tmp), depth) for i, op, s in tasks])
         keys: dict[str, str] = {}
         generators: dict[str, str] = {}
         families: dict[str, str] = {}
         n_error = 0
         try:
-            for op, op_keys, gen, fam in results:
-                for cid, chash, is_error in op_keys:
-                    if cid in keys:
-                        raise ValueError(f"duplicate case id {cid}")
-                    keys[cid] = chash
-                    n_error += is_error
+            for index, op, op_keys, gen, fam in results:
+                n_error += _merge_keys(keys, index, op_keys, len(ops))
                 generators.update(gen)
                 families.update(fam)
                 if progress:
@@ -387,16 +480,18 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
         finally:
             if pool is not None:
                 pool.shutdown(cancel_futures=True)
+            close = getattr(results, "close", None)
+            if close is not None:  # a generator (the cluster's): cancel what is in flight
+                close()
         h = hashlib.sha256()
         for cid in sorted(keys):
-            h.update(f"{cid}\0{keys[cid]}\n".encode())
-        identity = {"seed": seed, "ops": list(ops), "generators": dict(sorted(generators.items())),
+            h.update(f"{cid}\0{keys[cid].split(' ', 1)[0]}\n".encode())
+        identity = {**seed_identity(seeds), "ops": list(ops), "generators": dict(sorted(generators.items())),
                     "versions": library_versions(), "content_hash": h.hexdigest(), "n_cases": len(keys),
                     "source": "generated", **({"families": dict(sorted(families.items()))} if families else {}),
                     **({"depth": depth} if depth != "full" else {})}
         scratch = tmp / _ENTRIES_DIR
-        _write_manifest(tmp / "manifest.json", _lines_of(sorted(scratch.glob("*.jsonl")) if scratch.exists() else []),
-                        identity)
+        _write_manifest(tmp / "manifest.json", _owned_lines(scratch, len(tasks), keys), identity)
         shutil.rmtree(scratch, ignore_errors=True)
         _replace_dir(tmp, out)
     except BaseException:
@@ -405,35 +500,67 @@ def write_generated_bundle(ops: list[str], seed: int, out: str | os.PathLike, *,
     return {**identity, "n_error": n_error}
 
 
-def _write_case(case: Case, d: Path):
-    """Write ``case``'s files under ``d``; return the hash they were fed to (:func:`_files_hash`)."""
-    d.mkdir(parents=True)
+def _case_files(case: Case) -> tuple[list[tuple[str, bytes]], object]:
+    """The files of ``case``'s directory, ``[(name relative to it, bytes)]`` in the order they are
+    written, and the hash they were fed to (:func:`_files_hash`)."""
+    files = []
     h = _files_hash()
     _feed(h, case.model_bytes)
-    (d / "model.onnx").write_bytes(case.model_bytes)
+    files.append(("model.onnx", case.model_bytes))
     graph_inputs = case.graph_inputs
     for k, ds in enumerate(case.datasets):
-        dd = d / f"test_data_set_{k}"
-        dd.mkdir()
+        dd = f"test_data_set_{k}"
         for i, inp in enumerate(graph_inputs):
-            t = value_proto(ds.inputs[inp.name], inp.kind, inp.name)
-            data = t.SerializeToString(deterministic=True)
+            data = value_proto(ds.inputs[inp.name], inp.kind, inp.name).SerializeToString(deterministic=True)
             _feed(h, data)
-            (dd / f"input_{i}.pb").write_bytes(data)
+            files.append((f"{dd}/input_{i}.pb", data))
         if case.expect_error is None and case.check is None:
             for j, o in enumerate(case.present_outputs):
-                t = value_proto(ds.outputs[o.name], o.kind, o.name)
-                data = t.SerializeToString(deterministic=True)
+                data = value_proto(ds.outputs[o.name], o.kind, o.name).SerializeToString(deterministic=True)
                 _feed(h, data)
-                (dd / f"output_{j}.pb").write_bytes(data)
+                files.append((f"{dd}/output_{j}.pb", data))
     if case.check is not None:
-        _dump_json({"check": case.check, "id": case.id}, d / "check.json")
+        files.append(("check.json", _json_bytes({"check": case.check, "id": case.id})))
     elif case.expect_error is None:
         tols = [o.tolerance for o in case.present_outputs if o.tolerance]
-        _dump_json({"atol": max((t.atol for t in tols), default=0.0), "rtol": max((t.rtol for t in tols), default=0.0)},
-                   d / "data.json")
+        files.append(("data.json", _json_bytes({"atol": max((t.atol for t in tols), default=0.0),
+                                                "rtol": max((t.rtol for t in tols), default=0.0)})))
     else:
-        _dump_json({"expect_error": case.expect_error, "id": case.id}, d / "expect_error.json")
+        files.append(("expect_error.json", _json_bytes({"expect_error": case.expect_error, "id": case.id})))
+    return files, h
+
+
+def _json_bytes(obj) -> bytes:
+    """A case's small JSON file (``data.json``...): indented, keys sorted, a final newline."""
+    return (json.dumps(obj, indent=1, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _write_files(files, d: Path) -> None:
+    """Write :func:`_case_files`' ``files`` under the new directory ``d``.
+
+    Raises:
+        FileExistsError: ``d`` exists.
+    """
+    d.mkdir(parents=True)
+    made = set()
+    for name, data in files:
+        sub, _, _ = name.rpartition("/")
+        if sub and sub not in made:
+            (d / sub).mkdir()
+            made.add(sub)
+        (d / name).write_bytes(data)
+
+
+def _write_case(case: Case, d: Path):
+    """Write ``case``'s files under ``d``; return the hash they were fed to (:func:`_files_hash`).
+
+    Raises:
+        FileExistsError: ``d`` exists.
+    """
+    if d.exists():
+        raise FileExistsError(d)
+    files, h = _case_files(case)
+    _write_files(files, d)
     return h
 
 
@@ -519,16 +646,35 @@ class CaseRef:
 
 
 def _intern(a, interned: dict) -> dict | None:
-    """``a`` (a recorded coverage analysis), or the equal one already in ``interned``: most cases of
-    an operator version exercise the same types, formals and attributes, so 54,000 refs hold a few
-    thousand analyses.  ``None`` when ``a`` is not a dict."""
+    """``a`` (a recorded coverage analysis), or the equal one already in ``interned``, its values
+    shared with equal values of other analyses: most cases of an operator version exercise the
+    same types, formals and attributes, and where two analyses differ (40,000 distinct ones in
+    47,549 cases, by opset and attribute values) they share their attribute, type and formal
+    lists.  ``None`` when ``a`` is not a dict."""
     if not isinstance(a, dict):
         return None
+    key = _canonical(a)
+    hit = interned.get(key)
+    if hit is None:
+        hit = interned[key] = {k: _share(v, interned) for k, v in a.items()}
+    return hit
+
+
+def _share(v, interned: dict):
+    """``v``, or an equal container already in ``interned`` (texts and numbers as they are)."""
+    if not isinstance(v, (dict, list)):
+        return v
+    return interned.setdefault((_canonical(v),), v)
+
+
+def _canonical(v) -> bytes:
+    """A 16-byte digest of ``v``'s canonical JSON text (orjson's own text is a 4 KiB buffer
+    whatever its length: 40,000 of them as keys took 160 MiB)."""
     try:
-        key = orjson.dumps(a, option=orjson.OPT_SORT_KEYS)  # texts, numbers, lists: its canonical text
+        text = orjson.dumps(v, option=orjson.OPT_SORT_KEYS)  # texts, numbers, lists: its canonical text
     except TypeError:
-        key = json.dumps(a, sort_keys=True)
-    return interned.setdefault(key, a)
+        text = json.dumps(v, sort_keys=True).encode()
+    return hashlib.blake2b(text, digest_size=16).digest()
 
 
 #: (pid, bundle root, manifest stamp) -> an open descriptor of the manifest: a worker reads
@@ -548,7 +694,7 @@ def _manifest_fd(root: str, stamp: tuple) -> int:
             byte spans would no longer hold).
     """
     key = (os.getpid(), root, stamp)
-    path = os.path.join(root, "manifest.json")
+    path = root if _archive_root(root) else os.path.join(root, "manifest.json")
     fd = _MANIFEST_FDS.get(key)
     if fd is None:
         try:
@@ -590,14 +736,57 @@ def _decode_entry(text: str, pos: int, dec: json.JSONDecoder) -> tuple[object, i
     return dec.raw_decode(text, pos)
 
 
+class _NotLineLayout(Exception):
+    """The manifest is not in the layout :func:`_write_manifest` writes (read it whole instead)."""
+
+
+def _manifest_lines(f, head: dict, keep_text: bool = False):
+    """Yield each case entry of the manifest open in binary as ``f`` with its byte span, reading
+    one line at a time, so that neither the manifest's text nor its parsed document exists at
+    once (a 47,549-case manifest is 70 MB); fill ``head`` with the top-level keys other than
+    ``cases`` once the entries are read.  For the layout :func:`_write_manifest` writes:
+    ``{``, `` "cases": [``, one entry a line (a comma after all but the last), `` ]`` and the
+    rest of the object.  With ``keep_text``, each entry's JSON text comes with it (for a
+    manifest that cannot be read again by byte span: a compressed archive member).
+
+    Raises:
+        _NotLineLayout: another layout (before any entry is yielded, or at the first line that
+            breaks it: the caller starts again with :func:`_manifest_entries`).
+        ValueError: an entry line that is not valid JSON.
+    """
+    first, second = f.readline(), f.readline()
+    opening = second.strip()
+    if first.strip() != b"{" or opening not in (b'"cases": [', b'"cases": []', b'"cases": [],'):
+        raise _NotLineLayout
+    pos = len(first) + len(second)
+    close = opening if opening != b'"cases": [' else None
+    while close is None:
+        line = f.readline()
+        body = line.strip()
+        if body in (b"]", b"],"):
+            close = body
+        elif body.startswith(b"{") and body.endswith((b"}", b"},")):
+            start = pos + len(line) - len(line.lstrip())
+            text = body[:-1] if body.endswith(b",") else body
+            yield _loads(text), (start, start + len(text)), text.decode("utf-8") if keep_text else None
+        else:  # also the end of the file before the list closed
+            raise _NotLineLayout
+        pos += len(line)
+    rest = f.read().decode("utf-8")
+    if close.endswith(b","):
+        head.update(json.loads("{" + rest))
+    elif rest.strip() != "}":
+        raise _NotLineLayout
+
+
 def _manifest_entries(text: str, head: dict):
     """Yield each case entry of the manifest ``text`` with its span in ``text`` (or, where spans
     cannot stand for byte offsets, its JSON text); fill ``head`` with the top-level keys other
-    than ``cases`` once the entries are read.
+    than ``cases`` once the entries are read.  For manifests :func:`_manifest_lines` cannot
+    stream.
 
-    The manifests :func:`write_bundle` and :func:`write_generated_bundle` write list ``"cases"``
-    first; they are parsed one entry at a time, so that the whole document never exists as Python
-    objects at once.  Any other valid JSON layout is parsed whole.
+    A manifest whose entries are a list ``"cases"`` first is parsed one entry at a time; any other
+    valid JSON layout is parsed whole.
 
     Raises:
         ValueError: not valid JSON.
@@ -639,6 +828,153 @@ def _manifest_entries(text: str, head: dict):
     head.update(json.loads(tail))
 
 
+def is_archive(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a bundle archive (a zip file; :func:`write_archive`) rather than a
+    bundle directory."""
+    return os.path.isfile(path) and zipfile.is_zipfile(path)
+
+
+#: (pid, archive path) -> the open archive: a worker reads thousands of members from it
+_ARCHIVES: dict[tuple[int, str], zipfile.ZipFile] = {}
+
+
+def _archive(root: str) -> zipfile.ZipFile:
+    """The archive ``root``, opened once per process.
+
+    Raises:
+        BundleError: not a readable zip archive.
+    """
+    key = (os.getpid(), root)
+    zf = _ARCHIVES.get(key)
+    if zf is None:
+        try:
+            zf = _ARCHIVES[key] = zipfile.ZipFile(root)
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise BundleError(f"{root}: not a readable bundle archive: {exc}") from None
+    return zf
+
+
+def _archive_member(p: str) -> tuple[zipfile.ZipFile | None, str]:
+    """``(archive, member)`` of a bundle path ``ROOT/REL`` whose ``ROOT`` is an archive, else
+    ``(None, p)``.  Case paths are ``ROOT/(cases|errors|checks)/test_.../...``."""
+    m = _CASE_PATH.search(p)
+    if m is None:
+        return None, p
+    root = p[:m.start()]
+    if not _archive_root(root):
+        return None, p
+    return _archive(root), p[m.start() + 1:]
+
+
+#: bundle root -> whether it is an archive (asked for every file a run reads)
+_ROOT_KINDS: dict[str, bool] = {}
+
+
+def _archive_root(root: str) -> bool:
+    """:func:`is_archive` of a bundle root, remembered."""
+    kind = _ROOT_KINDS.get(root)
+    if kind is None:
+        kind = _ROOT_KINDS[root] = is_archive(root)
+    return kind
+
+
+_CASE_PATH = re.compile(r"/(cases|errors|checks)/test_[A-Za-z0-9_]+/[^/]+(/[^/]+)?$")
+
+
+@contextlib.contextmanager
+def _manifest_stream(root: Path):
+    """``(binary file, base, stamp)`` of the bundle ``root``'s manifest: ``base`` is where its
+    text starts in the file a :class:`CaseRef` reads it from again (0 for a directory's
+    ``manifest.json``; the stored member's data offset in an archive; ``None`` for a compressed
+    member, which cannot be read by byte span), ``stamp`` that file's :func:`_stamp`.
+
+    Raises:
+        BundleError: an archive without ``manifest.json``, or not a readable zip archive.
+    """
+    if not is_archive(root):
+        with open(root / "manifest.json", "rb") as f:
+            yield f, 0, _stamp(os.fstat(f.fileno()))
+        return
+    zf = _archive(str(root))
+    try:
+        info = zf.getinfo("manifest.json")
+    except KeyError:
+        raise BundleError(f"{root} is not a bundle: the archive has no manifest.json") from None
+    base = None
+    if info.compress_type == zipfile.ZIP_STORED:
+        with open(root, "rb") as raw:
+            raw.seek(info.header_offset)
+            local = raw.read(30)  # the local file header: its name and extra field precede the data
+            if len(local) == 30 and local[:4] == b"PK\x03\x04":
+                base = info.header_offset + 30 + int.from_bytes(local[26:28], "little") + \
+                    int.from_bytes(local[28:30], "little")
+    with zf.open(info) as f:
+        yield f, base, _stamp(os.stat(root))
+
+
+def _shift(span: tuple[int, int] | None, base: int | None) -> tuple[int, int] | None:
+    return None if span is None or base is None else (span[0] + base, span[1] + base)
+
+
+def manifest_bytes(path: str | os.PathLike) -> bytes:
+    """The ``manifest.json`` of the bundle ``path`` (a directory or an archive), as written.
+
+    Raises:
+        BundleError: ``path`` is not a bundle.
+    """
+    root = Path(path)
+    if is_archive(root):
+        try:
+            return _archive(str(root)).read("manifest.json")
+        except KeyError:
+            raise BundleError(f"{root} is not a bundle: the archive has no manifest.json") from None
+    try:
+        return (root / "manifest.json").read_bytes()
+    except OSError:
+        raise BundleError(f"{root} is not a bundle: {root / 'manifest.json'} not found") from None
+
+
+def is_bundle(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a bundle directory (with ``manifest.json``) or a bundle archive."""
+    p = Path(path)
+    return (p / "manifest.json").is_file() or is_archive(p)
+
+
+def write_archive(src: str | os.PathLike, out: str | os.PathLike, *, force: bool = False) -> Path:
+    """Write the bundle directory ``src`` as one zip archive ``out``, byte-reproducibly: members in
+    the directory's layout, ``manifest.json`` first and stored (see the module docstring), the
+    others deflated, sorted by name, with a fixed time stamp and mode; the suite's content hash
+    is unchanged (it is the cases', not the files').
+
+    Raises:
+        BundleError: ``src`` is not a bundle directory, or ``out`` exists and ``force`` is not set.
+    """
+    src, out = Path(src), Path(out)
+    if not (src / "manifest.json").is_file():
+        raise BundleError(f"{src} is not a bundle directory: {src / 'manifest.json'} not found")
+    if out.exists() and not force:
+        raise BundleError(f"{out} exists; pass force=True (--force) to replace it")
+    files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file())
+    files.remove("manifest.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=out.parent)
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(tmp, "w") as zf:
+            for name in ["manifest.json", *files]:
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                info.compress_type = zipfile.ZIP_STORED if name == "manifest.json" else zipfile.ZIP_DEFLATED
+                with open(src / name, "rb") as f, zf.open(info, "w", force_zip64=True) as w:
+                    shutil.copyfileobj(f, w, 1 << 20)
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return out
+
+
 def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
     """The identity and the case references of a bundle, from its manifest alone.
 
@@ -650,32 +986,40 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
     Returns:
         ``(identity, refs)``: identity as :meth:`conformance.suite.Suite.identity` gives it
         (``seed``, ``ops``, ``generators``, ``versions``, ``content_hash``, ``n_cases``,
-        ``source``; ``depth`` where the manifest has one), refs in manifest order.
+        ``source``; ``depth``, ``families`` and ``seeds`` (a several-seed suite, whose ``seed`` is
+        None) where the manifest has them), refs in manifest order.
 
     Raises:
         BundleError: missing or malformed manifest, an entry without the fields the runner
             needs, a directory outside the bundle, duplicate ids, or a ``content_hash`` that
             does not match the entries.
     """
-    import hashlib
 
     root = Path(path)
+    archive = is_archive(root)
     mpath = root / "manifest.json"
-    if not mpath.is_file():
+    if not archive and not mpath.is_file():
         raise BundleError(f"{root} is not a bundle: {mpath} not found")
     head: dict = {}
     refs = []
     seen: set[str] = set()
     interned: dict = {}
     try:
-        with open(mpath, encoding="utf-8") as f:
-            stamp = _stamp(os.fstat(f.fileno()))
-            text = f.read()
-        for n, (e, span, raw) in enumerate(_manifest_entries(text, head)):
-            _add_ref(refs, seen, root, mpath, n, e, span, raw, stamp, interned)
+        with _manifest_stream(root) as (f, base, stamp):
+            try:
+                for n, (e, span, raw) in enumerate(_manifest_lines(f, head, keep_text=base is None)):
+                    _add_ref(refs, seen, root, mpath, n, e, _shift(span, base), raw, stamp, interned)
+            except _NotLineLayout:  # another layout: the whole text, parsed as it comes
+                head.clear(), refs.clear(), seen.clear()
+                f.seek(0)
+                text = f.read().decode("utf-8")
+                for n, (e, span, raw) in enumerate(_manifest_entries(text, head)):
+                    if span is not None and base is None:
+                        span, raw = None, text[span[0]:span[1]]
+                    _add_ref(refs, seen, root, mpath, n, e, _shift(span, base), raw, stamp, interned)
+                del text
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise BundleError(f"{mpath}: not valid JSON: {exc}") from exc
-    del text
     if head.get("format") != FORMAT:
         raise BundleError(f"{mpath}: unknown format {head.get('format')!r}, expected {FORMAT!r}")
     h = hashlib.sha256()
@@ -688,7 +1032,7 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
         "versions": dict(head.get("versions", {})), "content_hash": h.hexdigest(), "n_cases": len(refs),
         "source": str(root),
     }
-    for key in ("depth", "families"):
+    for key in ("depth", "families", "seeds"):
         if head.get(key):
             identity[key] = head[key]
     return identity, refs
@@ -734,7 +1078,8 @@ def read_bundle(path: str | os.PathLike, *, verify: bool = True) -> Suite:
     identity, refs = read_index(path)
     return Suite(cases=[r.load(verify) for r in refs], seed=identity["seed"], ops=identity["ops"],
                  generators=identity["generators"], versions=identity["versions"], source=identity["source"],
-                 depth=identity.get("depth"), families=dict(identity.get("families", {})))
+                 depth=identity.get("depth"), families=dict(identity.get("families", {})),
+                 seeds=identity.get("seeds"))
 
 
 def _check_spec(spec, d: str) -> str | None:
@@ -759,15 +1104,28 @@ def _load_entry(root: str | Path, e: dict, verify: bool, text: bytes | None = No
         raise BundleError(f"{os.path.join(root, 'manifest.json')}: case {ident}: {type(exc).__name__}: {exc}") from exc
 
 
+def _read_file(p: str) -> bytes:
+    """The bytes of the bundle file ``p`` (``ROOT/REL``: a file of a bundle directory, or member
+    ``REL`` of the archive ``ROOT`` when ``ROOT`` is one, see :func:`is_archive`).
+
+    Raises:
+        BundleError: the file is missing.
+    """
+    zf, member = _archive_member(p)
+    try:
+        if zf is None:
+            with open(p, "rb") as f:
+                return f.read()
+        return zf.read(member)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, KeyError):
+        raise BundleError(f"missing file {p}") from None
+
+
 def _load_value(p: str, kind: str, h=None):
     """:func:`_load_tensor` for a value of any kind (:func:`proto_value`)."""
     if kind == "tensor":
         return _load_tensor(p, h)
-    try:
-        with open(p, "rb") as f:
-            data = f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise BundleError(f"missing file {p}") from None
+    data = _read_file(p)
     if h is not None:
         _feed(h, data)
     return proto_value(data, kind, p)
@@ -780,11 +1138,7 @@ def _load_tensor(p: str | Path, h=None) -> np.ndarray:
     Raises:
         BundleError: the file is missing or is not a TensorProto.
     """
-    try:
-        with open(p, "rb") as f:
-            data = f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise BundleError(f"missing file {p}") from None
+    data = _read_file(p)
     if h is not None:
         _feed(h, data)
     t = onnx.TensorProto()
@@ -841,11 +1195,7 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
         raise BundleError(f"case {e.get('id')!r}: directory {rel!r} is not a plain path inside the bundle")
     d = f"{root}/{rel}"  # strings, not pathlib or os.path.join: this runs once per case of every run
     mfile = f"{d}/model.onnx"
-    try:
-        with open(mfile, "rb") as f:
-            model_bytes = f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise BundleError(f"missing file {mfile}") from None
+    model_bytes = _read_file(mfile)
     digest = e.get("files_sha256") if verify and text is not None else None
     files = None
     if isinstance(digest, str):

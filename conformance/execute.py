@@ -49,7 +49,7 @@ class RunSpec:
     suite: str = "generated"  # generated | bundle | onnx-node
     bundle: str | None = None
     ops: list[str] = field(default_factory=list)
-    seed: int = 0
+    seed: int | list[int] = 0  # several seeds: a sorted list (conformance.suite.parse_seeds), one suite
     depth: str = "full"
     match: list[str] | None = None
     variants: list[str] = field(default_factory=list)
@@ -133,7 +133,7 @@ def _indexed_suite(path) -> Suite:
     identity, refs = read_index(path)
     return Suite(cases=refs, seed=identity["seed"], ops=identity["ops"], generators=identity["generators"],
                  versions=identity["versions"], source=identity["source"], depth=identity.get("depth"),
-                 families=dict(identity.get("families", {})))
+                 families=dict(identity.get("families", {})), seeds=identity.get("seeds"))
 
 
 def materialize(cases: list) -> list[Case]:

@@ -111,7 +111,7 @@ def build_package(outdir: str | os.PathLike, out: str | os.PathLike, bundle: str
     Args:
         outdir: output directory of ``onnx-conformance run``.
         out: the zip to write (replaced if it exists).
-        bundle: the bundle directory whose ``manifest.json`` declares the suite (default:
+        bundle: the bundle (directory or archive) whose ``manifest.json`` declares the suite (default:
             the bundle recorded in the results' ``run.bundle``).
 
     Returns:
@@ -138,11 +138,14 @@ def build_package(outdir: str | os.PathLike, out: str | os.PathLike, bundle: str
     if not bdir:
         raise PackageError("the results record no bundle (the run used --ops); give --bundle DIR with the suite's "
                            "manifest.json (write one with 'onnx-conformance generate')")
-    mpath = Path(bdir) / "manifest.json"
+    from .bundle import BundleError, is_archive
+    from .bundle import manifest_bytes as read_manifest
+
+    mpath = Path(bdir) if is_archive(bdir) else Path(bdir) / "manifest.json"
     try:
-        manifest_bytes = mpath.read_bytes()
-    except OSError as exc:
-        raise PackageError(f"cannot read the bundle manifest {mpath}: {exc.strerror or exc}") from None
+        manifest_bytes = read_manifest(bdir)
+    except BundleError as exc:
+        raise PackageError(f"cannot read the bundle manifest: {exc}") from None
     manifest = _load_json_bytes(manifest_bytes, str(mpath))
     if manifest.get("format") != BUNDLE_FORMAT:
         raise PackageError(f"{mpath}: not a bundle manifest (format {manifest.get('format')!r})")
@@ -152,7 +155,8 @@ def build_package(outdir: str | os.PathLike, out: str | os.PathLike, bundle: str
     package_info = {
         "format": FORMAT,
         "suite": {"content_hash": manifest.get("content_hash"), "n_cases": len(manifest.get("cases") or []),
-                  "seed": manifest.get("seed"), "ops": manifest.get("ops"), "versions": manifest.get("versions")},
+                  "seed": manifest.get("seed"), "ops": manifest.get("ops"), "versions": manifest.get("versions"),
+                  **({"seeds": manifest["seeds"]} if manifest.get("seeds") else {})},
         "backend": doc.get("backend"),
         "summary": summary,
         "score": {"percent": pct, "passed": num, "scored": den, "definition": "(pass + xfail) / (cases - skip)"},
@@ -169,7 +173,7 @@ def build_package(outdir: str | os.PathLike, out: str | os.PathLike, bundle: str
         "duration_s": doc.get("duration_s"),
         "packaged_by": {"onnx-conformance": __version__, **host_environment()},
     }
-    html = render_html(doc, manifest, Path(bdir) if Path(bdir).is_dir() else None)
+    html = render_html(doc, manifest, Path(bdir) if Path(bdir).is_dir() or is_archive(bdir) else None)
     members = {
         "environment.json": (dumps(environment, indent=1, sort_keys=True) + "\n").encode(),
         "manifest.json": manifest_bytes,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -118,21 +119,34 @@ def register(op: str, *, domain: str = "", version: str = "1", unavailable=None,
     """
 
     def deco(fn):
+        global _AVAILABLE
         _REGISTRY[(domain, op)] = GeneratorInfo(op, domain, version, fn, unavailable, family, depths)
+        _AVAILABLE = None
         return fn
 
     return deco
 
 
+#: the :data:`FAMILIES` tuple whose modules are imported (:func:`_load` imports them once)
+_LOADED: tuple | None = None
+#: :func:`available_ops`' answer, until a generator is registered
+_AVAILABLE: list[str] | None = None
+
+
 def _load() -> None:
+    global _LOADED
+    if _LOADED is FAMILIES:
+        return
     for mod in FAMILIES:
         importlib.import_module(mod)
+    _LOADED = FAMILIES
 
 
-def _name(key: tuple[str, str], keys) -> str:
-    domain, op = key
-    clash = sum(1 for d, o in keys if o == op) > 1
-    return f"{domain}:{op}" if clash and domain else op
+def _names(keys) -> dict[tuple[str, str], str]:
+    """The name of every (domain, op) key of ``keys``: the type alone, or ``domain:op`` where two
+    domains share the type."""
+    per_type = Counter(o for _, o in keys)
+    return {(d, o): f"{d}:{o}" if per_type[o] > 1 and d else o for d, o in keys}
 
 
 def resolve(name: str, table=None) -> tuple[str, str]:
@@ -152,14 +166,18 @@ def resolve(name: str, table=None) -> tuple[str, str]:
         hits = [k for k in table if k[1] == name]
         if hits:
             return ("", name) if ("", name) in hits else sorted(hits)[0]
-    raise KeyError(f"no generator for operator {name!r}; known: {', '.join(sorted(_name(k, table) for k in table)) or 'none'}")
+    raise KeyError(f"no generator for operator {name!r}; known: {', '.join(sorted(_names(table).values())) or 'none'}")
 
 
 def available_ops() -> list[str]:
     """Names of all operators that have a generator (``domain:Op`` only where two domains share
     an operator type)."""
+    global _AVAILABLE
     _load()
-    return sorted(_name(k, _REGISTRY) for k, info in _REGISTRY.items() if _why_not(info) is None)
+    if _AVAILABLE is None:
+        names = _names(_REGISTRY)
+        _AVAILABLE = sorted(names[k] for k, info in _REGISTRY.items() if _why_not(info) is None)
+    return list(_AVAILABLE)
 
 
 @lru_cache(maxsize=None)
@@ -292,7 +310,7 @@ def register_strategy(op: str, *, domain: str = "") -> Callable:
 def strategy_ops() -> list[str]:
     """Names of the operators that have an explore-mode strategy."""
     _load()
-    return sorted(_name(k, _STRATEGIES) for k in _STRATEGIES)
+    return sorted(_names(_STRATEGIES).values())
 
 
 def get_strategy(op: str):

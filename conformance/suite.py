@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import platform
+import re
 import sys
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from . import __version__
 from .case import Case
@@ -30,6 +33,46 @@ def host_environment() -> dict[str, str]:
     return {"python": sys.version.split()[0], "platform": platform.platform(), "machine": platform.machine()}
 
 
+def generation_tasks(ops: list[str], seeds: list[int]) -> list[tuple[int, str, int]]:
+    """The (index, op, seed) tasks of a generation, in manifest order: every operator at the first
+    seed, then at the next... (one seed: the operators in the given order, as always)."""
+    return [(k * len(ops) + i, op, seed) for k, seed in enumerate(seeds) for i, op in enumerate(ops)]
+
+
+def parse_seeds(seed) -> list[int]:
+    """The seeds ``seed`` names, sorted, each once: an int, a sequence of ints, or text such as
+    ``"0,1,2"``, ``"0-9"`` or ``"0-4,7"`` (``--seed``).
+
+    Raises:
+        ValueError: no seed, a negative one, or text that is none of these.
+    """
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        seeds = [int(seed)]
+    elif isinstance(seed, str):
+        seeds = []
+        for part in (p.strip() for p in seed.split(",")):
+            m = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
+            if not m:
+                raise ValueError(f"seed {part!r} in {seed!r} is not a number or a range A-B (e.g. 0,1,2 or 0-9)")
+            lo, hi = int(m[1]), int(m[2] if m[2] is not None else m[1])
+            if hi < lo:
+                raise ValueError(f"seed range {part!r}: {hi} < {lo}")
+            seeds.extend(range(lo, hi + 1))
+    else:
+        seeds = [int(s) for s in seed]
+    if not seeds:
+        raise ValueError("no seed given")
+    if any(s < 0 for s in seeds):
+        raise ValueError(f"seeds must be >= 0: {seeds}")
+    return sorted(set(seeds))
+
+
+def seed_identity(seeds: list[int]) -> dict:
+    """How a suite's manifest names its seeds: ``{"seed": N}`` for one (as always), ``{"seed": None,
+    "seeds": [..]}`` for several (a reader that knows only ``seed`` sees no single seed)."""
+    return {"seed": seeds[0]} if len(seeds) == 1 else {"seed": None, "seeds": list(seeds)}
+
+
 @dataclass
 class Suite:
     """Cases and the identity of the suite they form.
@@ -44,6 +87,8 @@ class Suite:
         depth: ``"smoke"`` for the representative subset (:data:`conformance.registry.DEPTHS`),
             ``None`` for the full suite.
         families: op type -> the family reports group it under (:func:`conformance.registry.family`).
+        seeds: the seeds of a suite generated with several (``seed`` is then ``None``), sorted;
+            ``None`` for one seed (:func:`seed_identity`).
     """
 
     cases: list[Case]
@@ -54,6 +99,7 @@ class Suite:
     source: str = "generated"
     depth: str | None = None
     families: dict[str, str] = field(default_factory=dict)
+    seeds: list[int] | None = None
 
     @property
     def content_hash(self) -> str:
@@ -75,20 +121,39 @@ class Suite:
             "source": self.source,
             **({"depth": self.depth} if self.depth else {}),
             **({"families": dict(sorted(self.families.items()))} if self.families else {}),
+            **({"seeds": list(self.seeds)} if self.seeds else {}),
         }
 
 
-def generate_suite(ops: list[str], seed: int = 0, depth: str = "full") -> Suite:
+def generate_suite(ops: list[str], seed=0, depth: str = "full") -> Suite:
     """Generate the suite of ``ops`` with ``seed`` at ``depth`` (see :func:`conformance.registry.generate`).
+
+    ``seed`` may name several seeds (:func:`parse_seeds`): the suite then holds
+    every operator's cases at the lowest seed, then at the next..., each id once (a case several
+    seeds give, its content hash checked to agree), as
+    :func:`conformance.bundle.write_generated_bundle` writes them.
 
     Raises:
         KeyError: an unknown operator.
-        ValueError: an unknown depth.
+        ValueError: an unknown depth, a bad seed, or an id whose content differs between seeds.
     """
     from . import registry
-
-    cases = registry.generate(ops, seed, depth)
+    seeds = parse_seeds(seed)
+    if len(seeds) == 1:
+        cases = registry.generate(ops, seeds[0], depth)
+    else:
+        cases, seen = [], {}
+        for _, op, s in generation_tasks(ops, seeds):
+            for c in registry.generate([op], s, depth):
+                if c.id in seen:
+                    if seen[c.id] != c.content_hash:
+                        raise ValueError(f"case id {c.id} has content hash {seen[c.id]} under one seed and "
+                                         f"{c.content_hash} under another")
+                    continue
+                seen[c.id] = c.content_hash
+                cases.append(c)
     gens = {op: f"{registry.get(op).name}@{registry.get(op).version}" for op in ops}
     families = {registry.get(op).op: registry.get(op).family for op in ops}
-    return Suite(cases=cases, seed=seed, ops=list(ops), generators=gens, families=families,
-                 depth=depth if depth != "full" else None)
+    return Suite(cases=cases, seed=seeds[0] if len(seeds) == 1 else None, ops=list(ops), generators=gens,
+                 families=families, depth=depth if depth != "full" else None,
+                 seeds=seeds if len(seeds) > 1 else None)

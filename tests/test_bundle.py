@@ -363,6 +363,27 @@ def test_manifest_in_any_json_layout(toy_suite, tmp_path):
         ours[1][0].entry()
 
 
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_manifest_read_line_by_line_as_written(tmp_path, n):
+    """The line reader (which never holds the manifest's text) gives the entries, their byte spans
+    and the rest of the document as a whole-document parse does, for the layout the writer
+    writes with no, one and several entries, non-ASCII text included."""
+    import io
+
+    from conformance.bundle import _manifest_lines, _write_manifest
+
+    entries = [{"id": f"Op-1/caf\u00e9/{k}", "k": k, "note": "\u2264 1 ulp"} for k in range(n)]
+    path = tmp_path / "manifest.json"
+    _write_manifest(path, [json.dumps(e, ensure_ascii=False) for e in entries], {"seed": 7, "ops": ["Op"]})
+    raw = path.read_bytes()
+    head: dict = {}
+    got = list(_manifest_lines(io.BytesIO(raw), head))
+    assert [e for e, _, _ in got] == entries
+    assert [json.loads(raw[a:b]) for _, (a, b), _ in got] == entries
+    whole = json.loads(raw)
+    assert whole.pop("cases") == entries and head == whole
+
+
 def test_edited_manifest_hash_is_refused_before_any_case(toy_suite, tmp_path):
     from conformance.bundle import read_index
 
@@ -425,3 +446,141 @@ def test_the_parent_never_reads_a_case(toy_suite, tmp_path, monkeypatch):
     outcomes = {c["id"]: c["outcome"] for c in doc["cases"]}
     whole = compute_coverage((), outcomes, analyses=[r.analysis() for r in read_index(out)[1]])
     assert json.dumps(doc["coverage"]) == json.dumps(whole)
+
+
+# -- bundle archives -----------------------------------------------------------------------
+
+def test_archive_reads_as_the_directory_does(toy_suite, tmp_path):
+    """A bundle archive (one zip in the directory's layout) gives the same identity, entries, cases
+    and content hash as the directory, its entries read again by byte span from the stored
+    manifest; writing it twice gives the same bytes."""
+    from conformance.bundle import is_archive, manifest_bytes, read_index, write_archive
+
+    d = write_bundle(toy_suite, tmp_path / "b")
+    z = write_archive(d, tmp_path / "b.zip")
+    assert is_archive(z) and not is_archive(d)
+    assert write_archive(d, tmp_path / "again.zip").read_bytes() == z.read_bytes()
+    assert manifest_bytes(z) == (d / "manifest.json").read_bytes()
+    (id_d, refs_d), (id_z, refs_z) = read_index(d), read_index(z)
+    assert {k: v for k, v in id_d.items() if k != "source"} == {k: v for k, v in id_z.items() if k != "source"}
+    assert [r.entry() for r in refs_z] == [r.entry() for r in refs_d]
+    for rd, rz in zip(refs_d, refs_z):
+        cd, cz = rd.load(), rz.load()
+        assert cz.content_hash == cd.content_hash == rz.content_hash and cz.model_bytes == cd.model_bytes
+    assert [r.outcome for r in run_cases([r.load() for r in refs_z], resolve_backend("onnx-reference"))] == \
+        [r.outcome for r in run_cases([r.load() for r in refs_d], resolve_backend("onnx-reference"))]
+
+
+def test_archive_with_a_missing_member_or_no_manifest_is_refused(toy_suite, tmp_path):
+    import zipfile
+
+    from conformance.bundle import read_index, write_archive
+
+    z = write_archive(write_bundle(toy_suite, tmp_path / "b"), tmp_path / "b.zip")
+    _, refs = read_index(z)
+    victim = f"{refs[0].entry()['dir']}/model.onnx"
+    cut = tmp_path / "cut.zip"
+    with zipfile.ZipFile(z) as src, zipfile.ZipFile(cut, "w") as dst:
+        for info in src.infolist():
+            if info.filename != victim:
+                dst.writestr(info, src.read(info))
+    _, cut_refs = read_index(cut)
+    with pytest.raises(BundleError, match="missing file .*model.onnx"):
+        cut_refs[0].load()
+    bare = tmp_path / "bare.zip"
+    with zipfile.ZipFile(bare, "w") as zf:
+        zf.writestr("readme.txt", "not a bundle")
+    with pytest.raises(BundleError, match="no manifest.json"):
+        read_index(bare)
+
+
+def test_generate_to_an_archive_and_refuse_to_replace_a_foreign_file(tmp_path, toy_registered):
+    """``generate --out NAME.zip`` writes the archive (the directory's content hash); an existing
+    file is replaced only with --force and only when it is a bundle archive."""
+    from conformance.bundle import read_index, write_generated_bundle
+
+    ident = write_generated_bundle(["Abs"], 0, tmp_path / "s.zip")
+    assert read_index(tmp_path / "s.zip")[0]["content_hash"] == ident["content_hash"] == \
+        write_generated_bundle(["Abs"], 0, tmp_path / "s")["content_hash"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left behind
+    with pytest.raises(BundleError, match="exists; use --force"):
+        write_generated_bundle(["Abs"], 0, tmp_path / "s.zip")
+    write_generated_bundle(["Abs"], 0, tmp_path / "s.zip", force=True)
+    (tmp_path / "notes.zip").write_text("mine")
+    with pytest.raises(BundleError, match="not a bundle archive"):
+        write_generated_bundle(["Abs"], 0, tmp_path / "notes.zip", force=True)
+    assert (tmp_path / "notes.zip").read_text() == "mine"
+
+
+# ============================================================================ several seeds
+def test_parse_seeds():
+    from conformance.suite import parse_seeds, seed_identity
+
+    assert parse_seeds(3) == [3] and parse_seeds("3") == [3] and parse_seeds([2, 0, 2]) == [0, 2]
+    assert parse_seeds("0-3, 7,2") == [0, 1, 2, 3, 7] and parse_seeds("5 - 5") == [5]
+    for bad in ("", "a", "3-1", "1,,2", "-1", "1.5", []):
+        with pytest.raises(ValueError):
+            parse_seeds(bad)
+    assert seed_identity([4]) == {"seed": 4}  # one seed: the manifest's identity as it always was
+    assert seed_identity([0, 1]) == {"seed": None, "seeds": [0, 1]}
+
+
+def test_merge_keys_keeps_an_id_once_at_its_first_task_whatever_the_order():
+    """_merge_keys: an id several seeds give is kept once, owned by the first task in manifest
+    order even when a later task's result arrives first (a cluster's order); a content hash that
+    differs between seeds, or an id twice within one seed, is refused."""
+    from conformance.bundle import _merge_keys
+
+    keys = {}
+    # 2 operators: tasks 0,1 are seed A, tasks 2,3 seed B
+    assert _merge_keys(keys, 3, [("Op-1/x/aaaaaa", "h1", True), ("Op-1/y/bbbbbb", "h2", False)], 2) == 1
+    assert _merge_keys(keys, 1, [("Op-1/x/aaaaaa", "h1", True)], 2) == 0  # the same case: not counted again
+    assert keys == {"Op-1/x/aaaaaa": "h1 1", "Op-1/y/bbbbbb": "h2 3"}
+    with pytest.raises(ValueError, match="content hash h1 under one seed and hX"):
+        _merge_keys(keys, 2, [("Op-1/x/aaaaaa", "hX", True)], 2)
+    with pytest.raises(ValueError, match="duplicate case id Op-1/y/bbbbbb"):
+        _merge_keys(keys, 2, [("Op-1/y/bbbbbb", "h2", False)], 2)  # task 2 is seed B, as task 3
+
+
+def _files(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_several_seeds_make_one_suite_each_id_once(tmp_path):
+    """generate --seed 0,1,2: one bundle holding every seed's cases; the cases no seed changes (the
+    special values) once; the bytes those of write_bundle(generate_suite(ops,
+    seeds)), with one worker and with two; read back with its seeds; a one-seed list is a
+    one-seed bundle, byte for byte."""
+    from conformance.bundle import read_bundle, read_index, write_generated_bundle
+    from conformance.suite import generate_suite
+
+    ops = ["Neg", "Sign"]
+    per_seed = [generate_suite(ops, s) for s in (0, 1, 2)]
+    union = {c.id: c.content_hash for s in per_seed for c in s.cases}
+    n_all = sum(len(s.cases) for s in per_seed)
+    assert len(union) < n_all  # some cases are the same under every seed
+    shared = set.intersection(*({c.id for c in s.cases} for s in per_seed))
+    assert any("special" in cid for cid in shared)  # special values: no seed changes them
+
+    suite = generate_suite(ops, "0-2")
+    assert suite.seed is None and suite.seeds == [0, 1, 2] and len(suite.cases) == len(union)
+    assert [c.id for c in suite.cases[:len(per_seed[0].cases)]] == [c.id for c in per_seed[0].cases]
+    ref = _files(write_bundle(suite, tmp_path / "ref"))
+    for jobs in (1, 2):
+        ident = write_generated_bundle(ops, [2, 1, 0], tmp_path / f"j{jobs}", jobs=jobs)
+        assert _files(tmp_path / f"j{jobs}") == ref
+        assert ident["n_cases"] == len(union) and ident["seed"] is None and ident["seeds"] == [0, 1, 2]
+    manifest = json.loads((tmp_path / "j1" / "manifest.json").read_text())
+    assert manifest["seed"] is None and manifest["seeds"] == [0, 1, 2]
+    assert sorted(e["id"] for e in manifest["cases"]) == sorted(union)
+    identity, refs = read_index(tmp_path / "j1")
+    assert identity["seeds"] == [0, 1, 2] and identity["seed"] is None and identity["n_cases"] == len(union)
+    assert identity["content_hash"] == suite.content_hash
+    back = read_bundle(tmp_path / "j1")
+    assert back.seeds == [0, 1, 2] and back.identity()["seeds"] == [0, 1, 2]
+    assert {c.id: c.content_hash for c in back.cases} == union
+
+    write_generated_bundle(ops, [1], tmp_path / "one")
+    write_generated_bundle(ops, 1, tmp_path / "int")
+    assert _files(tmp_path / "one") == _files(tmp_path / "int")
+    assert "seeds" not in json.loads((tmp_path / "one" / "manifest.json").read_text())

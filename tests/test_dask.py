@@ -104,3 +104,94 @@ def test_a_worker_killed_mid_run_costs_no_case(client, toy_suite):
     assert killed and sorted(r.id for r in res) == sorted(c.id for c in toy_suite.cases)
     assert {r.id: r.outcome for r in res} == {c.id: "pass" for c in toy_suite.cases}
     client.wait_for_workers(2, timeout=60)  # the nanny restarted it: the module's other tests keep two workers
+
+
+# ------------------------------------------------------------------------------- generation
+GEN_OPS = ["Neg", "Sign"]
+
+
+def _files(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _on(client):
+    """write_generated_bundle's executor: generate_dask on ``client``."""
+    import functools
+
+    from conformance.dask_executor import generate_dask
+
+    return functools.partial(generate_dask, client=client)
+
+
+@pytest.fixture(scope="module")
+def local_bundle(tmp_path_factory):
+    """The two-seed bundle of GEN_OPS written locally: every file's bytes."""
+    from conformance.bundle import write_generated_bundle
+
+    out = tmp_path_factory.mktemp("local") / "b"
+    write_generated_bundle(GEN_OPS, [0, 1], out, jobs=1)
+    return _files(out)
+
+
+def test_generation_on_the_cluster_is_byte_identical(client, local_bundle, tmp_path):
+    """generate on the cluster (each (operator, seed) a task whose files come back as one in-memory
+    zip): the bundle a local generate writes, byte for byte; as an archive too."""
+    from conformance.bundle import write_generated_bundle, write_archive
+
+    seen = []
+    ident = write_generated_bundle(GEN_OPS, "0-1", tmp_path / "d", executor=_on(client),
+                                   progress=lambda op, n: seen.append(op))
+    assert _files(tmp_path / "d") == local_bundle
+    assert sorted(seen) == sorted(GEN_OPS * 2) and ident["seeds"] == [0, 1]
+    write_generated_bundle(GEN_OPS, [0, 1], tmp_path / "d.zip", executor=_on(client))
+    write_archive(tmp_path / "d", tmp_path / "local.zip")
+    assert (tmp_path / "d.zip").read_bytes() == (tmp_path / "local.zip").read_bytes()
+
+
+def test_a_worker_killed_mid_generation_costs_nothing(client, local_bundle, tmp_path, monkeypatch):
+    """SIGKILL a Dask worker while it generates: Dask runs its tasks again on a live worker and the
+    bundle is still byte-identical to a local one."""
+    import os
+    import signal
+
+    import slow_generate
+
+    from conformance import dask_executor
+    from conformance.bundle import write_generated_bundle
+
+    monkeypatch.setattr(dask_executor, "_generate_task", slow_generate.slow_task)
+    pids = client.run(os.getpid)
+    killed = []
+
+    def kill_one(op, n):
+        busy = [w for w, keys in sorted(client.processing().items()) if keys]
+        if not killed and busy:  # a worker that is generating now (each has a task or two queued)
+            os.kill(pids[busy[0]], signal.SIGKILL)
+            killed.append(busy[0])
+
+    write_generated_bundle(GEN_OPS, [0, 1], tmp_path / "d", executor=_on(client), progress=kill_one)
+    assert killed and _files(tmp_path / "d") == local_bundle
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_workers_with_other_versions_are_refused_before_any_work(client, tmp_path, monkeypatch, capsys):
+    """Workers whose onnx/numpy (or onnx-conformance) differ from the client's would generate other
+    bytes: generate --executor dask exits 2 naming the versions to install, and writes nothing."""
+    import conformance.suite
+    from conformance import dask_executor
+    from conformance.cli import main
+
+    real = conformance.suite.library_versions()
+    with pytest.raises(dask_executor.ClusterError, match=r"2 of 2 Dask worker\(s\) would generate other bytes"):
+        dask_executor.check_generation_cluster(client, {**real, "numpy": "0.0"})
+    assert dask_executor.check_generation_cluster(client) == 2
+
+    monkeypatch.setattr(conformance.suite, "library_versions", lambda: {**real, "onnx": "9.9"})
+    scheduler = client.scheduler.address
+    rc = main(["generate", "--ops", ",".join(GEN_OPS), "--seed", "0,1", "--executor", "dask",
+               "--scheduler", scheduler, "--out", str(tmp_path / "b")])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"onnx {real['onnx']} (here 9.9)" in err and "install" in err and "onnx 9.9" in err
+    assert "Nothing was generated" in err and list(tmp_path.iterdir()) == []
+    assert main(["generate", "--ops", "Neg", "--executor", "dask", "--out", str(tmp_path / "c")]) == 2
+    assert "--scheduler ADDRESS" in capsys.readouterr().err

@@ -68,6 +68,18 @@ def test_json_for_script_round_trips():
     assert json.loads(str(json_for_script(obj))) == obj
 
 
+def test_written_page_is_the_rendered_page(tmp_path):
+    """write_html writes the case data a piece at a time; the file is render_html's page byte for
+    byte, hostile and non-ASCII messages, and non-finite ratios included."""
+    from conformance.reports.html import write_html
+
+    doc = _doc([_res(0, "error", "</script> \u2028 caf\u00e9"), _res(1, "pass", outputs=[_out("Y", float("nan"))]),
+                _res(2, "fail", "off by 1", outputs=[_out("Y", float("inf"), passed=False)]), _res(3, "pass")])
+    path = write_html(doc, tmp_path / "r.html")
+    assert path.read_bytes() == render_html(doc).encode("utf-8", errors="replace")
+    assert _embedded(path.read_text(encoding="utf-8"))["n"] == 4
+
+
 def test_matrix_and_problem_list():
     html = render_html(_doc([_res(0, "pass"), _res(1, "fail", "Y: off", "float16"),
                              _res(2, "unsupported", "no kernel", "bfloat16")]))

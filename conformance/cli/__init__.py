@@ -72,23 +72,57 @@ def _generate_suite(ops: list[str], seed: int, console: Console):
     return suite
 
 
+def _seeds(text: str):
+    """``--seed``: one seed (an int, as always) or several (``0,1,2``, ``0-9``: a sorted list)."""
+    from ..suite import parse_seeds
+
+    try:
+        seeds = parse_seeds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return seeds[0] if len(seeds) == 1 else seeds
+
+
+def _seed_text(seed) -> str:
+    return ",".join(map(str, seed)) if isinstance(seed, list) else str(seed)
+
+
 def cmd_generate(args, console: Console) -> int:
-    from ..bundle import BundleError, prepare_out_dir, write_generated_bundle
+    from ..bundle import BundleError, prepare_out_archive, prepare_out_dir, write_generated_bundle
+    import functools
+
+    from ..dask_executor import ClusterError, generate_dask
 
     ops = parse_ops(args.ops)
+    if args.executor == "dask" and not args.scheduler:
+        raise UsageError("--executor dask needs --scheduler ADDRESS")
+    if args.scheduler and args.executor != "dask":
+        raise UsageError("--scheduler is for --executor dask")
     try:
-        prepare_out_dir(args.out, args.force, "manifest.json")
+        if str(args.out).endswith(".zip"):
+            prepare_out_archive(args.out, args.force)
+        else:
+            prepare_out_dir(args.out, args.force, "manifest.json")
     except BundleError as exc:
         raise UsageError(str(exc)) from None
     jobs = args.jobs or os.cpu_count() or 1
+    n_seeds = len(args.seed) if isinstance(args.seed, list) else 1
+    where = f"Dask cluster {args.scheduler}" if args.executor == "dask" else f"{jobs} worker(s)"
     t0 = time.perf_counter()
     with _progress(console) as prog:
-        task = prog.add_task(f"generating (seed {args.seed}, {jobs} worker(s))", total=len(ops), status="")
-        ident = write_generated_bundle(ops, args.seed, args.out, force=args.force, jobs=jobs, depth=args.depth,
-                                       progress=lambda op, n: prog.update(task, advance=1, status=f"{op}: {n}"))
+        task = prog.add_task(f"generating (seed {_seed_text(args.seed)}, {where})", total=len(ops) * n_seeds,
+                             status="")
+        try:
+            ident = write_generated_bundle(
+                ops, args.seed, args.out, force=args.force, jobs=jobs, depth=args.depth,
+                executor=functools.partial(generate_dask, scheduler=args.scheduler) if args.executor == "dask" else None,
+                progress=lambda op, n: prog.update(task, advance=1, status=f"{op}: {n}"))
+        except ClusterError as exc:
+            raise UsageError(f"{exc}. Nothing was generated.") from None
     n, n_err = ident["n_cases"], ident["n_error"]
     console.print(
-        f"generated and wrote {n} cases ({n - n_err} value, {n_err} error; depth {args.depth}) to {args.out} "
+        f"generated and wrote {n} cases ({n - n_err} value, {n_err} error; depth {args.depth}; "
+        f"seed{'s' if n_seeds > 1 else ''} {_seed_text(args.seed)}) to {args.out} "
         f"in {time.perf_counter() - t0:.1f} s\n"
         f"suite content hash {ident['content_hash']}"
     )
@@ -369,10 +403,12 @@ def _add_suite_args(r: argparse.ArgumentParser) -> None:
     from ..isolation import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_TIMEOUT
 
     src = r.add_argument_group("suite (one of)")
-    src.add_argument("--bundle", help="bundle directory written by 'generate'")
+    src.add_argument("--bundle", help="bundle written by 'generate' (a directory or a .zip archive)")
     src.add_argument("--ops", help="generate cases for these operators (comma-separated, or 'all')")
     src.add_argument("--suite", choices=["onnx-node"], help="onnx-node: onnx's own node test cases, with their tolerances")
-    r.add_argument("--seed", type=int, default=0, help="seed for --ops (default 0)")
+    r.add_argument("--seed", type=_seeds, default=0,
+                   help="seed for --ops (default 0); several (0,1,2 or 0-9) run one suite holding every seed's "
+                        "cases, each id once")
     _add_depth_arg(r)
     r.add_argument("--match", action="append", metavar="TEXT", help="only cases whose id contains TEXT (repeatable)")
     r.add_argument("--variants", metavar="KINDS",
@@ -410,14 +446,23 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="write a bundle of cases (ONNX backend-test layout)",
                        description="Generate cases for the given operators and write them as a bundle: "
                                    "DIR/manifest.json, DIR/cases/test_*/ (value cases), DIR/errors/test_*/ "
-                                   "(invalid models that must be rejected). Same seed and versions, same bytes.")
+                                   "(invalid models that must be rejected). An --out ending in .zip writes the same "
+                                   "files as one zip archive, which run, coverage and package read as they read the "
+                                   "directory (unzip it for runners that read the ONNX layout). Same seed and "
+                                   "versions, same bytes.")
     g.add_argument("--ops", required=True, help="comma-separated operators, or 'all'")
-    g.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
-    g.add_argument("--out", required=True, help="bundle directory to create")
+    g.add_argument("--seed", type=_seeds, default=0,
+                   help="generation seed (default 0), or several (0,1,2 or a range 0-9): one bundle holding every "
+                        "seed's cases, a case several seeds give (same id, same content) once")
+    g.add_argument("--out", required=True, help="bundle directory to create, or NAME.zip for one archive")
     g.add_argument("--force", action="store_true", help="replace an existing bundle at --out")
     g.add_argument("--jobs", type=int, default=0,
                    help="worker processes, each generating and writing whole operators (default: one per CPU); "
                         "the bundle's bytes do not depend on it")
+    g.add_argument("--executor", choices=["local", "dask"], default="local",
+                   help="local worker processes (default) or a Dask cluster (--scheduler): each (operator, seed) is "
+                        "a task; the bundle is byte-identical to a local one")
+    g.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786")
     _add_depth_arg(g)
     g.set_defaults(fn=cmd_generate)
 

@@ -58,6 +58,7 @@ def _print_verification(v, console: Console) -> None:
 
 def cmd_package(args, console: Console) -> int:
     """``package OUTDIR --out report.zip [--bundle DIR]``: build a submission package, then verify it."""
+    from ..bundle import is_bundle
     from ..package import PackageError, build_package, verify_package
 
     out = Path(args.out)
@@ -65,7 +66,7 @@ def cmd_package(args, console: Console) -> int:
         raise UsageError(f"{out} exists; use --force to replace it")
     if out.exists() and out.is_dir():
         raise UsageError(f"{out} is a directory")
-    if args.bundle and not (Path(args.bundle) / "manifest.json").is_file():
+    if args.bundle and not is_bundle(args.bundle):
         raise UsageError(f"{args.bundle} is not a bundle: {Path(args.bundle) / 'manifest.json'} not found")
     try:
         with console.status(f"packaging {args.outdir}"):
@@ -135,7 +136,8 @@ def add_commands(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("outdir", help="output directory of 'onnx-conformance run' (holds results.json)")
     p.add_argument("--out", required=True, help="zip file to write")
-    p.add_argument("--bundle", help="bundle directory of the suite (default: the bundle the run recorded)")
+    p.add_argument("--bundle", help="bundle of the suite, a directory or a .zip archive (default: the bundle the "
+                                    "run recorded)")
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
     p.set_defaults(fn=cmd_package)
 

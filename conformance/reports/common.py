@@ -169,9 +169,11 @@ def repro_prefix(run: dict | None, suite: dict | None = None) -> str | None:
     else:
         ops = run.get("ops") or suite.get("ops")
         seed = run["seed"] if run.get("seed") is not None else suite.get("seed")
+        if seed is None and suite.get("seeds"):
+            seed = suite["seeds"]
         if not ops or seed is None:
             return None
-        parts += ["--ops", ",".join(ops), "--seed", str(seed)]
+        parts += ["--ops", ",".join(ops), "--seed", ",".join(map(str, seed)) if isinstance(seed, list) else str(seed)]
     if run.get("variants"):
         parts += ["--variants", ",".join(run["variants"]) if isinstance(run["variants"], list) else str(run["variants"])]
     if run.get("xfail"):

@@ -224,15 +224,15 @@ def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
 # -- manifest and attributes ------------------------------------------------------------
 
 def load_manifest(bundle_or_file: str | os.PathLike) -> dict | None:
-    """A bundle's ``manifest.json`` (the bundle directory or the file itself), or ``None`` if unreadable."""
-    from conformance.bundle import FORMAT
+    """A bundle's ``manifest.json`` (the bundle directory or archive, or the file itself), or ``None``
+    if unreadable."""
+    from conformance.bundle import FORMAT, BundleError, is_archive, manifest_bytes
 
     p = Path(bundle_or_file)
-    if p.is_dir():
-        p = p / "manifest.json"
     try:
-        m = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = manifest_bytes(p) if p.is_dir() or is_archive(p) else p.read_bytes()
+        m = json.loads(text)
+    except (OSError, ValueError, BundleError):
         return None
     if not isinstance(m, dict) or m.get("format") != FORMAT or not isinstance(m.get("cases"), list):
         return None
@@ -287,12 +287,14 @@ def _attr_display(v):
 
 
 def _model_attributes(path: Path, op: str) -> dict | None:
-    """Attributes of the node ``op`` in the model at ``path`` (``None`` if unreadable)."""
+    """Attributes of the node ``op`` in the bundle's model at ``path`` (``None`` if unreadable)."""
     try:
         import onnx
         from onnx import helper
 
-        model = onnx.load_model(str(path), load_external_data=False)
+        from conformance.bundle import _read_file
+
+        model = onnx.load_model_from_string(_read_file(str(path)))  # a bundle directory's or archive's
     except Exception:  # noqa: BLE001 - a missing or broken model just has no attributes shown
         return None
     for node in model.graph.node:
@@ -625,6 +627,13 @@ def render_html(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Pa
 
 
 def _render(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple] | None = None) -> str:
+    ctx = _context(doc, manifest, bundle_dir, rows)
+    ctx["data_json"] = json_for_script(ctx.pop("data"))
+    return _env().get_template("report.html.j2").render(**ctx)
+
+
+def _context(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple] | None = None) -> dict:
+    """The report template's variables, the case data (:func:`case_data`) as ``data``."""
     if manifest is None:
         manifest, auto_dir = _auto_manifest(doc)
         bundle_dir = bundle_dir or auto_dir
@@ -656,8 +665,7 @@ def _render(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple]
     script = _static(env, "report.js.j2")
     # the page allows exactly this script (Content-Security-Policy hash): an injected one would not run
     script_hash = base64.b64encode(hashlib.sha256(f"\n{script}\n".encode()).digest()).decode()
-    tpl = env.get_template("report.html.j2")
-    return tpl.render(
+    return dict(
         doc={"format": doc.get("format"), "duration_s": doc.get("duration_s")},
         suite=suite,
         backend=backend,
@@ -687,7 +695,7 @@ def _render(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple]
         stale_xfails=[str(e) for e in ((doc.get("expected_failures") or {}).get("stale") or [])],
         xfail_file=(doc.get("expected_failures") or {}).get("file"),
         manifest_hash=manifest_hash,
-        data_json=json_for_script(data),
+        data=data,
         script=script,
         script_hash=script_hash,
         style=_static(env, "report.css.j2"),
@@ -710,11 +718,51 @@ VERDICT_ROWS = 200
 def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
                bundle_dir: str | os.PathLike | None = None, rows: dict[str, tuple] | None = None) -> Path:
     """Render ``doc`` (see :func:`render_html`) and write it to ``path`` (UTF-8); returns the path.
+    The bytes are those of :func:`render_html`'s page; the case data is written a piece at a time
+    (:func:`_script_json_pieces`), so the page never exists whole in memory (a 47,549-case page
+    is 38 MB, 76 MB as one Python string).
 
     Raises:
         OSError: ``path`` cannot be written.
     """
     path = Path(path)
-    # errors="replace": a lone surrogate that reached the page some other way cannot lose the report
-    path.write_text(render_html(doc, manifest, bundle_dir, rows), encoding="utf-8", errors="replace")
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # as render_html
+    try:
+        ctx = _context(doc, manifest, bundle_dir, rows)
+        data = ctx.pop("data")
+        marker = f"\x00case-data-{os.urandom(8).hex()}\x00"  # never in a page: replaced below
+        page = _env().get_template("report.html.j2").render(data_json=Markup(marker), **ctx)
+        head, tail = page.split(marker)  # exactly one: the template names data_json once
+        del page
+        # errors="replace": a lone surrogate that reached the page some other way cannot lose the report
+        with open(path, "w", encoding="utf-8", errors="replace") as f:
+            f.write(head)
+            for piece in _script_json_pieces(data):
+                f.write(piece)
+            f.write(tail)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     return path
+
+
+def _script_json_pieces(obj, depth: int = 3):
+    """:func:`json_for_script` of ``obj`` as pieces whose concatenation is its text: objects with
+    text keys and lists are split into their members down to ``depth`` levels (the case data's
+    columns), each member written by :func:`json_for_script`."""
+    if depth > 0 and isinstance(obj, dict) and all(isinstance(k, str) for k in obj):
+        yield "{"
+        for i, (k, v) in enumerate(obj.items()):
+            yield ("," if i else "") + json_for_script(k) + ":"
+            yield from _script_json_pieces(v, depth - 1)
+        yield "}"
+    elif depth > 0 and isinstance(obj, list) and obj and all(isinstance(v, (list, dict)) for v in obj):
+        yield "["
+        for i, v in enumerate(obj):
+            if i:
+                yield ","
+            yield from _script_json_pieces(v, depth - 1)
+        yield "]"
+    else:
+        yield str(json_for_script(obj))
