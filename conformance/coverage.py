@@ -30,7 +30,6 @@ under ``outside_constraints``).
 from __future__ import annotations
 
 import itertools
-import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from .analysis import UNBOUND, _attr_class, analyse_case

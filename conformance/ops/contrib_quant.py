@@ -43,6 +43,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..case import Case
 from ..reference import contrib_quant as ref
 from ..reference import quantize as qref
 from . import values as V
