@@ -325,8 +325,12 @@ def test_the_whole_suite_covers_every_version_and_type_combination():
     # few distinct reasons (8 at suite 0.4: Identity's sequence/optional types -- built since issue 27,
     # whose families add two: tied sequence/optional parameters, V types no body yields --, QuantizeLinear-23+'s
     # int32 y_scale (200 combinations, one reason), Tile-1, com.microsoft GridSample's non-numeric
-    # grids, Col2Im's bool/string), each named; a new one is a decision to review, not a count
-    assert 0 < len(set(other)) <= 12, Counter(other).most_common()
+    # grids, Col2Im's bool/string), each named; a new one is a decision to review, not a count.
+    # Reviewed in session 9 (22): Attention's V type other than Q's and its mask types other than bool/Q's
+    # (the text defines no conversion), GroupQueryAttention's quantized KV cache (2), MultiHeadAttention's qk
+    # (2: before or after the softmax is not said), QGemm's float Y binding no TYZ and its quantized Y typed
+    # by y_zero_point, MatMulNBits' unpacked zero points typed as A, QLinearConcat's heterogeneous list (3)
+    assert 0 < len(set(other)) <= 22, Counter(other).most_common()
     assert tot["unexercised"] == 0, [(k, v, e["unexercised"]) for k, op in cov["ops"].items()
                                      for v, e in op["versions"].items() if e["unexercised"]]
     assert tot["declared_unexercised"] == len(cov_mod.DECLARED_UNEXERCISED)  # no stale declaration

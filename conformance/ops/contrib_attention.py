@@ -870,5 +870,14 @@ coverage.DECLARED_UNEXERCISED.update({
         "do_rotary 1 has no cos/sin input: the text does not say which rotary table the kernel uses; not generated",
     ("com.microsoft:GroupQueryAttention", 1, "optional output output_qk never present"):
         "the text does not say what output_qk holds at masked (causal, window, padded) keys; not generated",
+    ("com.microsoft:GroupQueryAttention", 1, "attribute qk_output only given its default value"):
+        "qk_output 1/2 writes output_qk, which is not generated (what it holds at masked keys is not defined)",
+    ("com.microsoft:GroupQueryAttention", 1, "attribute k_quant_type only given its default value"): _QUANT,
+    ("com.microsoft:GroupQueryAttention", 1, "attribute v_quant_type only given its default value"): _QUANT,
+    ("com.microsoft:GroupQueryAttention", 1, "attribute qk_norm_epsilon only given its default value"): _QKNORM,
+    ("com.microsoft:GroupQueryAttention", 1, "attribute sliding_window_cache only given its default value"):
+        "window-sized past/present buffers evicted 'internally' in cache-relative coordinates: the text bounds the "
+        "rows a kernel keeps (min(T, local_window_size) <= L <= min(T, capacity)) but not which, and "
+        "local_window_size itself is contested; not generated",
 })
 register_entries(ENTRIES, family="contrib_attention")

@@ -44,6 +44,7 @@ from ..reference import qlinear as qlref
 from ..reference import quantize as qref
 from ..tolerance import Tolerance
 from . import values as V
+from .. import coverage
 from .engine import register_entries
 from .entry import Attrs, Entry, Err, Shape
 from .linalg import bound_tolerance
@@ -387,9 +388,13 @@ def _qg_optional_rule(version: int, combo, optional) -> bool:
     return ("y_scale" in optional) == quant and ("y_zero_point" in optional) == quant
 
 
+#: Why a float-Y combination of QGemm shows no TYZ (filtered and declared alike: one reason)
+_QG_FLOAT_Y = "a float Y has no y_zero_point: no formal of the model binds TYZ (the uint8 combination stands for it)"
+
+
 def _qg_type_filter(version: int, combo) -> str | None:
     if combo.get("TY") == "float" and combo.get("TYZ") != "uint8":
-        return "a float Y has no y_zero_point, so TYZ is bound by nothing: the uint8 combination stands for it"
+        return _QG_FLOAT_Y
     if combo.get("TY") != "float" and combo.get("TY") != combo.get("TYZ"):
         return "a quantized Y has y_zero_point's type (its quantization parameters); error case 'Y-type'"
     return None
@@ -397,7 +402,7 @@ def _qg_type_filter(version: int, combo) -> str | None:
 
 def _qg_declared(version: int, combo) -> str | None:
     if combo.get("TY") == "float":
-        return "a float Y has no y_zero_point: no formal of the model binds TYZ (the uint8 combination stands for it)"
+        return _QG_FLOAT_Y
     return None
 
 
@@ -743,6 +748,9 @@ GATHER_BLOCK_QUANTIZED = Entry(
 
 ENTRIES = (MATMUL_INTEGER16, MATMUL_INTEGER_TO_FLOAT, DYNAMIC_QUANTIZE_MATMUL, QGEMM, MATMUL_NBITS,
            GATHER_BLOCK_QUANTIZED)
+#: What no value case does, and why (coverage lists it with the reason).
+coverage.DECLARED_UNEXERCISED[("com.microsoft:MatMulNBits", 1, "attribute weight_prepacked only given its default value")] = (
+    "weight_prepacked 1 and 2 are CUDA SM80/SM90 fpA_intB layouts of B, for those execution providers only")
 register_entries(ENTRIES, family="contrib_quant_matmul")
 
 __all__ = ["ENTRIES", "MATMUL_INTEGER16", "MATMUL_INTEGER_TO_FLOAT", "DYNAMIC_QUANTIZE_MATMUL", "QGEMM",
