@@ -385,17 +385,7 @@ def build_model(case: Case) -> onnx.ModelProto:
     node = helper.make_node(case.op, node_inputs, node_outputs, name=case.op, domain=case.domain or None)
     for k in sorted(case.attributes):
         node.attribute.append(_attribute(case, k, case.attributes[k]))
-    graph_inputs, inits = [], []
-    for i in case.inputs:
-        if not i.present:
-            continue
-        if i.initializer:
-            if i.value is None:
-                raise ValueError(f"initializer {i.name!r} has no value")
-            inits.append(numpy_helper.from_array(np.asarray(i.value, dtype=dtypes.np_dtype(i.elem_type)), i.name))
-        else:
-            graph_inputs.append(_value_info(i.name, i.kind, i.elem_type, i.shape))
-    graph_outputs = [_value_info(o.name, o.kind, o.elem_type, _output_shape(case, o)) for o in case.present_outputs]
+    graph_inputs, inits, graph_outputs = graph_io(case)
     graph = helper.make_graph([node], f"{case.op}_{case.since_version}", graph_inputs, graph_outputs, inits)
     opsets = [helper.make_opsetid(case.domain, case.opset)]
     if case.domain:
@@ -408,6 +398,28 @@ def build_model(case: Case) -> onnx.ModelProto:
             if i.present and i.initializer:
                 model.graph.input.append(helper.make_tensor_value_info(i.name, i.elem_type, list(i.shape)))
     return model
+
+
+def graph_io(case: Case) -> tuple[list[onnx.ValueInfoProto], list[onnx.TensorProto], list[onnx.ValueInfoProto]]:
+    """``(graph inputs, initializers, graph outputs)`` of ``case``'s model: its present inputs as graph
+    inputs or initializers (in ``case.inputs`` order), its present outputs with their shapes
+    (:func:`_output_shape`).
+
+    Raises:
+        ValueError: an initializer input has no value.
+    """
+    graph_inputs, inits = [], []
+    for i in case.inputs:
+        if not i.present:
+            continue
+        if i.initializer:
+            if i.value is None:
+                raise ValueError(f"initializer {i.name!r} has no value")
+            inits.append(numpy_helper.from_array(np.asarray(i.value, dtype=dtypes.np_dtype(i.elem_type)), i.name))
+        else:
+            graph_inputs.append(_value_info(i.name, i.kind, i.elem_type, i.shape))
+    graph_outputs = [_value_info(o.name, o.kind, o.elem_type, _output_shape(case, o)) for o in case.present_outputs]
+    return graph_inputs, inits, graph_outputs
 
 
 def _value_info(name: str, kind: str, elem_type: int, shape) -> onnx.ValueInfoProto:

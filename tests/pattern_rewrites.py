@@ -321,7 +321,9 @@ class RewriteBackend(Backend):
     def prepare(self, model, model_bytes):
         return self.prepare_at_level(model, model_bytes, "disable")
 
-    def prepare_at_level(self, model, model_bytes, level, disabled=()):
+    def rewritten(self, model, level, disabled=()):
+        """``(model, its op types)`` after this backend's rewrites at ``level`` (none at
+        ``"disable"``; at ``"opt"`` each rewrite not named in ``disabled``, up to 8 times)."""
         if level == "opt":
             for rw in self.rewrites:
                 if rw.rewrite_name in disabled:
@@ -331,7 +333,10 @@ class RewriteBackend(Backend):
                     if new is None:
                         break
                     model = new
-        ops = sorted({f"{n.domain}:{n.op_type}" if n.domain else n.op_type for n in model.graph.node})
+        return model, sorted({f"{n.domain}:{n.op_type}" if n.domain else n.op_type for n in model.graph.node})
+
+    def prepare_at_level(self, model, model_bytes, level, disabled=()):
+        model, ops = self.rewritten(model, level, disabled)
         return ReferenceEvaluator(model, new_ops=self.ops), ops
 
     def optimized_ops(self, prepared):

@@ -145,16 +145,7 @@ class RewriteBackend2(pr.RewriteBackend):
     def prepare_at_level(self, model, model_bytes, level, disabled=()):
         from onnx.reference import ReferenceEvaluator
 
-        if level == "opt":
-            for rw in self.rewrites:
-                if rw.rewrite_name in disabled:
-                    continue
-                for _ in range(8):
-                    new = rw(model)
-                    if new is None:
-                        break
-                    model = new
-        ops = sorted({f"{n.domain}:{n.op_type}" if n.domain else n.op_type for n in model.graph.node})
+        model, ops = self.rewritten(model, level, disabled)
         fixes = [BatchNormalization, Pad, Flatten, NegativeLogLikelihoodLoss, ConvTranspose]
         return ReferenceEvaluator(model, new_ops=pr.FUSED_OPS + fixes + FUSED_OPS2), ops
 

@@ -695,16 +695,7 @@ class QDQBackend(pr.RewriteBackend):
     """The core's rewrite backend with the QDQ fused kernels."""
 
     def prepare_at_level(self, model, model_bytes, level, disabled=()):
-        if level == "opt":
-            for rw in self.rewrites:
-                if rw.rewrite_name in disabled:
-                    continue
-                for _ in range(8):
-                    new = rw(model)
-                    if new is None:
-                        break
-                    model = new
-        ops = sorted({f"{n.domain}:{n.op_type}" if n.domain else n.op_type for n in model.graph.node})
+        model, ops = self.rewritten(model, level, disabled)
         return ReferenceEvaluator(model, new_ops=KERNELS), ops
 
 

@@ -51,7 +51,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from .. import dtypes, registry
-from ..case import Case, DataSet, Input, Output, _output_shape, _value_info
+from ..case import Case, DataSet, Input, Output, graph_io
 from ..tolerance import Tolerance
 
 #: The domain a pattern case's ``Case.domain`` names (never imported by the model).
@@ -143,17 +143,7 @@ class PatternGraph:
                 node.attribute.append(helper.make_attribute(a, numpy_helper.from_array(v) if isinstance(v, np.ndarray)
                                                             else v))
             nodes.append(node)
-        graph_inputs, inits = [], []
-        for i in case.inputs:
-            if not i.present:
-                continue
-            if i.initializer:
-                if i.value is None:
-                    raise ValueError(f"initializer {i.name!r} has no value")
-                inits.append(numpy_helper.from_array(np.asarray(i.value, dtype=dtypes.np_dtype(i.elem_type)), i.name))
-            else:
-                graph_inputs.append(_value_info(i.name, i.kind, i.elem_type, i.shape))
-        outs = [_value_info(o.name, o.kind, o.elem_type, _output_shape(case, o)) for o in case.present_outputs]
+        graph_inputs, inits, outs = graph_io(case)
         graph = helper.make_graph(nodes, self.name, graph_inputs, outs, inits)
         opsets = [helper.make_opsetid(d, v) for d, v in sorted(self.opsets.items())]
         model = helper.make_model(graph, opset_imports=opsets, producer_name="onnx-conformance")
