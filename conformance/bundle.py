@@ -308,7 +308,9 @@ def _write_op(args: tuple[int, str, int, str, str]) -> tuple[int, str, list[tupl
             f.write(_scratch_line(case.id, _entry_line_with_digest(_case_entry(case, rel), h)))
             keys.append((case.id, case.content_hash, case.expect_error is not None))
     info = registry.get(op)
-    return index, op, keys, {op: f"{info.name}@{info.version}"}, {info.op: info.family}
+    from .results import op_key
+
+    return index, op, keys, {op: f"{info.name}@{info.version}"}, {op_key(info.op, info.domain): info.family}
 
 
 def _scratch_line(cid: str, line: str) -> str:

@@ -65,21 +65,33 @@ def results_document(suite: Suite, backend_env: dict, results: list[CaseResult] 
     }
 
 
+def op_key(op: str, domain: str | None) -> str:
+    """How reports and the suite's family map name an operator: its type for ai.onnx, else
+    ``domain:type`` (as coverage keys them), so that two domains' operators of one type (ai.onnx
+    and com.microsoft Attention, Gelu, QuantizeLinear...) are two rows and two families.  A name
+    already qualified is returned as it is."""
+    op, domain = str(op), str(domain or "")
+    if not domain or domain == "ai.onnx" or op.startswith(domain + ":"):
+        return op
+    return f"{domain}:{op}"
+
+
 def families(results, known: dict[str, str] | None = None) -> dict[str, str]:
-    """``{op type: family}`` for the operators of ``results`` (CaseResults or case records):
-    from ``known`` (the suite's record), else from the operator table
+    """``{operator (:func:`op_key`): family}`` for the operators of ``results`` (CaseResults or
+    case records): from ``known`` (the suite's record), else from the operator table
     (:func:`conformance.registry.family`, which imports it; ``"other"`` for a foreign suite's
     operator), so that a report re-rendered from the results alone groups them."""
     seen = {}
     for r in results:
         op, domain = (r["op"], r.get("domain", "")) if isinstance(r, dict) else (r.op, r.domain)
-        if op not in seen:
-            if known and op in known:
-                seen[op] = known[op]
+        key = op_key(op, domain)
+        if key not in seen:
+            if known and key in known:
+                seen[key] = known[key]
             else:
                 from . import registry
 
-                seen[op] = registry.family(op, domain or "")
+                seen[key] = registry.family(op, domain or "")
     return dict(sorted(seen.items()))
 
 

@@ -86,7 +86,8 @@ class Suite:
         source: where the cases came from (``generated`` or a bundle path).
         depth: ``"smoke"`` for the representative subset (:data:`conformance.registry.DEPTHS`),
             ``None`` for the full suite.
-        families: op type -> the family reports group it under (:func:`conformance.registry.family`).
+        families: operator (:func:`conformance.results.op_key`: ``domain:type`` outside ai.onnx) -> the
+            family reports group it under (:func:`conformance.registry.family`).
         seeds: the seeds of a suite generated with several (``seed`` is then ``None``), sorted;
             ``None`` for one seed (:func:`seed_identity`).
     """
@@ -153,7 +154,9 @@ def generate_suite(ops: list[str], seed=0, depth: str = "full") -> Suite:
                 seen[c.id] = c.content_hash
                 cases.append(c)
     gens = {op: f"{registry.get(op).name}@{registry.get(op).version}" for op in ops}
-    families = {registry.get(op).op: registry.get(op).family for op in ops}
+    from .results import op_key
+
+    families = {op_key(registry.get(op).op, registry.get(op).domain): registry.get(op).family for op in ops}
     return Suite(cases=cases, seed=seeds[0] if len(seeds) == 1 else None, ops=list(ops), generators=gens,
                  families=families, depth=depth if depth != "full" else None,
                  seeds=seeds if len(seeds) > 1 else None)

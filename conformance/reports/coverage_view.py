@@ -70,7 +70,7 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
                 "error_cell": outcome_cell(e.get("error_outcomes") or {}, order) if e["error"]["cases"] else None,
                 "details": details,
             })
-        ops.append({"key": key, "source": op["source"], "family": families.get(str(op.get("op", key)), OTHER),
+        ops.append({"key": key, "source": op["source"], "family": families.get(key, OTHER),
                     "versions": rows, "_outcomes": [e.get("outcomes") or {} for e in op["versions"].values()],
                     "_error_outcomes": [e.get("error_outcomes") or {} for e in op["versions"].values()]})
     by_fam: dict[str, list[dict]] = defaultdict(list)

@@ -26,7 +26,8 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 def op_families(doc: dict) -> dict[str, str]:
-    """``{op type: family}`` for every operator of ``doc``'s cases (and coverage entries).
+    """``{operator: family}`` for every operator of ``doc``'s cases (and coverage entries), the
+    operator named by :func:`conformance.results.op_key` (``domain:type`` outside ai.onnx).
 
     From ``doc["suite"]["families"]`` where it names the operator; otherwise from the
     operator table (:func:`conformance.registry.family` with the case's domain), and
@@ -35,25 +36,29 @@ def op_families(doc: dict) -> dict[str, str]:
     """
     given = (doc.get("suite") or {}).get("families")
     given = {str(k): v for k, v in given.items() if isinstance(v, str) and v} if isinstance(given, dict) else {}
-    wanted: dict[str, str] = {}
+    from ..results import op_key
+
+    wanted: dict[str, tuple[str, str]] = {}
     for c in doc.get("cases") or ():
-        op = str(c.get("op", ""))
-        if op not in wanted:
-            wanted[op] = str(c.get("domain") or "")
+        domain, op = str(c.get("domain") or ""), str(c.get("op", ""))
+        key = op_key(op, domain)
+        if key not in wanted:
+            wanted[key] = (op[len(domain) + 1:] if domain and op.startswith(domain + ":") else op, domain)
     cov = doc.get("coverage")
     if isinstance(cov, dict) and isinstance(cov.get("ops"), dict):
         for e in cov["ops"].values():
             if isinstance(e, dict) and "op" in e:
-                wanted.setdefault(str(e["op"]), str(e.get("domain") or ""))
+                domain = str(e.get("domain") or "")
+                wanted.setdefault(op_key(e["op"], domain), (str(e["op"]), domain))
     out = {}
     lookup = None
-    for op, domain in wanted.items():
-        fam = given.get(op)
+    for key, (op, domain) in wanted.items():
+        fam = given.get(key)
         if fam is None:
             if lookup is None:
                 lookup = _registry_lookup()
             fam = lookup(op, domain)
-        out[op] = fam
+        out[key] = fam
     return out
 
 

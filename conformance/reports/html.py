@@ -55,6 +55,7 @@ from markupsafe import Markup
 from ..jsonsafe import JS_SAFE_INT, dumps, encode_float, page_safe
 from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, fmt_value,
                      outcome_rank, repro_prefix, score, summarize, value_key, worst_outcome)
+from ..results import op_key
 from .families import OTHER, family_sort_key, family_summary, group_matrix, op_families
 
 __all__ = ["ORDER", "SEVERITY", "matrix", "data_matrix", "worst_outcome", "case_data", "json_for_script",
@@ -371,7 +372,7 @@ def case_row(c: dict) -> tuple:
     the end of the run only interns.
 
     Returns:
-        ``(id, op, outcome, [(tag, interning key, JSON-safe value)], [feature value per
+        ``(id, operator (:func:`conformance.results.op_key`), outcome, [(tag, interning key, JSON-safe value)], [feature value per
         FEATURES], dtype, message, phase, opset, since_version, duration in ms, expected
         rejection or "", [output], detail)``: an output ``(name, ratio)`` (passing output of a
         passing case) or ``(name, passed, ratio, max_abs_err, atol, rtol, reason, worst_index,
@@ -420,7 +421,8 @@ def case_row(c: dict) -> tuple:
         det = (sig, json.dumps(sig, sort_keys=True), attrs, json.dumps(attrs, sort_keys=True))
     else:
         det = None
-    return (str(c.get("id")), str(c.get("op", "")), outcome, tag_items, fvals, dtype_of(c), str(c.get("message") or ""),
+    return (str(c.get("id")), op_key(c.get("op", ""), c.get("domain")), outcome, tag_items, fvals, dtype_of(c),
+            str(c.get("message") or ""),
             str(c.get("phase") or ""), c.get("opset"), c.get("since_version"),
             _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None,
             str(c["expect_error"]) if c.get("expect_error") else "", outs, det)
@@ -633,7 +635,12 @@ def _render(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple]
 
 
 def _context(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple] | None = None) -> dict:
-    """The report template's variables, the case data (:func:`case_data`) as ``data``."""
+    """The report template's variables, the case data (:func:`case_data`) as ``data``.  The cases'
+    ``op`` become their :func:`conformance.results.op_key` (in place): every table and matrix of
+    the page names an operator outside ai.onnx with its domain."""
+    for c in doc.get("cases") or ():
+        if c.get("domain") and isinstance(c, dict):
+            c["op"] = op_key(c.get("op", ""), c["domain"])
     if manifest is None:
         manifest, auto_dir = _auto_manifest(doc)
         bundle_dir = bundle_dir or auto_dir
