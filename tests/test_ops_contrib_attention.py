@@ -1195,15 +1195,27 @@ def _loop_eln_case(case, seen):
     f, a = _feeds(case), case.attributes
     for nm in ("segment_ids", "mask", "position_ids"):
         if nm in f:
-            seen.add(nm if nm != "position_ids" or f[nm].shape[0] == case.datasets[0].inputs["input_ids"].shape[0]
-                     or f[nm].shape[0] != 1 else "position_ids-broadcast")
+            seen.add(nm)
+    if "position_ids" in f and f["position_ids"].shape[0] == 1 < f["input_ids"].shape[0]:
+        seen.add("position_ids-broadcast")
     y, mi, e = _loop_eln(f["input_ids"], f.get("segment_ids"), f["word_embedding"], f["position_embedding"],
                          f.get("segment_embedding"), f["gamma"], f["beta"], f.get("mask"), f.get("position_ids"),
                          float(np.float32(a.get("epsilon", 1e-12))))
     return {"output": y, "mask_index": None if mi is None else np.array(mi), "embedding_sum": e}
 
 
+def _loop_rope_case(case, seen):
+    """com.microsoft RotaryEmbedding on a generated case through :func:`_loop_rope`."""
+    f, a = _feeds(case), case.attributes
+    seen.add("interleaved" if a.get("interleaved") else "halves")
+    if a.get("rotary_embedding_dim"):
+        seen.add("partial")
+    return {"output": _loop_rope(f["input"], f["position_ids"], f["cos_cache"], f["sin_cache"], int(a["num_heads"]),
+                                 int(a.get("interleaved", 0)), int(a.get("rotary_embedding_dim", 0)))}
+
+
 _EVERY = {
+    "RotaryEmbedding": (_loop_rope_case, 54, {"interleaved", "halves", "partial"}),
     "MultiHeadAttention": (_loop_mha_case, 81, {"packed-qkv", "packed-kv", "kv-bnsh", "bias", "past", "unidirectional",
                                                 "key_padding_mask-1d", "key_padding_mask-2d", "key_padding_mask-3d",
                                                 "attention_bias"}),
