@@ -2,7 +2,11 @@
 (:mod:`conformance.ops.contrib_attention`): RotaryEmbedding and EmbedLayerNormalization
 (com.microsoft, 1).
 
-* the oracle against an explicit loop written here from ContribOperators.md's description;
+* the oracle against an explicit loop written here from ContribOperators.md's description, on
+  constructed forms and on every generated value case at seed 0 (RotaryEmbedding 54,
+  MultiHeadAttention 81, GroupQueryAttention 87, Attention 60, EmbedLayerNormalization 48: every
+  present output, the stored value within half an ulp of T and the float64 oracle within 16
+  float64 ulps of the loop's);
 * legitimate numpy kernels through ``KernelBackend`` (float32 and float64 computation) pass
   every generated case; deliberately wrong kernels (interleaving confused, position_ids
   ignored, the two halves' signs swapped) fail cases the right kernels pass;
@@ -879,6 +883,8 @@ def test_ms_attention_error_cases_are_rejected(suite):
 # Expected outputs are stored rounded to T, so a loop value v (float64) agrees when
 # |expected - v| <= ulp_T(v) / 2 + 2^-40 (1 + max |v|): one rounding to T of a float64 value
 # within a few float64 ulps (relative to the output's scale) of the loop's; integer outputs exact.
+# The float64 oracle itself (the entry's, float attributes as the float32 the model holds) on the
+# case's inputs must be within 16 float64 ulps of max(1, max |loop|) on every output.
 def _feeds(case):
     """Every present input by formal name, floats as float64 (initializers included)."""
     ds = case.datasets[0]
@@ -1235,6 +1241,7 @@ def test_oracle_is_the_loop_on_every_value_case(op, value_cases):
     """Every value case of ``op`` at seed 0 (no exception), every present output: the stored
     expected value is the loop's, rounded to T (bound in the section comment above)."""
     loop, count, forms = _EVERY[op]
+    entry = next(e for e in ca.ENTRIES if e.op == op)
     cases = [c for c in value_cases if c.op == op and c.domain == "com.microsoft"]
     seen: set = set()
     checked = 0
@@ -1244,6 +1251,20 @@ def test_oracle_is_the_loop_on_every_value_case(op, value_cases):
         assert present
         for name in present:
             _agree(c, name, want[name])
+        # and the float64 oracle itself on the case's inputs, before the rounding to T: within
+        # 16 float64 ulps of the output's scale (measured: at most 2.75 ulps, GQA long-past)
+        f = _feeds(c)
+        attrs = {k: _f32(v) if isinstance(v, float) else v for k, v in c.attributes.items()}
+        if op == "EmbedLayerNormalization":
+            attrs.setdefault("epsilon", 1e-12)  # the schema's default
+        got = entry.oracle(None, *[f.get(i.name) for i in c.inputs], **attrs)
+        got = got if isinstance(got, tuple) else (got,)
+        for o, g in zip(c.outputs, got):
+            if o.present:
+                g, w = np.asarray(g, np.float64), np.asarray(want[o.name], np.float64)
+                assert g.shape == w.shape, (c.id, o.name)
+                scale = max(1.0, float(np.abs(w).max()) if w.size else 0.0)
+                assert np.abs(g - w).max(initial=0.0) <= 16 * 2.0**-52 * scale, (c.id, o.name)
         checked += 1
     # all of the operator's value cases (the generator at seed 0 makes this many), every form
     assert checked == len(cases) == count, (op, checked, len(cases))
