@@ -1,6 +1,6 @@
 """onnxruntime's com.microsoft attention-family contrib operators
-(:mod:`conformance.ops.contrib_attention`): RotaryEmbedding and EmbedLayerNormalization
-(com.microsoft, 1).
+(:mod:`conformance.ops.contrib_attention`): RotaryEmbedding, EmbedLayerNormalization,
+MultiHeadAttention, GroupQueryAttention and Attention (com.microsoft, 1).
 
 * the oracle against an explicit loop written here from ContribOperators.md's description, on
   constructed forms and on every generated value case at seed 0 (RotaryEmbedding 54,
