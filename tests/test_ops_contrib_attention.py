@@ -29,6 +29,20 @@ OPS = ["com.microsoft:RotaryEmbedding", "com.microsoft:EmbedLayerNormalization",
        "com.microsoft:GroupQueryAttention", "com.microsoft:Attention"]
 
 
+
+def _assert_all_pass(cases, op, kernel):
+    """Every case of ``cases`` passes with ``kernel`` as ``op``'s implementation."""
+    results = run_cases(cases, KernelBackend({op: kernel}, name="legitimate"))
+    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
+    assert not bad, bad[:5]
+
+
+def _assert_caught(cases, op, kernel, flaw, least):
+    """The wrong ``kernel`` (``flaw``) fails at least ``least`` of ``cases``."""
+    results = run_cases(cases, KernelBackend({op: kernel}, name=flaw))
+    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
+    assert len(fails) >= least, (flaw, len(fails))
+
 def _loop_rope(x, pid, cos, sin, num_heads, interleaved, rdim=0):
     """An explicit per-element loop: x [B, S, N*H], pid [B, S], caches [P, r/2]."""
     b, s, w = x.shape
@@ -238,25 +252,20 @@ def _eln_cases(value_cases):
 def test_eln_legitimate_kernels_pass_everything(compute, one_pass, value_cases):
     cases = _eln_cases(value_cases)
     assert len(cases) >= 40
-    results = run_cases(cases, KernelBackend({"EmbedLayerNormalization": eln_kernel(compute, one_pass)}, name="l"))
-    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
-    assert not bad, bad[:5]
+    _assert_all_pass(cases, "EmbedLayerNormalization", eln_kernel(compute, one_pass))
 
 
 @pytest.mark.parametrize("flaw,least", [("no-segment", 15), ("no-position-ids", 8), ("mask-length", 12),
                                         ("no-epsilon", 10)])
 def test_eln_wrong_kernels_are_caught(flaw, least, value_cases):
     cases = _eln_cases(value_cases)
-    results = run_cases(cases, KernelBackend({"EmbedLayerNormalization": eln_kernel(np.float32, flaw=flaw)}, name=flaw))
-    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
-    assert len(fails) >= least, (flaw, len(fails))
+    _assert_caught(cases, "EmbedLayerNormalization", eln_kernel(np.float32, flaw=flaw), flaw, least)
 
 
 def test_eln_error_cases_are_rejected(suite):
     cases = [c for c in suite if c.expect_error and c.op == "EmbedLayerNormalization"]
     assert {c.tags["error"] for c in cases} == {"gamma-shape", "beta-shape", "position-hidden", "ids-rank"}
-    results = run_cases(cases, KernelBackend({"EmbedLayerNormalization": eln_kernel()}, name="l"))
-    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]
+    _assert_all_pass(cases, "EmbedLayerNormalization", eln_kernel())
 
 
 # ============================================================================ attention helpers (tests)
@@ -461,25 +470,20 @@ def test_mha_legitimate_kernels_pass_everything(compute, online, round_scores, v
     cases = _mha_cases(value_cases)
     assert len(cases) >= 60
     kernel = mha_kernel(compute, online, round_scores)
-    results = run_cases(cases, KernelBackend({"MultiHeadAttention": kernel}, name="l"))
-    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
-    assert not bad, bad[:5]
+    _assert_all_pass(cases, "MultiHeadAttention", kernel)
 
 
 @pytest.mark.parametrize("flaw,least", [("past-appended", 8), ("causal-top-left", 6), ("mask-inverted", 10),
                                         ("no-bias", 10)])
 def test_mha_wrong_kernels_are_caught(flaw, least, value_cases):
     cases = _mha_cases(value_cases)
-    results = run_cases(cases, KernelBackend({"MultiHeadAttention": mha_kernel(np.float32, flaw=flaw)}, name=flaw))
-    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
-    assert len(fails) >= least, (flaw, len(fails))
+    _assert_caught(cases, "MultiHeadAttention", mha_kernel(np.float32, flaw=flaw), flaw, least)
 
 
 def test_mha_error_cases_are_rejected(suite):
     cases = [c for c in suite if c.expect_error and c.op == "MultiHeadAttention"]
     assert {c.tags["error"] for c in cases} == {"heads-not-dividing", "key-hidden", "bias-length", "mask-shape"}
-    results = run_cases(cases, KernelBackend({"MultiHeadAttention": mha_kernel()}, name="l"))
-    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]
+    _assert_all_pass(cases, "MultiHeadAttention", mha_kernel())
 
 
 # ============================================================================ GroupQueryAttention
@@ -697,9 +701,7 @@ def test_gqa_legitimate_kernels_pass_everything(compute, online, round_scores, v
                                         ("rotary-interleave", 12)])
 def test_gqa_wrong_kernels_are_caught(flaw, least, value_cases):
     cases = _gqa_cases(value_cases)
-    results = run_cases(cases, KernelBackend({"GroupQueryAttention": gqa_kernel(np.float32, flaw=flaw)}, name=flaw))
-    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
-    assert len(fails) >= least, (flaw, len(fails))
+    _assert_caught(cases, "GroupQueryAttention", gqa_kernel(np.float32, flaw=flaw), flaw, least)
 
 
 def test_gqa_local_window_is_contested():
@@ -721,8 +723,7 @@ def test_gqa_error_cases_are_rejected(suite):
     cases = [c for c in suite if c.expect_error and c.op == "GroupQueryAttention"]
     assert {c.tags["error"] for c in cases} == {"kv-heads-not-dividing", "hidden-not-multiple", "batch-chunk-with-past",
                                                  "window-without-causal"}
-    results = run_cases(cases, KernelBackend({"GroupQueryAttention": gqa_kernel()}, name="l"))
-    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]
+    _assert_all_pass(cases, "GroupQueryAttention", gqa_kernel())
 
 
 # ============================================================================ Attention (com.microsoft)
@@ -854,26 +855,21 @@ def _msa_cases(value_cases):
 def test_ms_attention_legitimate_kernels_pass_everything(compute, online, round_scores, value_cases):
     cases = _msa_cases(value_cases)
     assert len(cases) >= 50
-    results = run_cases(cases, KernelBackend({"Attention": msa_kernel(compute, online, round_scores)}, name="l"))
-    bad = [(c.id, r.outcome, r.message[:200]) for c, r in zip(cases, results) if r.outcome != "pass"]
-    assert not bad, bad[:5]
+    _assert_all_pass(cases, "Attention", msa_kernel(compute, online, round_scores))
 
 
 @pytest.mark.parametrize("flaw,least", [("past-appended", 8), ("causal-top-left", 6), ("left-padding-as-lengths", 2),
                                         ("no-bias", 20)])
 def test_ms_attention_wrong_kernels_are_caught(flaw, least, value_cases):
     cases = _msa_cases(value_cases)
-    results = run_cases(cases, KernelBackend({"Attention": msa_kernel(np.float32, flaw=flaw)}, name=flaw))
-    fails = [c for c, r in zip(cases, results) if r.outcome == "fail"]
-    assert len(fails) >= least, (flaw, len(fails))
+    _assert_caught(cases, "Attention", msa_kernel(np.float32, flaw=flaw), flaw, least)
 
 
 def test_ms_attention_error_cases_are_rejected(suite):
     cases = [c for c in suite if c.expect_error and c.op == "Attention" and c.domain == "com.microsoft"]
     assert {c.tags["error"] for c in cases} == {"heads-not-dividing", "weights-not-thirds", "sizes-sum",
                                                  "past-v-hidden"}
-    results = run_cases(cases, KernelBackend({"Attention": msa_kernel()}, name="l"))
-    assert all(r.outcome == "pass" for r in results), [(c.id, r.message[:100]) for c, r in zip(cases, results)]
+    _assert_all_pass(cases, "Attention", msa_kernel())
 
 
 # ============================================================================ every generated value case
