@@ -29,7 +29,6 @@ OPS = ["com.microsoft:RotaryEmbedding", "com.microsoft:EmbedLayerNormalization",
        "com.microsoft:GroupQueryAttention", "com.microsoft:Attention"]
 
 
-
 def _assert_all_pass(cases, op, kernel):
     """Every case of ``cases`` passes with ``kernel`` as ``op``'s implementation."""
     results = run_cases(cases, KernelBackend({op: kernel}, name="legitimate"))
