@@ -308,7 +308,7 @@ def _write_op(args: tuple[int, str, int, str, str]) -> tuple[int, str, list[tupl
             f.write(_scratch_line(case.id, _entry_line_with_digest(_case_entry(case, rel), h)))
             keys.append((case.id, case.content_hash, case.expect_error is not None))
     info = registry.get(op)
-    from .results import op_key
+    from .suite import op_key
 
     return index, op, keys, {op: f"{info.name}@{info.version}"}, {op_key(info.op, info.domain): info.family}
 

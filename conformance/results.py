@@ -40,7 +40,7 @@ from pathlib import Path
 
 from .jsonsafe import dumps, json_safe
 from .runner import CaseResult, summarize
-from .suite import Suite, host_environment
+from .suite import Suite, host_environment, op_key
 
 FORMAT = "onnx-conformance-results/1"
 
@@ -63,17 +63,6 @@ def results_document(suite: Suite, backend_env: dict, results: list[CaseResult] 
         "duration_s": round(duration_s, 3),
         "cases": [r if isinstance(r, dict) else r.to_json() for r in results],
     }
-
-
-def op_key(op: str, domain: str | None) -> str:
-    """How reports and the suite's family map name an operator: its type for ai.onnx, else
-    ``domain:type`` (as coverage keys them), so that two domains' operators of one type (ai.onnx
-    and com.microsoft Attention, Gelu, QuantizeLinear...) are two rows and two families.  A name
-    already qualified is returned as it is."""
-    op, domain = str(op), str(domain or "")
-    if not domain or domain == "ai.onnx" or op.startswith(domain + ":"):
-        return op
-    return f"{domain}:{op}"
 
 
 def families(results, known: dict[str, str] | None = None) -> dict[str, str]:

@@ -86,7 +86,7 @@ class Suite:
         source: where the cases came from (``generated`` or a bundle path).
         depth: ``"smoke"`` for the representative subset (:data:`conformance.registry.DEPTHS`),
             ``None`` for the full suite.
-        families: operator (:func:`conformance.results.op_key`: ``domain:type`` outside ai.onnx) -> the
+        families: operator (:func:`op_key`: ``domain:type`` outside ai.onnx) -> the
             family reports group it under (:func:`conformance.registry.family`).
         seeds: the seeds of a suite generated with several (``seed`` is then ``None``), sorted;
             ``None`` for one seed (:func:`seed_identity`).
@@ -126,6 +126,17 @@ class Suite:
         }
 
 
+def op_key(op: str, domain: str | None) -> str:
+    """How reports and the suite's family map name an operator: its type for ai.onnx, else
+    ``domain:type`` (as coverage keys them), so that two domains' operators of one type (ai.onnx
+    and com.microsoft Attention, Gelu, QuantizeLinear...) are two rows and two families.  A name
+    already qualified is returned as it is."""
+    op, domain = str(op), str(domain or "")
+    if not domain or domain == "ai.onnx" or op.startswith(domain + ":"):
+        return op
+    return f"{domain}:{op}"
+
+
 def generate_suite(ops: list[str], seed=0, depth: str = "full") -> Suite:
     """Generate the suite of ``ops`` with ``seed`` at ``depth`` (see :func:`conformance.registry.generate`).
 
@@ -154,8 +165,6 @@ def generate_suite(ops: list[str], seed=0, depth: str = "full") -> Suite:
                 seen[c.id] = c.content_hash
                 cases.append(c)
     gens = {op: f"{registry.get(op).name}@{registry.get(op).version}" for op in ops}
-    from .results import op_key
-
     families = {op_key(registry.get(op).op, registry.get(op).domain): registry.get(op).family for op in ops}
     return Suite(cases=cases, seed=seeds[0] if len(seeds) == 1 else None, ops=list(ops), generators=gens,
                  families=families, depth=depth if depth != "full" else None,

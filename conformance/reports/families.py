@@ -27,7 +27,7 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 def op_families(doc: dict) -> dict[str, str]:
     """``{operator: family}`` for every operator of ``doc``'s cases (and coverage entries), the
-    operator named by :func:`conformance.results.op_key` (``domain:type`` outside ai.onnx).
+    operator named by :func:`conformance.suite.op_key` (``domain:type`` outside ai.onnx).
 
     From ``doc["suite"]["families"]`` where it names the operator; otherwise from the
     operator table (:func:`conformance.registry.family` with the case's domain), and
@@ -36,7 +36,7 @@ def op_families(doc: dict) -> dict[str, str]:
     """
     given = (doc.get("suite") or {}).get("families")
     given = {str(k): v for k, v in given.items() if isinstance(v, str) and v} if isinstance(given, dict) else {}
-    from ..results import op_key
+    from ..suite import op_key
 
     wanted: dict[str, tuple[str, str]] = {}
     for c in doc.get("cases") or ():

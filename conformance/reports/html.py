@@ -55,7 +55,7 @@ from markupsafe import Markup
 from ..jsonsafe import JS_SAFE_INT, dumps, encode_float, page_safe
 from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, fmt_value,
                      outcome_rank, repro_prefix, score, summarize, value_key, worst_outcome)
-from ..results import op_key
+from ..suite import op_key
 from .families import OTHER, family_sort_key, family_summary, group_matrix, op_families
 
 __all__ = ["ORDER", "SEVERITY", "matrix", "data_matrix", "worst_outcome", "case_data", "json_for_script",
@@ -372,7 +372,7 @@ def case_row(c: dict) -> tuple:
     the end of the run only interns.
 
     Returns:
-        ``(id, operator (:func:`conformance.results.op_key`), outcome, [(tag, interning key, JSON-safe value)], [feature value per
+        ``(id, operator (:func:`conformance.suite.op_key`), outcome, [(tag, interning key, JSON-safe value)], [feature value per
         FEATURES], dtype, message, phase, opset, since_version, duration in ms, expected
         rejection or "", [output], detail)``: an output ``(name, ratio)`` (passing output of a
         passing case) or ``(name, passed, ratio, max_abs_err, atol, rtol, reason, worst_index,
@@ -636,7 +636,7 @@ def _render(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple]
 
 def _context(doc: dict, manifest: dict | None, bundle_dir, rows: dict[str, tuple] | None = None) -> dict:
     """The report template's variables, the case data (:func:`case_data`) as ``data``.  The cases'
-    ``op`` become their :func:`conformance.results.op_key` (in place): every table and matrix of
+    ``op`` become their :func:`conformance.suite.op_key` (in place): every table and matrix of
     the page names an operator outside ai.onnx with its domain."""
     for c in doc.get("cases") or ():
         if c.get("domain") and isinstance(c, dict):
