@@ -48,8 +48,12 @@ def _rss_mb(pid: int) -> float | None:
         return None
 
 
-def _worker_main(conn, backend, spec, options, cases, analyse=False, current=None) -> None:
+def _worker_main(conn, backend, spec, options, cases, analyse=False, current=None, parent_end=None) -> None:
     """Worker loop: receive a batch, send back one ``("result", index, record, analysis)`` per case.
+
+    ``parent_end``: the parent's end of this worker's pipe, which a forked worker inherits; it is
+    closed first, so that the worker reads end-of-file and exits when the parent dies (a run
+    killed with SIGKILL left its forked workers waiting for a batch forever).
 
     A batch is a list of indices into ``cases`` (fork: the cases are inherited, nothing
     is pickled) or of ``(index, Case)`` pairs (spawn/forkserver).  ``None`` stops.  A case
@@ -73,6 +77,8 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False, current=Non
 
     from .runner import attempt_case, judge_case
 
+    if parent_end is not None:
+        parent_end.close()
     faulthandler.disable()  # a crash is reported as the case's outcome, not as a dump on stderr
     try:
         if backend is None:
@@ -173,8 +179,10 @@ class _Worker:
         self.conn, child = ctx.Pipe()
         self.forked = cases is not None
         self.current = ctx.RawValue("q", -1)  # the case the worker is on (see _worker_main)
+        forked = ctx.get_start_method() == "fork"
         self.proc = ctx.Process(target=_worker_main,
-                                args=(child, backend, spec, options, cases, analyse, self.current), daemon=True)
+                                args=(child, backend, spec, options, cases, analyse, self.current,
+                                      self.conn if forked else None), daemon=True)
         self.proc.start()
         child.close()
         self.inflight: deque[int] = deque()

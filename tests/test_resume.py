@@ -57,6 +57,27 @@ def _interrupt_midway(proc, out, sig):
     proc.wait(30)
 
 
+def _no_process_with(text: str, wait: float = 10.0) -> bool:
+    """Whether, within ``wait`` seconds, no process's command line holds ``text`` (a run's forked
+    workers carry their parent's command line).  True where /proc cannot be read."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    deadline = time.monotonic() + wait
+    while True:
+        alive = []
+        for d in proc.iterdir():
+            if d.name.isdigit():
+                try:
+                    if text.encode() in (d / "cmdline").read_bytes():
+                        alive.append(d.name)
+                except OSError:
+                    continue
+        if not alive or time.monotonic() > deadline:
+            return not alive
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_interrupt_then_resume_equals_uninterrupted(bundle, tmp_path, sig):
     ref = tmp_path / "ref"
@@ -73,6 +94,7 @@ def test_interrupt_then_resume_equals_uninterrupted(bundle, tmp_path, sig):
     assert not (out / "results.json").exists() and 8 <= done < 40, (sig, done, p.returncode)
     if sig == signal.SIGINT:
         assert p.returncode == 130 and b"--resume" in p.stdout.read()
+    assert _no_process_with(str(out)), "a worker outlived its run"
     # a torn last line (as a kill during a write leaves) is dropped on resume
     with (out / "results.jsonl").open("a") as f:
         f.write('{"id": "Abs-13/tor')
