@@ -57,7 +57,7 @@ import orjson
 from onnx import helper, numpy_helper
 
 from .case import Case, DataSet, Input, Output
-from .suite import Suite, generation_tasks, parse_seeds, seed_identity
+from .suite import Suite, generation_tasks, op_key, parse_seeds, seed_identity
 from .tolerance import Tolerance
 
 FORMAT = "onnx-conformance-bundle/1"
@@ -308,8 +308,6 @@ def _write_op(args: tuple[int, str, int, str, str]) -> tuple[int, str, list[tupl
             f.write(_scratch_line(case.id, _entry_line_with_digest(_case_entry(case, rel), h)))
             keys.append((case.id, case.content_hash, case.expect_error is not None))
     info = registry.get(op)
-    from .suite import op_key
-
     return index, op, keys, {op: f"{info.name}@{info.version}"}, {op_key(info.op, info.domain): info.family}
 
 
@@ -856,18 +854,6 @@ def _archive(root: str) -> zipfile.ZipFile:
     return zf
 
 
-def _archive_member(p: str) -> tuple[zipfile.ZipFile | None, str]:
-    """``(archive, member)`` of a bundle path ``ROOT/REL`` whose ``ROOT`` is an archive, else
-    ``(None, p)``.  Case paths are ``ROOT/(cases|errors|checks)/test_.../...``."""
-    m = _CASE_PATH.search(p)
-    if m is None:
-        return None, p
-    root = p[:m.start()]
-    if not _archive_root(root):
-        return None, p
-    return _archive(root), p[m.start() + 1:]
-
-
 #: bundle root -> whether it is an archive (asked for every file a run reads)
 _ROOT_KINDS: dict[str, bool] = {}
 
@@ -880,9 +866,6 @@ def _archive_root(root: str) -> bool:
     return kind
 
 
-_CASE_PATH = re.compile(r"/(cases|errors|checks)/test_[A-Za-z0-9_]+/[^/]+(/[^/]+)?$")
-
-
 @contextlib.contextmanager
 def _manifest_stream(root: Path):
     """``(binary file, base, stamp)`` of the bundle ``root``'s manifest: ``base`` is where its
@@ -893,15 +876,12 @@ def _manifest_stream(root: Path):
     Raises:
         BundleError: an archive without ``manifest.json``, or not a readable zip archive.
     """
-    if not is_archive(root):
+    if not _archive_root(str(root)):
         with open(root / "manifest.json", "rb") as f:
             yield f, 0, _stamp(os.fstat(f.fileno()))
         return
     zf = _archive(str(root))
-    try:
-        info = zf.getinfo("manifest.json")
-    except KeyError:
-        raise BundleError(f"{root} is not a bundle: the archive has no manifest.json") from None
+    info = _archive_manifest(zf, root)
     base = None
     if info.compress_type == zipfile.ZIP_STORED:
         with open(root, "rb") as raw:
@@ -912,6 +892,18 @@ def _manifest_stream(root: Path):
                     int.from_bytes(local[28:30], "little")
     with zf.open(info) as f:
         yield f, base, _stamp(os.stat(root))
+
+
+def _archive_manifest(zf: zipfile.ZipFile, root) -> zipfile.ZipInfo:
+    """The ``manifest.json`` member of the archive ``zf`` (at ``root``).
+
+    Raises:
+        BundleError: the archive has none.
+    """
+    try:
+        return zf.getinfo("manifest.json")
+    except KeyError:
+        raise BundleError(f"{root} is not a bundle: the archive has no manifest.json") from None
 
 
 def _shift(span: tuple[int, int] | None, base: int | None) -> tuple[int, int] | None:
@@ -926,10 +918,8 @@ def manifest_bytes(path: str | os.PathLike) -> bytes:
     """
     root = Path(path)
     if is_archive(root):
-        try:
-            return _archive(str(root)).read("manifest.json")
-        except KeyError:
-            raise BundleError(f"{root} is not a bundle: the archive has no manifest.json") from None
+        zf = _archive(str(root))
+        return zf.read(_archive_manifest(zf, root))
     try:
         return (root / "manifest.json").read_bytes()
     except OSError:
@@ -998,9 +988,8 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
     """
 
     root = Path(path)
-    archive = is_archive(root)
     mpath = root / "manifest.json"
-    if not archive and not mpath.is_file():
+    if not _archive_root(str(root)) and not mpath.is_file():
         raise BundleError(f"{root} is not a bundle: {mpath} not found")
     head: dict = {}
     refs = []
@@ -1106,48 +1095,47 @@ def _load_entry(root: str | Path, e: dict, verify: bool, text: bytes | None = No
         raise BundleError(f"{os.path.join(root, 'manifest.json')}: case {ident}: {type(exc).__name__}: {exc}") from exc
 
 
-def _read_file(p: str) -> bytes:
-    """The bytes of the bundle file ``p`` (``ROOT/REL``: a file of a bundle directory, or member
-    ``REL`` of the archive ``ROOT`` when ``ROOT`` is one, see :func:`is_archive`).
+def _read_file(root: str, rel: str) -> bytes:
+    """The bytes of the file ``rel`` of the bundle ``root``: a file under a bundle directory, or
+    the member ``rel`` of a bundle archive (:func:`is_archive`).
 
     Raises:
         BundleError: the file is missing.
     """
-    zf, member = _archive_member(p)
     try:
-        if zf is None:
-            with open(p, "rb") as f:
-                return f.read()
-        return zf.read(member)
+        if _archive_root(root):
+            return _archive(root).read(rel)
+        with open(f"{root}/{rel}", "rb") as f:
+            return f.read()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, KeyError):
-        raise BundleError(f"missing file {p}") from None
+        raise BundleError(f"missing file {root}/{rel}") from None
 
 
-def _load_value(p: str, kind: str, h=None):
+def _load_value(root: str, rel: str, kind: str, h=None):
     """:func:`_load_tensor` for a value of any kind (:func:`proto_value`)."""
     if kind == "tensor":
-        return _load_tensor(p, h)
-    data = _read_file(p)
+        return _load_tensor(root, rel, h)
+    data = _read_file(root, rel)
     if h is not None:
         _feed(h, data)
-    return proto_value(data, kind, p)
+    return proto_value(data, kind, f"{root}/{rel}")
 
 
-def _load_tensor(p: str | Path, h=None) -> np.ndarray:
-    """The tensor in the file ``p`` (a serialised ``TensorProto``); its bytes are fed to the
-    files' hash ``h`` (:func:`_feed`) when given.
+def _load_tensor(root: str, rel: str, h=None) -> np.ndarray:
+    """The tensor in the bundle file ``rel`` of ``root`` (:func:`_read_file`; a serialised
+    ``TensorProto``); its bytes are fed to the files' hash ``h`` (:func:`_feed`) when given.
 
     Raises:
         BundleError: the file is missing or is not a TensorProto.
     """
-    data = _read_file(p)
+    data = _read_file(root, rel)
     if h is not None:
         _feed(h, data)
     t = onnx.TensorProto()
     try:
         t.ParseFromString(data)
     except Exception as exc:  # noqa: BLE001 - protobuf raises its own DecodeError
-        raise BundleError(f"{p}: not a TensorProto: {exc}") from exc
+        raise BundleError(f"{root}/{rel}: not a TensorProto: {exc}") from exc
     return tensor_array(t)
 
 
@@ -1195,9 +1183,10 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
     rel = e["dir"]
     if not isinstance(rel, str) or not _SAFE_DIR.match(rel):
         raise BundleError(f"case {e.get('id')!r}: directory {rel!r} is not a plain path inside the bundle")
+    root = str(root)
     d = f"{root}/{rel}"  # strings, not pathlib or os.path.join: this runs once per case of every run
     mfile = f"{d}/model.onnx"
-    model_bytes = _read_file(mfile)
+    model_bytes = _read_file(root, f"{rel}/model.onnx")
     digest = e.get("files_sha256") if verify and text is not None else None
     files = None
     if isinstance(digest, str):
@@ -1222,11 +1211,12 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
     datasets = []
     expected = e.get("expect_error") is None and not e.get("check")
     for k in range(int(e["n_datasets"])):
-        dd = f"{d}/test_data_set_{k}"
-        ins = {i.name: _load_value(f"{dd}/input_{n}.pb", i.kind, files) for n, i in enumerate(graph_inputs)}
+        dd = f"{rel}/test_data_set_{k}"
+        ins = {i.name: _load_value(root, f"{dd}/input_{n}.pb", i.kind, files) for n, i in enumerate(graph_inputs)}
         outs = {}
         if expected:
-            outs = {o.name: _load_value(f"{dd}/output_{n}.pb", o.kind, files) for n, o in enumerate(present_outputs)}
+            outs = {o.name: _load_value(root, f"{dd}/output_{n}.pb", o.kind, files)
+                    for n, o in enumerate(present_outputs)}
         datasets.append(DataSet(ins, outs))
     if initializers:
         inits = {t.name: tensor_array(t) for t in model.graph.initializer}

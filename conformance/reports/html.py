@@ -287,15 +287,16 @@ def _attr_display(v):
     return v
 
 
-def _model_attributes(path: Path, op: str) -> dict | None:
-    """Attributes of the node ``op`` in the bundle's model at ``path`` (``None`` if unreadable)."""
+def _model_attributes(bundle_dir: Path, rel: Path, op: str) -> dict | None:
+    """Attributes of the node ``op`` in the model of the case directory ``rel`` of the bundle
+    ``bundle_dir`` (a directory or an archive; ``None`` if unreadable)."""
     try:
         import onnx
         from onnx import helper
 
         from conformance.bundle import _read_file
 
-        model = onnx.load_model_from_string(_read_file(str(path)))  # a bundle directory's or archive's
+        model = onnx.load_model_from_string(_read_file(str(bundle_dir), f"{rel.as_posix()}/model.onnx"))  # directory or archive
     except Exception:  # noqa: BLE001 - a missing or broken model just has no attributes shown
         return None
     for node in model.graph.node:
@@ -534,7 +535,7 @@ def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Path
             rel = Path(str(e["dir"]))
             if ".." not in rel.parts and not rel.is_absolute():
                 n_attr += 1
-                attrs = _model_attributes(bdir / rel / "model.onnx", str(c.get("op", "")))
+                attrs = _model_attributes(bdir, rel, str(c.get("op", "")))
                 if attrs is not None:
                     attrs = _json_safe(attrs)
                     at = attrsets.add(attrs, json.dumps(attrs, sort_keys=True))
