@@ -262,10 +262,14 @@ def pattern_coverage(pairs: list[tuple[str, dict]], outcomes: Mapping[str, str] 
         declares and no case has], "near_misses": {"axis=value": n}, "outcomes": {outcome: n}}},
         "layers": {layer: [pattern names]}}``.
     """
+    from .levels import base_id
     from .patterns.core import PATTERNS, _label_value
     from .registry import _load
 
     _load()
+    by_case: dict[str, Counter] = defaultdict(Counter)  # a case's outcomes, one per level it ran at
+    for oid, oc in (outcomes or {}).items():
+        by_case[base_id(oid)][oc] += 1
     out: dict = {}
     for cid, a in pairs:
         p = a["pattern"]
@@ -281,9 +285,7 @@ def pattern_coverage(pairs: list[tuple[str, dict]], outcomes: Mapping[str, str] 
         for k, v in p["axes"].items():
             e["axes"][k][str(v)] += 1
         if outcomes is not None:
-            for oid, oc in outcomes.items():
-                if oid == cid or oid.startswith(cid + "@"):
-                    e["outcomes"][oc] += 1
+            e["outcomes"].update(by_case.get(cid, ()))
     layers: dict = defaultdict(list)
     for name, e in sorted(out.items()):
         decl = PATTERNS.get(name)

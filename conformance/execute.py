@@ -186,44 +186,16 @@ def _records_at(path: Path, offsets) -> list[dict]:
     return [json.loads(line) for line in _lines_at(path, offsets)]
 
 
-def _report_cases(path: Path, offsets) -> tuple[list[dict], dict[str, tuple]]:
-    """What the end of a run needs of the records of ``path`` whose lines start at ``offsets``,
-    read in one pass and kept small (the whole records took 24 MiB for 5,353 cases, 4.6 KB
-    each; these 9 MiB): the report's :func:`conformance.reports.html.case_row` of each (by id, equal tag and
-    feature lists shared), and per case a slim record holding only what the page's aggregates
-    (:func:`conformance.reports.common.summarize`, family rows, top problems, the accuracy
-    section, :func:`conformance.reports.families.op_families`) and the CLI's summary table read:
-    ``id, op, domain, outcome, message, tags`` (the dtype alone, shared), ``outputs`` as their
-    ratios for a passing case, and ``detail: None`` where the record has one.  The returned
-    document's ``cases`` are these slim records (the CLI's summary table reads op and outcome).  The page is the same as from
-    the whole records (``render_html(doc, rows=...)``); ``results.json`` has them whole."""
-    from .reports.html import case_row
+def _case_store(path: Path, offsets):
+    """The report's :class:`~conformance.reports.casedata.CaseStore` of the records of ``path``
+    whose lines start at ``offsets``, read one at a time in that order (the whole records took
+    24 MiB for 5,353 cases; the store holds about 0.2 KiB a case)."""
+    from .reports.casedata import CaseStore
 
-    shared: dict = {}
-
-    def share(x, key=None):
-        return shared.setdefault(x if key is None else key, x)
-
-    cases, rows = [], {}
+    store = CaseStore()
     for line in _lines_at(path, offsets):
-        rec = json.loads(line)
-        (cid, op, outcome, tag_items, fvals, dt, msg, phase, opset, sv, dur, xe, outs, det) = case_row(rec)
-        tag_items = share(tuple(share(t, ("item", t[0], t[1])) for t in tag_items),
-                          ("items",) + tuple((k, key) for k, key, _ in tag_items))
-        op, outcome, msg, dt = share(op), share(outcome), share(msg), share(dt)
-        rows[cid] = (cid, op, outcome, tag_items, share(tuple(map(share, fvals))), dt, msg, share(phase), opset, sv,
-                     dur, xe, outs, det)
-        slim = {"id": cid, "op": op, "domain": share(str(rec.get("domain") or "")), "outcome": outcome,
-                "message": msg}
-        tags = rec.get("tags")
-        if isinstance(tags, dict) and "dtype" in tags:  # the accuracy section reads the dtype alone
-            slim["tags"] = share({"dtype": tags["dtype"]}, ("dtype", dt))
-        if outcome == "pass":
-            slim["outputs"] = [{"ratio": o.get("ratio")} for o in rec.get("outputs") or () if isinstance(o, dict)]
-        if "detail" in rec:  # the page asks only whether the record has one (its drill-down is in the row)
-            slim["detail"] = None
-        cases.append(slim)
-    return cases, rows
+        store.add(json.loads(line))
+    return store
 
 
 def _good_records(path: Path):
@@ -370,11 +342,12 @@ def execute(
     # the cases as results.jsonl has them, streamed in suite order (serialising them again cost
     # 0.05 s a 2,300-case run), unless expected failures changed some
     write_results(doc, out / "results.json", case_lines=None if entries else _lines_at(jsonl, offsets))
-    rows = None
+    store = None
     if not (entries or profile is not None):
         del results
-        doc["cases"], rows = _report_cases(jsonl, offsets)
-    write_html(doc, out / "report.html", rows=rows)
+        store = _case_store(jsonl, offsets)
+        doc["cases"] = store.slim()
+    write_html(doc, out / "report.html", store=store)
     return doc, stale
 
 

@@ -137,7 +137,11 @@ def test_case_data_is_compact_and_keeps_the_worst_element():
     n = data["n"]
     assert all(len(v) == n for v in c.values())
     assert decode_ids(data) == ["Abs-13/float/1", "Abs-13/float/0"] and c["idp"] == [0, 13] and c["ids"] == ["Abs-13/float/1", "0"]
-    assert all(len(v) == n for v in data["tags"]["col"] + data["feat"]["col"])
+    assert all(len(v) == n for v in data["feat"]["col"])
+    # tags, per case as (key, value) index pairs, give back each record's tags
+    t = data["tags"]
+    tags = [{t["keys"][k]: t["vals"][k][v] for k, v in zip(t["sets"][ks], tv)} for ks, tv in zip(c["tk"], c["tv"])]
+    assert tags == [{"dtype": "float"}] * 2 and data["tags"]["keys"] == ["dtype"]
     failing, passing = c["out"][0], c["out"][1]
     assert [s[passing[0][0]], passing[0][1]] == ["Y", 0.25]  # a passing output: name and err/tol only
     y, mean = failing
@@ -443,13 +447,14 @@ def test_report_renders_from_results_alone_when_the_bundle_is_gone(tmp_path, toy
 
 
 def test_a_run_report_is_the_report_of_its_results(tmp_path, toy_suite):
-    """A run computes the report's share of each record as its results come in
-    (``case_row``); the page it writes is, byte for byte, the one ``report`` renders from its
-    results.json alone."""
+    """A run reads its records one at a time into the report's compact store (``CaseStore``);
+    the page it writes is, byte for byte, the one ``report`` renders from its results.json alone,
+    and a store filled from the document's cases gives that page too."""
     from conformance.bundle import write_bundle
     from conformance.cli import main
     from conformance.execute import RunSpec, execute
-    from conformance.reports.html import case_row, render_html
+    from conformance.reports.html import CaseStore, render_html
+    from conformance.results import load_results
 
     bundle = write_bundle(toy_suite, tmp_path / "bundle")
     out = tmp_path / "run"
@@ -458,5 +463,7 @@ def test_a_run_report_is_the_report_of_its_results(tmp_path, toy_suite):
     assert {c["outcome"] for c in doc["cases"]} >= {"pass", "fail"}  # rows of both kinds, details included
     assert main(["report", str(out / "results.json"), "--out", str(tmp_path / "again.html")]) == 0
     assert (out / "report.html").read_bytes() == (tmp_path / "again.html").read_bytes()
-    rows = {c["id"]: case_row(c) for c in doc["cases"][::2]}  # some precomputed, the rest not
-    assert render_html(doc, rows=rows) == render_html(doc)
+    whole = load_results(out / "results.json")
+    page = render_html(whole)
+    assert page.encode() == (out / "report.html").read_bytes()
+    assert render_html(whole, store=CaseStore(load_results(out / "results.json")["cases"])) == page

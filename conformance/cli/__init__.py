@@ -324,7 +324,8 @@ def cmd_scoreboard(args, console: Console) -> int:
         sub = out / _safe_name(name)
         sub.mkdir(exist_ok=True)
         try:
-            doc, _ = _execute_with_progress(spec, sub, console, suite=suite)
+            _execute_with_progress(spec, sub, console, suite=suite)
+            doc = _written_results(sub)  # the whole records: the run's own document holds a summary of each
         except Exception as exc:  # noqa: BLE001 - one backend's run or report must not end the others'
             why = f"{type(exc).__name__}: {exc}" if not isinstance(exc, UsageError) else str(exc)
             doc = _written_results(sub)
@@ -346,7 +347,7 @@ def cmd_scoreboard(args, console: Console) -> int:
 
 
 def _written_results(outdir: Path) -> dict | None:
-    """The results.json a failed run still wrote in ``outdir`` (its report is what failed), else None."""
+    """The results.json written in ``outdir`` (by a run, or still by one whose report failed), else None."""
     from ..results import ResultsError, load_results
 
     try:

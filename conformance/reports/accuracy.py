@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -124,13 +125,16 @@ def _row(r: np.ndarray, **extra) -> dict:
     return {**extra, **_stat(r), "bars": bars(exact, counts)}
 
 
-def accuracy_section(cases: list[dict], families: dict[str, str] | None = None) -> dict:
+def accuracy_section(cases: list[dict], families: dict[str, str] | None = None,
+                     ratios: dict[tuple[str, str], Iterable[float]] | None = None) -> dict:
     """Everything the report's accuracy section needs, grouped by family.
 
     Args:
         cases: case records of a results document.
         families: ``{op type: family}`` (:func:`conformance.reports.families.op_families`);
             operators missing there are in ``"other"``; ``None`` puts every operator in ``"other"``.
+        ratios: :func:`collect` of ``cases``, gathered before (a run's
+            :attr:`conformance.reports.casedata.CaseStore.ratios`); ``cases`` is then not read for them.
 
     Returns:
         ``{"families": [{"name", "n_ops", "row", "ops": [{"op", "rows": [row]}]}], "stats": [...],
@@ -141,7 +145,7 @@ def accuracy_section(cases: list[dict], families: dict[str, str] | None = None) 
     from .families import OTHER, family_sort_key
 
     families = families or {}
-    ratios = collect(cases)
+    ratios = collect(cases) if ratios is None else {k: np.asarray(v, dtype=np.float64) for k, v in ratios.items()}
     by_fam: dict[str, dict[str, list[tuple[str, np.ndarray]]]] = defaultdict(lambda: defaultdict(list))
     for (op, dt), r in ratios.items():
         by_fam[families.get(op, OTHER)][op].append((dt, r))
