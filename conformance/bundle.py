@@ -49,6 +49,7 @@ import re
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,7 @@ import orjson
 from onnx import helper, numpy_helper
 
 from .case import Case, DataSet, Input, Output
+from .compact import Ints, TextSpool
 from .suite import Suite, generation_tasks, op_key, parse_seeds, seed_identity
 from .tolerance import Tolerance
 
@@ -577,15 +579,16 @@ class CaseRef:
                  "recorded_analysis", "_span", "_raw", "_stamp")
 
     def __init__(self, root: str, e: dict, span: tuple[int, int] | None, raw: str | None, stamp: tuple,
-                 interned: dict):
+                 interned: dict | None = None):
         self.root, self._stamp = root, stamp
         self.id, self.op, self.domain = str(e["id"]), str(e["op"]), str(e.get("domain") or "")
         self.since_version, self.opset = int(e["since_version"]), int(e["opset"])
         self.expect_error, self.content_hash = e.get("expect_error"), str(e["content_hash"])
         self._span, self._raw = span, raw
-        #: the coverage analysis the manifest records for the case (without ``id``; equal ones are
-        #: one shared dict), or None for a manifest written before entries had one
-        self.recorded_analysis = _intern(e.get("coverage"), interned)
+        #: the coverage analysis the manifest records for the case (without ``id``; with ``interned``,
+        #: equal ones are one shared dict), or None for a manifest written before entries had one
+        a = e.get("coverage")
+        self.recorded_analysis = _intern(a, interned) if interned is not None else a if isinstance(a, dict) else None
 
     def entry(self) -> dict:
         """The case's manifest entry (read again from ``manifest.json``).
@@ -967,7 +970,130 @@ def write_archive(src: str | os.PathLike, out: str | os.PathLike, *, force: bool
     return out
 
 
-def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
+def suite_hash(lines: Iterable[bytes]) -> str:
+    """:attr:`conformance.suite.Suite.content_hash` of the cases given as ``id\\0content hash`` lines
+    (UTF-8, any order): sha256 over them sorted, each with a newline (sorting these bytes is
+    sorting the (id, hash) pairs: UTF-8 keeps code point order and NUL sorts first)."""
+    h = hashlib.sha256()
+    for line in sorted(lines):
+        h.update(line + b"\n")
+    return h.hexdigest()
+
+
+class CaseRefs(Sequence):
+    """The cases of a bundle as references (:class:`CaseRef`), held compactly: per case the byte
+    span of its manifest entry, its id in a byte spool, its content hash as 32 bytes and one index
+    into a small table of (entry domain, coverage group), about 110 bytes a case where a list of
+    :class:`CaseRef` objects held 600 (and the parent of a 130,000-case run held them all).  Item
+    ``i`` is a :class:`CaseRef` made from the manifest entry when asked for (its coverage analysis
+    not interned), so a forked worker reads and parses the entry of the case it runs, not the
+    parent.
+
+    Attributes:
+        root: the bundle (directory or archive).
+        content_hash: the suite's content hash (:func:`suite_hash` of the cases).
+        recorded: how many entries record a coverage analysis (all of them: the run's coverage
+            is computed from the manifest, :func:`conformance.coverage.coverage_of_refs`).
+    """
+
+    def __init__(self, root: str, stamp: tuple):
+        self.root, self._stamp = root, stamp
+        self._start, self._stop = Ints(), Ints()
+        self._raw: list[str] | None = None  # entry texts, for a manifest not readable by byte span
+        self._ids = TextSpool()
+        self._hashes = bytearray()  # per case its content hash's 32 bytes (a sha256 hex digest's)
+        self._odd_hashes: dict[int, str] = {}  # a content hash that is no such digest, by case
+        self._kind = Ints()
+        self._kinds: dict[tuple, int] = {}
+        self.kinds: list[tuple] = []  # (entry domain, coverage group), see kind()
+        self.recorded = 0
+        self.content_hash = ""
+
+    def _append(self, e: dict, span: tuple[int, int] | None, raw: str | None) -> None:
+        if span is None:
+            if self._raw is None:
+                self._raw = [""] * len(self._start)
+            self._raw.append(raw)
+            span = (0, 0)
+        elif self._raw is not None:
+            self._raw.append(None)
+        self._start.append(span[0])
+        self._stop.append(span[1])
+        self._ids.add(str(e["id"]))
+        ch = str(e["content_hash"])
+        try:
+            digest = bytes.fromhex(ch) if len(ch) == 64 else None
+        except ValueError:
+            digest = None
+        if digest is None or digest.hex() != ch:
+            self._odd_hashes[len(self._start) - 1] = ch
+            digest = bytes(32)
+        self._hashes += digest
+        a = e.get("coverage")
+        if isinstance(a, dict):
+            self.recorded += 1
+            group = ("pattern",) if "pattern" in a else ("problem",) if a.get("problem") is not None else \
+                ("op", str(a.get("domain") or ""), str(a.get("op")))
+        else:
+            group = None
+        kind = (str(e.get("domain") or ""), group)
+        k = self._kinds.get(kind)
+        if k is None:
+            k = self._kinds[kind] = len(self.kinds)
+            self.kinds.append(kind)
+        self._kind.append(k)
+
+    def __len__(self) -> int:
+        return len(self._start)
+
+    def _index(self, i: int) -> int:
+        n = len(self._start)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("case index out of range")
+        return i
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = self._index(i)
+        raw = self._raw[i] if self._raw is not None else None
+        span = None if raw is not None else (self._start[i], self._stop[i])
+        return CaseRef(self.root, self.entry(i), span, raw, self._stamp)
+
+    def entry(self, i: int) -> dict:
+        """Case ``i``'s manifest entry (read again from the manifest).
+
+        Raises:
+            BundleError: the manifest was replaced or edited since it was indexed.
+        """
+        i = self._index(i)
+        if self._raw is not None and self._raw[i] is not None:
+            return _loads(self._raw[i])
+        start, stop = self._start[i], self._stop[i]
+        return _loads(os.pread(_manifest_fd(self.root, self._stamp), stop - start, start))
+
+    def id(self, i: int) -> str:
+        """Case ``i``'s id (without reading the manifest)."""
+        return self._ids.get(self._index(i))
+
+    def key(self, i: int) -> bytes:
+        """Case ``i``'s ``id\\0content hash`` (UTF-8), as :func:`suite_hash` takes it."""
+        i = self._index(i)
+        ch = self._odd_hashes.get(i)
+        if ch is None:
+            ch = self._hashes[32 * i:32 * i + 32].hex()
+        return self._ids.raw(i) + b"\0" + ch.encode("utf-8", "surrogatepass")
+
+    def kind(self, i: int) -> tuple:
+        """``(entry domain, coverage group)`` of case ``i``: the group is ``("op", domain, op)`` of the
+        analysis the manifest records, ``("pattern",)`` for a layer-pattern case, ``("problem",)``
+        for a model matched to no schema, ``None`` where the entry records none."""
+        return self.kinds[self._kind[self._index(i)]]
+
+
+def read_index(path: str | os.PathLike) -> tuple[dict, CaseRefs]:
     """The identity and the case references of a bundle, from its manifest alone.
 
     No case file is read: each :class:`CaseRef` reads and checks its case when loaded, so
@@ -979,7 +1105,7 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
         ``(identity, refs)``: identity as :meth:`conformance.suite.Suite.identity` gives it
         (``seed``, ``ops``, ``generators``, ``versions``, ``content_hash``, ``n_cases``,
         ``source``; ``depth``, ``families`` and ``seeds`` (a several-seed suite, whose ``seed`` is
-        None) where the manifest has them), refs in manifest order.
+        None) where the manifest has them), refs (:class:`CaseRefs`) in manifest order.
 
     Raises:
         BundleError: missing or malformed manifest, an entry without the fields the runner
@@ -992,35 +1118,38 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
     if not _archive_root(str(root)) and not mpath.is_file():
         raise BundleError(f"{root} is not a bundle: {mpath} not found")
     head: dict = {}
-    refs = []
-    seen: set[str] = set()
-    interned: dict = {}
     try:
         with _manifest_stream(root) as (f, base, stamp):
+            refs = CaseRefs(str(root), stamp)
             try:
                 for n, (e, span, raw) in enumerate(_manifest_lines(f, head, keep_text=base is None)):
-                    _add_ref(refs, seen, root, mpath, n, e, _shift(span, base), raw, stamp, interned)
+                    _add_ref(refs, root, mpath, n, e, _shift(span, base), raw, stamp)
             except _NotLineLayout:  # another layout: the whole text, parsed as it comes
-                head.clear(), refs.clear(), seen.clear()
+                head.clear()
+                refs = CaseRefs(str(root), stamp)
                 f.seek(0)
                 text = f.read().decode("utf-8")
                 for n, (e, span, raw) in enumerate(_manifest_entries(text, head)):
                     if span is not None and base is None:
                         span, raw = None, text[span[0]:span[1]]
-                    _add_ref(refs, seen, root, mpath, n, e, _shift(span, base), raw, stamp, interned)
+                    _add_ref(refs, root, mpath, n, e, _shift(span, base), raw, stamp)
                 del text
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise BundleError(f"{mpath}: not valid JSON: {exc}") from exc
     if head.get("format") != FORMAT:
         raise BundleError(f"{mpath}: unknown format {head.get('format')!r}, expected {FORMAT!r}")
-    h = hashlib.sha256()
-    for cid, ch in sorted((r.id, r.content_hash) for r in refs):
-        h.update(f"{cid}\0{ch}\n".encode())
-    if head.get("content_hash") is not None and head["content_hash"] != h.hexdigest():
+    keys = sorted(refs.key(i) for i in range(len(refs)))
+    for a, b in zip(keys, keys[1:]):
+        cid = a.split(b"\0", 1)[0]
+        if cid == b.split(b"\0", 1)[0]:
+            raise BundleError(f"{mpath}: case id {cid.decode('utf-8', 'surrogatepass')!r} appears twice")
+    refs.content_hash = suite_hash(keys)
+    del keys
+    if head.get("content_hash") is not None and head["content_hash"] != refs.content_hash:
         raise BundleError(f"{mpath}: the suite's content_hash does not match its case entries (edited manifest?)")
     identity = {
         "seed": head.get("seed"), "ops": list(head.get("ops", [])), "generators": dict(head.get("generators", {})),
-        "versions": dict(head.get("versions", {})), "content_hash": h.hexdigest(), "n_cases": len(refs),
+        "versions": dict(head.get("versions", {})), "content_hash": refs.content_hash, "n_cases": len(refs),
         "source": str(root),
     }
     for key in ("depth", "families", "seeds"):
@@ -1029,29 +1158,25 @@ def read_index(path: str | os.PathLike) -> tuple[dict, list[CaseRef]]:
     return identity, refs
 
 
-def _add_ref(refs: list, seen: set, root: Path, mpath: Path, n: int, e, span, raw, stamp: tuple,
-             interned: dict) -> None:
-    """Append the :class:`CaseRef` of manifest entry #``n`` to ``refs``.
+def _add_ref(refs: CaseRefs, root: Path, mpath: Path, n: int, e, span, raw, stamp: tuple) -> None:
+    """Append manifest entry #``n`` to ``refs`` (checked as a :class:`CaseRef` would take it).
 
     Raises:
-        BundleError: the entry lacks a field the runner needs, names a directory outside the
-            bundle, or repeats an id.
+        BundleError: the entry lacks a field the runner needs or names a directory outside the
+            bundle.
     """
     try:
         rel = e["dir"]
         if not isinstance(rel, str) or not _SAFE_DIR.match(rel):
             raise BundleError(f"{mpath}: case #{n} ({e.get('id')!r}): directory {rel!r} is not a plain "
                               "path inside the bundle")
-        ref = CaseRef(str(root), e, span, raw, stamp, interned)
+        CaseRef(str(root), e, span, raw, stamp)  # the fields the runner needs, checked
+        refs._append(e, span, raw)
     except BundleError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         ident = e.get("id", "?") if isinstance(e, dict) else "?"
         raise BundleError(f"{mpath}: case #{n} ({ident}): malformed entry ({type(exc).__name__}: {exc})") from exc
-    if ref.id in seen:
-        raise BundleError(f"{mpath}: case id {ref.id!r} appears twice")
-    seen.add(ref.id)
-    refs.append(ref)
 
 
 def read_bundle(path: str | os.PathLike, *, verify: bool = True) -> Suite:

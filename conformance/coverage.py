@@ -343,6 +343,102 @@ def with_outcomes(cov: dict, analyses: Iterable, outcomes: Mapping[str, str]) ->
     return cov
 
 
+class RefsCoverage:
+    """The coverage of a bundle's cases from the analyses its manifest records
+    (:func:`compute_coverage` of them), computed one operator at a time so that no more than one
+    operator's analyses are in memory, and kept with what adding a run's outcomes needs: per case
+    the cell (version entry and type combination, or its error cases) it counts in.
+
+    Attributes:
+        coverage: :func:`compute_coverage` of the analyses, without outcomes.
+    """
+
+    def __init__(self, refs):
+        """``refs``: a bundle's :class:`~conformance.bundle.CaseRefs` whose every entry records an
+        analysis (``refs.recorded == len(refs)``).
+
+        Raises:
+            ValueError: an entry records no analysis.
+            conformance.bundle.BundleError: the manifest changed since it was indexed.
+        """
+        from array import array
+
+        if refs.recorded != len(refs):
+            raise ValueError(f"{len(refs) - refs.recorded} of {len(refs)} manifest entries record no coverage analysis")
+        n = len(refs)
+        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        self._patterns: list[int] = []
+        unmatched = []
+        kinds = [k[1] for k in refs.kinds]
+        for i in range(n):
+            group = kinds[refs._kind[i]]
+            if group[0] == "op":
+                groups[(group[1], group[2])].append(i)
+            elif group[0] == "pattern":
+                self._patterns.append(i)
+            else:
+                a = refs.entry(i)["coverage"]
+                unmatched.append({"id": refs.id(i), "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
+        self._refs = refs
+        self._cells: list[tuple[dict, str | None]] = []  # (version entry, combination key; None: its error cases)
+        cell_index: dict[tuple[int, str | None], int] = {}
+        self.cell_of = array("i", [-1]) * n
+        ops = {}
+        for (domain, op), members in sorted(groups.items()):
+            spec = op_spec(op, domain)
+            pairs = [(i, {**refs.entry(i)["coverage"], "id": refs.id(i)}) for i in members]
+            versions = {}
+            for v in spec.since_versions:
+                mine = [(i, a) for i, a in pairs if a["version"] == v]
+                entry = versions[str(v)] = _version_entry(spec, v, [(a["id"], a) for _, a in mine])
+                entry["outcomes"], entry["error_outcomes"] = {}, {}  # filled by with_run_outcomes
+                params = list(spec.versions[v].type_constraints)
+                for i, a in mine:
+                    key = (id(entry), None if a["error"] else _combo_key(a["combo"], params))
+                    c = cell_index.get(key)
+                    if c is None:
+                        c = cell_index[key] = len(self._cells)
+                        self._cells.append((entry, key[1]))
+                    self.cell_of[i] = c
+            ops[f"{domain}:{op}" if domain else op] = {"op": op, "domain": domain, "source": spec.source,
+                                                       "versions": versions}
+        self.coverage = {"cases": n, "ops": ops, "unmatched": unmatched}
+
+    def with_outcomes(self, outcome_of: Iterable[tuple[int, str, str]]) -> dict:
+        """The coverage with a run's outcomes, as ``compute_coverage(..., outcomes, analyses=...)``
+        gives it (every version entry's ``outcomes`` and ``error_outcomes``, the layer patterns'
+        ``outcomes``).
+
+        Args:
+            outcome_of: ``(bundle case index, case id, outcome)`` of every case run (a layer-pattern
+                case once per level it ran at).
+        """
+        counts: dict[int, Counter] = defaultdict(Counter)
+        pattern_outcomes: dict[str, str] = {}
+        for i, cid, outcome in outcome_of:
+            c = self.cell_of[i]
+            if c >= 0:
+                counts[c][outcome] += 1
+            elif self._refs.kind(i)[1] == ("pattern",):
+                pattern_outcomes[cid] = outcome
+        by_entry: dict[int, tuple[dict, dict, Counter]] = {}
+        for c, cnt in counts.items():
+            entry, key = self._cells[c]
+            _, combos, err = by_entry.setdefault(id(entry), (entry, defaultdict(Counter), Counter()))
+            if key is None:
+                err.update(cnt)
+            else:
+                combos[key].update(cnt)
+        for entry, combos, err in by_entry.values():
+            entry["outcomes"] = {k: dict(sorted(v.items())) for k, v in sorted(combos.items())}
+            entry["error_outcomes"] = dict(sorted(err.items()))
+        cov = self.coverage
+        if self._patterns:
+            pairs = [(self._refs.id(i), self._refs.entry(i)["coverage"]) for i in self._patterns]
+            cov["patterns"] = pattern_coverage(pairs, pattern_outcomes)
+        return cov
+
+
 # ----------------------------------------------------------------------------- rendering
 def _fmt_counts(d: dict, limit: int = _MAX_LIST_VALUES) -> str:
     items = [f"{k} ({v})" for k, v in d.items()]

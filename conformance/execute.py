@@ -23,13 +23,15 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .bundle import CaseRefs
 from .case import Case
 from .jsonsafe import dumps, written
+from .levels import PATTERN_DOMAIN, LevelledRefs
 from .runner import CaseResult
 from .suite import Suite
 
@@ -117,7 +119,9 @@ def load_suite(spec: RunSpec, status: Callable[[str], None] = lambda s: None, *,
     except KeyError as exc:
         raise RunError(str(exc.args[0] if exc.args else exc)) from None
     if spec.match:
-        suite.cases = [c for c in suite.cases if any(m in c.id for m in spec.match)]
+        cases = suite.cases
+        ids = cases.id if isinstance(cases, CaseRefs) else (lambda i: cases[i].id)  # refs: no entry read
+        suite.cases = [cases[i] for i in range(len(cases)) if any(m in ids(i) for m in spec.match)]
     if spec.variants:
         try:
             suite.cases = variants_mod.expand(materialize(suite.cases), spec.variants)
@@ -186,13 +190,18 @@ def _records_at(path: Path, offsets) -> list[dict]:
     return [json.loads(line) for line in _lines_at(path, offsets)]
 
 
-def _case_store(path: Path, offsets):
+def _case_store(path: Path, offsets, cases=None):
     """The report's :class:`~conformance.reports.casedata.CaseStore` of the records of ``path``
     whose lines start at ``offsets``, read one at a time in that order (the whole records took
-    24 MiB for 5,353 cases; the store holds about 0.2 KiB a case)."""
+    24 MiB for 5,353 cases; the store holds about 0.2 KiB a case): the ids from ``cases`` (the
+    suite's, in the same order) where given, the details of the cases the page shows read again
+    from ``path``."""
     from .reports.casedata import CaseStore
 
-    store = CaseStore()
+    def detail_at(i: int):
+        return json.loads(next(_lines_at(path, (offsets[i],)))).get("detail")
+
+    store = CaseStore(id_at=None if cases is None else (lambda i: _case_id(cases, i)), detail_at=detail_at)
     for line in _lines_at(path, offsets):
         store.add(json.loads(line))
     return store
@@ -301,25 +310,27 @@ def execute(
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
-    index = ran.index
-    missing = [c.id for c in suite.cases if c.id not in index]
-    if missing:
-        raise RunError(f"{len(missing)} case(s) have no result (first: {missing[0]}); run with --resume")
+    cases, offsets = suite.cases, ran.offsets
+    missing = next((j for j, off in enumerate(offsets) if off < 0), None)
+    if missing is not None:
+        n_missing = sum(1 for off in offsets if off < 0)
+        raise RunError(f"{n_missing} case(s) have no result (first: {_case_id(cases, missing)}); run with --resume")
     jsonl = out / "results.jsonl"
-    offsets = [index[c.id][0] for c in suite.cases]
     stale = []
+    store = None
     if entries or profile is not None:
         # expected failures change records and a profile judges them: these runs hold them all
-        results: list = _records_at(jsonl, offsets)
+        results: Any = _records_at(jsonl, offsets)
         if entries:
             objs = [CaseResult.from_json(d) for d in results]
             stale = apply_expected_failures(objs, entries, backend.name)
             results = [r.to_json() for r in objs]
+        outcome_at = [r["outcome"] for r in results].__getitem__
     else:
-        # what the document's head needs of each case (outcome, operator), from the index; the
-        # records stay in results.jsonl until the report reads them
-        results = [{"id": c.id, "op": e[2], "domain": e[3], "outcome": e[1]}
-                   for c, e in zip(suite.cases, (index[c.id] for c in suite.cases))]
+        # the records, read back one at a time in suite order into the report's compact store; the
+        # document's cases are the store's small view of them (what its head and the summary read)
+        store = _case_store(jsonl, offsets, cases)
+        results, outcome_at = store.slim(), store.outcome
     run_info = {
         **{k: v for k, v in spec.to_json().items() if k != "format"},
         "bundle": str(Path(spec.bundle).resolve()) if spec.bundle else None,
@@ -331,24 +342,31 @@ def execute(
 
     doc = results_document(suite, backend.environment(), results, ran.seconds, run_info)
     doc["expected_failures"] = {"file": spec.xfail, "stale": [f"{e.source}: {e.id} ({e.reason})" for e in stale]}
-    doc["coverage"] = _coverage(suite, results, ran, status)
+    doc["coverage"] = _coverage(suite, outcome_at, ran, status)
     if profile is not None:
         doc["verdict"] = judge(results, _analyses_by_id(suite, ran), profile)
     if pattern_levels is not None:
-        from .levels import pattern_summary
+        from .levels import is_pattern, pattern_summary
 
-        pat = [index[c.id][0] for c in suite.cases if index[c.id][3] == "pattern"]
-        doc["patterns"] = pattern_summary(_records_at(jsonl, pat), pattern_levels or [])
+        pat = (offsets[j] for j in range(len(cases)) if _is_pattern_at(cases, j, is_pattern))
+        doc["patterns"] = pattern_summary((json.loads(line) for line in _lines_at(jsonl, pat)),
+                                          pattern_levels or [])
     # the cases as results.jsonl has them, streamed in suite order (serialising them again cost
     # 0.05 s a 2,300-case run), unless expected failures changed some
     write_results(doc, out / "results.json", case_lines=None if entries else _lines_at(jsonl, offsets))
-    store = None
-    if not (entries or profile is not None):
-        del results
-        store = _case_store(jsonl, offsets)
-        doc["cases"] = store.slim()
     write_html(doc, out / "report.html", store=store)
     return doc, stale
+
+
+def _case_id(cases, j: int) -> str:
+    """The id of case ``j`` of a suite's cases (compact references answer without reading the manifest)."""
+    return cases.id(j) if isinstance(cases, (CaseRefs, LevelledRefs)) else cases[j].id
+
+
+def _is_pattern_at(cases, j: int, is_pattern) -> bool:
+    if isinstance(cases, (CaseRefs, LevelledRefs)):
+        return cases.kind(j)[0] == PATTERN_DOMAIN
+    return is_pattern(cases[j])
 
 
 @dataclass
@@ -357,21 +375,23 @@ class _Ran:
 
     Attributes:
         seconds: the wall time of the cases run now.
-        analyses: the coverage analyses of every case's model as ``(id, analysis)`` pairs for
-            cases given by reference (the manifest's, or measured by the workers), else ``None``.
+        offsets: per case of the suite (in its order), where its record starts in results.jsonl
+            (-1: none): the parent keeps no record, line or report row per case while the run
+            goes on, 8 bytes (tests/test_scale_memory.py).
         n_done: cases done before (a resume).
-        index: every case's ``(offset of its line in results.jsonl, outcome, op, domain)`` by id
-            (:func:`index_records`): the parent keeps no record, no line and no report row per
-            case while the run goes on (those took 7.9 KiB a case, 0.33 KiB now: tests/test_scale_memory.py).
-        coverage: the coverage of ``analyses`` without outcomes, computed while the workers ran
+        analyses: the coverage analyses of every case's model as ``(id, analysis)`` pairs, for
+            cases given by reference whose manifest does not record them all (measured by the
+            workers), else ``None``.
+        coverage: the coverage of a bundle whose manifest records every analysis
+            (:class:`conformance.coverage.RefsCoverage`), computed while the workers ran
             (:func:`_prepare_end`), or ``None``.
     """
 
     seconds: float
-    analyses: list | None
+    offsets: Any
     n_done: int
-    index: dict[str, tuple[int, str, str, str]]
-    coverage: dict | None = None
+    analyses: list | None = None
+    coverage: Any = None
 
 
 def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start, on_result, status,
@@ -384,9 +404,13 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
     Raises:
         RunError: see :func:`execute`.
     """
+    from array import array
+
     from .isolation import CaseLoadError, WorkerError, run_isolated
     from .runner import run_cases
 
+    cases = suite.cases
+    n = len(cases)
     if resume:
         if spec.suite_content_hash and spec.suite_content_hash != suite.content_hash:
             raise RunError(f"the suite changed since the run began (content hash {suite.content_hash[:12]} != "
@@ -395,74 +419,107 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
         spec.suite_content_hash = suite.content_hash
         (out / "run.json").write_text(dumps(spec.to_json(), indent=1) + "\n", encoding="utf-8")
         (out / "results.jsonl").write_bytes(b"")
-    ids = {c.id for c in suite.cases}
-    index = {k: v for k, v in index_records(out / "results.jsonl").items() if k in ids}
-    del ids
-    done = set(index)
-    todo: list = [c for c in suite.cases if c.id not in done]
-    by_ref = any(not isinstance(c, Case) for c in suite.cases)
+    offsets = array("q", [-1]) * n
+    n_done = 0
+    if resume:
+        index = index_records(out / "results.jsonl")  # by id, dropped once matched to the suite's positions
+        for j in range(n):
+            e = index.get(_case_id(cases, j))
+            if e is not None:
+                offsets[j] = e[0]
+                n_done += 1
+        del index
+    todo = array("I", (j for j in range(n) if offsets[j] < 0)) if n_done else None
+    refs = cases.base if isinstance(cases, LevelledRefs) else cases if isinstance(cases, CaseRefs) else None
+    whole_manifest = refs is not None and refs.recorded == len(refs)
+    by_ref = not whole_manifest and any(not isinstance(c, Case) for c in cases)
     analyses: list | None = None
     if by_ref:
         from .isolation import _parent_analysis
 
-        # the manifest's analyses, shared dicts already; measured ones for cases done before a
-        # resume are found here, the workers measure the rest
-        analyses = [(c.id, c.recorded_analysis) for c in suite.cases if c.recorded_analysis is not None]
+        # the analyses the manifest records (some entries lack one), shared dicts; measured ones for
+        # cases done before a resume are found here, the workers measure the rest
+        analyses = [(c.id, _intern_analysis({**c.recorded_analysis, "id": c.id})[1]) for c in cases
+                    if c.recorded_analysis is not None]
         try:
-            analyses += [_intern_analysis(_parent_analysis(c)) for c in suite.cases
-                         if c.id in done and c.recorded_analysis is None]
+            analyses += [_intern_analysis(_parent_analysis(cases[j])) for j in range(n)
+                         if offsets[j] >= 0 and cases[j].recorded_analysis is None]
         except CaseLoadError as exc:
             raise RunError(f"cannot read bundle: {exc}") from None
-    # where the manifest records every analysis, the coverage is computed while the workers run
-    # (they send none; the outcomes are added at the end)
-    recorded = analyses if by_ref and all(c.recorded_analysis is not None for c in suite.cases) else None
+    # where the manifest records every analysis, the coverage is computed from it while the workers
+    # run (they send none; the outcomes are added at the end)
     precomputed: dict = {}
-    names: dict[str, str] = {}
     if on_start:
-        on_start(len(suite.cases), len(done))
+        on_start(n, n_done)
     t0 = time.perf_counter()
+    run = cases if todo is None else _Subset(cases, todo)
     with (out / "results.jsonl").open("ab") as stream:
         pos = [stream.seek(0, os.SEEK_END)]  # where the next line starts
 
-        def record(r: CaseResult) -> None:
-            keep(r.to_json())
-            if on_result:
-                on_result(r)
-
-        def keep(rec: dict) -> None:
+        def keep(i: int, rec: dict) -> None:
+            """Append the record of case ``i`` of ``run``."""
             rec, text = written(rec, separators=(",", ":"))  # strict JSON: a backend's NaN error is a string
             data = text.encode() + b"\n"
-            index[rec["id"]] = _index_entry(pos[0], rec, names)
+            offsets[i if todo is None else todo[i]] = pos[0]
             stream.write(data)
             stream.flush()
             pos[0] += len(data)
             if on_outcome:
                 on_outcome(rec["outcome"])
 
-        if not todo:
+        if todo is not None and not len(todo):
             pass
-        elif spec.executor == "dask":
-            from .dask_executor import ClusterError, run_dask
+        elif spec.executor == "dask" or spec.jobs == 0:
+            at = {_case_id(run, i): i for i in range(len(run))}  # these executors give results without their index
 
-            try:
-                run_dask(todo, spec, on_result=record)
-            except ClusterError as exc:
-                raise RunError(f"{exc}. No case ran; nothing was charged to the backend") from None
-        elif spec.jobs == 0:
-            run_cases(todo, backend, on_result=record)
+            def record(r: CaseResult) -> None:
+                keep(at[r.id], r.to_json())
+                if on_result:
+                    on_result(r)
+
+            if spec.executor == "dask":
+                from .dask_executor import ClusterError, run_dask
+
+                try:
+                    run_dask(run, spec, on_result=record)
+                except ClusterError as exc:
+                    raise RunError(f"{exc}. No case ran; nothing was charged to the backend") from None
+            else:
+                run_cases(run, backend, on_result=record)
         else:
             try:
-                run_isolated(todo, backend, spec=spec.backend_spec, options=spec.backend_options, jobs=spec.jobs,
+                run_isolated(run, backend, spec=spec.backend_spec, options=spec.backend_options, jobs=spec.jobs,
                              timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb, on_record=keep,
                              on_result=on_result, collect=False,
-                             background=lambda: _prepare_end(recorded, precomputed),
+                             background=lambda: _prepare_end(refs if whole_manifest else None, precomputed),
                              on_analysis=(lambda a: analyses.append(_intern_analysis(a))) if analyses is not None else None)
             except WorkerError as exc:
                 raise RunError(str(exc)) from None
             except CaseLoadError as exc:
                 raise RunError(f"cannot read bundle: {exc}. The run stopped; nothing was charged to the backend, "
                                f"and the results so far are in {out / 'results.jsonl'}") from None
-    return _Ran(time.perf_counter() - t0, analyses, len(done), index, precomputed.get("coverage"))
+    coverage = precomputed.get("coverage")
+    if coverage is None and whole_manifest:
+        coverage = _refs_coverage(refs)
+    return _Ran(time.perf_counter() - t0, offsets, n_done, analyses, coverage)
+
+
+class _Subset(Sequence):
+    """The cases of ``cases`` at the indices ``todo`` (a resumed run's remaining cases), as a sequence."""
+
+    def __init__(self, cases, todo):
+        self._cases, self._todo = cases, todo
+
+    def __len__(self) -> int:
+        return len(self._todo)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return self._cases[self._todo[i]]
+
+    def id(self, i: int) -> str:
+        return _case_id(self._cases, self._todo[i])
 
 
 def _levels(spec: RunSpec, backend, suite: Suite) -> list[str] | None:
@@ -487,21 +544,32 @@ def _levels(spec: RunSpec, backend, suite: Suite) -> list[str] | None:
     return levels
 
 
-def _prepare_end(recorded: list | None, out: dict) -> None:
+def _prepare_end(refs, out: dict) -> None:
     """Import and compile what the end of a run needs (results, coverage, the report's template)
-    and compute the coverage of the ``recorded`` ``(id, analysis)`` pairs (into
-    ``out["coverage"]``), in the parent while the workers run: ~0.1 s a run's end no longer waits
-    for.  An optimisation only: a failure here is left for the end of the run to meet and report."""
+    and compute the coverage of the bundle ``refs`` from the analyses its manifest records
+    (:class:`conformance.coverage.RefsCoverage`, into ``out["coverage"]``), in the parent while
+    the workers run: seconds a run's end no longer waits for.  An optimisation only: a failure
+    here is left for the end of the run to meet and report."""
     try:
         from . import results  # noqa: F401 - imported for its cost
-        from .coverage import compute_coverage
         from .reports.html import warm_up
 
         warm_up()
-        if recorded is not None:
-            out["coverage"] = compute_coverage((), analyses=recorded)
+        if refs is not None:
+            out["coverage"] = _refs_coverage(refs)
     except Exception:  # noqa: BLE001 - see docstring
         pass
+
+
+def _refs_coverage(refs):
+    """:class:`conformance.coverage.RefsCoverage` of ``refs``, or the exception that stopped it (the
+    end of the run reports it as :func:`_coverage` reports any)."""
+    from .coverage import RefsCoverage
+
+    try:
+        return RefsCoverage(refs)
+    except Exception as exc:  # noqa: BLE001 - coverage is an extra view
+        return exc
 
 
 _ANALYSES: dict = {}
@@ -517,28 +585,37 @@ def _intern_analysis(a: dict) -> tuple[str, dict]:
 
 def _analyses_by_id(suite: Suite, ran: _Ran) -> dict[str, dict]:
     """Case id -> the analysis of its model (:func:`conformance.analysis.analyse_case`): the ones
-    the run gathered, else measured from the cases in memory."""
+    the run gathered or the manifest records, else measured from the cases in memory."""
     if ran.analyses is not None:
         return dict(ran.analyses)
+    cases = suite.cases
+    refs = cases.base if isinstance(cases, LevelledRefs) else cases if isinstance(cases, CaseRefs) else None
+    if refs is not None:
+        return {refs.id(i): {**refs.entry(i)["coverage"], "id": refs.id(i)} for i in range(len(refs))}
     from .analysis import analyse_case
 
-    return {c.id: analyse_case(c) for c in suite.cases}
+    return {c.id: analyse_case(c) for c in cases}
 
 
-def _coverage(suite: Suite, results: list[dict], ran: _Ran, status: Callable[[str], None]) -> dict | None:
-    """The suite's coverage with this run's outcomes (:func:`conformance.coverage.compute_coverage`,
-    from ``ran.analyses`` where given; where ``ran.coverage`` was computed while the workers ran,
-    only the outcomes are added), or ``None`` (and a status message) if it cannot be computed:
-    coverage is an extra view, and a foreign suite must not lose its run over it."""
-    from .coverage import compute_coverage, with_outcomes
+def _coverage(suite: Suite, outcome_at: Callable[[int], str], ran: _Ran, status: Callable[[str], None]) -> dict | None:
+    """The suite's coverage with this run's outcomes (``outcome_at(j)``: case ``j``'s): from the
+    bundle's manifest where it records every analysis (``ran.coverage``, computed while the
+    workers ran), else :func:`conformance.coverage.compute_coverage` from ``ran.analyses`` or the
+    cases in memory; or ``None`` (and a status message) if it cannot be computed: coverage is an
+    extra view, and a foreign suite must not lose its run over it."""
+    from .coverage import compute_coverage
 
+    cases = suite.cases
     try:
-        outcomes = {r["id"]: r["outcome"] for r in results}
+        if isinstance(ran.coverage, Exception):
+            raise ran.coverage
         if ran.coverage is not None:
-            return with_outcomes(ran.coverage, ran.analyses, outcomes)
+            base = cases.base_index if isinstance(cases, LevelledRefs) else (lambda j: j)
+            return ran.coverage.with_outcomes((base(j), _case_id(cases, j), outcome_at(j)) for j in range(len(cases)))
+        outcomes = {_case_id(cases, j): outcome_at(j) for j in range(len(cases))}
         if ran.analyses is not None:
             return compute_coverage((), outcomes, analyses=ran.analyses)
-        return compute_coverage(suite.cases, outcomes)
+        return compute_coverage(cases, outcomes)
     except Exception as exc:  # noqa: BLE001 - see docstring
         status(f"coverage not computed: {type(exc).__name__}: {exc}")
         return None

@@ -319,7 +319,7 @@ def run_isolated(
     start_method: str | None = None,
     on_analysis: Callable[[dict], None] | None = None,
     collect: bool = True,
-    on_record: Callable[[dict], None] | None = None,
+    on_record: Callable[[int, dict], None] | None = None,
     background: Callable[[], None] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` in ``jobs`` worker processes; results in the order of ``cases``.
@@ -350,9 +350,9 @@ def run_isolated(
             worker that ran it (in the parent for a case whose worker died).
         collect: return the results (``False``: return an empty list; ``on_result`` sees them),
             so that a long run's results need not stay in the parent.
-        on_record: called in the parent with each result as its record
-            (:meth:`CaseResult.to_json`): a parent that only stores results builds no
-            :class:`CaseResult` (with ``on_result`` unset and ``collect`` false).
+        on_record: called in the parent with the index in ``cases`` and the record
+            (:meth:`CaseResult.to_json`) of each result: a parent that only stores results builds
+            no :class:`CaseResult` (with ``on_result`` unset and ``collect`` false).
         background: work for the parent while the workers run (what it needs afterwards:
             imports, templates), called in a thread once the first workers are started; no
             worker is started while it runs (forking beside a thread that holds an import
@@ -384,11 +384,11 @@ def run_isolated(
     def finish(i: int, res: CaseResult | dict, analysis: dict | None = None) -> None:
         if isinstance(res, dict):  # a record from a worker
             if on_record is not None:
-                on_record(res)
+                on_record(i, res)
             if collect or on_result:
                 res = CaseResult.from_json(res)
         elif on_record is not None:
-            on_record(res.to_json())
+            on_record(i, res.to_json())
         if collect:
             results[i] = res
         if on_result:

@@ -24,10 +24,11 @@ Classification of a pattern case over its levels (:func:`classify`):
 from __future__ import annotations
 
 import copy
+from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from .bundle import CaseRef
+from .bundle import CaseRef, CaseRefs, suite_hash
 from .case import Case
 
 PATTERN_DOMAIN = "pattern"
@@ -82,10 +83,13 @@ def with_level(case, level: str):
     return new
 
 
-def expand(cases: list, levels: Iterable[str]) -> list:
+def expand(cases, levels: Iterable[str]):
     """Each layer-pattern case replaced by one case per level of ``levels`` (in that order);
-    other cases unchanged.  No levels: ``cases`` unchanged."""
+    other cases unchanged.  No levels: ``cases`` unchanged.  A bundle's compact references
+    (:class:`conformance.bundle.CaseRefs`) give a :class:`LevelledRefs` over them."""
     levels = list(levels)
+    if isinstance(cases, CaseRefs):
+        return LevelledRefs(cases, levels) if levels else cases
     if not levels:
         return list(cases)
     out = []
@@ -95,6 +99,70 @@ def expand(cases: list, levels: Iterable[str]) -> list:
         else:
             out.append(c)
     return out
+
+
+class LevelledRefs(Sequence):
+    """:func:`expand` of a bundle's :class:`~conformance.bundle.CaseRefs`, as compact: per case the
+    index of its bundle case and its level (5 bytes); item ``j`` is that reference, or its
+    :class:`LevelRef`, made when asked for.
+
+    Attributes:
+        base: the bundle's references.
+        levels: the levels each layer-pattern case runs at, in order.
+    """
+
+    def __init__(self, base: CaseRefs, levels: list[str]):
+        self.base, self.levels = base, list(levels)
+        pattern = [k for k, (domain, _) in enumerate(base.kinds) if domain == PATTERN_DOMAIN]
+        self._base, self._level = array("I"), bytearray()
+        for i in range(len(base)):
+            if base._kind[i] in pattern:
+                for k in range(1, len(self.levels) + 1):
+                    self._base.append(i)
+                    self._level.append(k)
+            else:
+                self._base.append(i)
+                self._level.append(0)
+        self._hash: str | None = None
+
+    def __len__(self) -> int:
+        return len(self._base)
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[k] for k in range(*j.indices(len(self)))]
+        ref = self.base[self._base[j]]
+        lv = self._level[j]
+        return LevelRef.of(ref, self.levels[lv - 1]) if lv else ref
+
+    def base_index(self, j: int) -> int:
+        """The index in :attr:`base` of case ``j``."""
+        return self._base[j]
+
+    def id(self, j: int) -> str:
+        """Case ``j``'s id (``@level`` for a levelled one), without reading the manifest."""
+        lv = self._level[j]
+        cid = self.base.id(self._base[j])
+        return f"{cid}@{self.levels[lv - 1]}" if lv else cid
+
+    def kind(self, j: int) -> tuple:
+        """:meth:`CaseRefs.kind` of case ``j``'s bundle case."""
+        return self.base.kind(self._base[j])
+
+    @property
+    def content_hash(self) -> str:
+        """:attr:`conformance.suite.Suite.content_hash` of these cases (the levelled ones under their
+        own ids), computed once."""
+        if self._hash is None:
+            def keys():
+                for j in range(len(self)):
+                    key, lv = self.base.key(self._base[j]), self._level[j]
+                    if lv:
+                        cid, _, ch = key.partition(b"\0")
+                        key = cid + b"@" + self.levels[lv - 1].encode() + b"\0" + ch
+                    yield key
+            self._hash = suite_hash(keys())
+        return self._hash
 
 
 def base_id(case_id: str) -> str:

@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .jsonsafe import dumps, json_safe
-from .runner import CaseResult, summarize
+from .runner import summarize
 from .suite import Suite, host_environment, op_key
 
 FORMAT = "onnx-conformance-results/1"
@@ -49,10 +49,12 @@ class ResultsError(Exception):
     """A results file is missing or malformed."""
 
 
-def results_document(suite: Suite, backend_env: dict, results: list[CaseResult] | list[dict], duration_s: float,
+def results_document(suite: Suite, backend_env: dict, results, duration_s: float,
                      run: dict | None = None) -> dict:
-    """Build the results document (see module docstring) from CaseResults or their records
-    (``CaseResult.to_json`` dicts, used as they are)."""
+    """Build the results document (see module docstring) from a list of CaseResults or their
+    records (``CaseResult.to_json`` dicts, used as they are), or from another re-iterable of
+    records (a run's :class:`conformance.reports.casedata.SlimCases`, the document's ``cases``
+    as given: its results file is written from results.jsonl)."""
     return {
         "format": FORMAT,
         "suite": {**suite.identity(), "families": families(results, suite.families)},
@@ -61,7 +63,7 @@ def results_document(suite: Suite, backend_env: dict, results: list[CaseResult] 
         "host": host_environment(),
         "summary": summarize(results),
         "duration_s": round(duration_s, 3),
-        "cases": [r if isinstance(r, dict) else r.to_json() for r in results],
+        "cases": [r if isinstance(r, dict) else r.to_json() for r in results] if isinstance(results, list) else results,
     }
 
 
@@ -98,7 +100,12 @@ def write_results(doc: dict, path: str | os.PathLike, *, case_lines: Iterable[by
     head = {k: v for k, v in doc.items() if k != "cases"}
     compact = (",", ":")  # 100k cases = 200+ MB
     with open(tmp, "wb") as f:
-        f.write(dumps(head, separators=compact)[:-1].encode() + b',"cases":')
+        last = None  # written a piece behind: the head's closing brace is not
+        for piece in _json_pieces(head, 3):  # the coverage a piece per operator: its text is 9 MB whole
+            if last is not None:
+                f.write(last.encode())
+            last = piece
+        f.write(b',"cases":')
         if case_lines is None:
             f.write(dumps(doc.get("cases", []), separators=compact).encode())
         else:
@@ -112,6 +119,20 @@ def write_results(doc: dict, path: str | os.PathLike, *, case_lines: Iterable[by
         f.write(b"}\n")
     os.replace(tmp, path)
     return path
+
+
+def _json_pieces(obj, depth: int):
+    """:func:`conformance.jsonsafe.dumps` of ``obj`` (compact) as pieces whose concatenation is its
+    text: an object with text keys is split into its members down to ``depth`` levels; the last
+    piece of a split object is its closing brace."""
+    if depth > 0 and isinstance(obj, dict) and obj and all(type(k) is str for k in obj):
+        yield "{"
+        for i, (k, v) in enumerate(obj.items()):
+            yield ("," if i else "") + dumps(k) + ":"
+            yield from _json_pieces(v, depth - 1)
+        yield "}"
+    else:
+        yield dumps(obj, separators=(",", ":"))
 
 
 def load_results(path: str | os.PathLike) -> dict:

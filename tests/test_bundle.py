@@ -333,14 +333,31 @@ def test_index_reads_the_manifest_only(toy_suite, tmp_path):
         assert ref.recorded_analysis == {k: v for k, v in analyse_case(case).items() if k != "id"}
 
 
-def test_index_shares_equal_analyses(tmp_path):
-    """Equal recorded analyses are one dict in the parent (a few thousand at 54,000 cases)."""
-    from conformance.bundle import read_index
+def test_index_holds_a_few_bytes_a_case(tmp_path):
+    """The parent's index of a bundle keeps per case its entry's span, id and content hash and one
+    small index (~110 bytes with Relu's ids), no object and no analysis (a list of references took
+    600 bytes a case and the analyses as much again); each item is made from the manifest when
+    asked for, and ids, kinds and the content hash are answered without reading it."""
+    import tracemalloc
+
+    from conformance.bundle import CaseRefs, read_index
     from conformance.suite import generate_suite
 
-    _, refs = read_index(write_bundle(generate_suite(["Relu"], 0), tmp_path / "b"))
-    distinct = {json.dumps(r.recorded_analysis, sort_keys=True) for r in refs}
-    assert len({id(r.recorded_analysis) for r in refs}) == len(distinct) < len(refs) / 2
+    suite = generate_suite(["Relu"], 0)
+    path = write_bundle(suite, tmp_path / "b")
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        _, refs = read_index(path)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert isinstance(refs, CaseRefs) and len(refs) == len(suite.cases) > 40
+    assert held / len(refs) < 256, f"{held / len(refs):.0f} bytes a case"
+    assert [refs.id(i) for i in range(len(refs))] == [r.id for r in refs] == [c.id for c in suite.cases]
+    assert refs.content_hash == suite.content_hash
+    assert {refs.kind(i) for i in range(len(refs))} == {("", ("op", "", "Relu"))} and refs.recorded == len(refs)
+    assert refs[-1].id == suite.cases[-1].id and [r.id for r in refs[1:3]] == [c.id for c in suite.cases[1:3]]
 
 
 def test_manifest_in_any_json_layout(toy_suite, tmp_path):
@@ -351,16 +368,17 @@ def test_manifest_in_any_json_layout(toy_suite, tmp_path):
     out = write_bundle(toy_suite, tmp_path / "b")
     ours = read_index(out)
     entries = [r.entry() for r in ours[1]]
+    ids = [r.id for r in ours[1]]
     m = json.loads((out / "manifest.json").read_text())
     (out / "manifest.json").write_text(json.dumps(dict(reversed(list(m.items()))), indent=3))
     theirs = read_index(out)
-    assert ours[0] == theirs[0] and [r.id for r in ours[1]] == [r.id for r in theirs[1]]
+    assert ours[0] == theirs[0] and ids == [r.id for r in theirs[1]] == [ours[1].id(i) for i in range(len(ids))]
     assert [r.entry() for r in theirs[1]] == entries
     # its entries' text is not what was written, so their digests do not hold: each case is
     # checked by its content hash instead, and reads
-    assert [r.load().id for r in theirs[1]] == [r.id for r in ours[1]]
+    assert [r.load().id for r in theirs[1]] == ids
     with pytest.raises(BundleError, match="replaced or edited since"):  # the old references' spans no longer hold
-        ours[1][0].entry()
+        ours[1][0]
 
 
 @pytest.mark.parametrize("n", [0, 1, 3])

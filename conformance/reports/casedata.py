@@ -24,6 +24,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from ..compact import Ints, TextSpool
 from ..jsonsafe import JS_SAFE_INT, dumps, encode_float, page_safe
 from ..suite import op_key
 from .common import FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, repro_prefix
@@ -193,7 +194,20 @@ def _json_safe(v):
     return page_safe(v)
 
 
-def case_row(c: dict) -> tuple:
+def detail_row(det) -> tuple | None:
+    """``(io signature, its key, attributes, their key)`` of a record's ``detail`` (what the page's
+    drill-down shows of a case that did not pass), or ``None`` when it is not one."""
+    if not isinstance(det, dict):
+        return None
+    sig = {"in": [[str(x[0]), _kind_type_name(x[1], x[5] if len(x) > 5 else None), x[2], x[3], x[4]]
+                  for x in det.get("inputs") or []],
+           "out": [[str(x[0]), _kind_type_name(x[1], x[3] if len(x) > 3 else None), x[2]]
+                   for x in det.get("outputs") or []]}
+    attrs = _json_safe({k: _attr_display(v) for k, v in (det.get("attributes") or {}).items()})
+    return sig, json.dumps(sig, sort_keys=True), attrs, json.dumps(attrs, sort_keys=True)
+
+
+def case_row(c: dict, detail: bool = True) -> tuple:
     """What :func:`case_data` takes from the case record ``c``, nothing interned yet: a function of
     the record alone, so a run computes it as each result comes in (``case_data(rows=...)``) and
     the end of the run only interns.
@@ -204,7 +218,8 @@ def case_row(c: dict) -> tuple:
         rejection or "", [output], detail)``: an output ``(name, ratio)`` (passing output of a
         passing case) or ``(name, passed, ratio, max_abs_err, atol, rtol, reason, worst_index,
         expected_at_worst, actual_at_worst)``; detail ``(io signature, its key, attributes,
-        their key)`` for a case that did not pass and records one, else ``None``.
+        their key)`` for a case that did not pass and records one (:func:`detail_row`; with
+        ``detail`` false, ``None``), else ``None``.
     """
     outcome = str(c.get("outcome"))
     passed_case = outcome == "pass"
@@ -238,16 +253,7 @@ def case_row(c: dict) -> tuple:
                      _num(tol.get("atol"), 4), _num(tol.get("rtol"), 4), str(o.get("reason") or ""),
                      _json_safe(o.get("worst_index")), _num(o.get("expected_at_worst")),
                      _num(o.get("actual_at_worst"))))
-    det = c.get("detail") if not passed_case else None
-    if isinstance(det, dict):
-        sig = {"in": [[str(x[0]), _kind_type_name(x[1], x[5] if len(x) > 5 else None), x[2], x[3], x[4]]
-                      for x in det.get("inputs") or []],
-               "out": [[str(x[0]), _kind_type_name(x[1], x[3] if len(x) > 3 else None), x[2]]
-                       for x in det.get("outputs") or []]}
-        attrs = _json_safe({k: _attr_display(v) for k, v in (det.get("attributes") or {}).items()})
-        det = (sig, json.dumps(sig, sort_keys=True), attrs, json.dumps(attrs, sort_keys=True))
-    else:
-        det = None
+    det = detail_row(c.get("detail")) if detail and not passed_case else None
     return (str(c.get("id")), op_key(c.get("op", ""), c.get("domain")), outcome, tag_items, fvals, dtype_of(c),
             str(c.get("message") or ""),
             str(c.get("phase") or ""), c.get("opset"), c.get("since_version"),
@@ -266,24 +272,6 @@ def _js(v) -> str:
     if t is float and math.isfinite(v):
         return repr(v)
     return str(json_for_script(v))
-
-
-class _Spool:
-    """Texts one after another in one byte buffer (UTF-8, lone surrogates kept), each found again by
-    its index: a few bytes a text where a Python string costs 50 more."""
-
-    __slots__ = ("buf", "end")
-
-    def __init__(self):
-        self.buf = bytearray()
-        self.end = array("Q")
-
-    def add(self, text: str) -> None:
-        self.buf += text.encode("utf-8", "surrogatepass")
-        self.end.append(len(self.buf))
-
-    def get(self, i: int) -> str:
-        return self.buf[self.end[i - 1] if i else 0:self.end[i]].decode("utf-8", "surrogatepass")
 
 
 #: (column, number column of :class:`CaseStore`) for the numbers every case has: ``ov`` (opset),
@@ -311,7 +299,17 @@ class CaseStore:
             before 0.4: the page then reads input shapes from the bundle's manifest).
     """
 
-    def __init__(self, records: Iterable[dict] = ()):
+    def __init__(self, records: Iterable[dict] = (), *, id_at=None, detail_at=None):
+        """Args:
+            records: records to add now (:meth:`add`).
+            id_at: ``id_at(i)``, the id of case ``i``, where the caller keeps the ids (a run's
+                suite does): the store then keeps none.
+            detail_at: ``detail_at(i)``, the ``detail`` of case ``i``'s record, where the caller
+                can read it again (a run from results.jsonl): the store then keeps, of a case's
+                detail, only that it has one, and the page reads it for the cases it shows
+                (:data:`MAX_DETAIL_CASES`; 16,000 distinct signatures took 24 MiB).
+        """
+        self._id_at, self._detail_at = id_at, detail_at
         self.n = 0
         self._oc, self.ops, self.dtypes, self.phases = _Interner(), _Interner(), _Interner(), _Interner("")
         self.strings, self._iosigs, self._attrsets = _Interner(""), _Interner(), _Interner()
@@ -319,23 +317,31 @@ class CaseStore:
         self._tag_keys = _Interner()
         self._tag_vals: list[_Interner] = []
         self._feat = [_Interner() for _ in FEATURES]
-        self._int = {k: array("i") for k in ("oc", "op", "dt", "msg", "ph", "xe", "io", "at")}
-        self._feat_col = [array("i") for _ in FEATURES]
-        self._numbers = {"ov": array("q"), "sv": array("q"), "dur": array("d")}
+        self._int = {k: Ints() for k in ("oc", "op", "dt", "msg", "ph", "xe", "io", "at")}
+        self._feat_col = [Ints() for _ in FEATURES]
+        self._numbers = {"ov": Ints(), "sv": Ints(), "dur": array("d")}
         self._odd: dict[tuple[str, int], object] = {}
         self._keysets = _Interner()  # the tag keys a case has, in its record's order
-        self._ks, self._tagv, self._tag_end = array("i"), array("I"), array("Q")
-        self._ids, self._out = _Spool(), _Spool()
+        self._ks, self._tagv, self._tag_end = Ints(), Ints(), Ints()
+        self._ids = TextSpool() if id_at is None else None
+        self._out = TextSpool()
         self._buckets: dict[tuple[int, int], array] = {}
         self.ratios: dict[tuple[str, str], array] = defaultdict(lambda: array("d"))
         self.undetailed = 0
         for r in records:
             self.add(r)
 
+    @classmethod
+    def of(cls, cases: list[dict]) -> CaseStore:
+        """The store of a results document's ``cases``, which stay in memory (the store reads
+        their ids and details from them again rather than keep copies)."""
+        return cls(cases, id_at=lambda i: str(cases[i].get("id")), detail_at=lambda i: cases[i].get("detail"))
+
     def add(self, c: dict) -> None:
         """Add the result record ``c`` (a :meth:`conformance.runner.CaseResult.to_json` dict, or a
         results document's case; any malformed field is shown as it is, never raised on)."""
-        (cid, op, outcome, tag_items, fvals, dt, msg, phase, opset, sv, dur, xe, outs, det) = case_row(c)
+        lazy = self._detail_at is not None
+        (cid, op, outcome, tag_items, fvals, dt, msg, phase, opset, sv, dur, xe, outs, det) = case_row(c, not lazy)
         i, col, s_add = self.n, self._int, self.strings.add
         oc, opi = self._oc.add(outcome), self.ops.add(op)
         self._domains.setdefault(op, str(c.get("domain") or ""))
@@ -377,8 +383,8 @@ class CaseStore:
             sig, sig_key, attrs, attrs_key = det
             col["io"].append(self._iosigs.add(sig, sig_key))
             col["at"].append(self._attrsets.add(attrs, attrs_key))
-        else:
-            col["io"].append(-1)
+        else:  # -2: a detail to read again (detail_at) when the page shows it
+            col["io"].append(-2 if lazy and outcome != "pass" and isinstance(c.get("detail"), dict) else -1)
             col["at"].append(-1)
         if outcome != "pass" and "detail" not in c:
             self.undetailed += 1
@@ -387,7 +393,8 @@ class CaseStore:
                 r = o.get("ratio") if isinstance(o, dict) else None
                 if type(r) in (int, float) and math.isfinite(r):
                     self.ratios[(op, dt)].append(float(r))
-        self._ids.add(cid)
+        if self._ids is not None:
+            self._ids.add(cid)
         b = self._buckets.get((oc, opi))
         if b is None:
             b = self._buckets[(oc, opi)] = array("I")
@@ -395,6 +402,14 @@ class CaseStore:
         self.n += 1
 
     # -- what the page's aggregates read -------------------------------------------------
+
+    def id(self, i: int) -> str:
+        """The id of case ``i`` (in the order added)."""
+        return self._ids.get(i) if self._ids is not None else str(self._id_at(i))
+
+    def outcome(self, i: int) -> str:
+        """The outcome of case ``i`` (in the order added)."""
+        return self._oc.items[self._int["oc"][i]]
 
     def slim(self) -> "SlimCases":
         """Every case as the small record the page's aggregates and the CLI's summary read."""
@@ -428,7 +443,7 @@ class CaseStore:
         for (oc, opi), b in self._buckets.items():
             groups[(sev.get(self._oc.items[oc], -1), self.ops.items[opi])].append(b)
         perm = array("I")
-        get = self._ids.get
+        get = self.id
         for key in sorted(groups):
             members = [i for b in groups[key] for i in b]
             perm.extend(sorted(members, key=lambda i: (get(i), i)))
@@ -494,7 +509,7 @@ class CaseStore:
         yield "]"
         idp, rest, prev = [], [], ""
         for i in perm:  # ids, front-coded: consecutive ids (sorted) share long prefixes
-            cid = self._ids.get(i)
+            cid = self.id(i)
             k, m = 0, min(len(prev), len(cid))
             while k < m and prev[k] == cid[k]:
                 k += 1
@@ -539,8 +554,14 @@ class CaseStore:
                 rec_at = col["at"][i]
                 at_col.append(attrsets.add(self._attrsets.items[rec_at], at_keys[rec_at]))
                 continue
+            if rec_io == -2 and n_io < MAX_DETAIL_CASES:  # the same, read again now
+                n_io += 1
+                sig, sig_key, attrs, attrs_key = detail_row(self._detail_at(i))
+                io_col.append(iosigs.add(sig, sig_key))
+                at_col.append(attrsets.add(attrs, attrs_key))
+                continue
             passed = oc_names[col["oc"][i]] == "pass"
-            e = entries.get(self._ids.get(i)) if entries and not passed else None
+            e = entries.get(self.id(i)) if entries and not passed else None
             if e and n_io < MAX_DETAIL_CASES:  # shapes are for the drill-down of failures
                 n_io += 1
                 sig = {"in": [[str(x.get("name")), _kind_type_name(x.get("elem_type"), x.get("kind")), x.get("shape"),
@@ -572,7 +593,7 @@ class CaseStore:
 
 
 class SlimCases:
-    """The cases of a :class:`CaseStore` as small records ``{"op" (its :func:`op_key`), "domain",
+    """The cases of a :class:`CaseStore` as small records ``{"id", "op" (its :func:`op_key`), "domain",
     "outcome", "message"}``, made afresh on each iteration: what the report's counts, family rows
     and problem lists and the CLI's summary table read, without a dict per case in memory."""
 
@@ -584,10 +605,10 @@ class SlimCases:
 
     def __iter__(self) -> Iterator[dict]:
         s = self._s
-        ops, outcomes, strings, domains = s.ops.items, s._oc.items, s.strings.items, s._domains
-        for op, oc, msg in zip(s._int["op"], s._int["oc"], s._int["msg"]):
+        ops, outcomes, strings, domains, ids = s.ops.items, s._oc.items, s.strings.items, s._domains, s.id
+        for i, (op, oc, msg) in enumerate(zip(s._int["op"], s._int["oc"], s._int["msg"])):
             key = ops[op]
-            yield {"op": key, "domain": domains[key], "outcome": outcomes[oc], "message": strings[msg]}
+            yield {"id": ids(i), "op": key, "domain": domains[key], "outcome": outcomes[oc], "message": strings[msg]}
 
 
 def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None,
@@ -620,7 +641,7 @@ def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.Path
 
     Cases are ordered worst outcome first, then by operator and id (:meth:`CaseStore.order`).
     """
-    store = CaseStore(doc.get("cases") or ())
+    store = CaseStore.of(doc.get("cases") or [])
     text = "".join(store.pieces(op_families(doc) if families is None else families, doc.get("run"),
                                 doc.get("suite"), manifest, bundle_dir))
     return json.loads(text)

@@ -266,12 +266,21 @@ def _page(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | None)
         ctx = _context(doc, manifest, bundle_dir, store)
         data = ctx.pop("data")
         marker = f"\x00case-data-{os.urandom(8).hex()}\x00"  # never in a page: replaced below
-        page = _env().get_template("report.html.j2").render(data_json=Markup(marker), **ctx)
-        head, tail = page.split(marker)  # exactly one: the template names data_json once
-        del page
-        yield head
-        yield from data
-        yield tail
+        # the template's output as it is produced (the page around the case data is 13 MB for the
+        # whole suite, its coverage and matrices): one piece holds the marker, the value of
+        # data_json, which the template names once
+        pieces = _env().get_template("report.html.j2").generate(data_json=Markup(marker), **ctx)
+        for piece in pieces:
+            if marker in piece:
+                head, tail = piece.split(marker)
+                yield head
+                yield from data
+                yield tail
+                break
+            yield piece
+        else:
+            raise AssertionError("the report template did not write the case data")
+        yield from pieces
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -285,7 +294,7 @@ def _context(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | No
         for c in doc.get("cases") or ():
             if isinstance(c, dict) and c.get("domain"):
                 c["op"] = op_key(c.get("op", ""), c["domain"])
-        store = CaseStore(doc.get("cases") or ())
+        store = CaseStore.of(doc.get("cases") or [])
     if manifest is None:
         manifest, auto_dir = _auto_manifest(doc, store)
         bundle_dir = bundle_dir or auto_dir
