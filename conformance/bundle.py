@@ -265,7 +265,8 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
             lines.append(_entry_line_with_digest(_case_entry(case, rel), _write_case(case, tmp / rel)))
             if progress:
                 progress(case)
-        _write_manifest(tmp / "manifest.json", lines, {**suite.identity(), "source": "generated"})
+        _write_manifest(tmp / "manifest.json", lines, {**suite.identity(), "source": "generated",
+                                                       **_declared_of(suite.ops)})
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -287,13 +288,13 @@ def _replace_dir(tmp: Path, out: Path) -> None:
 _ENTRIES_DIR = ".entries"
 
 
-def _write_op(args: tuple[int, str, int, str, str]) -> tuple[int, str, list[tuple[str, str, bool]], dict, dict]:
+def _write_op(args: tuple[int, str, int, str, str]) -> tuple[int, str, list[tuple[str, str, bool]], dict, dict, dict]:
     """Generate one operator's cases at one seed and write them under ``root`` (a worker of
     :func:`write_generated_bundle`), with their manifest entries in ``root/.entries/<index>.jsonl``
     (:func:`_scratch_line`); returns (index, op, [(id, content hash, is error case)], generator
     info, family): nothing that grows with the cases' data.  A case whose directory exists already
     (the same case under another seed, written by another task) is not written again; its entry
-    is (the parent keeps one, :func:`_merge_keys`)."""
+    is (the parent keeps one, :func:`_merge_keys`); and :func:`op_facts` of the operator."""
     from . import registry
 
     index, op, seed, root, depth = args
@@ -309,8 +310,38 @@ def _write_op(args: tuple[int, str, int, str, str]) -> tuple[int, str, list[tupl
                 h = _case_files(case)[1]
             f.write(_scratch_line(case.id, _entry_line_with_digest(_case_entry(case, rel), h)))
             keys.append((case.id, case.content_hash, case.expect_error is not None))
+    return (index, op, keys, *op_facts(op))
+
+
+def _declared_of(ops) -> dict:
+    """``{"declared": ...}`` (:func:`op_facts`) for the operators ``ops`` as a generated bundle's
+    manifest records it; empty when one of them is no operator of the table (a foreign suite's)."""
+    declared: dict[str, dict] = {}
+    try:
+        for op in ops:
+            declared.update(op_facts(op)[2])
+    except KeyError:
+        return {}
+    return {"declared": dict(sorted(declared.items()))} if declared else {}
+
+
+def op_facts(op: str) -> tuple[dict, dict, dict]:
+    """What a bundle's manifest records of the operator ``op`` besides its cases: ``({op: its
+    generator (name@version)}, {op key: family}, {op key: declared})``, ``declared`` being the
+    type combinations the schema admits and its generator does not build, with the reason
+    (``{since_version: {combination label: reason}}``, :func:`conformance.ops.engine.skipped_combinations`;
+    empty for an operator that is no entry of the table), which the coverage of the bundle reads
+    instead of loading the operator table (33 MiB)."""
+    from . import registry
+    from .ops.engine import ENTRIES, skipped_combinations
+
     info = registry.get(op)
-    return index, op, keys, {op: f"{info.name}@{info.version}"}, {op_key(info.op, info.domain): info.family}
+    key = op_key(info.op, info.domain)
+    entry = ENTRIES.get((info.domain, info.op))
+    declared: dict[str, dict[str, str]] = {}
+    for (v, label), why in sorted((entry and skipped_combinations(entry) or {}).items()):
+        declared.setdefault(str(v), {})[label] = why
+    return {op: f"{info.name}@{info.version}"}, {key: info.family}, {key: declared}
 
 
 def _scratch_line(cid: str, line: str) -> str:
@@ -471,12 +502,14 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
         keys: dict[str, str] = {}
         generators: dict[str, str] = {}
         families: dict[str, str] = {}
+        declared: dict[str, dict] = {}
         n_error = 0
         try:
-            for index, op, op_keys, gen, fam in results:
+            for index, op, op_keys, gen, fam, dec in results:
                 n_error += _merge_keys(keys, index, op_keys, len(ops))
                 generators.update(gen)
                 families.update(fam)
+                declared.update(dec)
                 if progress:
                     progress(op, len(op_keys))
         finally:
@@ -491,7 +524,8 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
         identity = {**seed_identity(seeds), "ops": list(ops), "generators": dict(sorted(generators.items())),
                     "versions": library_versions(), "content_hash": h.hexdigest(), "n_cases": len(keys),
                     "source": "generated", **({"families": dict(sorted(families.items()))} if families else {}),
-                    **({"depth": depth} if depth != "full" else {})}
+                    **({"depth": depth} if depth != "full" else {}),
+                    **({"declared": dict(sorted(declared.items()))} if declared else {})}
         scratch = tmp / _ENTRIES_DIR
         _write_manifest(tmp / "manifest.json", _owned_lines(scratch, len(tasks), keys), identity)
         shutil.rmtree(scratch, ignore_errors=True)
@@ -1008,6 +1042,8 @@ class CaseRefs(Sequence):
         self.kinds: list[tuple] = []  # (entry domain, coverage group), see kind()
         self.recorded = 0
         self.content_hash = ""
+        #: the manifest's ``declared`` (:func:`op_facts`), or None for a manifest without one
+        self.declared: dict | None = None
 
     def _append(self, e: dict, span: tuple[int, int] | None, raw: str | None) -> None:
         if span is None:
@@ -1145,6 +1181,8 @@ def read_index(path: str | os.PathLike) -> tuple[dict, CaseRefs]:
             raise BundleError(f"{mpath}: case id {cid.decode('utf-8', 'surrogatepass')!r} appears twice")
     refs.content_hash = suite_hash(keys)
     del keys
+    if isinstance(head.get("declared"), dict):
+        refs.declared = head["declared"]
     if head.get("content_hash") is not None and head["content_hash"] != refs.content_hash:
         raise BundleError(f"{mpath}: the suite's content_hash does not match its case entries (edited manifest?)")
     identity = {

@@ -147,8 +147,20 @@ def _entry_unbuildable(spec: OpSpec, version: int, combo: dict[str, str]) -> str
     return skipped_combinations(entry).get((version, types_label(names)))
 
 
-def _version_entry(spec: OpSpec, version: int, pairs: list[tuple[str, dict]], outcomes=None) -> dict:
-    """The coverage entry of one version from its cases' ``(id, analysis)`` pairs."""
+def _declared_unbuildable(declared: dict, version: int, combo: dict[str, str]) -> str | None:
+    """The reason a bundle's manifest gives (``declared``: its operator's entry of the manifest's
+    ``declared``, :func:`conformance.bundle.op_facts`) for not building a combination, if any."""
+    from .ops.engine import types_label
+
+    names = {p: t[7:-1] if t.startswith("tensor(") else t for p, t in combo.items()}
+    return (declared.get(str(version)) or {}).get(types_label(names))
+
+
+def _version_entry(spec: OpSpec, version: int, pairs: list[tuple[str, dict]], outcomes=None,
+                   declared: dict | None = None) -> dict:
+    """The coverage entry of one version from its cases' ``(id, analysis)`` pairs; the reasons for
+    combinations not built from ``declared`` (the operator's entry of a bundle manifest's
+    ``declared``) where given, else from the operator table."""
     analyses = [a for _, a in pairs]
     vs = spec.versions[version]
     op_key = f"{spec.domain}:{spec.op}" if spec.domain else spec.op
@@ -165,8 +177,9 @@ def _version_entry(spec: OpSpec, version: int, pairs: list[tuple[str, dict]], ou
         partial = sum(n for k, n in value["partial_combinations"].items()
                       if all(x.endswith(f"={UNBOUND}") or x in key.split(", ") for x in k.split(", ")))
         entry = {"combination": key, "partial_cases": partial}
-        reason = DECLARED_UNBUILDABLE.get((spec.op, version, tuple(sorted(combo.items())))) or \
-            _entry_unbuildable(spec, version, combo)
+        reason = DECLARED_UNBUILDABLE.get((spec.op, version, tuple(sorted(combo.items())))) or (
+            _entry_unbuildable(spec, version, combo) if declared is None else
+            _declared_unbuildable(declared, version, combo))
         if reason:
             entry["declared_unbuildable"] = reason
         missing.append(entry)
@@ -264,9 +277,9 @@ def pattern_coverage(pairs: list[tuple[str, dict]], outcomes: Mapping[str, str] 
     """
     from .levels import base_id
     from .patterns.core import PATTERNS, _label_value
-    from .registry import _load
+    from .registry import load_patterns
 
-    _load()
+    load_patterns()  # the patterns' declarations, without the operator table
     by_case: dict[str, Counter] = defaultdict(Counter)  # a case's outcomes, one per level it ran at
     for oid, oc in (outcomes or {}).items():
         by_case[base_id(oid)][oc] += 1
@@ -381,31 +394,40 @@ class RefsCoverage:
                 unmatched.append({"id": refs.id(i), "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
         self._refs = refs
         self._cells: list[tuple[dict, str | None]] = []  # (version entry, combination key; None: its error cases)
+        self._entries: list[dict] = []
         cell_index: dict[tuple[int, str | None], int] = {}
         self.cell_of = array("i", [-1]) * n
         ops = {}
+        declared_all = refs.declared or {}
         for (domain, op), members in sorted(groups.items()):
             spec = op_spec(op, domain)
+            key = f"{domain}:{op}" if domain else op
+            declared = declared_all.get(key) if isinstance(declared_all.get(key), dict) else None
             pairs = [(i, {**refs.entry(i)["coverage"], "id": refs.id(i)}) for i in members]
             versions = {}
             for v in spec.since_versions:
                 mine = [(i, a) for i, a in pairs if a["version"] == v]
-                entry = versions[str(v)] = _version_entry(spec, v, [(a["id"], a) for _, a in mine])
-                entry["outcomes"], entry["error_outcomes"] = {}, {}  # filled by with_run_outcomes
+                entry = versions[str(v)] = _version_entry(spec, v, [(a["id"], a) for _, a in mine],
+                                                          declared=declared)
+                self._entries.append(entry)
                 params = list(spec.versions[v].type_constraints)
                 for i, a in mine:
-                    key = (id(entry), None if a["error"] else _combo_key(a["combo"], params))
-                    c = cell_index.get(key)
+                    cell = (id(entry), None if a["error"] else _combo_key(a["combo"], params))
+                    c = cell_index.get(cell)
                     if c is None:
-                        c = cell_index[key] = len(self._cells)
-                        self._cells.append((entry, key[1]))
+                        c = cell_index[cell] = len(self._cells)
+                        self._cells.append((entry, cell[1]))
                     self.cell_of[i] = c
-            ops[f"{domain}:{op}" if domain else op] = {"op": op, "domain": domain, "source": spec.source,
-                                                       "versions": versions}
+            ops[key] = {"op": op, "domain": domain, "source": spec.source, "versions": versions}
         self.coverage = {"cases": n, "ops": ops, "unmatched": unmatched}
+        if self._patterns:
+            self.coverage["patterns"] = pattern_coverage(self._pattern_pairs())
+
+    def _pattern_pairs(self) -> list[tuple[str, dict]]:
+        return [(self._refs.id(i), self._refs.entry(i)["coverage"]) for i in self._patterns]
 
     def with_outcomes(self, outcome_of: Iterable[tuple[int, str, str]]) -> dict:
-        """The coverage with a run's outcomes, as ``compute_coverage(..., outcomes, analyses=...)``
+        """:attr:`coverage` (changed in place: call this once) with a run's outcomes, as ``compute_coverage(..., outcomes, analyses=...)``
         gives it (every version entry's ``outcomes`` and ``error_outcomes``, the layer patterns'
         ``outcomes``).
 
@@ -429,13 +451,14 @@ class RefsCoverage:
                 err.update(cnt)
             else:
                 combos[key].update(cnt)
+        for entry in self._entries:
+            entry["outcomes"], entry["error_outcomes"] = {}, {}
         for entry, combos, err in by_entry.values():
             entry["outcomes"] = {k: dict(sorted(v.items())) for k, v in sorted(combos.items())}
             entry["error_outcomes"] = dict(sorted(err.items()))
         cov = self.coverage
         if self._patterns:
-            pairs = [(self._refs.id(i), self._refs.entry(i)["coverage"]) for i in self._patterns]
-            cov["patterns"] = pattern_coverage(pairs, pattern_outcomes)
+            cov["patterns"] = pattern_coverage(self._pattern_pairs(), pattern_outcomes)
         return cov
 
 
@@ -636,6 +659,22 @@ def bundle_analyses(path):
         yield ref.analysis()
 
 
+def bundle_coverage(path) -> dict:
+    """:func:`compute_coverage` of the bundle at ``path``: from the analyses its manifest records
+    (:class:`RefsCoverage`, one operator's at a time, with the reasons the manifest declares),
+    else from each case's analysis (:func:`bundle_analyses`).
+
+    Raises:
+        conformance.bundle.BundleError: an unreadable manifest or case.
+    """
+    from .bundle import read_index
+
+    _, refs = read_index(path)
+    if refs.recorded == len(refs):
+        return RefsCoverage(refs).coverage
+    return compute_coverage((), analyses=bundle_analyses(path))
+
+
 def cmd_coverage(args, console) -> int:
     """``onnx-conformance coverage``: generate (``--ops``, ``--seed``) or read (``--bundle``)
     a suite, print its coverage (a summary table; ``--detail``: a table per operator) and
@@ -652,7 +691,7 @@ def cmd_coverage(args, console) -> int:
         raise UsageError("give exactly one of --ops OPS or --bundle DIR")
     if args.bundle:
         try:
-            cov = compute_coverage((), analyses=bundle_analyses(args.bundle))
+            cov = bundle_coverage(args.bundle)
         except BundleError as exc:
             raise UsageError(str(exc)) from None
     else:

@@ -218,15 +218,15 @@ def _generate_task(index: int, op: str, seed: int, depth: str) -> tuple:
     generated and serialised as :func:`conformance.bundle.write_generated_bundle` writes them.
 
     Returns:
-        ``(index, op, keys, generators, families, payload)``: ``keys`` [(id, content hash, is
-        error case, directory)], and ``payload`` one in-memory zip (deflated) holding each case's
+        ``(index, op, keys, generators, families, declared, payload)``: ``keys`` [(id, content hash,
+        is error case, directory)], the middle three :func:`conformance.bundle.op_facts`, and ``payload`` one in-memory zip (deflated) holding each case's
         files under its directory and ``entries.jsonl``, the task's scratch manifest lines.
     """
     import io
     import zipfile
 
     from . import registry
-    from .bundle import _case_entry, _case_files, _entry_line_with_digest, _scratch_line
+    from .bundle import _case_entry, _case_files, _entry_line_with_digest, _scratch_line, op_facts
 
     keys, lines = [], []
     buf = io.BytesIO()
@@ -240,8 +240,7 @@ def _generate_task(index: int, op: str, seed: int, depth: str) -> tuple:
             lines.append(_scratch_line(case.id, _entry_line_with_digest(_case_entry(case, rel), h)))
             keys.append((case.id, case.content_hash, case.expect_error is not None, rel))
         zf.writestr("entries.jsonl", "".join(lines))
-    info = registry.get(op)
-    return index, op, keys, {op: f"{info.name}@{info.version}"}, {info.op: info.family}, buf.getvalue()
+    return (index, op, keys, *op_facts(op), buf.getvalue())
 
 
 def _write_task_result(root, index: int, keys, payload: bytes) -> None:
@@ -272,7 +271,7 @@ def generate_dask(tasks, root, depth: str, *, scheduler: str | None = None, clie
                   in_flight: int | None = None, task=None):
     """Generate ``tasks`` ((index, op, seed), :func:`conformance.suite.generation_tasks`) on a Dask
     cluster and write each task's cases under ``root`` as its result arrives: a generator of
-    ``(index, op, keys, generators, families)`` (keys [(id, content hash, is error case)]) for
+    ``(index, op, keys, generators, families, declared)`` (keys [(id, content hash, is error case)]) for
     :func:`conformance.bundle.write_generated_bundle`, which assembles the manifest in task order,
     so the bundle's bytes do not depend on the order tasks finish in.
 
@@ -323,7 +322,7 @@ def generate_dask(tasks, root, depth: str, *, scheduler: str | None = None, clie
         futures = as_completed(first)
         for fut in futures:
             try:
-                index, op, keys, gens, fams, payload = fut.result()
+                index, op, keys, gens, fams, dec, payload = fut.result()
             except KilledWorker as exc:
                 raise ClusterError(f"a generation task kept killing Dask workers ({exc}); look at the workers' "
                                    "memory limit and logs") from None
@@ -333,7 +332,7 @@ def generate_dask(tasks, root, depth: str, *, scheduler: str | None = None, clie
             more = submit()
             if more is not None:
                 futures.add(more)
-            yield index, op, [(cid, h, err) for cid, h, err, _rel in keys], gens, fams
+            yield index, op, [(cid, h, err) for cid, h, err, _rel in keys], gens, fams, dec
     finally:
         if futures is not None:
             with contextlib.suppress(Exception):

@@ -188,7 +188,7 @@ def classify(outcomes: dict[str, str], levels: list[str]) -> tuple[str, list[str
     return "other", wrong
 
 
-def pattern_summary(records: list[dict], levels: list[str]) -> dict:
+def pattern_summary(records: Iterable[dict], levels: list[str]) -> dict:
     """The layer-pattern section of a run's results (results.json ``patterns``, the report's
     section) from the pattern cases' result records.
 
@@ -204,7 +204,14 @@ def pattern_summary(records: list[dict], levels: list[str]) -> dict:
     for r in records:
         if not is_pattern(r):
             continue
-        by_case[base_id(r["id"])][r.get("level") or "-"] = r
+        per = by_case[base_id(r["id"])]
+        # what the summary reads of a record (a whole one is kilobytes: 6,000 of them took 40 MiB)
+        detail = r.get("detail") or {}
+        per[r.get("level") or "-"] = {
+            "outcome": r["outcome"], "optimized": r.get("optimized"), "message": str(r.get("message") or "")[:300],
+            "detail": {k: detail[k] for k in ("variation", "nodes") if k in detail},
+            **({"tags": r.get("tags"), "opset": r.get("opset"), "op": r.get("op")} if not per else {}),
+        }
     levels = list(levels) or ["-"]
     fam_levels: dict = defaultdict(lambda: defaultdict(Counter))
     fam_classes: dict = defaultdict(Counter)

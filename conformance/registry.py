@@ -142,6 +142,15 @@ def _load() -> None:
     _LOADED = FAMILIES
 
 
+def load_patterns() -> None:
+    """Import the layer-pattern families of :data:`FAMILIES` (their declarations,
+    :data:`conformance.patterns.core.PATTERNS`) and not the operator table: what a bundle's
+    coverage needs of the table where its manifest records the rest."""
+    for mod in FAMILIES:
+        if mod.startswith(f"{__package__}.patterns."):
+            importlib.import_module(mod)
+
+
 def _names(keys) -> dict[tuple[str, str], str]:
     """The name of every (domain, op) key of ``keys``: the type alone, or ``domain:op`` where two
     domains share the type."""

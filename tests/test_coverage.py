@@ -334,3 +334,35 @@ def test_the_whole_suite_covers_every_version_and_type_combination():
     assert tot["unexercised"] == 0, [(k, v, e["unexercised"]) for k, op in cov["ops"].items()
                                      for v, e in op["versions"].items() if e["unexercised"]]
     assert tot["declared_unexercised"] == len(cov_mod.DECLARED_UNEXERCISED)  # no stale declaration
+
+
+def test_a_bundles_coverage_from_its_manifest_is_the_case_by_case_one(tmp_path):
+    """The run's coverage of a bundle (RefsCoverage: one operator's recorded analyses at a time,
+    the reasons the manifest declares, outcomes by case index with pattern cases at two levels) is
+    what compute_coverage gives from every analysis, the operator table and the outcomes by id;
+    and it is computed without importing an operator family (33 MiB in a run's parent)."""
+    import random
+    import subprocess
+    import sys
+
+    from conformance.bundle import read_index, write_generated_bundle
+    from conformance.coverage import RefsCoverage, compute_coverage
+    from conformance.levels import LevelledRefs
+
+    path = tmp_path / "b"
+    write_generated_bundle(["Tile", "Col2Im", "Gelu", "Swish.mul_sigmoid"], 0, path)
+    _, refs = read_index(path)
+    cases = LevelledRefs(refs, ["disable", "all"])
+    rng = random.Random(0)
+    outcomes = {cases.id(j): rng.choice(["pass", "fail", "error", "unsupported"]) for j in range(len(cases))}
+    assert len(cases) > len(refs) and any("@" in k for k in outcomes)
+    got = RefsCoverage(refs).with_outcomes((cases.base_index(j), cases.id(j), outcomes[cases.id(j)])
+                                          for j in range(len(cases)))
+    want = compute_coverage((), outcomes, analyses=[r.analysis() for r in refs])
+    assert got == want
+    assert any(m.get("declared_unbuildable") for op in got["ops"].values() for e in op["versions"].values()
+               for m in e["missing"]) and got["patterns"]["patterns"]
+    probe = ("import sys; from conformance.bundle import read_index; from conformance.coverage import RefsCoverage; "
+             f"from conformance.registry import FAMILIES; RefsCoverage(read_index({str(path)!r})[1]).with_outcomes(()); "
+             "print([m for m in FAMILIES if m in sys.modules and '.patterns.' not in m])")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "[]"
