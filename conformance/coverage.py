@@ -30,6 +30,8 @@ under ``outside_constraints``).
 from __future__ import annotations
 
 import itertools
+import json
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from .analysis import UNBOUND, _attr_class, analyse_case
@@ -176,12 +178,12 @@ def _version_entry(spec: OpSpec, version: int, pairs: list[tuple[str, dict]], ou
             continue
         partial = sum(n for k, n in value["partial_combinations"].items()
                       if all(x.endswith(f"={UNBOUND}") or x in key.split(", ") for x in k.split(", ")))
-        entry = {"combination": key, "partial_cases": partial}
+        entry = {"combination": sys.intern(key), "partial_cases": partial}  # interned: 22,000 in a whole suite
         reason = DECLARED_UNBUILDABLE.get((spec.op, version, tuple(sorted(combo.items())))) or (
             _entry_unbuildable(spec, version, combo) if declared is None else
             _declared_unbuildable(declared, version, combo))
         if reason:
-            entry["declared_unbuildable"] = reason
+            entry["declared_unbuildable"] = sys.intern(reason)
         missing.append(entry)
     entry = {
         "deprecated": vs.deprecated,
@@ -356,14 +358,43 @@ def with_outcomes(cov: dict, analyses: Iterable, outcomes: Mapping[str, str]) ->
     return cov
 
 
+class CompactOps(Mapping):
+    """A coverage's ``ops`` (:func:`compute_coverage`) with each operator's entry kept as its compact
+    JSON text (:func:`conformance.jsonsafe.dumps`) and parsed when read: the whole table's entries
+    are 8 MB as text and took 25 MiB as objects in a run's parent.  Reading an entry gives a new
+    dict each time; :meth:`json_text` gives the text as a results file writes it."""
+
+    def __init__(self):
+        self._text: dict[str, bytes] = {}
+
+    def put(self, key: str, entry: dict) -> None:
+        """Store (or replace) operator ``key``'s entry."""
+        self._text[key] = dumps(entry, separators=(",", ":")).encode()
+
+    def json_text(self, key: str) -> str:
+        """Operator ``key``'s entry as compact JSON."""
+        return self._text[key].decode()
+
+    def __getitem__(self, key: str) -> dict:
+        return json.loads(self._text[key])
+
+    def __iter__(self):
+        return iter(self._text)
+
+    def __len__(self) -> int:
+        return len(self._text)
+
+
 class RefsCoverage:
     """The coverage of a bundle's cases from the analyses its manifest records
     (:func:`compute_coverage` of them), computed one operator at a time so that no more than one
-    operator's analyses are in memory, and kept with what adding a run's outcomes needs: per case
-    the cell (version entry and type combination, or its error cases) it counts in.
+    operator's analyses are in memory, the operators' entries kept as text (:class:`CompactOps`),
+    and kept with what adding a run's outcomes needs: per case the cell (operator, version and
+    type combination, or the version's error cases) it counts in.
 
     Attributes:
-        coverage: :func:`compute_coverage` of the analyses, without outcomes.
+        coverage: :func:`compute_coverage` of the analyses, without outcomes; its ``ops`` a
+            :class:`CompactOps` (``dict(cov["ops"])`` for a plain one).
     """
 
     def __init__(self, refs):
@@ -393,32 +424,32 @@ class RefsCoverage:
                 a = refs.entry(i)["coverage"]
                 unmatched.append({"id": refs.id(i), "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
         self._refs = refs
-        self._cells: list[tuple[dict, str | None]] = []  # (version entry, combination key; None: its error cases)
-        self._entries: list[dict] = []
-        cell_index: dict[tuple[int, str | None], int] = {}
+        self._cells: list[tuple[str, str, str | None]] = []  # (op key, version, combination key; None: error cases)
+        cell_index: dict[tuple[str, str, str | None], int] = {}
         self.cell_of = array("i", [-1]) * n
-        ops = {}
+        ops = CompactOps()
         declared_all = refs.declared or {}
         for (domain, op), members in sorted(groups.items()):
             spec = op_spec(op, domain)
             key = f"{domain}:{op}" if domain else op
-            declared = declared_all.get(key) if isinstance(declared_all.get(key), dict) else None
+            declared = json.loads(declared_all[key]) if key in declared_all else None
+            if not isinstance(declared, dict):
+                declared = None
             pairs = [(i, {**refs.entry(i)["coverage"], "id": refs.id(i)}) for i in members]
             versions = {}
             for v in spec.since_versions:
                 mine = [(i, a) for i, a in pairs if a["version"] == v]
-                entry = versions[str(v)] = _version_entry(spec, v, [(a["id"], a) for _, a in mine],
-                                                          declared=declared)
-                self._entries.append(entry)
+                versions[str(v)] = _version_entry(spec, v, [(a["id"], a) for _, a in mine], declared=declared)
                 params = list(spec.versions[v].type_constraints)
                 for i, a in mine:
-                    cell = (id(entry), None if a["error"] else _combo_key(a["combo"], params))
+                    cell = (key, str(v), None if a["error"] else _combo_key(a["combo"], params))
                     c = cell_index.get(cell)
                     if c is None:
                         c = cell_index[cell] = len(self._cells)
-                        self._cells.append((entry, cell[1]))
+                        self._cells.append(cell)
                     self.cell_of[i] = c
-            ops[key] = {"op": op, "domain": domain, "source": spec.source, "versions": versions}
+            ops.put(key, {"op": op, "domain": domain, "source": spec.source, "versions": versions})
+            del pairs, versions
         self.coverage = {"cases": n, "ops": ops, "unmatched": unmatched}
         if self._patterns:
             self.coverage["patterns"] = pattern_coverage(self._pattern_pairs())
@@ -427,36 +458,46 @@ class RefsCoverage:
         return [(self._refs.id(i), self._refs.entry(i)["coverage"]) for i in self._patterns]
 
     def with_outcomes(self, outcome_of: Iterable[tuple[int, str, str]]) -> dict:
-        """:attr:`coverage` (changed in place: call this once) with a run's outcomes, as ``compute_coverage(..., outcomes, analyses=...)``
-        gives it (every version entry's ``outcomes`` and ``error_outcomes``, the layer patterns'
-        ``outcomes``).
+        """:attr:`coverage` (changed in place: call this once) with a run's outcomes, as
+        ``compute_coverage(..., outcomes, analyses=...)`` gives it (every version entry's
+        ``outcomes`` and ``error_outcomes``, the layer patterns' ``outcomes``).
 
         Args:
             outcome_of: ``(bundle case index, case id, outcome)`` of every case run (a layer-pattern
                 case once per level it ran at).
         """
-        counts: dict[int, Counter] = defaultdict(Counter)
+        from array import array
+
+        counts: dict[str, array] = {}  # per outcome, a count per cell (a Counter per cell took 15 MiB)
         pattern_outcomes: dict[str, str] = {}
         for i, cid, outcome in outcome_of:
             c = self.cell_of[i]
             if c >= 0:
-                counts[c][outcome] += 1
+                col = counts.get(outcome)
+                if col is None:
+                    col = counts[outcome] = array("i", [0]) * len(self._cells)
+                col[c] += 1
             elif self._refs.kind(i)[1] == ("pattern",):
                 pattern_outcomes[cid] = outcome
-        by_entry: dict[int, tuple[dict, dict, Counter]] = {}
-        for c, cnt in counts.items():
-            entry, key = self._cells[c]
-            _, combos, err = by_entry.setdefault(id(entry), (entry, defaultdict(Counter), Counter()))
-            if key is None:
-                err.update(cnt)
-            else:
-                combos[key].update(cnt)
-        for entry in self._entries:
-            entry["outcomes"], entry["error_outcomes"] = {}, {}
-        for entry, combos, err in by_entry.values():
-            entry["outcomes"] = {k: dict(sorted(v.items())) for k, v in sorted(combos.items())}
-            entry["error_outcomes"] = dict(sorted(err.items()))
+        cells_of: dict[str, list[int]] = defaultdict(list)
+        for c, (key, _, _) in enumerate(self._cells):
+            cells_of[key].append(c)
         cov = self.coverage
+        ops = cov["ops"]
+        for key in list(ops):  # one operator at a time
+            per_version: dict[str, tuple[dict, Counter]] = {}
+            for c in cells_of.get(key, ()):
+                _, v, combo = self._cells[c]
+                combos, err = per_version.setdefault(v, (defaultdict(Counter), Counter()))
+                for outcome, col in counts.items():
+                    if col[c]:
+                        (err if combo is None else combos[combo])[outcome] += col[c]
+            entry = ops[key]
+            for v, e in entry["versions"].items():
+                combos, err = per_version.get(v, ({}, {}))
+                e["outcomes"] = {k: dict(sorted(c.items())) for k, c in sorted(combos.items())}
+                e["error_outcomes"] = dict(sorted(err.items()))
+            ops.put(key, entry)
         if self._patterns:
             cov["patterns"] = pattern_coverage(self._pattern_pairs(), pattern_outcomes)
         return cov
@@ -671,7 +712,8 @@ def bundle_coverage(path) -> dict:
 
     _, refs = read_index(path)
     if refs.recorded == len(refs):
-        return RefsCoverage(refs).coverage
+        cov = RefsCoverage(refs).coverage
+        return {**cov, "ops": dict(cov["ops"].items())}
     return compute_coverage((), analyses=bundle_analyses(path))
 
 

@@ -565,11 +565,14 @@ def _refs_coverage(refs):
     """:class:`conformance.coverage.RefsCoverage` of ``refs``, or the exception that stopped it (the
     end of the run reports it as :func:`_coverage` reports any)."""
     from .coverage import RefsCoverage
+    from .opspec import op_spec
 
     try:
         return RefsCoverage(refs)
     except Exception as exc:  # noqa: BLE001 - coverage is an extra view
         return exc
+    finally:
+        op_spec.cache_clear()  # the operators' schemas, 17 MiB for the whole table: not read again here
 
 
 _ANALYSES: dict = {}

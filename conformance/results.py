@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .jsonsafe import dumps, json_safe
@@ -124,8 +124,14 @@ def write_results(doc: dict, path: str | os.PathLike, *, case_lines: Iterable[by
 def _json_pieces(obj, depth: int):
     """:func:`conformance.jsonsafe.dumps` of ``obj`` (compact) as pieces whose concatenation is its
     text: an object with text keys is split into its members down to ``depth`` levels; the last
-    piece of a split object is its closing brace."""
-    if depth > 0 and isinstance(obj, dict) and obj and all(type(k) is str for k in obj):
+    piece of a split object is its closing brace.  A mapping that keeps its values as JSON text
+    (``json_text(key)``: :class:`conformance.coverage.CompactOps`) is written from that text."""
+    if isinstance(obj, Mapping) and hasattr(obj, "json_text"):
+        yield "{"
+        for i, k in enumerate(obj):
+            yield ("," if i else "") + dumps(k) + ":" + obj.json_text(k)
+        yield "}"
+    elif depth > 0 and isinstance(obj, dict) and obj and all(type(k) is str for k in obj):
         yield "{"
         for i, (k, v) in enumerate(obj.items()):
             yield ("," if i else "") + dumps(k) + ":"

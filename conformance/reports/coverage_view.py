@@ -24,76 +24,93 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
             operators missing there, or all when ``None``, are in ``"other"``.
 
     Returns:
-        ``{"ops": [{"key", "source", "family", "versions": [row]}], "families": [family],
-        "totals": coverage_totals(cov), "unmatched": [...]}``; a family (in
-        :func:`conformance.reports.families.family_sort_key` order) has ``name``, ``ops`` (its
-        entries of ``ops``, by key), ``versions``, ``value`` / ``error`` (case counts), ``covered`` /
-        ``total`` (type combinations), ``missing`` (texts), ``style`` and ``cell`` / ``error_cell``
+        ``{"families": [family], "totals": coverage_totals(cov), "unmatched": [...]}``; a family
+        (in :func:`conformance.reports.families.family_sort_key` order) has ``name``, ``n_ops``,
+        ``ops`` (its operators by key, each ``{"key", "source", "family", "versions": [row]}``,
+        made as they are iterated: the whole suite's rows took 20 MiB at once), ``versions``,
+        ``value`` / ``error`` (case counts), ``covered`` / ``total`` (type combinations),
+        ``missing`` (texts), ``style`` and ``cell`` / ``error_cell``
         (:func:`conformance.reports.common.outcome_cell` of the outcomes of all its covered
         combinations / error cases); a row has ``version``, ``deprecated``, ``value`` / ``error``
         (case counts), ``covered`` / ``total`` (type combinations), ``style`` (``full``,
         ``partial``, ``none``), ``combos`` (one cell per covered combination with its
         outcome counts: ``key``, ``n``, ``pass``, ``worst``, ``title``), ``missing`` (text per
-        missing combination, with a declared reason where one exists), ``error_cell`` (the
-        outcomes of the error cases; then the unexercised optional-I/O and attribute states,
-        with their stated reason where one is declared) and ``details`` (optional-I/O patterns and attribute values
-        of the value cases, as ``(name, text)`` pairs).
+        missing combination, with a declared reason where one exists; then the unexercised
+        optional-I/O and attribute states, with their stated reason where one is declared),
+        ``error_cell`` (the outcomes of the error cases) and ``details`` (optional-I/O patterns
+        and attribute values of the value cases, as ``(name, text)`` pairs).
     """
     if not cov or not isinstance(cov, dict) or "ops" not in cov:
         return None
-    from conformance.coverage import coverage_totals, missing_text, unexercised_text
+    from conformance.coverage import coverage_totals, unexercised_text
 
     from .families import OTHER, family_sort_key
 
     families = families or {}
-    ops = []
-    for key, op in cov["ops"].items():
-        rows = []
-        for v, e in op["versions"].items():
-            outcomes = e.get("outcomes") or {}
-            combos = []
-            for ck in e["covered"]:
-                cell = outcome_cell(outcomes.get(ck, {}), order)
-                cell["key"] = ck
-                combos.append(cell)
-            missing = missing_text(e, limit=None) + unexercised_text(e)
-            details = [("optional I/O", ", ".join(f"{p} ({n})" for p, n in e["value"]["io_patterns"].items()) or "-")]
-            details += [(name, ", ".join(f"{k} ({n})" for k, n in vals.items()))
-                        for name, vals in e["value"]["attributes"].items()]
-            details.append(("opsets", ", ".join(f"{k} ({n})" for k, n in e["value"]["opsets"].items()) or "-"))
-            ncov = len(e["covered"])
-            rows.append({
-                "version": v, "deprecated": e["deprecated"], "value": e["value"]["cases"],
-                "error": e["error"]["cases"], "covered": ncov, "total": e["total_combinations"],
-                "style": "full" if e["gaps"] == 0 and e["value"]["cases"] else ("partial" if ncov else "none"),
-                "combos": combos, "missing": missing,
-                "error_cell": outcome_cell(e.get("error_outcomes") or {}, order) if e["error"]["cases"] else None,
-                "details": details,
-            })
-        ops.append({"key": key, "source": op["source"], "family": families.get(key, OTHER),
-                    "versions": rows, "_outcomes": [e.get("outcomes") or {} for e in op["versions"].values()],
-                    "_error_outcomes": [e.get("error_outcomes") or {} for e in op["versions"].values()]})
-    by_fam: dict[str, list[dict]] = defaultdict(list)
-    for op in ops:
-        by_fam[op["family"]].append(op)
+    ops = cov["ops"]
+    by_fam: dict[str, list[str]] = defaultdict(list)
+    for key in ops:
+        by_fam[families.get(key, OTHER)].append(key)
     fams = []
     for name in sorted(by_fam, key=family_sort_key):
-        members = sorted(by_fam[name], key=lambda o: o["key"])
-        rows = [r for o in members for r in o["versions"]]
+        members = sorted(by_fam[name])
         outcomes, errors = Counter(), Counter()
-        for o in members:
-            for per_combo in o["_outcomes"]:
-                for counts in per_combo.values():
+        n = value = error = covered = total = missing = 0
+        full = True
+        for key in members:  # one operator's entries at a time (a compact coverage parses each when read)
+            for e in ops[key]["versions"].values():
+                for counts in (e.get("outcomes") or {}).values():
                     outcomes.update(counts)
-            for counts in o["_error_outcomes"]:
-                errors.update(counts)
-        covered, total = sum(r["covered"] for r in rows), sum(r["total"] for r in rows)
-        fams.append({"name": name, "ops": members, "versions": len(rows), "value": sum(r["value"] for r in rows),
-                     "error": sum(r["error"] for r in rows), "covered": covered, "total": total,
-                     "missing": sum(len(r["missing"]) for r in rows),
-                     "style": "full" if all(r["style"] == "full" for r in rows) else ("partial" if covered else "none"),
+                errors.update(e.get("error_outcomes") or {})
+                n, value, error = n + 1, value + e["value"]["cases"], error + e["error"]["cases"]
+                covered, total = covered + len(e["covered"]), total + e["total_combinations"]
+                missing += len(e["missing"]) + len(unexercised_text(e))
+                full = full and _style(e) == "full"
+        fams.append({"name": name, "n_ops": len(members), "ops": _Ops(ops, members, name, order),
+                     "versions": n, "value": value, "error": error, "covered": covered, "total": total,
+                     "missing": missing, "style": "full" if full else ("partial" if covered else "none"),
                      "cell": outcome_cell(outcomes, order) if outcomes else None,
                      "error_cell": outcome_cell(errors, order) if errors else None})
-    for op in ops:
-        del op["_outcomes"], op["_error_outcomes"]
-    return {"ops": ops, "families": fams, "totals": coverage_totals(cov), "unmatched": cov.get("unmatched") or []}
+    return {"families": fams, "totals": coverage_totals(cov), "unmatched": cov.get("unmatched") or []}
+
+
+def _style(e: dict) -> str:
+    """A version's coverage class: ``full`` (no gap, value cases), ``partial`` (some covered), ``none``."""
+    return "full" if e["gaps"] == 0 and e["value"]["cases"] else ("partial" if e["covered"] else "none")
+
+
+class _Ops:
+    """A family's operators as the template iterates them, each one's rows made when it is reached."""
+
+    def __init__(self, ops, members: list[str], family: str, order: list[str]):
+        self._ops, self._members, self._family, self._order = ops, members, family, order
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def __iter__(self):
+        for key in self._members:
+            op = self._ops[key]
+            yield {"key": key, "source": op["source"], "family": self._family,
+                   "versions": [_row(v, e, self._order) for v, e in op["versions"].items()]}
+
+
+def _row(v: str, e: dict, order: list[str]) -> dict:
+    """The template's row of one version entry (see :func:`coverage_rows`)."""
+    from conformance.coverage import missing_text, unexercised_text
+
+    outcomes = e.get("outcomes") or {}
+    combos = []
+    for ck in e["covered"]:
+        cell = outcome_cell(outcomes.get(ck, {}), order)
+        cell["key"] = ck
+        combos.append(cell)
+    details = [("optional I/O", ", ".join(f"{p} ({n})" for p, n in e["value"]["io_patterns"].items()) or "-")]
+    details += [(name, ", ".join(f"{k} ({n})" for k, n in vals.items()))
+                for name, vals in e["value"]["attributes"].items()]
+    details.append(("opsets", ", ".join(f"{k} ({n})" for k, n in e["value"]["opsets"].items()) or "-"))
+    return {"version": v, "deprecated": e["deprecated"], "value": e["value"]["cases"], "error": e["error"]["cases"],
+            "covered": len(e["covered"]), "total": e["total_combinations"], "style": _style(e), "combos": combos,
+            "missing": missing_text(e, limit=None) + unexercised_text(e),
+            "error_cell": outcome_cell(e.get("error_outcomes") or {}, order) if e["error"]["cases"] else None,
+            "details": details}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 
 from .common import ABSENT, ORDER, outcome_cell, outcome_rank, score
 
@@ -45,7 +46,7 @@ def op_families(doc: dict) -> dict[str, str]:
         if key not in wanted:
             wanted[key] = (op[len(domain) + 1:] if domain and op.startswith(domain + ":") else op, domain)
     cov = doc.get("coverage")
-    if isinstance(cov, dict) and isinstance(cov.get("ops"), dict):
+    if isinstance(cov, dict) and isinstance(cov.get("ops"), Mapping):
         for e in cov["ops"].values():
             if isinstance(e, dict) and "op" in e:
                 domain = str(e.get("domain") or "")
