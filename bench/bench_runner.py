@@ -153,9 +153,12 @@ def _children_cpu() -> float:
 
 def measure(argv: list[str]) -> tuple[float, float]:
     """``(wall, cpu)`` seconds of one whole process ``argv``; cpu: user + system of it and of
-    every child it waited for (its workers)."""
+    every child it waited for (its workers).  The package is this checkout's (``PYTHONPATH``),
+    not whichever an editable install points to."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in
+                                                                    [os.environ.get("PYTHONPATH")] if p]))
     c0, t0 = _children_cpu(), time.perf_counter()
-    r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
     if r.returncode not in (0, 1):  # run exits 1 when some case does not pass
         raise SystemExit(f"{' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
