@@ -165,8 +165,33 @@ def measure(argv: list[str]) -> tuple[float, float]:
     return wall, cpu
 
 
+def _busy_s() -> float:
+    """Seconds of CPU the whole machine has been busy (/proc/stat), 0 where unknown: the rounds
+    subtract their own to show what other work ran beside them."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def _load() -> str:
-    return "load average %.2f %.2f %.2f" % os.getloadavg()
+    """The load average and, where /proc/stat exists, the share of the cores busy over the next
+    second (other sessions' work shows there before it shows in the load average)."""
+    text = "load average %.2f %.2f %.2f" % os.getloadavg()
+    try:
+        def sample():
+            with open("/proc/stat") as f:
+                v = [int(x) for x in f.readline().split()[1:]]
+            return sum(v), v[3] + v[4]  # all, idle + iowait
+        a = sample()
+        time.sleep(1.0)
+        b = sample()
+        text += f"; cores busy {100 * (1 - (b[1] - a[1]) / max(b[0] - a[0], 1)):.0f}% over 1 s"
+    except (OSError, ValueError, IndexError):
+        pass
+    return text
 
 
 def paired(bundle: Path, pairs: int, tmp: Path) -> dict[str, list[float]]:
@@ -179,9 +204,11 @@ def paired(bundle: Path, pairs: int, tmp: Path) -> dict[str, list[float]]:
     raw = []
     print(f"\nwhole processes, {pairs} paired rounds (bare loop, run --jobs 1, run --jobs 2); {_load()}")
     for k in range(pairs):
+        busy0 = _busy_s()
         bw, bc = measure(bare)
         w1, c1 = measure(cli + ["--jobs", "1"])
         w2, c2 = measure(cli + ["--jobs", "2"])
+        others = _busy_s() - busy0 - (bc + c1 + c2)
         raw.append((bw, bc, w1, c1, w2, c2))
         ratios["cpu1"].append(c1 / bc)
         ratios["wall1"].append(w1 / bw)
@@ -189,7 +216,7 @@ def paired(bundle: Path, pairs: int, tmp: Path) -> dict[str, list[float]]:
         ratios["cpu2"].append(c2 / bc)
         print(f"  round {k + 1}: bare {bw:5.2f} s wall {bc:5.2f} s CPU | --jobs 1 {w1:5.2f} s wall {c1:5.2f} s CPU "
               f"({c1 / bc:4.2f}x CPU, {w1 / bw:4.2f}x wall) | --jobs 2 {w2:5.2f} s wall {c2:5.2f} s CPU "
-              f"({w2 / bw:4.2f}x wall)")
+              f"({w2 / bw:4.2f}x wall); others' CPU meanwhile ~{max(others, 0):.1f} s")
     print(f"  after: {_load()}")
     med = lambda xs: statistics.median(xs)  # noqa: E731
     print(f"  medians: bare {med([r[0] for r in raw]):.2f} s wall, {med([r[1] for r in raw]):.2f} s CPU; "
