@@ -129,3 +129,24 @@ def test_records_json_round_trip(toy_suite):
     run_isolated(toy_suite.cases, faulty.awkward(), jobs=2, collect=False, on_record=seen.append)
     for line in _lines(seen):
         assert isinstance(json.loads(line), dict)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("signed_zero", [False, True])
+@pytest.mark.parametrize("a, e", [
+    (np.array([1.5, -2.0, 3.25], np.float32), np.array([1.5, -2.0, 3.25], np.float32)),
+    (np.array([[np.inf, 1.0], [-np.inf, 0.0]]), np.array([[np.inf, 1.0], [-np.inf, 0.0]])),
+    (np.array([0.0, -0.0, 2.0]), np.array([-0.0, 0.0, 2.0])),  # equal, but the zeros' signs differ
+    (np.array(7.0, np.float16), np.array(7.0, np.float16)),  # rank 0
+    (np.array([1.0, np.nan]), np.array([1.0, np.nan])),  # NaN is not equal: the full path
+    (np.array([1.0, 2.0]), np.array([1.0, 2.5])),
+])
+def test_equal_outputs_give_the_full_paths_check(a, e, exact, signed_zero):
+    """compare's shortcut for outputs equal element by element gives the check the full path
+    gives (every field of the record), and defers to it for a zero of the other sign."""
+    from conformance.tolerance import Tolerance, _compare_float, compare
+
+    tol = Tolerance(atol=0.0 if exact else 1e-3, rtol=0.0 if exact else 1e-3, exact=exact, signed_zero=signed_zero)
+    got = compare("Y", a, e, tol).to_json()
+    want = _compare_float("Y", np.asarray(a, np.float64), np.asarray(e, np.float64), tol).to_json()
+    assert json.dumps(got) == json.dumps(want)
