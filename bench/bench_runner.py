@@ -33,7 +33,7 @@ in-process loop survives them), written once to a temporary directory (``--keep 
    With ``--official``, onnx's harness as well (best of ``--repeat``): ``onnx.load`` +
    ``onnxruntime.backend.prepare`` + ``run`` + ``Runner.assert_similar_outputs`` per data set.
 
-2. Per stage, microseconds per case, in one process, the way a worker goes (a batch of
+2. Per stage, CPU microseconds per case, in one process, the way a worker goes (a batch of
    ``isolation.MAX_BATCH`` cases read, then attempted, then judged), on the bundle, its cheap
    cases (Relu and Cast) and LN+BN: reading and checking the case (``CaseRef.load_for_run``),
    the backend's prepare + run (``runner.attempt_case``: what the runtime spends), judging
@@ -246,7 +246,7 @@ def stages(refs, batch: int) -> tuple[dict[str, float], int]:
 
     backend = resolve_backend("onnxruntime", {})
     t = dict.fromkeys(STAGES, 0.0)
-    pc = time.perf_counter
+    pc = time.process_time  # CPU time: another session's load or a cold page cache moves it less
     counts: dict[str, int] = {}
     n = 0
     with open(os.devnull, "wb") as sink:
@@ -288,7 +288,7 @@ def stage_table(sets: list[tuple[str, list, str]]) -> None:
     """Print the per-stage table for each ``(name, refs, bundle)``; the bare loop per case for scale."""
     from conformance.isolation import MAX_BATCH
 
-    print(f"\nper stage, microseconds per case, in one process (batches of {MAX_BATCH}); {_load()}")
+    print(f"\nper stage, CPU microseconds per case, in one process (batches of {MAX_BATCH}); {_load()}")
     cols = STAGES + ("runner", "runner/runtime", "bare loop")
     print(f"  {'':28s}" + "".join(f"{c:>15s}" for c in cols))
     for name, refs, bundle in sets:
@@ -297,9 +297,9 @@ def stage_table(sets: list[tuple[str, list, str]]) -> None:
         runner = sum(us.values()) - us["prepare+run"]
         bare = ""
         if bundle is not None:
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             bare_loop(bundle)
-            bare = f"{(time.perf_counter() - t0) / len(refs) * 1e6:.0f}"
+            bare = f"{(time.process_time() - t0) / len(refs) * 1e6:.0f}"
         print(f"  {name:28s}" + "".join(f"{us[k]:15.0f}" for k in STAGES) + f"{runner:15.0f}"
               f"{runner / us['prepare+run']:14.0%} " + f"{bare:>15s}")
     print(f"  after: {_load()}")
