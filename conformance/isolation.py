@@ -216,8 +216,9 @@ class _Worker:
 
         One ``os.read`` takes whatever the pipe holds and the messages are cut from it here (the
         framing of :meth:`multiprocessing.connection.Connection.send_bytes`: a 4-byte big-endian
-        length, or -1 and an 8-byte length, then the bytes): ``Connection.poll`` + ``recv`` cost
-        three system calls and a selector per message, ~40 us a case in the parent (measured).
+        length, or -1 and an 8-byte length, then the bytes), where ``Connection.poll`` + ``recv`` made
+        a selector and three system calls per message: 17 us a result against 23 us, results
+        unpickled, in bursts of 16 (measured on their own; the unpickling is ~8 us of it).
         A message cut off by the worker's death is dropped, as ``recv`` dropped it.  Where the
         connection has no plain file descriptor (Windows), ``poll`` + ``recv`` as before."""
         fd = self.conn.fileno() if _POLL is not None else None
