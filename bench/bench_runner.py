@@ -383,7 +383,8 @@ def main() -> None:
         if args.bundle:
             bundle = Path(args.bundle)
         else:
-            bundle = make_bundle(ops, args.seed, store / f"bundle-{'-'.join(o[:4] for o in ops)}-{args.seed}")
+            name = args.preset if not args.ops else "-".join(o[:4] for o in ops)[:60]
+            bundle = make_bundle(ops, args.seed, store / f"{name}-{args.seed}")
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         print(f"bundle {bundle}; {cores} cores; onnxruntime {ort.__version__}; python {sys.version.split()[0]}")
         if not args.no_compile:
@@ -413,7 +414,7 @@ def main() -> None:
                 sets.append((f"  of which {'+'.join(CHEAP)} ({len(cheap)})", cheap, None))
             if args.lnbn_bundle or set(ops) != set(LNBN.split(",")):
                 lnbn = Path(args.lnbn_bundle) if args.lnbn_bundle else make_bundle(LNBN.split(","), args.seed,
-                                                                                   store / f"bundle-lnbn-{args.seed}")
+                                                                                   store / f"lnbn-{args.seed}")
                 _, lrefs = read_index(lnbn)
                 sets.append((f"LN+BN ({len(lrefs)} cases)", lrefs, str(lnbn)))
             stage_table(sets)
