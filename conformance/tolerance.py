@@ -579,6 +579,13 @@ def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
         actual = np.stack([actual.real, actual.imag], axis=-1)
     a = np.asarray(actual, dtype=np.float64)
     e = np.asarray(expected, dtype=np.float64)
+    if (a == e).all() and not (tol.signed_zero and _zero_sign_differs(a, e).any()):
+        # Every element equal (so no NaN, and an infinity only where the same one is expected):
+        # the check both paths below give (every error and ratio 0, the worst at the first
+        # element), in a fifth of the numpy calls; most outputs of a run are exact.
+        idx = (0,) * e.ndim
+        return Check(name, True, "", max_abs_err=0.0, ratio=0.0, worst_index=[0] * e.ndim,
+                     expected_at_worst=float(e[idx]), actual_at_worst=float(a[idx]), tolerance=tol)
     if tol.atol > 0 and not tol.exact:
         # Fast path: no NaN or infinity on either side and the bound atol + rtol|e| > 0 everywhere,
         # where the full path below gives the same numbers in a third of the numpy calls (a run
