@@ -34,7 +34,7 @@ def test_isolated_records_are_the_in_process_bytes(toy_suite):
     cases = toy_suite.cases * 6  # more cases than the awkward backend's outputs and messages
     local = [r.to_json() for r in run_cases(cases, faulty.awkward())]
     seen: list[dict] = []
-    run_isolated(cases, faulty.awkward(), jobs=1, collect=False, on_record=seen.append)
+    run_isolated(cases, faulty.awkward(), jobs=1, collect=False, on_record=lambda i, rec: seen.append(rec))
     assert _lines(seen) == _lines(local)
     text = b"\n".join(_lines(seen))
     assert b'"NaN"' in text and b'"-Infinity"' in text and b"\\ud" in text  # the awkward values were met
@@ -126,7 +126,7 @@ def test_a_large_case_file_reads_whole(tmp_path):
 def test_records_json_round_trip(toy_suite):
     """The lines written from isolated records are JSON that reads back to the record."""
     seen: list[dict] = []
-    run_isolated(toy_suite.cases, faulty.awkward(), jobs=2, collect=False, on_record=seen.append)
+    run_isolated(toy_suite.cases, faulty.awkward(), jobs=2, collect=False, on_record=lambda i, rec: seen.append(rec))
     for line in _lines(seen):
         assert isinstance(json.loads(line), dict)
 
