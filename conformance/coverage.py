@@ -457,20 +457,21 @@ class RefsCoverage:
     def _pattern_pairs(self) -> list[tuple[str, dict]]:
         return [(self._refs.id(i), self._refs.entry(i)["coverage"]) for i in self._patterns]
 
-    def with_outcomes(self, outcome_of: Iterable[tuple[int, str, str]]) -> dict:
+    def with_outcomes(self, outcome_of: Iterable[tuple[int, int, str]], id_of=lambda j: str(j)) -> dict:
         """:attr:`coverage` (changed in place: call this once) with a run's outcomes, as
         ``compute_coverage(..., outcomes, analyses=...)`` gives it (every version entry's
         ``outcomes`` and ``error_outcomes``, the layer patterns' ``outcomes``).
 
         Args:
-            outcome_of: ``(bundle case index, case id, outcome)`` of every case run (a layer-pattern
-                case once per level it ran at).
+            outcome_of: ``(bundle case index, run case index, outcome)`` of every case run (a
+                layer-pattern case once per level it ran at).
+            id_of: the id of a run case (by its index), asked for layer-pattern cases only.
         """
         from array import array
 
         counts: dict[str, array] = {}  # per outcome, a count per cell (a Counter per cell took 15 MiB)
         pattern_outcomes: dict[str, str] = {}
-        for i, cid, outcome in outcome_of:
+        for i, j, outcome in outcome_of:
             c = self.cell_of[i]
             if c >= 0:
                 col = counts.get(outcome)
@@ -478,7 +479,7 @@ class RefsCoverage:
                     col = counts[outcome] = array("i", [0]) * len(self._cells)
                 col[c] += 1
             elif self._refs.kind(i)[1] == ("pattern",):
-                pattern_outcomes[cid] = outcome
+                pattern_outcomes[id_of(j)] = outcome
         cells_of: dict[str, list[int]] = defaultdict(list)
         for c, (key, _, _) in enumerate(self._cells):
             cells_of[key].append(c)

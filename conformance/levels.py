@@ -88,6 +88,8 @@ def expand(cases, levels: Iterable[str]):
     other cases unchanged.  No levels: ``cases`` unchanged.  A bundle's compact references
     (:class:`conformance.bundle.CaseRefs`) give a :class:`LevelledRefs` over them."""
     levels = list(levels)
+    if isinstance(cases, LevelledRefs):  # expanded before (another backend's run of the same suite)
+        cases = cases.base
     if isinstance(cases, CaseRefs):
         return LevelledRefs(cases, levels) if levels else cases
     if not levels:
@@ -190,7 +192,11 @@ def classify(outcomes: dict[str, str], levels: list[str]) -> tuple[str, list[str
 
 def pattern_summary(records: Iterable[dict], levels: list[str]) -> dict:
     """The layer-pattern section of a run's results (results.json ``patterns``, the report's
-    section) from the pattern cases' result records.
+    section) from the pattern cases' result records (other records are skipped), a case's records
+    together (as a run writes them).
+
+    Raises:
+        ValueError: a case's records are not together.
 
     Returns:
         ``{"levels": levels, "families": {family: {level: {outcome: n}}}, "classes":
@@ -200,24 +206,14 @@ def pattern_summary(records: Iterable[dict], levels: list[str]) -> dict:
         "failures": [{"id", "pattern", "class", "levels", "outcomes", "responsible", "variation",
         "nodes", "near_miss", "message"}]}``.
     """
-    by_case: dict[str, dict[str, dict]] = defaultdict(dict)
-    for r in records:
-        if not is_pattern(r):
-            continue
-        per = by_case[base_id(r["id"])]
-        # what the summary reads of a record (a whole one is kilobytes: 6,000 of them took 40 MiB)
-        detail = r.get("detail") or {}
-        per[r.get("level") or "-"] = {
-            "outcome": r["outcome"], "optimized": r.get("optimized"), "message": str(r.get("message") or "")[:300],
-            "detail": {k: detail[k] for k in ("variation", "nodes") if k in detail},
-            **({"tags": r.get("tags"), "opset": r.get("opset"), "op": r.get("op")} if not per else {}),
-        }
     levels = list(levels) or ["-"]
     fam_levels: dict = defaultdict(lambda: defaultdict(Counter))
     fam_classes: dict = defaultdict(Counter)
     patterns: dict = {}
     failures = []
-    for cid, per in by_case.items():
+
+    def summarize_case(cid: str, per: dict[str, dict]) -> None:
+        """Count one pattern case from its records by level."""
         first = next(iter(per.values()))
         tags = first.get("tags") or {}
         fam = tags.get("pattern_family", "other")
@@ -250,6 +246,29 @@ def pattern_summary(records: Iterable[dict], levels: list[str]) -> dict:
                 "nodes": detail.get("nodes") or [], "message": worst.get("message", "")[:300],
                 "ops": {lv: (r.get("optimized") or {}).get("ops") for lv, r in per.items()},
             })
+
+    # a case's records come together (a run gives its levels one after another): each case is
+    # counted when the next begins, so no more than one case's records are held
+    current, per, done = None, {}, set()
+    for r in records:
+        if not is_pattern(r):
+            continue
+        cid = base_id(r["id"])
+        if cid != current:
+            if current is not None:
+                summarize_case(current, per)
+                done.add(current)
+            if cid in done:
+                raise ValueError(f"the records of pattern case {cid} are not together")
+            current, per = cid, {}
+        detail = r.get("detail") or {}
+        per[r.get("level") or "-"] = {
+            "outcome": r["outcome"], "optimized": r.get("optimized"), "message": str(r.get("message") or "")[:300],
+            "detail": {k: detail[k] for k in ("variation", "nodes") if k in detail},
+            **({"tags": r.get("tags"), "opset": r.get("opset"), "op": r.get("op")} if not per else {}),
+        }
+    if current is not None:
+        summarize_case(current, per)
     return {
         "levels": levels,
         "families": {f: {lv: dict(c) for lv, c in d.items()} for f, d in sorted(fam_levels.items())},

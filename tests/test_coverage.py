@@ -356,8 +356,8 @@ def test_a_bundles_coverage_from_its_manifest_is_the_case_by_case_one(tmp_path):
     rng = random.Random(0)
     outcomes = {cases.id(j): rng.choice(["pass", "fail", "error", "unsupported"]) for j in range(len(cases))}
     assert len(cases) > len(refs) and any("@" in k for k in outcomes)
-    got = RefsCoverage(refs).with_outcomes((cases.base_index(j), cases.id(j), outcomes[cases.id(j)])
-                                          for j in range(len(cases)))
+    got = RefsCoverage(refs).with_outcomes(((cases.base_index(j), j, outcomes[cases.id(j)]) for j in range(len(cases))),
+                                           cases.id)
     want = compute_coverage((), outcomes, analyses=[r.analysis() for r in refs])
     assert got == want
     assert any(m.get("declared_unbuildable") for op in got["ops"].values() for e in op["versions"].values()

@@ -507,24 +507,29 @@ class CaseStore:
         for k in range(0, self.n, 4096):
             yield ("," if k else "") + ",".join(self._tag_values(i, set_order) for i in perm[k:k + 4096])
         yield "]"
-        idp, rest, prev = [], [], ""
-        for i in perm:  # ids, front-coded: consecutive ids (sorted) share long prefixes
-            cid = self.id(i)
-            k, m = 0, min(len(prev), len(cid))
-            while k < m and prev[k] == cid[k]:
-                k += 1
-            idp.append(k)
-            rest.append(cid[k:])
-            prev = cid
-        yield ',"idp":' + ints(idp) + ',"ids":' + str(json_for_script(rest))
-        del idp, rest
+        # ids, front-coded (consecutive ids, sorted, share long prefixes), each column in chunks
+        for name in ("idp", "ids"):
+            yield f',"{name}":['
+            prev = ""
+            for k in range(0, self.n, 4096):
+                part = []
+                for i in perm[k:k + 4096]:
+                    cid = self.id(i)
+                    p, m = 0, min(len(prev), len(cid))
+                    while p < m and prev[p] == cid[p]:
+                        p += 1
+                    part.append(p if name == "idp" else cid[p:])
+                    prev = cid
+                text = ints(part) if name == "idp" else str(json_for_script(part))
+                yield ("," if k else "") + text[1:-1]
+            yield "]"
         tvals = [self._tag_vals[self._tag_keys.index[k]].items for k in tkeys]
         yield '},"tags":' + str(json_for_script({"keys": tkeys, "vals": tvals, "sets": sets}))
         fkeys = [k for k, _, _ in FEATURES]
         yield ',"feat":' + str(json_for_script({"keys": fkeys, "vals": [v.items for v in self._feat]}))[:-1] + ',"col":['
         yield ",".join(ints(c[i] for i in perm) for c in self._feat_col) + "]}"
-        yield (',"io":' + str(json_for_script(iosigs.items)) + ',"attrs":' + str(json_for_script(attrsets.items))
-               + ',"repro":' + str(json_for_script(repro_prefix(run, suite))) + "}")
+        yield ',"io":[' + ",".join(iosigs.items) + '],"attrs":[' + ",".join(attrsets.items) + "]"
+        yield ',"repro":' + str(json_for_script(repro_prefix(run, suite))) + "}"
 
     def _tag_values(self, i: int, set_order: list[list[int]]) -> str:
         """Case ``i``'s tag values (indices into each key's values) in its key set's page order."""
@@ -542,7 +547,7 @@ class CaseStore:
         bdir = Path(bundle_dir) if bundle_dir else None
         sig_keys = {v: k for k, v in self._iosigs.index.items()}
         at_keys = {v: k for k, v in self._attrsets.index.items()}
-        iosigs, attrsets = _Interner(), _Interner()
+        iosigs, attrsets = _PageTexts(), _PageTexts()  # the page's text of each (10,000 as objects: 10 MiB)
         io_col, at_col = [], []
         n_io = n_attr = 0
         col, oc_names = self._int, self._oc.items
@@ -590,6 +595,19 @@ class CaseStore:
         key = self.ops.items[opi]
         dom = self._domains.get(key, "")
         return key[len(dom) + 1:] if dom and key.startswith(dom + ":") else key
+
+
+class _PageTexts(_Interner):
+    """An interner of values by key that keeps each value's page text (:func:`json_for_script`)
+    instead of the value."""
+
+    def add(self, value, key=None) -> int:
+        key = value if key is None else key
+        i = self.index.get(key)
+        if i is None:
+            i = self.index[key] = len(self.items)
+            self.items.append(str(json_for_script(value)))
+        return i
 
 
 class SlimCases:
