@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from .jsonsafe import dumps, json_safe
@@ -88,7 +88,10 @@ def families(results, known: dict[str, str] | None = None) -> dict[str, str]:
 
 def write_results(doc: dict, path: str | os.PathLike, *, case_lines: Iterable[bytes] | None = None) -> Path:
     """Write ``doc`` as compact JSON to ``path`` (via a temporary file and a rename), ``"cases"``
-    last: strict JSON, non-finite numbers in :mod:`conformance.jsonsafe`'s encoding.
+    last, one case a line: strict JSON, non-finite numbers in :mod:`conformance.jsonsafe`'s
+    encoding.  The first line is the document up to ``"cases":[``, then each case on its own line
+    (a comma ending all but the last), then ``]}``: any JSON reader reads it whole, and
+    :func:`iter_results` a case at a time.
 
     Args:
         case_lines: ``doc["cases"]`` already serialised, one compact JSON text per case in order
@@ -98,27 +101,94 @@ def write_results(doc: dict, path: str | os.PathLike, *, case_lines: Iterable[by
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     head = {k: v for k, v in doc.items() if k != "cases"}
-    compact = (",", ":")  # 100k cases = 200+ MB
+    compact = (",", ":")
+    if case_lines is None:
+        case_lines = (dumps(c, separators=compact).encode() for c in doc.get("cases", []))
     with open(tmp, "wb") as f:
         last = None  # written a piece behind: the head's closing brace is not
         for piece in _json_pieces(head, 3):  # the coverage a piece per operator: its text is 9 MB whole
             if last is not None:
                 f.write(last.encode())
             last = piece
-        f.write(b',"cases":')
-        if case_lines is None:
-            f.write(dumps(doc.get("cases", []), separators=compact).encode())
-        else:
-            f.write(b"[")
-            sep = b""
-            for line in case_lines:
-                f.write(sep)
-                f.write(line)
-                sep = b","
-            f.write(b"]")
-        f.write(b"}\n")
+        f.write(b',"cases":[' if last == "}" else b'{"cases":[')  # "{}": a document of cases alone
+        sep = b"\n"
+        for line in case_lines:
+            f.write(sep)
+            f.write(line)
+            sep = b",\n"
+        f.write(b"\n]}\n")
     os.replace(tmp, path)
     return path
+
+
+def iter_results(path: str | os.PathLike) -> tuple[dict, Iterator[tuple[int, dict]]]:
+    """Read a results file a case at a time: ``(document without its cases, iterator of (offset
+    of the case's line, case))``, the cases in :func:`load_results`' encoding.  A file in the
+    layout :func:`write_results` writes is read line by line (a 100,000-case document took 800 MiB
+    whole); any other is read whole by :func:`load_results`.
+
+    Raises:
+        ResultsError: missing file, invalid JSON, or not our format (from the first line; a
+            damaged case line raises when the iterator reaches it).
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            first = f.readline()
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ResultsError(f"{path}: {exc}") from exc
+    marker = b'"cases":[\n'
+    if not first.endswith(marker):
+        doc = load_results(path)
+        cases = doc.pop("cases")
+        return doc, ((-1, c) for c in cases)
+    text = first[:-len(marker)].rstrip(b",")
+    head = _decode(path, text + b"}")
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise ResultsError(f"{path}: not an onnx-conformance results file (expected format {FORMAT!r})")
+    return head, _case_lines(path, len(first))
+
+
+def _case_lines(path: Path, start: int) -> Iterator[tuple[int, dict]]:
+    with open(path, "rb") as f:
+        f.seek(start)
+        offset = start
+        for line in f:
+            body = line.rstrip(b"\r\n")
+            if body == b"]}":
+                return
+            case = _decode(path, body[:-1] if body.endswith(b",") else body)
+            if not isinstance(case, dict):
+                raise ResultsError(f"{path}: a case at byte {offset} is not an object")
+            yield offset, case
+            offset += len(line)
+    raise ResultsError(f"{path}: the list of cases does not end (a truncated file?)")
+
+
+def case_at(path: str | os.PathLike, offset: int) -> dict:
+    """The case on the line at ``offset`` of a results file (an offset :func:`iter_results` gave).
+
+    Raises:
+        ResultsError: not a case's line (the file changed since).
+    """
+    with open(path, "rb") as f:
+        f.seek(offset)
+        line = f.readline().rstrip(b"\r\n")
+    case = _decode(Path(path), line[:-1] if line.endswith(b",") else line)
+    if not isinstance(case, dict):
+        raise ResultsError(f"{path}: no case at byte {offset}")
+    return case
+
+
+def _decode(path: Path, text: bytes):
+    """One JSON text of a results file in :func:`load_results`' encoding."""
+    try:
+        value = json.loads(text, parse_constant=str)
+    except ValueError as exc:
+        raise ResultsError(f"{path}: not valid JSON: {exc}") from exc
+    return json_safe(value) if b"\\ud" in text else value
 
 
 def _json_pieces(obj, depth: int):

@@ -467,3 +467,31 @@ def test_a_run_report_is_the_report_of_its_results(tmp_path, toy_suite):
     page = render_html(whole)
     assert page.encode() == (out / "report.html").read_bytes()
     assert render_html(whole, store=CaseStore(load_results(out / "results.json")["cases"])) == page
+
+
+def test_a_results_file_is_read_a_case_at_a_time(tmp_path):
+    """results.json holds its head on the first line and one case a line after it: iter_results
+    reads it so, each case as load_results reads the whole (awkward values in the same encoding),
+    case_at finds a case again by its offset; a file in another layout (one line, as another tool
+    writes it) is read whole; `report` gives the same page from both."""
+    from conformance.cli import main
+    from conformance.results import case_at, iter_results, load_results, write_results
+
+    cases = [_res(0, "pass", outputs=[_out("Y", 0.5)]),
+             _res(1, "fail", "bad \ud800 <x> \u00e9", outputs=[_out("Y", float("nan"), False, actual=float("inf"))]),
+             _res(2, "error", "x" * 5000)]
+    path = write_results(_doc(cases), tmp_path / "results.json")
+    lines = path.read_bytes().split(b"\n")
+    assert lines[0].endswith(b'"cases":[') and lines[-2:] == [b"]}", b""] and len(lines) == len(cases) + 3
+    whole = load_results(path)
+    head, it = iter_results(path)
+    got = list(it)
+    assert [c for _, c in got] == whole["cases"] and head == {k: v for k, v in whole.items() if k != "cases"}
+    assert [case_at(path, off) for off, _ in got] == whole["cases"]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(whole))
+    assert [c for _, c in iter_results(other)[1]] == whole["cases"]
+    assert main(["report", str(path), "--out", str(tmp_path / "a.html")]) == 0
+    assert main(["report", str(other), "--out", str(tmp_path / "b.html")]) == 0
+    assert (tmp_path / "a.html").read_bytes() == (tmp_path / "b.html").read_bytes()
+    assert any(t.startswith("bad ") for t in _embedded((tmp_path / "a.html").read_text())["strings"])
