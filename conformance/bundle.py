@@ -49,7 +49,7 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -413,7 +413,11 @@ def _write_manifest(path: Path, lines, identity: dict) -> None:
             first = False
         out.write("]" if first else "\n ]")
         for k in sorted(rest):
-            text = json.dumps(rest[k], indent=1, sort_keys=True, allow_nan=False).replace("\n", "\n ")
+            if k == "declared" and isinstance(rest[k], dict) and rest[k]:  # an operator a line (_rest_lines)
+                text = "{" + ",".join(f"\n  {json.dumps(op)}: {json.dumps(v, sort_keys=True, allow_nan=False)}"
+                                      for op, v in sorted(rest[k].items())) + "\n }"
+            else:
+                text = json.dumps(rest[k], indent=1, sort_keys=True, allow_nan=False).replace("\n", "\n ")
             out.write(f',\n {json.dumps(k)}: {text}')
         out.write("\n}\n")
 
@@ -809,11 +813,44 @@ def _manifest_lines(f, head: dict, keep_text: bool = False):
         else:  # also the end of the file before the list closed
             raise _NotLineLayout
         pos += len(line)
-    rest = f.read().decode("utf-8")
+    rest, declared = _rest_lines(f)
     if close.endswith(b","):
         head.update(json.loads("{" + rest))
+        if declared is not None:
+            head["declared"] = declared
     elif rest.strip() != "}":
         raise _NotLineLayout
+
+
+def _rest_lines(f) -> tuple[str, dict[str, bytes] | None]:
+    """The rest of the manifest open in binary as ``f`` (the identity, after the case entries) as
+    text, without its ``"declared"`` member when :func:`_write_manifest` wrote it (an operator a
+    line), with that member as ``{operator: its JSON text}``, each line read and kept as bytes, so
+    that a reader holds the table's declared reasons unparsed until it needs one operator's
+    (parsed whole they were 18 MiB, and the text, read whole, left as much of the heap behind);
+    ``(text, None)`` for another layout, left to the JSON reader."""
+    parts: list[bytes] = []
+    declared: dict[str, bytes] | None = None
+    opening = b' "declared": {\n'
+    for line in f:
+        if declared is None and line == opening:
+            declared = {}
+            for item in f:
+                if item.rstrip(b"\r\n") in (b" }", b" },"):
+                    if not item.startswith(b" },") and parts:  # the last member: the comma before it goes
+                        parts[-1] = parts[-1].rstrip().rstrip(b",") + b"\n"
+                    break
+                key, sep, value = item.strip().rstrip(b",").partition(b": ")
+                try:
+                    name = json.loads(key)
+                except ValueError:
+                    name = None
+                if not sep or not isinstance(name, str) or not value.startswith(b"{"):
+                    return (b"".join(parts) + line + item + f.read()).decode("utf-8"), None
+                declared[name] = value
+            continue
+        parts.append(line)
+    return b"".join(parts).decode("utf-8"), declared
 
 
 def _manifest_entries(text: str, head: dict):
@@ -1004,14 +1041,35 @@ def write_archive(src: str | os.PathLike, out: str | os.PathLike, *, force: bool
     return out
 
 
-def suite_hash(lines: Iterable[bytes]) -> str:
-    """:attr:`conformance.suite.Suite.content_hash` of the cases given as ``id\\0content hash`` lines
-    (UTF-8, any order): sha256 over them sorted, each with a newline (sorting these bytes is
-    sorting the (id, hash) pairs: UTF-8 keeps code point order and NUL sorts first)."""
+def suite_hash(n: int, key) -> tuple[str, str | None]:
+    """:attr:`conformance.suite.Suite.content_hash` of ``n`` cases given as ``key(i)``, the ``id\\0content
+    hash`` line of case ``i`` (UTF-8): sha256 over the lines sorted, each with a newline (sorting
+    these bytes is sorting the (id, hash) pairs: UTF-8 keeps code point order and NUL sorts
+    first); and the first id that two cases share, or None.  The order is found by sorting the
+    lines as one fixed-width numpy array (one allocation, freed whole), not as a list of bytes
+    (60,000 objects whose memory the parent kept).
+
+    Returns:
+        ``(hex digest, duplicate id or None)``.
+    """
     h = hashlib.sha256()
-    for line in sorted(lines):
+    if not n:
+        return h.hexdigest(), None
+    width = max(len(key(i)) for i in range(n))
+    lines = np.zeros(n, dtype=f"S{width}")
+    for i in range(n):
+        lines[i] = key(i)
+    order = np.argsort(lines, kind="stable")
+    del lines
+    prev, dup = None, None
+    for i in order.tolist():
+        line = key(i)
+        cid = line.split(b"\0", 1)[0]
+        if cid == prev and dup is None:
+            dup = cid.decode("utf-8", "surrogatepass")
+        prev = cid
         h.update(line + b"\n")
-    return h.hexdigest()
+    return h.hexdigest(), dup
 
 
 class CaseRefs(Sequence):
@@ -1175,15 +1233,11 @@ def read_index(path: str | os.PathLike) -> tuple[dict, CaseRefs]:
         raise BundleError(f"{mpath}: not valid JSON: {exc}") from exc
     if head.get("format") != FORMAT:
         raise BundleError(f"{mpath}: unknown format {head.get('format')!r}, expected {FORMAT!r}")
-    keys = sorted(refs.key(i) for i in range(len(refs)))
-    for a, b in zip(keys, keys[1:]):
-        cid = a.split(b"\0", 1)[0]
-        if cid == b.split(b"\0", 1)[0]:
-            raise BundleError(f"{mpath}: case id {cid.decode('utf-8', 'surrogatepass')!r} appears twice")
-    refs.content_hash = suite_hash(keys)
-    del keys
+    refs.content_hash, dup = suite_hash(len(refs), refs.key)
+    if dup is not None:
+        raise BundleError(f"{mpath}: case id {dup!r} appears twice")
     if isinstance(head.get("declared"), dict):  # kept as text, an operator's parsed when its coverage is (18 MiB whole)
-        refs.declared = {k: orjson.dumps(v) for k, v in head.pop("declared").items()}
+        refs.declared = {k: v if isinstance(v, bytes) else orjson.dumps(v) for k, v in head.pop("declared").items()}
     if head.get("content_hash") is not None and head["content_hash"] != refs.content_hash:
         raise BundleError(f"{mpath}: the suite's content_hash does not match its case entries (edited manifest?)")
     identity = {

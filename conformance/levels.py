@@ -156,14 +156,13 @@ class LevelledRefs(Sequence):
         """:attr:`conformance.suite.Suite.content_hash` of these cases (the levelled ones under their
         own ids), computed once."""
         if self._hash is None:
-            def keys():
-                for j in range(len(self)):
-                    key, lv = self.base.key(self._base[j]), self._level[j]
-                    if lv:
-                        cid, _, ch = key.partition(b"\0")
-                        key = cid + b"@" + self.levels[lv - 1].encode() + b"\0" + ch
-                    yield key
-            self._hash = suite_hash(keys())
+            def key(j: int) -> bytes:
+                line, lv = self.base.key(self._base[j]), self._level[j]
+                if lv:
+                    cid, _, ch = line.partition(b"\0")
+                    line = cid + b"@" + self.levels[lv - 1].encode() + b"\0" + ch
+                return line
+            self._hash = suite_hash(len(self), key)[0]
         return self._hash
 
 
