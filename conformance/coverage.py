@@ -431,7 +431,7 @@ class RefsCoverage:
             else:
                 a = refs.entry(i)["coverage"]
                 unmatched.append({"id": refs.id(i), "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
-        self._refs = refs
+        self._refs, self._content_hash = refs, refs.content_hash
         self._cells: list[tuple[str, str, str | None]] = []  # (op key, version, combination key; None: error cases)
         cell_index: dict[tuple[str, str, str | None], int] = {}
         self.cell_of = array("i", [-1]) * n
@@ -461,6 +461,23 @@ class RefsCoverage:
         self.coverage = {"cases": n, "ops": ops, "unmatched": unmatched}
         if self._patterns:
             self.coverage["patterns"] = pattern_coverage(self._pattern_pairs())
+
+    def detach(self) -> RefsCoverage:
+        """This coverage without its references (to send it to another process, which has its own:
+        :meth:`attach`)."""
+        self._refs = None
+        return self
+
+    def attach(self, refs) -> RefsCoverage:
+        """This coverage with ``refs``, references to the same bundle's cases (its content hash the same).
+
+        Raises:
+            ValueError: ``refs`` are another bundle's.
+        """
+        if refs.content_hash != self._content_hash:
+            raise ValueError("the coverage was computed for another bundle")
+        self._refs = refs
+        return self
 
     def _pattern_pairs(self) -> list[tuple[str, dict]]:
         return [(self._refs.id(i), self._refs.entry(i)["coverage"]) for i in self._patterns]

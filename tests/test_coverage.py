@@ -366,3 +366,28 @@ def test_a_bundles_coverage_from_its_manifest_is_the_case_by_case_one(tmp_path):
              f"from conformance.registry import FAMILIES; RefsCoverage(read_index({str(path)!r})[1]).with_outcomes(()); "
              "print([m for m in FAMILIES if m in sys.modules and '.patterns.' not in m])")
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+def test_a_large_bundles_coverage_is_computed_in_a_process_of_its_own(tmp_path):
+    """A run computes a large bundle's coverage in a spawned process that reads the manifest itself
+    (forced here on a small bundle): the result, re-attached to the parent's references, gives the
+    coverage with outcomes the parent would compute; another bundle's references are refused, and a
+    bundle the process cannot read gives the error instead of a coverage."""
+    from conformance.bundle import read_index, write_generated_bundle
+    from conformance.coverage import RefsCoverage
+    from conformance.execute import _refs_coverage
+
+    path = tmp_path / "b"
+    write_generated_bundle(["Tile", "Swish.mul_sigmoid"], 0, path)
+    _, refs = read_index(path)
+    outcomes = [("pass", "fail", "error")[j % 3] for j in range(len(refs))]
+    remote = _refs_coverage(refs, process=True)
+    assert isinstance(remote, RefsCoverage), remote
+    local = RefsCoverage(refs)
+    assert remote.with_outcomes(((j, j, outcomes[j]) for j in range(len(refs))), refs.id) == \
+        local.with_outcomes(((j, j, outcomes[j]) for j in range(len(refs))), refs.id)
+    write_generated_bundle(["Relu"], 0, tmp_path / "other")
+    with pytest.raises(ValueError, match="another bundle"):
+        RefsCoverage(refs).detach().attach(read_index(tmp_path / "other")[1])
+    (path / "manifest.json").write_text("{}")
+    assert isinstance(_refs_coverage(refs, process=True), Exception)
