@@ -572,7 +572,7 @@ def _refs_coverage(refs, *, process: bool | None = None):
     end of the run reports it as :func:`_coverage` reports any).
 
     For a bundle of :data:`COVERAGE_PROCESS_CASES` cases or more (or with ``process``), it is
-    computed in a short-lived process (``spawn``) that reads the manifest itself and sends back
+    computed in a short-lived process (a new interpreter) that reads the manifest itself and sends back
     the result (the operators' coverage as text, a cell per case): computed in the parent, it
     left 40 MiB of the parent's heap in use for the rest of the run (the whole table's schemas
     and 55,000 manifest entries read and dropped), where the result is 12 MiB.
@@ -588,23 +588,20 @@ def _refs_coverage(refs, *, process: bool | None = None):
                 return RefsCoverage(refs)
             finally:
                 op_spec.cache_clear()  # the operators' schemas: not read again here
-        import multiprocessing
         import pickle
+        import subprocess
 
-        ctx = multiprocessing.get_context("spawn")
-        ours, theirs = ctx.Pipe(duplex=False)
-        child = ctx.Process(target=_coverage_process, args=(refs.root, theirs), name="onnx-conformance-coverage",
-                            daemon=True)
-        child.start()
-        theirs.close()
+        # a fresh interpreter running this module (not multiprocessing's spawn, which imports the
+        # caller's main script again: a script that runs a suite at import would run it twice)
+        package_root = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+        child = subprocess.run([sys.executable, "-m", "conformance.execute", "--coverage-of", str(refs.root)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, check=False)
         try:
-            kind, payload = pickle.loads(ours.recv_bytes())
-        except EOFError:
-            child.join()
-            raise RuntimeError(f"the coverage process ended ({child.exitcode}) without a result") from None
-        finally:
-            ours.close()
-        child.join()
+            kind, payload = pickle.loads(child.stdout)
+        except Exception:  # noqa: BLE001 - no result: say how the process ended
+            tail = child.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            raise RuntimeError(f"the coverage process ended ({child.returncode}) without a result: {tail[0]}") from None
         if kind != "ok":
             raise RuntimeError(payload)
         return payload.attach(refs)
@@ -612,9 +609,10 @@ def _refs_coverage(refs, *, process: bool | None = None):
         return exc
 
 
-def _coverage_process(root: str, conn) -> None:
-    """In the coverage process: :class:`conformance.coverage.RefsCoverage` of the bundle at ``root``,
-    sent as ``("ok", coverage without its references)`` or ``("error", message)``."""
+def _coverage_process(root: str) -> None:
+    """The coverage process (``python -m conformance.execute --coverage-of BUNDLE``):
+    :class:`conformance.coverage.RefsCoverage` of the bundle at ``root``, written to standard
+    output pickled as ``("ok", coverage without its references)`` or ``("error", message)``."""
     import pickle
 
     from .bundle import read_index
@@ -624,8 +622,9 @@ def _coverage_process(root: str, conn) -> None:
         result = ("ok", RefsCoverage(read_index(root)[1]).detach())
     except Exception as exc:  # noqa: BLE001 - reported to the parent
         result = ("error", f"{type(exc).__name__}: {exc}")
-    conn.send_bytes(pickle.dumps(result, pickle.HIGHEST_PROTOCOL))
-    conn.close()
+    sys.stdout.buffer.write(pickle.dumps(result, pickle.HIGHEST_PROTOCOL))
+    sys.stdout.flush()
+
 
 
 _ANALYSES: dict = {}
@@ -684,3 +683,7 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--coverage-of"]:
+    _coverage_process(sys.argv[2])
