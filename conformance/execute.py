@@ -456,16 +456,19 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
     with (out / "results.jsonl").open("ab") as stream:
         pos = [stream.seek(0, os.SEEK_END)]  # where the next line starts
 
-        def keep(i: int, rec: dict) -> None:
-            """Append the record of case ``i`` of ``run``."""
-            rec, text = written(rec, separators=(",", ":"))  # strict JSON: a backend's NaN error is a string
-            data = text.encode() + b"\n"
+        def keep_line(i: int, data: bytes, outcome: str) -> None:
+            """Append the line ``data`` (:func:`conformance.isolation.record_line`) of case ``i`` of ``run``."""
             offsets[i if todo is None else todo[i]] = pos[0]
             stream.write(data)
             stream.flush()
             pos[0] += len(data)
             if on_outcome:
-                on_outcome(rec["outcome"])
+                on_outcome(outcome)
+
+        def keep(i: int, rec: dict) -> None:
+            """Append the record of case ``i`` of ``run``."""
+            rec, text = written(rec, separators=(",", ":"))  # strict JSON: a backend's NaN error is a string
+            keep_line(i, text.encode() + b"\n", rec["outcome"])
 
         if todo is not None and not len(todo):
             pass
@@ -489,7 +492,7 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
         else:
             try:
                 run_isolated(run, backend, spec=spec.backend_spec, options=spec.backend_options, jobs=spec.jobs,
-                             timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb, on_record=keep,
+                             timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb, on_line=keep_line,
                              on_result=on_result, collect=False,
                              background=lambda: _prepare_end(refs if whole_manifest else None, precomputed),
                              on_analysis=(lambda a: analyses.append(_intern_analysis(a))) if analyses is not None else None)
