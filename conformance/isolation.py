@@ -400,6 +400,7 @@ def run_isolated(
     on_record: Callable[[int, dict], None] | None = None,
     background: Callable[[], None] | None = None,
     on_line: Callable[[int, bytes, str], None] | None = None,
+    on_collected: Callable[[], None] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` in ``jobs`` worker processes; results in the order of ``cases``.
 
@@ -441,6 +442,9 @@ def run_isolated(
             ``results.jsonl`` (bytes: :func:`record_line`) and its outcome.  Where it is the only
             taker of results (``on_result`` and ``on_record`` unset, ``collect`` false), the
             workers make the lines and the parent parses none.
+        on_collected: called in the parent after each round in which results came (the parent
+            collects them every few milliseconds), before any worker is started: a caller that
+            buffers what it writes of them flushes it here, once a round rather than per result.
 
     Raises:
         WorkerError: a worker cannot create the backend.
@@ -465,7 +469,10 @@ def run_isolated(
     suspects: set[int] = set()
     lines = on_line is not None and on_result is None and on_record is None and not collect
 
+    n_finished, n_collected = [0], 0  # results finished, and as of the last on_collected
+
     def finish(i: int, res: CaseResult | dict, analysis: dict | None = None) -> None:
+        n_finished[0] += 1
         if on_line is not None:
             if isinstance(res, tuple):  # a line from a worker (``lines``)
                 on_line(i, *res)
@@ -568,6 +575,9 @@ def run_isolated(
                 i, ran = w.charge(now)
                 finish(i, _synthetic(cases[i], outcome, message, ran))
                 dead.append(w)
+            if on_collected is not None and n_finished[0] != n_collected:
+                n_collected = n_finished[0]
+                on_collected()
             for w in workers:
                 if w.retire and not w.inflight and w not in dead:  # its suspect's result is in
                     w.stop()
