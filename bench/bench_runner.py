@@ -37,9 +37,10 @@ in-process loop survives them), written once to a temporary directory (``--keep 
    ``isolation.MAX_BATCH`` cases read, then attempted, then judged), on the bundle, its cheap
    cases (Relu and Cast) and LN+BN: reading and checking the case (``CaseRef.load_for_run``),
    the backend's prepare + run (``runner.attempt_case``: what the runtime spends), judging
-   (``runner.judge_case``), the result record (``to_json`` and the message pickled as the
-   worker sends it), and what the parent does per result (the message unpickled, its line
-   encoded by ``jsonsafe.written``, written and flushed, the outcome counted); then the
+   (``runner.judge_case``), the result record (``to_json``, its line of results.jsonl encoded
+   by ``isolation.record_line`` and the message pickled, as the worker makes them), and what
+   the parent does per result (the message unpickled, the line written, the outcome counted;
+   one flush per batch, as the run flushes once per collection of results); then the
    runner's part (every stage but prepare + run) and its share of the runtime's.  The bare
    loop in the same process, per case, for scale.
 
@@ -241,7 +242,7 @@ def stages(refs, batch: int) -> tuple[dict[str, float], int]:
 
     from conformance.backends import resolve_backend
     from conformance.bundle import BundleError
-    from conformance.jsonsafe import written
+    from conformance.isolation import record_line
     from conformance.runner import attempt_case, judge_case
 
     backend = resolve_backend("onnxruntime", {})
@@ -266,16 +267,16 @@ def stages(refs, batch: int) -> tuple[dict[str, float], int]:
                 ta = pc()
                 res = judge_case(c, backend, g)
                 tb = pc()
-                msgs.append(pickle.dumps(("result", 0, res.to_json(), None), pickle.HIGHEST_PROTOCOL))
+                line = (record_line(res.to_json())[1], res.outcome)
+                msgs.append(pickle.dumps(("line", 0, line, None), pickle.HIGHEST_PROTOCOL))
                 t["judge"] += tb - ta
                 t["record"] += pc() - tb
             t3 = pc()
             for m in msgs:
-                rec = pickle.loads(m)[2]
-                rec, text = written(rec, separators=(",", ":"))
-                sink.write(text.encode() + b"\n")
-                sink.flush()
-                counts[rec["outcome"]] = counts.get(rec["outcome"], 0) + 1
+                data, outcome = pickle.loads(m)[2]
+                sink.write(data)
+                counts[outcome] = counts.get(outcome, 0) + 1
+            sink.flush()  # once per collection of results, as the run does
             t4 = pc()
             t["read+check"] += t1 - t0
             t["prepare+run"] += t2 - t1

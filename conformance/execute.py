@@ -456,16 +456,22 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
     with (out / "results.jsonl").open("ab") as stream:
         pos = [stream.seek(0, os.SEEK_END)]  # where the next line starts
 
+        flush_each = True  # the isolated runner flushes once per collection of results (on_collected)
+
+        def keep_line(i: int, data: bytes, outcome: str) -> None:
+            """Append the line ``data`` (:func:`conformance.isolation.record_line`) of case ``i`` of ``run``."""
+            offsets[i if todo is None else todo[i]] = pos[0]
+            stream.write(data)
+            if flush_each:
+                stream.flush()
+            pos[0] += len(data)
+            if on_outcome:
+                on_outcome(outcome)
+
         def keep(i: int, rec: dict) -> None:
             """Append the record of case ``i`` of ``run``."""
             rec, text = written(rec, separators=(",", ":"))  # strict JSON: a backend's NaN error is a string
-            data = text.encode() + b"\n"
-            offsets[i if todo is None else todo[i]] = pos[0]
-            stream.write(data)
-            stream.flush()
-            pos[0] += len(data)
-            if on_outcome:
-                on_outcome(rec["outcome"])
+            keep_line(i, text.encode() + b"\n", rec["outcome"])
 
         if todo is not None and not len(todo):
             pass
@@ -487,9 +493,11 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
             else:
                 run_cases(run, backend, on_result=record)
         else:
+            flush_each = False
             try:
                 run_isolated(run, backend, spec=spec.backend_spec, options=spec.backend_options, jobs=spec.jobs,
-                             timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb, on_record=keep,
+                             timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb,
+                             on_line=keep_line, on_collected=stream.flush,
                              on_result=on_result, collect=False,
                              background=lambda: _prepare_end(refs if whole_manifest else None, precomputed),
                              on_analysis=(lambda a: analyses.append(_intern_analysis(a))) if analyses is not None else None)

@@ -14,6 +14,7 @@ pickling; elsewhere with ``spawn``, where the backend must be given as a spec.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import multiprocessing.connection
 import os
@@ -54,7 +55,8 @@ def _rss_mb(pid: int) -> float | None:
         return None
 
 
-def _worker_main(conn, backend, spec, options, cases, analyse=False, current=None, parent_end=None) -> None:
+def _worker_main(conn, backend, spec, options, cases, analyse=False, current=None, parent_end=None,
+                 lines=False) -> None:
     """Worker loop: receive a batch, send back one ``("result", index, record, analysis)`` per case.
 
     ``parent_end``: the parent's end of this worker's pipe, which a forked worker inherits; it is
@@ -78,6 +80,10 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False, current=Non
     1.8 s for 2,315 cases); judged between two, its comparisons took twice as long.
     ``current`` (shared memory) holds the index of the case being attempted or judged, so
     that the parent charges a crash or a hang to that case whichever phase it happens in.
+
+    ``lines``: send ``("line", index, (line, outcome), analysis)`` instead of a result: ``line`` is
+    the result's line of ``results.jsonl`` as bytes (:func:`record_line` of the record), made here
+    so that a parent that only stores results parses and encodes nothing.
     """
     import faulthandler
 
@@ -95,6 +101,9 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False, current=Non
         conn.send(("fatal", f"cannot create backend {spec!r}: {type(exc).__name__}: {exc}"))
         return
     conn.send(("ready", os.getpid()))
+    # what the worker holds from here on (the backend, the modules, the inherited cases) lives as
+    # long as it does: out of the collector's way, each collection walks only what a batch makes
+    gc.freeze()
 
     def send(msg, dumps=pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL, send_bytes=conn.send_bytes):
         send_bytes(dumps(msg, protocol))
@@ -128,13 +137,27 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False, current=Non
                 continue
             try:
                 res = judge_case(case, backend, got)
-                send(("result", i, res.to_json(), _analysis(case) if analyse and not recorded else None))
+                analysis = _analysis(case) if analyse and not recorded else None
+                if lines:
+                    send(("line", i, (record_line(res.to_json())[1], res.outcome), analysis))
+                else:
+                    send(("result", i, res.to_json(), analysis))
             except BaseException:  # noqa: BLE001 - e.g. a result that cannot be pickled
                 conn.send(("internal", i, traceback.format_exc(), None))
         del attempted  # the outputs of a batch, released before the next is read
         problems = [(i, problem) for i, _case, _recorded, problem in loaded if problem is not None]
         if problems:  # the run stops there: the cases after it in the batch are not attempted
             send(("bundle", *problems[0], None))
+
+
+def record_line(rec: dict) -> tuple[dict, bytes]:
+    """``(value, line)``: the line of ``results.jsonl`` that holds the record ``rec`` (compact strict
+    JSON in :mod:`conformance.jsonsafe`'s encoding, UTF-8, a newline) and the value it holds
+    (``rec`` itself unless it holds something awkward: :func:`conformance.jsonsafe.written`)."""
+    from .jsonsafe import written
+
+    rec, text = written(rec, separators=(",", ":"))
+    return rec, text.encode() + b"\n"
 
 
 def _load(item, cases) -> tuple[int, Case | None, bool, str | None]:
@@ -181,14 +204,14 @@ class CaseLoadError(RuntimeError):
 
 
 class _Worker:
-    def __init__(self, ctx, backend, spec, options, cases, analyse=False):
+    def __init__(self, ctx, backend, spec, options, cases, analyse=False, lines=False):
         self.conn, child = ctx.Pipe()
         self.forked = cases is not None
         self.current = ctx.RawValue("q", -1)  # the case the worker is on (see _worker_main)
         forked = ctx.get_start_method() == "fork"
         self.proc = ctx.Process(target=_worker_main,
                                 args=(child, backend, spec, options, cases, analyse, self.current,
-                                      self.conn if forked else None), daemon=True)
+                                      self.conn if forked else None, lines), daemon=True)
         self.proc.start()
         child.close()
         self.inflight: deque[int] = deque()
@@ -376,6 +399,8 @@ def run_isolated(
     collect: bool = True,
     on_record: Callable[[int, dict], None] | None = None,
     background: Callable[[], None] | None = None,
+    on_line: Callable[[int, bytes, str], None] | None = None,
+    on_collected: Callable[[], None] | None = None,
 ) -> list[CaseResult]:
     """Run ``cases`` in ``jobs`` worker processes; results in the order of ``cases``.
 
@@ -413,6 +438,13 @@ def run_isolated(
             worker is started while it runs (forking beside a thread that holds an import
             lock could leave the child waiting on it), and it is over when this returns.  It
             must not raise.
+        on_line: called in the parent with the index in ``cases``, the result's line of
+            ``results.jsonl`` (bytes: :func:`record_line`) and its outcome.  Where it is the only
+            taker of results (``on_result`` and ``on_record`` unset, ``collect`` false), the
+            workers make the lines and the parent parses none.
+        on_collected: called in the parent after each round in which results came (the parent
+            collects them every few milliseconds), before any worker is started: a caller that
+            buffers what it writes of them flushes it here, once a round rather than per result.
 
     Raises:
         WorkerError: a worker cannot create the backend.
@@ -435,9 +467,21 @@ def run_isolated(
     # it would break each new worker in turn and every following case would be charged a crash.
     # So each suspect runs alone, in a fresh worker that is stopped after it.
     suspects: set[int] = set()
+    lines = on_line is not None and on_result is None and on_record is None and not collect
+
+    n_finished, n_collected = [0], 0  # results finished, and as of the last on_collected
 
     def finish(i: int, res: CaseResult | dict, analysis: dict | None = None) -> None:
-        if isinstance(res, dict):  # a record from a worker
+        n_finished[0] += 1
+        if on_line is not None:
+            if isinstance(res, tuple):  # a line from a worker (``lines``)
+                on_line(i, *res)
+            else:
+                rec = res if isinstance(res, dict) else res.to_json()
+                on_line(i, record_line(rec)[1], rec["outcome"])
+        if isinstance(res, tuple):
+            pass
+        elif isinstance(res, dict):  # a record from a worker
             if on_record is not None:
                 on_record(i, res)
             if collect or on_result:
@@ -456,7 +500,7 @@ def run_isolated(
     def new_worker() -> _Worker:
         if helper is not None:
             helper.join()
-        return _Worker(ctx, backend, spec, options, inherited, on_analysis is not None)
+        return _Worker(ctx, backend, spec, options, inherited, on_analysis is not None, lines)
 
     try:
         for _ in range(min(jobs, len(cases))):
@@ -507,7 +551,7 @@ def run_isolated(
                         w.inflight.popleft()
                         if kind == "bundle":
                             raise CaseLoadError(payload)
-                        finish(i, payload if kind == "result" else
+                        finish(i, payload if kind == "result" or kind == "line" else
                                _synthetic(cases[i], "error", f"runner internal error: {payload}", 0.0), analysis)
                     if w.inflight and (eof or not w.proc.is_alive()):
                         raise EOFError
@@ -531,6 +575,9 @@ def run_isolated(
                 i, ran = w.charge(now)
                 finish(i, _synthetic(cases[i], outcome, message, ran))
                 dead.append(w)
+            if on_collected is not None and n_finished[0] != n_collected:
+                n_collected = n_finished[0]
+                on_collected()
             for w in workers:
                 if w.retire and not w.inflight and w not in dead:  # its suspect's result is in
                     w.stop()

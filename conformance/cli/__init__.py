@@ -193,6 +193,10 @@ def _spec_from_args(args, backend_spec: str | None = None):
     )
 
 
+#: how often the run's progress display is updated while results come, in seconds
+_SHOW_S = 0.1
+
+
 def _execute_with_progress(spec, out: Path, console: Console, *, resume: bool = False, suite=None, backend=None):
     from ..execute import RunError, execute
 
@@ -205,15 +209,33 @@ def _execute_with_progress(spec, out: Path, console: Console, *, resume: bool = 
             if done:
                 console.print(f"resuming: {done} of {total} cases already done")
 
-        def on_outcome(outcome):
+        # the display is updated at most every _SHOW_S (a rich update and its status text per result
+        # cost ~10 us a case), and whenever the run says what it does next and at the end: exact then
+        unshown = [0, time.monotonic()]  # results counted but not yet shown, when the display was updated
+
+        def show():
+            prog.update(task, advance=unshown[0], status=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+            unshown[0], unshown[1] = 0, time.monotonic()
+
+        def on_outcome(outcome, monotonic=time.monotonic):
             counts[outcome] += 1
-            prog.update(task, advance=1, status=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+            unshown[0] += 1
+            if monotonic() - unshown[1] >= _SHOW_S:
+                show()
+
+        def status(m):
+            if unshown[0]:
+                show()
+            prog.update(task, description=m)
 
         try:
             return execute(spec, out, backend=backend, suite=suite, resume=resume, on_start=on_start,
-                           on_outcome=on_outcome, status=lambda m: prog.update(task, description=m))
+                           on_outcome=on_outcome, status=status)
         except RunError as exc:
             raise UsageError(str(exc)) from None
+        finally:
+            if unshown[0]:
+                show()
 
 
 def cmd_run(args, console: Console) -> int:

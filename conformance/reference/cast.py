@@ -374,11 +374,23 @@ def check_number_strings(inputs: dict, outputs: dict, attrs: dict) -> tuple[bool
     src = _source_type(x)
     k = V.kind(src)
     exact = V.to_exact(x, src) if k != V.BOOL else x
+    fmax = float(V.finfo(src).max) if k == V.FLOAT else 0.0
     for idx, (v, s) in enumerate(zip(np.asarray(exact).reshape(-1), y.reshape(-1))):
         if isinstance(s, bytes):
             s = s.decode()
         if not isinstance(s, str):
             return False, f"element {idx}: {s!r} is not a string"
+        # the common case without a Fraction: a numeric literal whose correctly rounded double is
+        # the source value itself, below the type's largest (the exact value then rounds to it in
+        # every narrower type too: it lies within half a double ulp of it, the type's rounding
+        # boundaries much further); an integer literal equal to the integer.  Anything else takes
+        # the exact path below.
+        if k == V.FLOAT:
+            fv = float(v)
+            if abs(fv) < fmax and _LITERAL.fullmatch(s) and float(s) == fv:
+                continue
+        elif _INT_LITERAL.fullmatch(s) and int(s) == (int(bool(v)) if k == V.BOOL else int(v)):
+            continue
         try:
             p = parse_literal(s)
         except ValueError:
