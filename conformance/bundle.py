@@ -614,7 +614,7 @@ class CaseRef:
     """
 
     __slots__ = ("root", "id", "op", "domain", "since_version", "opset", "expect_error", "content_hash",
-                 "recorded_analysis", "_span", "_raw", "_stamp")
+                 "recorded_analysis", "_span", "_raw", "_stamp", "_read")
 
     def __init__(self, root: str, e: dict, span: tuple[int, int] | None, raw: str | None, stamp: tuple,
                  interned: dict | None = None):
@@ -623,6 +623,7 @@ class CaseRef:
         self.since_version, self.opset = int(e["since_version"]), int(e["opset"])
         self.expect_error, self.content_hash = e.get("expect_error"), str(e["content_hash"])
         self._span, self._raw = span, raw
+        self._read: tuple[bytes, dict] | None = None  # (entry text, entry) as just read (CaseRefs), for one load
         #: the coverage analysis the manifest records for the case (without ``id``; with ``interned``,
         #: equal ones are one shared dict), or None for a manifest written before entries had one
         a = e.get("coverage")
@@ -665,8 +666,11 @@ class CaseRef:
         Raises:
             BundleError: see :meth:`load`.
         """
-        text = self._entry_text()
-        e = _loads(text)
+        if self._read is not None:  # read a moment ago (CaseRefs): not read and parsed again
+            (text, e), self._read = self._read, None
+        else:
+            text = self._entry_text()
+            e = _loads(text)
         return _load_entry(self.root, e, True, text, bool(e.get("check")))
 
     def analysis(self) -> dict:
@@ -1155,7 +1159,11 @@ class CaseRefs(Sequence):
         i = self._index(i)
         raw = self._raw[i] if self._raw is not None else None
         span = None if raw is not None else (self._start[i], self._stop[i])
-        return CaseRef(self.root, self.entry(i), span, raw, self._stamp)
+        text = self._entry_bytes(i)
+        e = _loads(text)
+        ref = CaseRef(self.root, e, span, raw, self._stamp)
+        ref._read = (text, e)  # the worker that loads it reads the entry once, not twice
+        return ref
 
     def entry(self, i: int) -> dict:
         """Case ``i``'s manifest entry (read again from the manifest).
@@ -1163,11 +1171,13 @@ class CaseRefs(Sequence):
         Raises:
             BundleError: the manifest was replaced or edited since it was indexed.
         """
-        i = self._index(i)
+        return _loads(self._entry_bytes(self._index(i)))
+
+    def _entry_bytes(self, i: int) -> bytes:
         if self._raw is not None and self._raw[i] is not None:
-            return _loads(self._raw[i])
+            return self._raw[i].encode()
         start, stop = self._start[i], self._stop[i]
-        return _loads(os.pread(_manifest_fd(self.root, self._stamp), stop - start, start))
+        return os.pread(_manifest_fd(self.root, self._stamp), stop - start, start)
 
     def id(self, i: int) -> str:
         """Case ``i``'s id (without reading the manifest)."""
