@@ -65,3 +65,24 @@ class TextSpool:
 
     def __len__(self) -> int:
         return len(self.end)
+
+
+_TRIM = None
+
+
+def trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing where the
+    C library has none).  A run's parent calls it between the phases of its end: what one phase
+    allocated and freed (a manifest's entries read and dropped, an operator's coverage parsed and
+    written) otherwise stays resident beside what the next one allocates (14 MiB after the cases
+    of a whole-suite run, measured)."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            import ctypes
+
+            _TRIM = ctypes.CDLL(None).malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)

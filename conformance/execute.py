@@ -30,6 +30,7 @@ from typing import Any
 
 from .bundle import CaseRefs
 from .case import Case
+from .compact import trim_heap
 from .jsonsafe import dumps, written
 from .levels import PATTERN_DOMAIN, LevelledRefs
 from .runner import CaseResult
@@ -305,11 +306,13 @@ def execute(
     if not streaming:
         suite.cases = materialize(suite.cases)
     pattern_levels = _levels(spec, backend, suite)
+    trim_heap()  # the manifest's entries, read and dropped
     try:
         ran = _run(spec, out, suite, backend, resume, on_start, on_result, status, on_outcome)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+    trim_heap()  # the run's buffers and the coverage's transfer
     cases, offsets = suite.cases, ran.offsets
     missing = next((j for j, off in enumerate(offsets) if off < 0), None)
     if missing is not None:
@@ -331,6 +334,7 @@ def execute(
         # document's cases are the store's small view of them (what its head and the summary read)
         store = _case_store(jsonl, offsets, cases)
         results, outcome_at = store.slim(), store.outcome
+        trim_heap()  # the records, parsed one at a time
     run_info = {
         **{k: v for k, v in spec.to_json().items() if k != "format"},
         "bundle": str(Path(spec.bundle).resolve()) if spec.bundle else None,
@@ -353,6 +357,7 @@ def execute(
                                           pattern_levels or [])
     # the cases as results.jsonl has them, streamed in suite order (serialising them again cost
     # 0.05 s a 2,300-case run), unless expected failures changed some
+    trim_heap()  # the coverage's outcomes and the pattern records
     write_results(doc, out / "results.json", case_lines=None if entries else _lines_at(jsonl, offsets))
     write_html(doc, out / "report.html", store=store)
     return doc, stale

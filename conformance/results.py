@@ -38,6 +38,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+from .compact import trim_heap
 from .jsonsafe import dumps, json_safe
 from .runner import summarize
 from .suite import Suite, host_environment, op_key
@@ -111,6 +112,7 @@ def write_results(doc: dict, path: str | os.PathLike, *, case_lines: Iterable[by
                 f.write(last.encode())
             last = piece
         f.write(b',"cases":[' if last == "}" else b'{"cases":[')  # "{}": a document of cases alone
+        trim_heap()  # each operator's coverage, parsed and written
         sep = b"\n"
         for line in case_lines:
             f.write(sep)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from ..compact import Ints, TextSpool
+from ..compact import Ints, TextSpool, trim_heap
 from ..jsonsafe import JS_SAFE_INT, dumps, encode_float, page_safe
 from ..suite import op_key
 from .common import FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, repro_prefix
@@ -472,6 +472,7 @@ class CaseStore:
         set_order = [sorted(range(len(ks)), key=lambda j, ks=ks: kmap[ks[j]]) for ks in self._keysets.items]
         sets = [[kmap[ks[j]] for j in order] for ks, order in zip(self._keysets.items, set_order)]
         io_col, at_col, iosigs, attrsets = self._page_details(perm, manifest, bundle_dir)
+        trim_heap()  # the details read again and the sort's keys
         col = self._int
         head = {
             "n": self.n, "outcomes": outcomes, "ops": self.ops.items,

@@ -50,6 +50,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from ..compact import trim_heap
 from ..suite import op_key
 from .casedata import (MAX_DETAIL_CASES, CaseStore, case_data, case_row, decode_ids, json_for_script,
                        load_manifest)
@@ -264,6 +265,7 @@ def _page(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | None)
     gc.disable()  # the render allocates many small containers and frees few of them early
     try:
         ctx = _context(doc, manifest, bundle_dir, store)
+        trim_heap()  # the page's aggregates computed: what they read and dropped goes back
         data = ctx.pop("data")
         marker = f"\x00case-data-{os.urandom(8).hex()}\x00"  # never in a page: replaced below
         # the template's output as it is produced (the page around the case data is 13 MB for the
