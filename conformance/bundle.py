@@ -616,18 +616,17 @@ class CaseRef:
     __slots__ = ("root", "id", "op", "domain", "since_version", "opset", "expect_error", "content_hash",
                  "recorded_analysis", "_span", "_raw", "_stamp", "_read")
 
-    def __init__(self, root: str, e: dict, span: tuple[int, int] | None, raw: str | None, stamp: tuple,
-                 interned: dict | None = None):
+    def __init__(self, root: str, e: dict, span: tuple[int, int] | None, raw: str | None, stamp: tuple):
         self.root, self._stamp = root, stamp
         self.id, self.op, self.domain = str(e["id"]), str(e["op"]), str(e.get("domain") or "")
         self.since_version, self.opset = int(e["since_version"]), int(e["opset"])
         self.expect_error, self.content_hash = e.get("expect_error"), str(e["content_hash"])
         self._span, self._raw = span, raw
         self._read: tuple[bytes, dict] | None = None  # (entry text, entry) as just read (CaseRefs), for one load
-        #: the coverage analysis the manifest records for the case (without ``id``; with ``interned``,
-        #: equal ones are one shared dict), or None for a manifest written before entries had one
+        #: the coverage analysis the manifest records for the case (without ``id``), or None for a
+        #: manifest written before entries had one
         a = e.get("coverage")
-        self.recorded_analysis = _intern(a, interned) if interned is not None else a if isinstance(a, dict) else None
+        self.recorded_analysis = a if isinstance(a, dict) else None
 
     def entry(self) -> dict:
         """The case's manifest entry (read again from ``manifest.json``).
@@ -640,10 +639,7 @@ class CaseRef:
     def _entry_text(self) -> bytes:
         """The entry's JSON text, as the manifest has it (or, for a manifest whose layout has no
         byte spans, as it was parsed and serialised again)."""
-        if self._raw is not None:
-            return self._raw.encode()
-        start, end = self._span
-        return os.pread(_manifest_fd(self.root, self._stamp), end - start, start)
+        return _entry_bytes(self.root, self._stamp, self._span, self._raw)
 
     @property
     def tags(self) -> dict:
@@ -688,6 +684,19 @@ class CaseRef:
 
     def __repr__(self) -> str:
         return f"CaseRef({self.id!r})"
+
+
+def _entry_bytes(root: str, stamp: tuple, span: tuple[int, int] | None, raw: str | None) -> bytes:
+    """A manifest entry's JSON text: ``raw`` where the entry was kept as text (a manifest not
+    readable by byte span), else the bytes at ``span`` of ``root``'s manifest.
+
+    Raises:
+        BundleError: the manifest was replaced or edited since it was indexed (``stamp``).
+    """
+    if raw is not None:
+        return raw.encode()
+    start, end = span
+    return os.pread(_manifest_fd(root, stamp), end - start, start)
 
 
 def _intern(a, interned: dict) -> dict | None:
@@ -1089,7 +1098,7 @@ class CaseRefs(Sequence):
         root: the bundle (directory or archive).
         content_hash: the suite's content hash (:func:`suite_hash` of the cases).
         recorded: how many entries record a coverage analysis (all of them: the run's coverage
-            is computed from the manifest, :func:`conformance.coverage.coverage_of_refs`).
+            is computed from the manifest, :class:`conformance.coverage.RefsCoverage`).
     """
 
     def __init__(self, root: str, stamp: tuple):
@@ -1159,7 +1168,7 @@ class CaseRefs(Sequence):
         i = self._index(i)
         raw = self._raw[i] if self._raw is not None else None
         span = None if raw is not None else (self._start[i], self._stop[i])
-        text = self._entry_bytes(i)
+        text = _entry_bytes(self.root, self._stamp, span, raw)
         e = _loads(text)
         ref = CaseRef(self.root, e, span, raw, self._stamp)
         ref._read = (text, e)  # the worker that loads it reads the entry once, not twice
@@ -1174,10 +1183,8 @@ class CaseRefs(Sequence):
         return _loads(self._entry_bytes(self._index(i)))
 
     def _entry_bytes(self, i: int) -> bytes:
-        if self._raw is not None and self._raw[i] is not None:
-            return self._raw[i].encode()
-        start, stop = self._start[i], self._stop[i]
-        return os.pread(_manifest_fd(self.root, self._stamp), stop - start, start)
+        raw = self._raw[i] if self._raw is not None else None
+        return _entry_bytes(self.root, self._stamp, (self._start[i], self._stop[i]), raw)
 
     def id(self, i: int) -> str:
         """Case ``i``'s id (without reading the manifest)."""

@@ -139,23 +139,27 @@ def _entry_unbuildable(spec: OpSpec, version: int, combo: dict[str, str]) -> str
     """The reason the operator table gives for not building a combination (an entry's
     ``type_filter`` or a value kind the engine has no model for), if the operator is an entry."""
     from . import registry
-    from .ops.engine import ENTRIES, skipped_combinations, types_label
+    from .ops.engine import ENTRIES, skipped_combinations
 
     registry.available_ops()  # loads the operator table (coverage of a bundle loads no generator)
     entry = ENTRIES.get((spec.domain, spec.op))
     if entry is None:
         return None
-    names = {p: t[7:-1] if t.startswith("tensor(") else t for p, t in combo.items()}
-    return skipped_combinations(entry).get((version, types_label(names)))
+    return skipped_combinations(entry).get((version, _combo_label(combo)))
 
 
 def _declared_unbuildable(declared: dict, version: int, combo: dict[str, str]) -> str | None:
     """The reason a bundle's manifest gives (``declared``: its operator's entry of the manifest's
     ``declared``, :func:`conformance.bundle.op_facts`) for not building a combination, if any."""
+    return (declared.get(str(version)) or {}).get(_combo_label(combo))
+
+
+def _combo_label(combo: dict[str, str]) -> str:
+    """A type combination (``{param: "tensor(float)"}``) as the operator table labels the ones it
+    skips (:func:`conformance.ops.engine.types_label` of the element type names)."""
     from .ops.engine import types_label
 
-    names = {p: t[7:-1] if t.startswith("tensor(") else t for p, t in combo.items()}
-    return (declared.get(str(version)) or {}).get(types_label(names))
+    return types_label({p: t[7:-1] if t.startswith("tensor(") else t for p, t in combo.items()})
 
 
 def _version_entry(spec: OpSpec, version: int, pairs: list[tuple[str, dict]], outcomes=None,
@@ -333,29 +337,6 @@ def _group(analyses: Iterable, patterns: list | None = None) -> tuple[dict, list
             continue
         by_op[(a["domain"], a["op"])].append((cid, a))
     return by_op, unmatched, n
-
-
-def with_outcomes(cov: dict, analyses: Iterable, outcomes: Mapping[str, str]) -> dict:
-    """``cov`` (:func:`compute_coverage` of ``analyses`` without outcomes) with a run's ``outcomes``
-    added, as ``compute_coverage(..., outcomes, analyses=analyses)`` would give it: a run computes
-    the rest while its workers run, from the analyses its bundle records.
-
-    Raises:
-        ValueError: ``analyses`` are not those ``cov`` was computed from.
-    """
-    pats: list = []
-    by_op, _, n = _group(analyses, pats)
-    if n != cov["cases"]:
-        raise ValueError(f"{n} analyses, but the coverage counts {cov['cases']} cases")
-    if pats:
-        cov["patterns"] = pattern_coverage(pats, outcomes)
-    for (domain, op), pairs in by_op.items():
-        spec = op_spec(op, domain)
-        versions = cov["ops"][f"{domain}:{op}" if domain else op]["versions"]
-        for v in spec.since_versions:
-            params = list(spec.versions[v].type_constraints)
-            _add_outcomes(versions[str(v)], params, [p for p in pairs if p[1]["version"] == v], outcomes)
-    return cov
 
 
 class CompactOps(Mapping):

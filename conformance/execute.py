@@ -31,7 +31,7 @@ from typing import Any
 from .bundle import CaseRefs, _loads
 from .case import Case
 from .compact import trim_heap
-from .jsonsafe import dumps, written
+from .jsonsafe import dumps
 from .levels import PATTERN_DOMAIN, LevelledRefs
 from .runner import CaseResult
 from .suite import Suite
@@ -120,9 +120,8 @@ def load_suite(spec: RunSpec, status: Callable[[str], None] = lambda s: None, *,
     except KeyError as exc:
         raise RunError(str(exc.args[0] if exc.args else exc)) from None
     if spec.match:
-        cases = suite.cases
-        ids = cases.id if isinstance(cases, CaseRefs) else (lambda i: cases[i].id)  # refs: no entry read
-        suite.cases = [cases[i] for i in range(len(cases)) if any(m in ids(i) for m in spec.match)]
+        cases = suite.cases  # by index: compact references answer ids without reading the manifest
+        suite.cases = [cases[i] for i in range(len(cases)) if any(m in _case_id(cases, i) for m in spec.match)]
     if spec.variants:
         try:
             suite.cases = variants_mod.expand(materialize(suite.cases), spec.variants)
@@ -160,22 +159,12 @@ def read_jsonl(path: Path) -> list[CaseResult]:
     return [CaseResult.from_json(d) for d in read_records(path)]
 
 
-def index_records(path: Path) -> dict[str, tuple[int, str, str, str]]:
-    """What a run keeps of each result streamed to ``path``: ``{id: (offset of its line, outcome,
-    op, domain)}`` (a later line for the same id wins); a torn (unterminated or unparsable) last
-    line is dropped and cut from the file, as :func:`read_records` does.  The records themselves
-    stay on disk (:func:`_records_at`): at 40,000 cases they took hundreds of MB in the parent."""
-    index: dict[str, tuple[int, str, str, str]] = {}
-    names: dict[str, str] = {}
-    for offset, _, d in _good_records(path):
-        index[d["id"]] = _index_entry(offset, d, names)
-    return index
-
-
-def _index_entry(offset: int, rec: dict, names: dict[str, str]) -> tuple[int, str, str, str]:
-    """``(offset, outcome, op, domain)`` of a record, the strings shared through ``names``."""
-    oc, op, dom = str(rec["outcome"]), str(rec.get("op", "")), str(rec.get("domain") or "")
-    return offset, names.setdefault(oc, oc), names.setdefault(op, op), names.setdefault(dom, dom)
+def index_records(path: Path) -> dict[str, int]:
+    """Where each result streamed to ``path`` starts: ``{id: offset of its line}`` (a later line for
+    the same id wins); a torn (unterminated or unparsable) last line is dropped and cut from the
+    file, as :func:`read_records` does.  The records themselves stay on disk (:func:`_records_at`):
+    at 40,000 cases they took hundreds of MB in the parent."""
+    return {d["id"]: offset for offset, _, d in _good_records(path)}
 
 
 def _lines_at(path: Path, offsets):
@@ -200,7 +189,7 @@ def _case_store(path: Path, offsets, cases=None):
     from .reports.casedata import CaseStore
 
     def detail_at(i: int):
-        return json.loads(next(_lines_at(path, (offsets[i],)))).get("detail")
+        return _loads(next(_lines_at(path, (offsets[i],)))).get("detail")
 
     store = CaseStore(id_at=None if cases is None else (lambda i: _case_id(cases, i)), detail_at=detail_at)
     for line in _lines_at(path, offsets):
@@ -364,14 +353,17 @@ def execute(
 
 
 def _case_id(cases, j: int) -> str:
-    """The id of case ``j`` of a suite's cases (compact references answer without reading the manifest)."""
-    return cases.id(j) if isinstance(cases, (CaseRefs, LevelledRefs)) else cases[j].id
+    """The id of case ``j`` of a suite's cases: a compact sequence's ``id(j)`` (:class:`CaseRefs`,
+    :class:`LevelledRefs`, :class:`_Subset`: no manifest entry read), else the case's."""
+    ids = getattr(cases, "id", None)
+    return ids(j) if callable(ids) else cases[j].id
 
 
 def _is_pattern_at(cases, j: int, is_pattern) -> bool:
-    if isinstance(cases, (CaseRefs, LevelledRefs)):
-        return cases.kind(j)[0] == PATTERN_DOMAIN
-    return is_pattern(cases[j])
+    """Whether case ``j`` of a suite's cases is a layer-pattern case (compact references: from the
+    domain they keep)."""
+    kind = getattr(cases, "kind", None)
+    return kind(j)[0] == PATTERN_DOMAIN if callable(kind) else is_pattern(cases[j])
 
 
 @dataclass
@@ -411,7 +403,7 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
     """
     from array import array
 
-    from .isolation import CaseLoadError, WorkerError, run_isolated
+    from .isolation import CaseLoadError, WorkerError, record_line, run_isolated
     from .runner import run_cases
 
     cases = suite.cases
@@ -429,9 +421,9 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
     if resume:
         index = index_records(out / "results.jsonl")  # by id, dropped once matched to the suite's positions
         for j in range(n):
-            e = index.get(_case_id(cases, j))
-            if e is not None:
-                offsets[j] = e[0]
+            off = index.get(_case_id(cases, j))
+            if off is not None:
+                offsets[j] = off
                 n_done += 1
         del index
     todo = array("I", (j for j in range(n) if offsets[j] < 0)) if n_done else None
@@ -444,8 +436,9 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
 
         # the analyses the manifest records (some entries lack one), shared dicts; measured ones for
         # cases done before a resume are found here, the workers measure the rest
-        analyses = [(c.id, _intern_analysis({**c.recorded_analysis, "id": c.id})[1]) for c in cases
-                    if c.recorded_analysis is not None]
+        from .bundle import _intern
+
+        analyses = [(c.id, _intern(c.recorded_analysis, _ANALYSES)) for c in cases if c.recorded_analysis is not None]
         try:
             analyses += [_intern_analysis(_parent_analysis(cases[j])) for j in range(n)
                          if offsets[j] >= 0 and cases[j].recorded_analysis is None]
@@ -475,8 +468,8 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
 
         def keep(i: int, rec: dict) -> None:
             """Append the record of case ``i`` of ``run``."""
-            rec, text = written(rec, separators=(",", ":"))  # strict JSON: a backend's NaN error is a string
-            keep_line(i, text.encode() + b"\n", rec["outcome"])
+            rec, line = record_line(rec)  # strict JSON: a backend's NaN error is a string
+            keep_line(i, line, rec["outcome"])
 
         if todo is not None and not len(todo):
             pass

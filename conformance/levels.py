@@ -48,7 +48,7 @@ class LevelRef(CaseRef):
         for k in CaseRef.__slots__:
             setattr(new, k, getattr(ref, k))
         new.level, new.base_id = level, ref.id
-        new.id = f"{ref.id}@{level}"
+        new.id = level_id(ref.id, level)
         return new
 
     def load(self, verify: bool = True) -> Case:
@@ -115,7 +115,7 @@ class LevelledRefs(Sequence):
 
     def __init__(self, base: CaseRefs, levels: list[str]):
         self.base, self.levels = base, list(levels)
-        pattern = [k for k, (domain, _) in enumerate(base.kinds) if domain == PATTERN_DOMAIN]
+        pattern = {k for k, (domain, _) in enumerate(base.kinds) if domain == PATTERN_DOMAIN}
         self._base, self._level = array("I"), bytearray()
         for i in range(len(base)):
             if base._kind[i] in pattern:
@@ -145,7 +145,7 @@ class LevelledRefs(Sequence):
         """Case ``j``'s id (``@level`` for a levelled one), without reading the manifest."""
         lv = self._level[j]
         cid = self.base.id(self._base[j])
-        return f"{cid}@{self.levels[lv - 1]}" if lv else cid
+        return level_id(cid, self.levels[lv - 1]) if lv else cid
 
     def kind(self, j: int) -> tuple:
         """:meth:`CaseRefs.kind` of case ``j``'s bundle case."""
@@ -160,10 +160,16 @@ class LevelledRefs(Sequence):
                 line, lv = self.base.key(self._base[j]), self._level[j]
                 if lv:
                     cid, _, ch = line.partition(b"\0")
-                    line = cid + b"@" + self.levels[lv - 1].encode() + b"\0" + ch
+                    line = level_id(cid.decode("utf-8", "surrogatepass"), self.levels[lv - 1]).encode(
+                        "utf-8", "surrogatepass") + b"\0" + ch
                 return line
             self._hash = suite_hash(len(self), key)[0]
         return self._hash
+
+
+def level_id(case_id: str, level: str) -> str:
+    """The id of case ``case_id`` scored at ``level`` (:func:`base_id` undoes it)."""
+    return f"{case_id}@{level}"
 
 
 def base_id(case_id: str) -> str:

@@ -202,18 +202,6 @@ def test_outcomes_per_combination(cases):
     assert "outcomes" not in compute_coverage(bn)["ops"]["BatchNormalization"]["versions"]["6"]
 
 
-def test_outcomes_added_later_give_the_same_coverage(cases):
-    """A run computes the coverage while its workers run and adds the outcomes at the end
-    (cov_mod.with_outcomes): the document is the one computed with the outcomes, byte for byte."""
-    some = [c for c in cases if c.op == "BatchNormalization" and c.since_version in (6, 7, 15)]
-    pairs = [(a["id"], a) for a in map(analyse_case, some)]
-    outcomes = {cid: ("pass", "fail", "error")[k % 3] for k, (cid, _) in enumerate(pairs[:-3])}  # some not run
-    later = cov_mod.with_outcomes(compute_coverage((), analyses=pairs), pairs, outcomes)
-    assert json.dumps(later) == json.dumps(compute_coverage((), outcomes, analyses=pairs))
-    with pytest.raises(ValueError, match="analyses"):
-        cov_mod.with_outcomes(compute_coverage((), analyses=pairs), pairs[1:], outcomes)
-
-
 # ----------------------------------------------------------------------------- command line
 def _parse(argv):
     p = argparse.ArgumentParser()

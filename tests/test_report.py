@@ -466,7 +466,7 @@ def test_a_run_report_is_the_report_of_its_results(tmp_path, toy_suite):
     whole = load_results(out / "results.json")
     page = render_html(whole)
     assert page.encode() == (out / "report.html").read_bytes()
-    assert render_html(whole, store=CaseStore(load_results(out / "results.json")["cases"])) == page
+    assert render_html(whole, store=CaseStore.of(load_results(out / "results.json")["cases"])) == page
 
 
 def test_a_results_file_is_read_a_case_at_a_time(tmp_path):

@@ -207,19 +207,16 @@ def detail_row(det) -> tuple | None:
     return sig, json.dumps(sig, sort_keys=True), attrs, json.dumps(attrs, sort_keys=True)
 
 
-def case_row(c: dict, detail: bool = True) -> tuple:
-    """What :func:`case_data` takes from the case record ``c``, nothing interned yet: a function of
-    the record alone, so a run computes it as each result comes in (``case_data(rows=...)``) and
-    the end of the run only interns.
+def case_row(c: dict) -> tuple:
+    """What :class:`CaseStore` takes from the case record ``c``, nothing interned yet (the
+    drill-down detail apart: :func:`detail_row`, for the cases the page shows).
 
     Returns:
         ``(id, operator (:func:`conformance.suite.op_key`), outcome, [(tag, interning key, JSON-safe value)], [feature value per
         FEATURES], dtype, message, phase, opset, since_version, duration in ms, expected
-        rejection or "", [output], detail)``: an output ``(name, ratio)`` (passing output of a
+        rejection or "", [output])``: an output ``(name, ratio)`` (passing output of a
         passing case) or ``(name, passed, ratio, max_abs_err, atol, rtol, reason, worst_index,
-        expected_at_worst, actual_at_worst)``; detail ``(io signature, its key, attributes,
-        their key)`` for a case that did not pass and records one (:func:`detail_row`; with
-        ``detail`` false, ``None``), else ``None``.
+        expected_at_worst, actual_at_worst)``.
     """
     outcome = str(c.get("outcome"))
     passed_case = outcome == "pass"
@@ -253,12 +250,11 @@ def case_row(c: dict, detail: bool = True) -> tuple:
                      _num(tol.get("atol"), 4), _num(tol.get("rtol"), 4), str(o.get("reason") or ""),
                      _json_safe(o.get("worst_index")), _num(o.get("expected_at_worst")),
                      _num(o.get("actual_at_worst"))))
-    det = detail_row(c.get("detail")) if detail and not passed_case else None
     return (str(c.get("id")), op_key(c.get("op", ""), c.get("domain")), outcome, tag_items, fvals, dtype_of(c),
             str(c.get("message") or ""),
             str(c.get("phase") or ""), c.get("opset"), c.get("since_version"),
             _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None,
-            str(c["expect_error"]) if c.get("expect_error") else "", outs, det)
+            str(c["expect_error"]) if c.get("expect_error") else "", outs)
 
 
 def _js(v) -> str:
@@ -299,25 +295,26 @@ class CaseStore:
             before 0.4: the page then reads input shapes from the bundle's manifest).
     """
 
-    def __init__(self, records: Iterable[dict] = (), *, id_at=None, detail_at=None):
+    def __init__(self, records: Iterable[dict] = (), *, detail_at, id_at=None):
         """Args:
             records: records to add now (:meth:`add`).
+            detail_at: ``detail_at(i)``, the ``detail`` of case ``i``'s record, read again (from
+                results.jsonl, results.json or the document): the store keeps, of a case's detail,
+                only that it has one, and the page reads it for the cases it shows
+                (:data:`MAX_DETAIL_CASES`; 16,000 distinct signatures kept took 24 MiB).
             id_at: ``id_at(i)``, the id of case ``i``, where the caller keeps the ids (a run's
                 suite does): the store then keeps none.
-            detail_at: ``detail_at(i)``, the ``detail`` of case ``i``'s record, where the caller
-                can read it again (a run from results.jsonl): the store then keeps, of a case's
-                detail, only that it has one, and the page reads it for the cases it shows
-                (:data:`MAX_DETAIL_CASES`; 16,000 distinct signatures took 24 MiB).
         """
         self._id_at, self._detail_at = id_at, detail_at
         self.n = 0
         self._oc, self.ops, self.dtypes, self.phases = _Interner(), _Interner(), _Interner(), _Interner("")
-        self.strings, self._iosigs, self._attrsets = _Interner(""), _Interner(), _Interner()
+        self.strings = _Interner("")
         self._domains: dict[str, str] = {}
         self._tag_keys = _Interner()
         self._tag_vals: list[_Interner] = []
         self._feat = [_Interner() for _ in FEATURES]
-        self._int = {k: Ints() for k in ("oc", "op", "dt", "msg", "ph", "xe", "io", "at")}
+        self._int = {k: Ints() for k in ("oc", "op", "dt", "msg", "ph", "xe")}
+        self._detailed = bytearray()  # 1: a case that did not pass and whose record has a detail
         self._feat_col = [Ints() for _ in FEATURES]
         self._numbers = {"ov": Ints(), "sv": Ints(), "dur": array("d")}
         self._odd: dict[tuple[str, int], object] = {}
@@ -335,13 +332,12 @@ class CaseStore:
     def of(cls, cases: list[dict]) -> CaseStore:
         """The store of a results document's ``cases``, which stay in memory (the store reads
         their ids and details from them again rather than keep copies)."""
-        return cls(cases, id_at=lambda i: str(cases[i].get("id")), detail_at=lambda i: cases[i].get("detail"))
+        return cls(cases, detail_at=lambda i: cases[i].get("detail"), id_at=lambda i: str(cases[i].get("id")))
 
     def add(self, c: dict) -> None:
         """Add the result record ``c`` (a :meth:`conformance.runner.CaseResult.to_json` dict, or a
         results document's case; any malformed field is shown as it is, never raised on)."""
-        lazy = self._detail_at is not None
-        (cid, op, outcome, tag_items, fvals, dt, msg, phase, opset, sv, dur, xe, outs, det) = case_row(c, not lazy)
+        (cid, op, outcome, tag_items, fvals, dt, msg, phase, opset, sv, dur, xe, outs) = case_row(c)
         i, col, s_add = self.n, self._int, self.strings.add
         oc, opi = self._oc.add(outcome), self.ops.add(op)
         self._domains.setdefault(op, str(c.get("domain") or ""))
@@ -379,13 +375,7 @@ class CaseStore:
                 outs_text.append(f"[{s_add(o[0])},{','.join(map(_js, o[1:6]))},{s_add(o[6])},"
                                  f"{','.join(map(_js, o[7:]))}]")
         self._out.add("[" + ",".join(outs_text) + "]" if outs_text else "0")
-        if det is not None:
-            sig, sig_key, attrs, attrs_key = det
-            col["io"].append(self._iosigs.add(sig, sig_key))
-            col["at"].append(self._attrsets.add(attrs, attrs_key))
-        else:  # -2: a detail to read again (detail_at) when the page shows it
-            col["io"].append(-2 if lazy and outcome != "pass" and isinstance(c.get("detail"), dict) else -1)
-            col["at"].append(-1)
+        self._detailed.append(outcome != "pass" and isinstance(c.get("detail"), dict))
         if outcome != "pass" and "detail" not in c:
             self.undetailed += 1
         if outcome == "pass":
@@ -546,21 +536,12 @@ class CaseStore:
         if manifest:
             entries = {e.get("id"): e for e in manifest.get("cases", []) if isinstance(e, dict)}
         bdir = Path(bundle_dir) if bundle_dir else None
-        sig_keys = {v: k for k, v in self._iosigs.index.items()}
-        at_keys = {v: k for k, v in self._attrsets.index.items()}
         iosigs, attrsets = _PageTexts(), _PageTexts()  # the page's text of each (10,000 as objects: 10 MiB)
         io_col, at_col = [], []
         n_io = n_attr = 0
         col, oc_names = self._int, self._oc.items
         for i in perm:
-            rec_io = col["io"][i]
-            if rec_io >= 0 and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
-                n_io += 1
-                io_col.append(iosigs.add(self._iosigs.items[rec_io], sig_keys[rec_io]))
-                rec_at = col["at"][i]
-                at_col.append(attrsets.add(self._attrsets.items[rec_at], at_keys[rec_at]))
-                continue
-            if rec_io == -2 and n_io < MAX_DETAIL_CASES:  # the same, read again now
+            if self._detailed[i] and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
                 n_io += 1
                 sig, sig_key, attrs, attrs_key = detail_row(self._detail_at(i))
                 io_col.append(iosigs.add(sig, sig_key))
