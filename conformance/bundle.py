@@ -49,7 +49,8 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Sequence
+from array import array
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,7 @@ import orjson
 from onnx import helper, numpy_helper
 
 from .case import Case, DataSet, Input, Output
-from .compact import Ints, TextSpool
+from .compact import DiskSpool, Ints
 from .suite import Suite, generation_tasks, op_key, parse_seeds, seed_identity
 from .tolerance import Tolerance
 
@@ -1054,29 +1055,35 @@ def write_archive(src: str | os.PathLike, out: str | os.PathLike, *, force: bool
     return out
 
 
-def suite_hash(n: int, key) -> tuple[str, str | None]:
+def suite_hash(n: int, key, *, chunk: int = 8192) -> tuple[str, str | None]:
     """:attr:`conformance.suite.Suite.content_hash` of ``n`` cases given as ``key(i)``, the ``id\\0content
     hash`` line of case ``i`` (UTF-8): sha256 over the lines sorted, each with a newline (sorting
     these bytes is sorting the (id, hash) pairs: UTF-8 keeps code point order and NUL sorts
-    first); and the first id that two cases share, or None.  The order is found by sorting the
-    lines as one fixed-width numpy array (one allocation, freed whole), not as a list of bytes
-    (60,000 objects whose memory the parent kept).
+    first); and the first id that two cases share, or None.
+
+    The lines are sorted ``chunk`` at a time as one fixed-width numpy array (one allocation, freed
+    whole, not 60,000 bytes objects whose memory the parent kept), and the sorted chunks merged,
+    each line read again by ``key``: the memory is bounded by a chunk's lines, where sorting all
+    of them at once took 48 MiB at 153,000 cases (issue 30).
 
     Returns:
         ``(hex digest, duplicate id or None)``.
     """
+    import heapq
+
     h = hashlib.sha256()
-    if not n:
-        return h.hexdigest(), None
-    width = max(len(key(i)) for i in range(n))
-    lines = np.zeros(n, dtype=f"S{width}")
-    for i in range(n):
-        lines[i] = key(i)
-    order = np.argsort(lines, kind="stable")
-    del lines
+    orders = []
+    for first in range(0, n, chunk):
+        keys = [key(i) for i in range(first, min(n, first + chunk))]
+        lines = np.array(keys, dtype=f"S{max(map(len, keys))}")
+        del keys
+        order = array("q")
+        order.frombytes((np.argsort(lines, kind="stable") + first).astype(np.int64).tobytes())
+        orders.append(order)  # 8 bytes a case, read lazily below (a list of ints: 36)
+        del lines
     prev, dup = None, None
-    for i in order.tolist():
-        line = key(i)
+    # np.array(S) drops trailing NULs, which no line has (it ends with its hash): the order is the bytes'
+    for line, _ in heapq.merge(*(((key(i), i) for i in order) for order in orders)):
         cid = line.split(b"\0", 1)[0]
         if cid == prev and dup is None:
             dup = cid.decode("utf-8", "surrogatepass")
@@ -1087,9 +1094,10 @@ def suite_hash(n: int, key) -> tuple[str, str | None]:
 
 class CaseRefs(Sequence):
     """The cases of a bundle as references (:class:`CaseRef`), held compactly: per case the byte
-    span of its manifest entry, its id in a byte spool, its content hash as 32 bytes and one index
-    into a small table of (entry domain, coverage group), about 110 bytes a case where a list of
-    :class:`CaseRef` objects held 600 (and the parent of a 130,000-case run held them all).  Item
+    span of its manifest entry and one index into a small table of (entry domain, coverage group)
+    in memory, its id and content hash in a spool file (:class:`conformance.compact.DiskSpool`),
+    about 17 bytes of memory a case, where a list of :class:`CaseRef` objects held 600 (and the
+    parent of a 130,000-case run held them all) and ids and hashes in memory 150 more.  Item
     ``i`` is a :class:`CaseRef` made from the manifest entry when asked for (its coverage analysis
     not interned), so a forked worker reads and parses the entry of the case it runs, not the
     parent.
@@ -1105,9 +1113,7 @@ class CaseRefs(Sequence):
         self.root, self._stamp = root, stamp
         self._start, self._stop = Ints(), Ints()
         self._raw: list[str] | None = None  # entry texts, for a manifest not readable by byte span
-        self._ids = TextSpool()
-        self._hashes = bytearray()  # per case its content hash's 32 bytes (a sha256 hex digest's)
-        self._odd_hashes: dict[int, str] = {}  # a content hash that is no such digest, by case
+        self._keys = DiskSpool()  # per case two items: its id, its content hash (UTF-8)
         self._kind = Ints()
         self._kinds: dict[tuple, int] = {}
         self.kinds: list[tuple] = []  # (entry domain, coverage group), see kind()
@@ -1115,7 +1121,7 @@ class CaseRefs(Sequence):
         self.content_hash = ""
         #: the manifest's ``declared`` (:func:`op_facts`), each operator's as its JSON text, or None
         #: for a manifest without one
-        self.declared: dict[str, bytes] | None = None
+        self.declared: Mapping[str, bytes] | None = None
 
     def _append(self, e: dict, span: tuple[int, int] | None, raw: str | None) -> None:
         if span is None:
@@ -1127,16 +1133,8 @@ class CaseRefs(Sequence):
             self._raw.append(None)
         self._start.append(span[0])
         self._stop.append(span[1])
-        self._ids.add(str(e["id"]))
-        ch = str(e["content_hash"])
-        try:
-            digest = bytes.fromhex(ch) if len(ch) == 64 else None
-        except ValueError:
-            digest = None
-        if digest is None or digest.hex() != ch:
-            self._odd_hashes[len(self._start) - 1] = ch
-            digest = bytes(32)
-        self._hashes += digest
+        self._keys.add(str(e["id"]).encode("utf-8", "surrogatepass"))
+        self._keys.add(str(e["content_hash"]).encode("utf-8", "surrogatepass"))
         a = e.get("coverage")
         if isinstance(a, dict):
             self.recorded += 1
@@ -1187,22 +1185,39 @@ class CaseRefs(Sequence):
         return _entry_bytes(self.root, self._stamp, (self._start[i], self._stop[i]), raw)
 
     def id(self, i: int) -> str:
-        """Case ``i``'s id (without reading the manifest)."""
-        return self._ids.get(self._index(i))
+        """Case ``i``'s id (without reading the manifest: from the index's spool file)."""
+        return self._keys[2 * self._index(i)].decode("utf-8", "surrogatepass")
 
     def key(self, i: int) -> bytes:
         """Case ``i``'s ``id\\0content hash`` (UTF-8), as :func:`suite_hash` takes it."""
-        i = self._index(i)
-        ch = self._odd_hashes.get(i)
-        if ch is None:
-            ch = self._hashes[32 * i:32 * i + 32].hex()
-        return self._ids.raw(i) + b"\0" + ch.encode("utf-8", "surrogatepass")
+        k = 2 * self._index(i)
+        both = self._keys.span(k, k + 1)
+        return self._keys.cut(k, both, 0) + b"\0" + self._keys.cut(k, both, 1)
 
     def kind(self, i: int) -> tuple:
         """``(entry domain, coverage group)`` of case ``i``: the group is ``("op", domain, op)`` of the
         analysis the manifest records, ``("pattern",)`` for a layer-pattern case, ``("problem",)``
         for a model matched to no schema, ``None`` where the entry records none."""
         return self.kinds[self._kind[self._index(i)]]
+
+
+class _SpooledTexts(Mapping):
+    """Texts by key, kept in a :class:`conformance.compact.DiskSpool` (appended to it when made) and
+    read back when asked for: a bundle's ``declared`` reasons (5 MB for the whole table), which
+    only the coverage of an operator reads."""
+
+    def __init__(self, spool: DiskSpool, texts: dict[str, bytes]):
+        self._spool = spool
+        self._at = {k: spool.add(v) for k, v in texts.items()}
+
+    def __getitem__(self, key: str) -> bytes:
+        return self._spool[self._at[key]]
+
+    def __iter__(self):
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
 
 
 def read_index(path: str | os.PathLike) -> tuple[dict, CaseRefs]:
@@ -1253,8 +1268,9 @@ def read_index(path: str | os.PathLike) -> tuple[dict, CaseRefs]:
     refs.content_hash, dup = suite_hash(len(refs), refs.key)
     if dup is not None:
         raise BundleError(f"{mpath}: case id {dup!r} appears twice")
-    if isinstance(head.get("declared"), dict):  # kept as text, an operator's parsed when its coverage is (18 MiB whole)
-        refs.declared = {k: v if isinstance(v, bytes) else orjson.dumps(v) for k, v in head.pop("declared").items()}
+    if isinstance(head.get("declared"), dict):  # kept as text in the spool file, an operator's parsed when its coverage is
+        refs.declared = _SpooledTexts(refs._keys, {k: v if isinstance(v, bytes) else orjson.dumps(v)
+                                                   for k, v in head.pop("declared").items()})
     if head.get("content_hash") is not None and head["content_hash"] != refs.content_hash:
         raise BundleError(f"{mpath}: the suite's content_hash does not match its case entries (edited manifest?)")
     identity = {

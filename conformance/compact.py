@@ -5,6 +5,7 @@ the difference was the run's memory (issue 30)."""
 
 from __future__ import annotations
 
+import os
 from array import array
 
 
@@ -65,6 +66,73 @@ class TextSpool:
 
     def __len__(self) -> int:
         return len(self.end)
+
+
+
+class DiskSpool:
+    """Byte strings one after another in an unnamed temporary file (deleted when closed or when
+    the process ends), each found again by its index with one ``os.pread``: 4 bytes of memory an
+    item (its end offset) where :class:`TextSpool` keeps the bytes too.  What the parent of a large
+    run needs only now and then (a case's id and content hash; the operators' coverage as text) is
+    kept here (issue 30: the parent's memory may not grow with the suite).  Appends are buffered
+    (:data:`FLUSH` bytes); items are read back in any order, by this process or a process forked
+    from it once the appends are done.
+
+    Raises:
+        OSError: the temporary file cannot be created or written (no space left, ``TMPDIR``
+            not writable).
+    """
+
+    __slots__ = ("_file", "_fd", "_buf", "_flushed", "end")
+    #: buffered appends are written once they reach this many bytes
+    FLUSH = 1 << 20
+
+    def __init__(self):
+        import tempfile
+
+        self._file = tempfile.TemporaryFile(prefix="onnx-conformance-spool-")
+        self._fd = self._file.fileno()
+        self._buf, self._flushed, self.end = bytearray(), 0, Ints()
+
+    def add(self, data: bytes) -> int:
+        """Append ``data``; returns its index."""
+        self._buf += data
+        self.end.append(self._flushed + len(self._buf))
+        if len(self._buf) >= self.FLUSH:
+            self._flush()
+        return len(self.end) - 1
+
+    def _flush(self) -> None:
+        view = memoryview(self._buf)
+        while view:
+            view = view[os.pwrite(self._fd, view, self._flushed + len(self._buf) - len(view)):]
+        self._flushed += len(self._buf)
+        self._buf = bytearray()
+
+    def span(self, first: int, last: int) -> bytes:
+        """Items ``first`` to ``last`` (inclusive) as one byte string (see :meth:`cut`)."""
+        start, stop = self.end[first - 1] if first else 0, self.end[last]
+        if stop > self._flushed:
+            self._flush()
+        data = os.pread(self._fd, stop - start, start)
+        if len(data) != stop - start:
+            raise OSError(f"spool file {self._file.name!r} shorter than written")
+        return data
+
+    def cut(self, first: int, data: bytes, k: int) -> bytes:
+        """Item ``first + k`` of ``data`` (:meth:`span` from ``first``)."""
+        base = self.end[first - 1] if first else 0
+        return data[(self.end[first + k - 1] if first + k else 0) - base:self.end[first + k] - base]
+
+    def __getitem__(self, i: int) -> bytes:
+        return self.span(i, i)
+
+    def __len__(self) -> int:
+        return len(self.end)
+
+    def close(self) -> None:
+        """Delete the file (reading an item afterwards raises ``OSError``)."""
+        self._file.close()
 
 
 _TRIM = None

@@ -35,6 +35,7 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from .analysis import UNBOUND, _attr_class, analyse_case
+from .compact import DiskSpool
 from .jsonsafe import dumps
 from .opspec import OpSpec, VersionSpec, combination_notes, op_spec, type_combinations
 
@@ -341,37 +342,58 @@ def _group(analyses: Iterable, patterns: list | None = None) -> tuple[dict, list
 
 class CompactOps(Mapping):
     """A coverage's ``ops`` (:func:`compute_coverage`) with each operator's entry kept as its compact
-    JSON text (:func:`conformance.jsonsafe.dumps`) and parsed when read: the whole table's entries
-    are 8 MB as text and took 25 MiB as objects in a run's parent.  Reading an entry gives a new
-    dict each time; :meth:`json_text` gives the text as a results file writes it."""
+    JSON text (:func:`conformance.jsonsafe.dumps`) in a spool file
+    (:class:`conformance.compact.DiskSpool`) and parsed when read: the whole table's entries are
+    8 MB as text, which the parent of a run held in memory, and took 25 MiB as objects.  Reading an
+    entry gives a new dict each time; :meth:`json_text` gives the text as a results file writes it.
+    Pickled, the texts travel with it (the coverage process sends it to the run's parent, whose
+    copy spools them again)."""
 
     def __init__(self):
-        self._text: dict[str, bytes] = {}
+        self._spool: DiskSpool | None = None
+        self._at: dict[str, int] = {}
         #: ``fn(key, entry)`` adding what is kept apart to an entry as it is read (a run's
         #: outcomes: :meth:`RefsCoverage.with_outcomes`), or None
         self.decorate = None
 
     def put(self, key: str, entry: dict) -> None:
         """Store (or replace) operator ``key``'s entry."""
-        self._text[key] = dumps(entry, separators=(",", ":")).encode()
+        self._put(key, dumps(entry, separators=(",", ":")).encode())
+
+    def _put(self, key: str, text: bytes) -> None:
+        if self._spool is None:
+            self._spool = DiskSpool()
+        self._at[key] = self._spool.add(text)
+
+    def _text(self, key: str) -> bytes:
+        return self._spool[self._at[key]]
 
     def json_text(self, key: str) -> str:
         """Operator ``key``'s entry as compact JSON."""
         if self.decorate is not None:
             return dumps(self[key], separators=(",", ":"))
-        return self._text[key].decode()
+        return self._text(key).decode()
 
     def __getitem__(self, key: str) -> dict:
-        entry = json.loads(self._text[key])
+        entry = json.loads(self._text(key))
         if self.decorate is not None:
             self.decorate(key, entry)
         return entry
 
     def __iter__(self):
-        return iter(self._text)
+        return iter(self._at)
 
     def __len__(self) -> int:
-        return len(self._text)
+        return len(self._at)
+
+    def __getstate__(self) -> dict:
+        return {"texts": [(k, self._text(k)) for k in self._at], "decorate": self.decorate}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__()
+        for k, text in state["texts"]:
+            self._put(k, text)
+        self.decorate = state["decorate"]
 
 
 class RefsCoverage:
@@ -401,6 +423,7 @@ class RefsCoverage:
         n = len(refs)
         groups: dict[tuple[str, str], list[int]] = defaultdict(list)
         self._patterns: list[int] = []
+        self._pattern_names: list[str] = []
         unmatched = []
         kinds = [k[1] for k in refs.kinds]
         for i in range(n):
@@ -441,7 +464,16 @@ class RefsCoverage:
             del pairs, versions
         self.coverage = {"cases": n, "ops": ops, "unmatched": unmatched}
         if self._patterns:
-            self.coverage["patterns"] = pattern_coverage(self._pattern_pairs())
+            # computed here, without outcomes (the coverage process reads the pattern cases' entries,
+            # not the run's parent, whose heap kept 17 MiB of the 5,800 analyses of three seeds);
+            # a pattern case's cell is -2 - the index of its pattern's name (with_outcomes counts them)
+            pairs = self._pattern_pairs()
+            self.coverage["patterns"] = pattern_coverage(pairs)
+            self._pattern_names = sorted(self.coverage["patterns"]["patterns"])
+            name_index = {name: k for k, name in enumerate(self._pattern_names)}
+            for i, (_, a) in zip(self._patterns, pairs):
+                self.cell_of[i] = -2 - name_index[a["pattern"]["name"]]
+            del pairs
 
     def detach(self) -> RefsCoverage:
         """This coverage without its references (to send it to another process, which has its own:
@@ -463,7 +495,7 @@ class RefsCoverage:
     def _pattern_pairs(self) -> list[tuple[str, dict]]:
         return [(self._refs.id(i), self._refs.entry(i)["coverage"]) for i in self._patterns]
 
-    def with_outcomes(self, outcome_of: Iterable[tuple[int, int, str]], id_of=lambda j: str(j)) -> dict:
+    def with_outcomes(self, outcome_of: Iterable[tuple[int, int, str]]) -> dict:
         """:attr:`coverage` (changed in place: call this once) with a run's outcomes, as
         ``compute_coverage(..., outcomes, analyses=...)`` gives it (every version entry's
         ``outcomes`` and ``error_outcomes``, the layer patterns' ``outcomes``).
@@ -471,21 +503,20 @@ class RefsCoverage:
         Args:
             outcome_of: ``(bundle case index, run case index, outcome)`` of every case run (a
                 layer-pattern case once per level it ran at).
-            id_of: the id of a run case (by its index), asked for layer-pattern cases only.
         """
         from array import array
 
         counts: dict[str, array] = {}  # per outcome, a count per cell (a Counter per cell took 15 MiB)
-        pattern_outcomes: dict[str, str] = {}
-        for i, j, outcome in outcome_of:
+        pattern_counts: dict[int, Counter] = defaultdict(Counter)  # per pattern (name index), its cases' outcomes
+        for i, _, outcome in outcome_of:
             c = self.cell_of[i]
             if c >= 0:
                 col = counts.get(outcome)
                 if col is None:
                     col = counts[outcome] = array("i", [0]) * len(self._cells)
                 col[c] += 1
-            elif self._refs.kind(i)[1] == ("pattern",):
-                pattern_outcomes[id_of(j)] = outcome
+            elif c <= -2:
+                pattern_counts[-2 - c][outcome] += 1
         cells_of: dict[str, list[int]] = defaultdict(list)
         for c, (key, _, _) in enumerate(self._cells):
             cells_of[key].append(c)
@@ -507,8 +538,8 @@ class RefsCoverage:
 
         cov = self.coverage
         cov["ops"].decorate = decorate
-        if self._patterns:
-            cov["patterns"] = pattern_coverage(self._pattern_pairs(), pattern_outcomes)
+        for k, counter in pattern_counts.items():
+            cov["patterns"]["patterns"][self._pattern_names[k]]["outcomes"] = dict(sorted(counter.items()))
         return cov
 
 

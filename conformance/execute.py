@@ -596,18 +596,28 @@ def _refs_coverage(refs, *, process: bool | None = None):
                 op_spec.cache_clear()  # the operators' schemas: not read again here
         import pickle
         import subprocess
+        import tempfile
 
         # a fresh interpreter running this module (not multiprocessing's spawn, which imports the
         # caller's main script again: a script that runs a suite at import would run it twice)
         package_root = str(Path(__file__).resolve().parents[1])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-        child = subprocess.run([sys.executable, "-m", "conformance.execute", "--coverage-of", str(refs.root)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, check=False)
-        try:
-            kind, payload = pickle.loads(child.stdout)
-        except Exception:  # noqa: BLE001 - no result: say how the process ended
-            tail = child.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-            raise RuntimeError(f"the coverage process ended ({child.returncode}) without a result: {tail[0]}") from None
+        # the result is unpickled as it is read from the pipe (captured whole first, its 8 MB of
+        # text were held twice beside the objects made from them)
+        with tempfile.TemporaryFile() as err:
+            child = subprocess.Popen([sys.executable, "-m", "conformance.execute", "--coverage-of", str(refs.root)],
+                                     stdout=subprocess.PIPE, stderr=err, env=env)
+            try:
+                kind, payload = pickle.load(child.stdout)
+            except Exception:  # noqa: BLE001 - no result: say how the process ended
+                kind = None
+            finally:
+                child.stdout.close()
+                code = child.wait()
+            if kind is None:
+                err.seek(0)
+                tail = err.read().decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+                raise RuntimeError(f"the coverage process ended ({code}) without a result: {tail[0]}")
         if kind != "ok":
             raise RuntimeError(payload)
         return payload.attach(refs)
@@ -672,8 +682,7 @@ def _coverage(suite: Suite, outcome_at: Callable[[int], str], ran: _Ran, status:
             raise ran.coverage
         if ran.coverage is not None:
             base = cases.base_index if isinstance(cases, LevelledRefs) else (lambda j: j)
-            return ran.coverage.with_outcomes(((base(j), j, outcome_at(j)) for j in range(len(cases))),
-                                              lambda j: _case_id(cases, j))
+            return ran.coverage.with_outcomes((base(j), j, outcome_at(j)) for j in range(len(cases)))
         outcomes = {_case_id(cases, j): outcome_at(j) for j in range(len(cases))}
         if ran.analyses is not None:
             return compute_coverage((), outcomes, analyses=ran.analyses)

@@ -344,8 +344,7 @@ def test_a_bundles_coverage_from_its_manifest_is_the_case_by_case_one(tmp_path):
     rng = random.Random(0)
     outcomes = {cases.id(j): rng.choice(["pass", "fail", "error", "unsupported"]) for j in range(len(cases))}
     assert len(cases) > len(refs) and any("@" in k for k in outcomes)
-    got = RefsCoverage(refs).with_outcomes(((cases.base_index(j), j, outcomes[cases.id(j)]) for j in range(len(cases))),
-                                           cases.id)
+    got = RefsCoverage(refs).with_outcomes((cases.base_index(j), j, outcomes[cases.id(j)]) for j in range(len(cases)))
     want = compute_coverage((), outcomes, analyses=[r.analysis() for r in refs])
     assert got == want
     assert any(m.get("declared_unbuildable") for op in got["ops"].values() for e in op["versions"].values()
@@ -372,8 +371,8 @@ def test_a_large_bundles_coverage_is_computed_in_a_process_of_its_own(tmp_path):
     remote = _refs_coverage(refs, process=True)
     assert isinstance(remote, RefsCoverage), remote
     local = RefsCoverage(refs)
-    assert remote.with_outcomes(((j, j, outcomes[j]) for j in range(len(refs))), refs.id) == \
-        local.with_outcomes(((j, j, outcomes[j]) for j in range(len(refs))), refs.id)
+    assert remote.with_outcomes((j, j, outcomes[j]) for j in range(len(refs))) == \
+        local.with_outcomes((j, j, outcomes[j]) for j in range(len(refs)))
     write_generated_bundle(["Relu"], 0, tmp_path / "other")
     with pytest.raises(ValueError, match="another bundle"):
         RefsCoverage(refs).detach().attach(read_index(tmp_path / "other")[1])
