@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import heapq
 import json
 import os
 import re
@@ -1069,8 +1070,6 @@ def suite_hash(n: int, key, *, chunk: int = 8192) -> tuple[str, str | None]:
     Returns:
         ``(hex digest, duplicate id or None)``.
     """
-    import heapq
-
     h = hashlib.sha256()
     orders = []
     for first in range(0, n, chunk):
@@ -1180,6 +1179,34 @@ class CaseRefs(Sequence):
         """
         return _loads(self._entry_bytes(self._index(i)))
 
+    def entries(self, indices, *, chunk: int = 1 << 20):
+        """The manifest entries of cases ``indices`` (ascending), parsed, in that order: entries
+        that lie one after another in the manifest read with one ``os.pread`` (up to ``chunk``
+        bytes), not one each (the coverage of an operator reads all of its cases' entries, which
+        a generated manifest keeps together).
+
+        Raises:
+            BundleError: the manifest was replaced or edited since it was indexed.
+        """
+        indices = list(indices)
+        k = 0
+        while k < len(indices):
+            i = indices[k]
+            if self._raw is not None and self._raw[i] is not None:
+                yield self.entry(i)
+                k += 1
+                continue
+            start = self._start[i]
+            last = k
+            while (last + 1 < len(indices) and (self._raw is None or self._raw[indices[last + 1]] is None)
+                   and 0 <= self._start[indices[last + 1]] - self._stop[indices[last]] <= 64
+                   and self._stop[indices[last + 1]] - start <= chunk):
+                last += 1
+            data = _entry_bytes(self.root, self._stamp, (start, self._stop[indices[last]]), None)
+            for j in indices[k:last + 1]:
+                yield _loads(data[self._start[j] - start:self._stop[j] - start])
+            k = last + 1
+
     def _entry_bytes(self, i: int) -> bytes:
         raw = self._raw[i] if self._raw is not None else None
         return _entry_bytes(self.root, self._stamp, (self._start[i], self._stop[i]), raw)
@@ -1271,6 +1298,7 @@ def read_index(path: str | os.PathLike) -> tuple[dict, CaseRefs]:
     if isinstance(head.get("declared"), dict):  # kept as text in the spool file, an operator's parsed when its coverage is
         refs.declared = _SpooledTexts(refs._keys, {k: v if isinstance(v, bytes) else orjson.dumps(v)
                                                    for k, v in head.pop("declared").items()})
+    refs._keys.flush()
     if head.get("content_hash") is not None and head["content_hash"] != refs.content_hash:
         raise BundleError(f"{mpath}: the suite's content_hash does not match its case entries (edited manifest?)")
     identity = {

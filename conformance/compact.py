@@ -6,6 +6,7 @@ the difference was the run's memory (issue 30)."""
 from __future__ import annotations
 
 import os
+import tempfile
 from array import array
 
 
@@ -83,16 +84,18 @@ class DiskSpool:
             not writable).
     """
 
-    __slots__ = ("_file", "_fd", "_buf", "_flushed", "end")
+    __slots__ = ("_file", "_fd", "_buf", "_flushed", "end", "_block_at", "_block")
     #: buffered appends are written once they reach this many bytes
     FLUSH = 1 << 20
+    #: reads fetch at least this many bytes, kept until a read falls outside them: items read in
+    #: order (a report's ids) cost one ``pread`` a block, not one each
+    BLOCK = 1 << 16
 
     def __init__(self):
-        import tempfile
-
-        self._file = tempfile.TemporaryFile(prefix="onnx-conformance-spool-")
+        self._file = tempfile.TemporaryFile(prefix="onnx-conformance-spool-", buffering=0)
         self._fd = self._file.fileno()
         self._buf, self._flushed, self.end = bytearray(), 0, Ints()
+        self._block_at, self._block = 0, b""
 
     def add(self, data: bytes) -> int:
         """Append ``data``; returns its index."""
@@ -101,6 +104,12 @@ class DiskSpool:
         if len(self._buf) >= self.FLUSH:
             self._flush()
         return len(self.end) - 1
+
+    def flush(self) -> None:
+        """Write the buffered appends and drop the block last read (their memory freed)."""
+        if self._buf:
+            self._flush()
+        self._block_at, self._block = 0, b""
 
     def _flush(self) -> None:
         view = memoryview(self._buf)
@@ -112,12 +121,16 @@ class DiskSpool:
     def span(self, first: int, last: int) -> bytes:
         """Items ``first`` to ``last`` (inclusive) as one byte string (see :meth:`cut`)."""
         start, stop = self.end[first - 1] if first else 0, self.end[last]
+        at = self._block_at
+        if at <= start and stop <= at + len(self._block):
+            return self._block[start - at:stop - at]
         if stop > self._flushed:
             self._flush()
-        data = os.pread(self._fd, stop - start, start)
-        if len(data) != stop - start:
+        block = os.pread(self._fd, max(stop - start, self.BLOCK), start)
+        if len(block) < stop - start:
             raise OSError(f"spool file {self._file.name!r} shorter than written")
-        return data
+        self._block_at, self._block = start, block
+        return block[:stop - start]
 
     def cut(self, first: int, data: bytes, k: int) -> bytes:
         """Item ``first + k`` of ``data`` (:meth:`span` from ``first``)."""
@@ -133,6 +146,7 @@ class DiskSpool:
     def close(self) -> None:
         """Delete the file (reading an item afterwards raises ``OSError``)."""
         self._file.close()
+        self._fd, self._block_at, self._block = -1, 0, b""  # never a descriptor the number is given to next
 
 
 _TRIM = None

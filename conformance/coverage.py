@@ -29,6 +29,7 @@ under ``outside_constraints``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import sys
@@ -61,7 +62,12 @@ _MAX_LIST_VALUES = 20
 
 # ----------------------------------------------------------------------------- aggregation
 def _combo_key(combo: dict[str, str], params: list[str]) -> str:
-    return ", ".join(f"{p}={_short(combo.get(p, UNBOUND))}" for p in params)
+    return _combo_key_of(tuple(combo.get(p, UNBOUND) for p in params), tuple(params))
+
+
+@functools.lru_cache(maxsize=4096)
+def _combo_key_of(types: tuple[str, ...], params: tuple[str, ...]) -> str:
+    return ", ".join(f"{p}={_short(t)}" for p, t in zip(params, types))
 
 
 def _short(t: str) -> str:
@@ -447,7 +453,7 @@ class RefsCoverage:
             declared = json.loads(declared_all[key]) if key in declared_all else None
             if not isinstance(declared, dict):
                 declared = None
-            pairs = [(i, {**refs.entry(i)["coverage"], "id": refs.id(i)}) for i in members]
+            pairs = [(i, {**e["coverage"], "id": e["id"]}) for i, e in zip(members, refs.entries(members))]
             versions = {}
             for v in spec.since_versions:
                 mine = [(i, a) for i, a in pairs if a["version"] == v]

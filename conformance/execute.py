@@ -538,7 +538,9 @@ def _levels(spec: RunSpec, backend, suite: Suite) -> list[str] | None:
     """
     from .levels import expand, is_pattern
 
-    if not any(is_pattern(c) for c in suite.cases):
+    cases = suite.cases
+    kinds = getattr(cases, "kinds", None)  # compact references: their (domain, group) table, no entry read
+    if not (any(k[0] == PATTERN_DOMAIN for k in kinds) if kinds is not None else any(is_pattern(c) for c in cases)):
         return None
     declared = list(getattr(backend, "levels", ()) or ())
     levels = declared if spec.levels is None else list(spec.levels)
