@@ -269,11 +269,39 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
                 progress(case)
         _write_manifest(tmp / "manifest.json", lines, {**suite.identity(), "source": "generated",
                                                        **_declared_of(suite.ops)})
+        _write_coverage(tmp)
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _write_coverage(root: Path) -> None:
+    """Write the coverage of the bundle at ``root`` (its manifest written) beside its manifest
+    (:meth:`conformance.coverage.RefsCoverage.save`), where every entry records an analysis: a run
+    reads it instead of computing it (:func:`read_coverage`)."""
+    from .coverage import RefsCoverage
+    from .opspec import op_spec
+
+    _, refs = read_index(root)
+    if len(refs) and refs.recorded == len(refs):
+        try:
+            RefsCoverage(refs).save(root / RefsCoverage.CACHE)
+        finally:
+            op_spec.cache_clear()
+
+
+def read_coverage(refs):
+    """The coverage the bundle of ``refs`` keeps (:func:`_write_coverage`), or ``None`` where it
+    keeps none that holds for these cases, this onnx and this code (the caller computes it)."""
+    from .coverage import RefsCoverage
+
+    try:
+        data = _read_file(refs.root, RefsCoverage.CACHE)
+    except BundleError:
+        return None
+    return RefsCoverage.load(data, refs)
 
 
 def _replace_dir(tmp: Path, out: Path) -> None:
@@ -535,6 +563,7 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
         scratch = tmp / _ENTRIES_DIR
         _write_manifest(tmp / "manifest.json", _owned_lines(scratch, len(tasks), keys), identity)
         shutil.rmtree(scratch, ignore_errors=True)
+        _write_coverage(tmp)
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

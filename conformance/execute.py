@@ -584,10 +584,21 @@ def _refs_coverage(refs, *, process: bool | None = None):
     the result (the operators' coverage as text, a cell per case): computed in the parent, it
     left 40 MiB of the parent's heap in use for the rest of the run (the whole table's schemas
     and 55,000 manifest entries read and dropped), where the result is 12 MiB.
+
+    First, unless ``process`` says how to compute it, the coverage a generated bundle keeps
+    (:func:`conformance.bundle.read_coverage`) is read: nothing to compute.
     """
+    from .bundle import read_coverage
     from .coverage import RefsCoverage
     from .opspec import op_spec
 
+    if process is None:
+        try:
+            kept = read_coverage(refs)
+        except Exception:  # noqa: BLE001 - computed below instead
+            kept = None
+        if kept is not None:
+            return kept
     if process is None:
         process = len(refs) >= COVERAGE_PROCESS_CASES
     try:

@@ -46,11 +46,14 @@ _POLL = getattr(select, "poll", None)
 _FD_CONNECTION = getattr(mp.connection, "Connection", ())
 
 
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
 def _rss_mb(pid: int) -> float | None:
     """Resident set size of ``pid`` in MiB (Linux /proc), or None where it cannot be read."""
     try:
         with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+            return int(f.read().split()[1]) * _PAGE_SIZE / 2**20
     except (OSError, ValueError, IndexError):
         return None
 
@@ -219,6 +222,7 @@ class _Worker:
         self.retire = False  # it ran a suspect (below): stopped once that result is in
         self.started = 0.0  # when the worker began the case it is on (as the parent saw it)
         self.seen = -1  # that case
+        self.rss_checked = float("-inf")  # when its memory was last read (:func:`_breach`)
         self._buf = bytearray()  # bytes read from the pipe, not yet a whole message (:meth:`messages`)
         self._poller = None
         kind, payload = self._recv_ready()
@@ -355,8 +359,13 @@ def _synthetic(case: Case, outcome: str, message: str, duration: float) -> CaseR
 
 
 def _breach(w: _Worker, started: float, now: float, timeout: float, memory_limit_mb: float) -> tuple[str, str] | None:
-    """``(outcome, message)`` when the worker's current case is over its memory limit or deadline, else None."""
-    rss = _rss_mb(w.proc.pid) if memory_limit_mb else None
+    """``(outcome, message)`` when the worker's current case is over its memory limit or deadline, else None.
+    The memory is read every :data:`_MEMORY_POLL_S` at most (the parent drains results far more
+    often: reading it each time cost ~10 us a case of a run of small ones)."""
+    rss = None
+    if memory_limit_mb and now - w.rss_checked >= _MEMORY_POLL_S:
+        w.rss_checked = now
+        rss = _rss_mb(w.proc.pid)
     if rss is not None and rss > memory_limit_mb:
         return "crash", (f"backend process killed by SIGKILL: resident memory {rss:.0f} MiB exceeded the "
                          f"limit of {memory_limit_mb:g} MiB")

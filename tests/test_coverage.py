@@ -355,6 +355,44 @@ def test_a_bundles_coverage_from_its_manifest_is_the_case_by_case_one(tmp_path):
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "[]"
 
 
+def test_a_generated_bundle_keeps_its_coverage_and_a_run_reads_it(tmp_path, monkeypatch):
+    """Generating writes the bundle's coverage beside its manifest (byte-reproducibly); a run reads
+    it (no manifest entry read) and gets what computing it gives, with outcomes and patterns; a
+    kept coverage that does not hold (another bundle's cases, another onnx or code, a damaged
+    file) is not used: the run computes it."""
+    from conformance.bundle import CaseRefs, read_coverage, read_index, write_generated_bundle
+    from conformance.coverage import RefsCoverage
+    from conformance.execute import _refs_coverage
+    from conformance.levels import LevelledRefs
+
+    path, again = tmp_path / "b", tmp_path / "again"
+    for p in (path, again):
+        write_generated_bundle(["Tile", "Gelu", "Swish.mul_sigmoid"], 0, p)
+    kept = (path / RefsCoverage.CACHE).read_bytes()
+    assert kept == (again / RefsCoverage.CACHE).read_bytes()
+    _, refs = read_index(path)
+    cases = LevelledRefs(refs, ["disable", "all"])
+    outcomes = [("pass", "fail", "error", "crash")[j % 4] for j in range(len(cases))]
+    with monkeypatch.context() as m:
+        m.setattr(CaseRefs, "entry", lambda self, i: pytest.fail("a manifest entry was read"))
+        m.setattr(CaseRefs, "entries", lambda self, i: pytest.fail("manifest entries were read"))
+        read = _refs_coverage(refs)
+    assert isinstance(read, RefsCoverage)
+    got = read.with_outcomes((cases.base_index(j), j, outcomes[j]) for j in range(len(cases)))
+    want = RefsCoverage(refs).with_outcomes((cases.base_index(j), j, outcomes[j]) for j in range(len(cases)))
+    assert got == want and any(p["outcomes"] for p in got["patterns"]["patterns"].values())
+    # not this bundle's, not this code's, damaged: not used
+    write_generated_bundle(["Relu"], 0, tmp_path / "other")
+    (tmp_path / "other" / RefsCoverage.CACHE).write_bytes(kept)
+    assert read_coverage(read_index(tmp_path / "other")[1]) is None
+    monkeypatch.setattr(RefsCoverage, "_computed_by", staticmethod(lambda: "another version"))
+    assert read_coverage(refs) is None
+    monkeypatch.undo()
+    assert read_coverage(refs) is not None
+    (path / RefsCoverage.CACHE).write_bytes(kept[:len(kept) // 2])
+    assert read_coverage(refs) is None and isinstance(_refs_coverage(refs), RefsCoverage)
+
+
 def test_a_large_bundles_coverage_is_computed_in_a_process_of_its_own(tmp_path):
     """A run computes a large bundle's coverage in a spawned process that reads the manifest itself
     (forced here on a small bundle): the result, re-attached to the parent's references, gives the
