@@ -280,16 +280,18 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
 def _write_coverage(root: Path) -> None:
     """Write the coverage of the bundle at ``root`` (its manifest written) beside its manifest
     (:meth:`conformance.coverage.RefsCoverage.save`), where every entry records an analysis: a run
-    reads it instead of computing it (:func:`read_coverage`)."""
+    reads it instead of computing it (:func:`read_coverage`).  Where it cannot be computed, none
+    is written."""
     from .coverage import RefsCoverage
-    from .opspec import op_spec
+    from .execute import COVERAGE_PROCESS_CASES, _refs_coverage
 
     _, refs = read_index(root)
     if len(refs) and refs.recorded == len(refs):
-        try:
-            RefsCoverage(refs).save(root / RefsCoverage.CACHE)
-        finally:
-            op_spec.cache_clear()
+        # a large bundle's in a process of its own, as a run computes it: the generating process's
+        # memory stays what writing the cases takes
+        cov = _refs_coverage(refs, process=len(refs) >= COVERAGE_PROCESS_CASES)
+        if isinstance(cov, RefsCoverage):  # else the run computes it (and reports why it cannot)
+            cov.save(root / RefsCoverage.CACHE)
 
 
 def read_coverage(refs):
