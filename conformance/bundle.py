@@ -300,10 +300,14 @@ def read_coverage(refs):
     from .coverage import RefsCoverage
 
     try:
-        data = _read_file(refs.root, RefsCoverage.CACHE)
-    except BundleError:
+        if _archive_root(refs.root):
+            f = _archive(refs.root).open(RefsCoverage.CACHE)
+        else:
+            f = open(os.path.join(refs.root, RefsCoverage.CACHE), "rb")
+    except (OSError, KeyError, BundleError):
         return None
-    return RefsCoverage.load(data, refs)
+    with f:
+        return RefsCoverage.load(f, refs)
 
 
 def _replace_dir(tmp: Path, out: Path) -> None:

@@ -532,16 +532,16 @@ class RefsCoverage:
                 f.write(dumps(key).encode() + b"\n" + ops._text(key) + b"\n")
 
     @classmethod
-    def load(cls, data: bytes, refs) -> RefsCoverage | None:
-        """The coverage :meth:`save` wrote (``data``: the file's bytes) for the bundle ``refs``, or
-        ``None`` where it is not this bundle's (another content hash), was computed by another onnx
-        or another version of this code, or is damaged: the caller computes it then."""
+    def load(cls, f, refs) -> RefsCoverage | None:
+        """The coverage :meth:`save` wrote (``f``: the file, opened for reading bytes, read a line
+        at a time) for the bundle ``refs``, or ``None`` where it is not this bundle's (another
+        content hash), was computed by another onnx or another version of this code, or is
+        damaged: the caller computes it then."""
         import base64
         from array import array
 
         try:
-            lines = data.split(b"\n")
-            head = json.loads(lines[0])
+            head = json.loads(f.readline())
             if (head.get("format") != cls._CACHE_FORMAT or head.get("content_hash") != refs.content_hash
                     or head.get("computed_by") != cls._computed_by() or head.get("cases") != len(refs)):
                 return None
@@ -553,11 +553,14 @@ class RefsCoverage:
             self.cell_of.frombytes(base64.b64decode(head["cell_of"]))
             if sys.byteorder != "little":
                 self.cell_of = _swapped(self.cell_of)
-            if len(self.cell_of) != len(refs) or len(lines) % 2 or lines[-1]:
+            if len(self.cell_of) != len(refs):
                 return None
             ops = CompactOps()
-            for k in range(1, len(lines) - 1, 2):
-                ops._put(json.loads(lines[k]), lines[k + 1])
+            for key in f:
+                text = f.readline()
+                if not (key.endswith(b"\n") and text.endswith(b"\n")):  # cut short
+                    return None
+                ops._put(json.loads(key), text[:-1])
             self.coverage = {"cases": head["cases"], "ops": ops, "unmatched": head["unmatched"]}
             if head.get("patterns") is not None:
                 self.coverage["patterns"] = head["patterns"]

@@ -389,8 +389,15 @@ def test_a_generated_bundle_keeps_its_coverage_and_a_run_reads_it(tmp_path, monk
     assert read_coverage(refs) is None
     monkeypatch.undo()
     assert read_coverage(refs) is not None
-    (path / RefsCoverage.CACHE).write_bytes(kept[:len(kept) // 2])
-    assert read_coverage(refs) is None and isinstance(_refs_coverage(refs), RefsCoverage)
+    for damaged in (kept[:len(kept) // 2], kept[:-1], kept.replace(b"\n", b"\n\n", 3)):
+        (path / RefsCoverage.CACHE).write_bytes(damaged)
+        assert read_coverage(refs) is None and isinstance(_refs_coverage(refs), RefsCoverage)
+    # a bundle archive keeps it as a member
+    from conformance.bundle import write_archive
+
+    (path / RefsCoverage.CACHE).write_bytes(kept)
+    zipped = read_index(write_archive(path, tmp_path / "b.zip"))[1]
+    assert isinstance(read_coverage(zipped), RefsCoverage)
 
 
 def test_a_large_bundles_coverage_is_computed_in_a_process_of_its_own(tmp_path):
