@@ -1097,27 +1097,27 @@ def suite_hash(n: int, key, *, chunk: int = 8192) -> tuple[str, str | None]:
     these bytes is sorting the (id, hash) pairs: UTF-8 keeps code point order and NUL sorts
     first); and the first id that two cases share, or None.
 
-    The lines are sorted ``chunk`` at a time as one fixed-width numpy array (one allocation, freed
-    whole, not 60,000 bytes objects whose memory the parent kept), and the sorted chunks merged,
-    each line read again by ``key``: the memory is bounded by a chunk's lines, where sorting all
-    of them at once took 48 MiB at 153,000 cases (issue 30).
+    The lines are sorted ``chunk`` at a time and the sorted chunks merged, each line read again by
+    ``key``: the memory is bounded by a chunk's lines, where sorting all of them at once (as one
+    fixed-width numpy array) took 48 MiB at 153,000 cases (issue 30).
 
     Returns:
         ``(hex digest, duplicate id or None)``.
     """
     h = hashlib.sha256()
     orders = []
+    lines: list[bytes] = []
     for first in range(0, n, chunk):
         keys = [key(i) for i in range(first, min(n, first + chunk))]
-        lines = np.array(keys, dtype=f"S{max(map(len, keys))}")
-        del keys
-        order = array("q")
-        order.frombytes((np.argsort(lines, kind="stable") + first).astype(np.int64).tobytes())
+        if n <= chunk:  # one chunk: its lines, sorted, are the order
+            lines = sorted(keys)
+            break
+        order = array("q", (first + k for k in sorted(range(len(keys)), key=keys.__getitem__)))
         orders.append(order)  # 8 bytes a case, read lazily below (a list of ints: 36)
-        del lines
+        del keys
     prev, dup = None, None
-    # np.array(S) drops trailing NULs, which no line has (it ends with its hash): the order is the bytes'
-    for line, _ in heapq.merge(*(((key(i), i) for i in order) for order in orders)):
+    merged = lines or (line for line, _ in heapq.merge(*(((key(i), i) for i in order) for order in orders)))
+    for line in merged:
         cid = line.split(b"\0", 1)[0]
         if cid == prev and dup is None:
             dup = cid.decode("utf-8", "surrogatepass")

@@ -606,3 +606,23 @@ def test_several_seeds_make_one_suite_each_id_once(tmp_path):
     write_generated_bundle(ops, 1, tmp_path / "int")
     assert _files(tmp_path / "one") == _files(tmp_path / "int")
     assert "seeds" not in json.loads((tmp_path / "one" / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 8192])
+def test_suite_hash_sorted_in_chunks_is_the_whole_sort(chunk):
+    """The suite hash sorted a chunk at a time and merged (bounded memory) is sha256 over every
+    ``id\\0hash`` line sorted at once, and finds the id two cases share."""
+    import hashlib
+    import random
+
+    from conformance.bundle import suite_hash
+
+    rng = random.Random(chunk)
+    ids = ["Relu_%d" % rng.randrange(40) for _ in range(25)] + ["é", "a\x00b", "Z"]
+    keys = [f"{cid}\0{rng.getrandbits(64):016x}".encode() for cid in ids]
+    want = hashlib.sha256(b"".join(k + b"\n" for k in sorted(keys))).hexdigest()
+    got, dup = suite_hash(len(keys), keys.__getitem__, chunk=chunk)
+    assert got == want and dup is not None and ids.count(dup) > 1
+    unique = list(dict.fromkeys(ids))
+    keys = [f"{cid}\0h".encode() for cid in unique]
+    assert suite_hash(len(keys), keys.__getitem__, chunk=chunk)[1] is None
