@@ -89,3 +89,103 @@ def test_other_dtypes_unchanged():
               np.array([1 + 2j], dtype=np.complex64)):
         chk = compare("y", e.copy(), e, Tolerance(0.0, 0.0, exact=True))
         assert chk.passed
+
+
+# ------------------------------------------------------------------ tensor files read from their bytes
+def _tensor_files(rng) -> list[bytes]:
+    """Serialised tensors as bundles hold them (``numpy_helper.from_array``), every ONNX type."""
+    from onnx import numpy_helper
+
+    out = []
+    for t in dtypes.ALL_TYPES:
+        dt = dtypes.np_dtype(t)
+        for shape in ((), (0,), (3,), (2, 0, 4), (2, 3), (1, 1, 1, 5), (200,)):
+            n = int(np.prod(shape))
+            if dt.kind in "OUS":
+                v = np.array([f"s{k}\u00e9" for k in range(n)], dtype=object).reshape(shape)
+            elif dt == np.bool_:
+                v = (rng.integers(0, 2, n) == 1).reshape(shape)
+            else:
+                with np.errstate(all="ignore"):
+                    v = np.asarray(rng.standard_normal(n) * 4, dtype=np.float64)
+                    if n > 2:
+                        v[:3] = [np.nan, -0.0, np.inf]
+                    v = v.astype(dt).reshape(shape) if dt.kind in "fVc" else \
+                        rng.integers(0, 3, n).astype(dt).reshape(shape)
+            for name in ("x", "", "a_long_name_" * 20):
+                try:
+                    out.append(numpy_helper.from_array(v, name).SerializeToString())
+                except Exception:  # noqa: BLE001 - a type from_array does not write
+                    break
+    return out
+
+
+def _slow_tensor(data: bytes):
+    import onnx
+
+    from conformance.bundle import tensor_array
+
+    t = onnx.TensorProto()
+    t.ParseFromString(data)
+    return tensor_array(t)
+
+
+def _outcome(fn, data):
+    try:
+        a = fn(data)
+    except Exception as exc:  # noqa: BLE001 - compared below
+        return ("raised", type(exc).__name__, str(exc))
+    if a is None:
+        return ("array", "object")
+    return ("array", str(a.dtype), a.shape, a.tobytes() if a.dtype.kind != "O" else repr(a.tolist()),
+            a.flags.writeable)
+
+
+def test_raw_tensor_is_tensor_array():
+    from conformance.bundle import _raw_tensor
+
+    files = _tensor_files(np.random.default_rng(2))
+    fast = 0
+    for data in files:
+        a = _raw_tensor(data)
+        if a is None:
+            continue
+        fast += 1
+        assert _outcome(lambda d: a, data) == _outcome(_slow_tensor, data)
+    assert fast > len(files) // 2  # the common types take it (strings and packed types do not)
+
+
+def test_raw_tensor_odd_bytes():
+    """Any other layout, damaged or truncated bytes: the fast reader answers nothing or the same."""
+    from conformance.bundle import _raw_tensor
+    from onnx import numpy_helper
+
+    rng = np.random.default_rng(3)
+    files = _tensor_files(rng)[:400]
+    base = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "x")
+    odd = [b"", b"\x08", b"\x10\x01", b"\x4a\x04abcd", b"\x10\x01\x4a\x03abc",  # 3 bytes of float32
+           b"\x08\x02\x10\x01\x4a\x04abcd",  # 1 value for shape (2,)
+           b"\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x10\x01\x4a\x04abcd",  # dims [-1]
+           b"\x08\x01\x10\x01\x10\x0b\x4a\x04abcd",  # data_type twice (the last holds)
+           b"\x08\x01\x10\x01\x4a\x04abcd\x4a\x08abcdefgh",  # raw_data twice
+           b"\x08\x01\x10\x01\x42\x01\xff\x4a\x04abcd",  # a name that is not UTF-8
+           b"\x0a\x01\x01\x10\x01\x4a\x04abcd",  # packed dims
+           b"\x08\x01\x10\x01\x70\x01\x4a\x04abcd",  # data_location EXTERNAL
+           b"\x08\x81\x80\x00\x10\x01\x4a\x04abcd",  # an overlong varint
+           base.SerializeToString() + b"\x10\x01"]
+    for data in files:
+        for _ in range(4):
+            k = int(rng.integers(0, len(data) + 1))
+            odd.append(data[:k])
+            if data:
+                b = bytearray(data)
+                b[int(rng.integers(0, len(b)))] ^= 1 << int(rng.integers(0, 8))
+                odd.append(bytes(b))
+    answered = 0
+    for data in odd:
+        got = _outcome(_raw_tensor, data)
+        if got[0] == "array" and got[1] == "object":  # None: not answered, protobuf parses it
+            continue
+        answered += 1
+        assert got == _outcome(_slow_tensor, data), data[:40]
+    assert answered > 10
