@@ -189,3 +189,20 @@ def test_raw_tensor_odd_bytes():
         answered += 1
         assert got == _outcome(_slow_tensor, data), data[:40]
     assert answered > 10
+
+
+def test_tolerance_from_json_is_the_dataclass():
+    import pickle
+
+    for d in ({"atol": 1e-3, "rtol": 0.0, "spread": 2.5e-4, "variants": ["a", "b"], "exact": False},
+              {"atol": 0, "rtol": 0, "exact": True, "signed_zero": True},
+              {"atol": "1e-7", "rtol": 1, "propagated": 3e-9, "variants": []}):
+        got = Tolerance.from_json(d)
+        want = Tolerance(atol=float(d["atol"]), rtol=float(d["rtol"]), spread=float(d.get("spread", 0.0)),
+                         variants=tuple(d.get("variants", ())), exact=bool(d.get("exact", False)),
+                         signed_zero=bool(d.get("signed_zero", False)), propagated=float(d.get("propagated", 0.0)))
+        assert got == want and hash(got) == hash(want) and repr(got) == repr(want)
+        assert vars(got) == vars(want) and list(vars(got)) == list(vars(want))
+        assert got.to_json() == want.to_json() and pickle.loads(pickle.dumps(got)) == want
+        with pytest.raises(AttributeError):
+            got.atol = 1.0  # still frozen
