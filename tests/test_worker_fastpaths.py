@@ -206,3 +206,17 @@ def test_tolerance_from_json_is_the_dataclass():
         assert got.to_json() == want.to_json() and pickle.loads(pickle.dumps(got)) == want
         with pytest.raises(AttributeError):
             got.atol = 1.0  # still frozen
+
+
+@pytest.mark.parametrize("size", [0, 1, 65535, 65536, 65537, 3 * 65536, 3 * 65536 + 5, 1_000_000])
+def test_read_file_any_size(tmp_path, size):
+    """A case file is read whole whatever its size against the read's chunk (64 KiB)."""
+    import os
+
+    from conformance.bundle import BundleError, _read_file
+
+    data = os.urandom(size)
+    (tmp_path / "f.pb").write_bytes(data)
+    assert _read_file(str(tmp_path), "f.pb") == data
+    with pytest.raises(BundleError, match="missing file"):
+        _read_file(str(tmp_path), "g.pb")
