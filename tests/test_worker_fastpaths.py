@@ -220,3 +220,36 @@ def test_read_file_any_size(tmp_path, size):
     assert _read_file(str(tmp_path), "f.pb") == data
     with pytest.raises(BundleError, match="missing file"):
         _read_file(str(tmp_path), "g.pb")
+
+
+def test_compact_encoder_writes_what_json_writes():
+    """The result line's encoder made once (jsonsafe._encode_compact) gives JSONEncoder.encode's text,
+    raises where it raises, and is unharmed by a value that made it raise."""
+    import math
+
+    from conformance import jsonsafe
+
+    enc = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+    assert jsonsafe._C_COMPACT is not None  # CPython: the C encoder is there
+    shared = {"k": [1, 2]}
+    values = [{"a": 1}, [], {}, "text \u00e9", 1.5, None, True, {"x": [shared, shared, {"y": shared}]},
+              {"n": 2**80, "f": [1e-05, 1.5e-07, -0.0, 5e-324, 1e16, 0.1], "s": "\ud800 \U0001F600 \x00\x7f\""},
+              {"big": list(range(50)), "t": (1, 2)}, {1: "int key", 2.5: "float key", None: 0, True: 1}]
+    bad = [{"x": math.nan}, [math.inf], {"o": object()}, {"b": b"bytes"}, {(1, 2): 0}]
+    for v in values + bad + values:
+        try:
+            want = ("ok", enc.encode(v))
+        except (ValueError, TypeError) as exc:
+            want = ("raised", type(exc).__name__, str(exc))
+        try:
+            got = ("ok", jsonsafe._encode_compact(v))
+        except (ValueError, TypeError) as exc:
+            got = ("raised", type(exc).__name__, str(exc))
+        assert got == want
+    for v in values + bad:
+        assert jsonsafe.written(v, separators=(",", ":"))[1] == jsonsafe.written(v, separators=(",", ":"), indent=None)[1]
+    a: list = []
+    a.append(a)
+    with pytest.raises(RecursionError):  # as before: the circular value is made safe, which recurses
+        jsonsafe.written(a, separators=(",", ":"))
+    assert jsonsafe._encode_compact({"after": [1]}) == '{"after":[1]}'
