@@ -1423,15 +1423,18 @@ def _read_file(root: str, rel: str) -> bytes:
         # four small files a case; this is a third cheaper: ~7 us against ~11 us a file)
         fd = os.open(f"{root}/{rel}", _O_READ)
         try:
-            chunks = []
-            while True:
+            data = os.read(fd, _READ_CHUNK)
+            if data:  # read on to the end of the file (a small file: one more read, which is empty)
                 chunk = os.read(fd, _READ_CHUNK)
-                if not chunk:
-                    break
-                chunks.append(chunk)
+                if chunk:
+                    chunks = [data, chunk]
+                    while chunk:
+                        chunk = os.read(fd, _READ_CHUNK)
+                        chunks.append(chunk)
+                    data = b"".join(chunks)
         finally:
             os.close(fd)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return data
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, KeyError):
         raise BundleError(f"missing file {root}/{rel}") from None
 
@@ -1460,12 +1463,74 @@ def _load_tensor(root: str, rel: str, h=None) -> np.ndarray:
     data = _read_file(root, rel)
     if h is not None:
         _feed(h, data)
+    a = _raw_tensor(data)
+    if a is not None:
+        return a
     t = onnx.TensorProto()
     try:
         t.ParseFromString(data)
     except Exception as exc:  # noqa: BLE001 - protobuf raises its own DecodeError
         raise BundleError(f"{root}/{rel}: not a TensorProto: {exc}") from exc
     return tensor_array(t)
+
+
+def _raw_tensor(data: bytes) -> np.ndarray | None:
+    """:func:`tensor_array` of the ``TensorProto`` serialised as ``data``, read from the bytes
+    themselves where they hold what ``numpy_helper.from_array`` writes: ``dims``, ``data_type``
+    (a type of :func:`_raw_dtypes`), an ASCII ``name`` and ``raw_data``, each field once (``dims``
+    any number of times), in any order; ``None`` for anything else (another field, a field
+    twice, a negative dimension, truncated bytes), which the caller parses with protobuf.  The
+    same array (dtype, shape, values, read-only), without building the message and copying
+    ``raw_data`` out of it: half the cost of a tensor file (a run reads two or three a case)."""
+    pos, end = 0, len(data)
+    dims: list[int] = []
+    dtype = raw = name = None
+    try:
+        while pos < end:
+            tag = data[pos]
+            pos += 1
+            if tag == 0x10 and dtype is None:  # data_type (field 2, varint): a type below 128
+                v = data[pos]
+                pos += 1
+                if v & 0x80:
+                    return None
+                dtype = v
+                continue
+            # dims (field 1, varint) or a length (fields 8 and 9, length-delimited): a varint below 2**63
+            v = data[pos]
+            pos += 1
+            if v & 0x80:
+                v &= 0x7F
+                shift = 7
+                while True:
+                    b = data[pos]
+                    pos += 1
+                    v |= (b & 0x7F) << shift
+                    if not b & 0x80:
+                        break
+                    shift += 7
+                    if shift > 56:  # a tenth byte: 2**63 or more (a negative dimension)
+                        return None
+            if tag == 0x08:
+                dims.append(v)
+            elif tag == 0x4A and raw is None:  # raw_data (field 9)
+                if pos + v > end:
+                    return None
+                raw = (pos, pos + v)
+                pos += v
+            elif tag == 0x42 and name is None:  # name (field 8)
+                if pos + v > end or not data[pos:pos + v].isascii():
+                    return None
+                name = True
+                pos += v
+            else:
+                return None
+    except IndexError:  # truncated
+        return None
+    dt = _RAW_DTYPES.get(dtype)
+    if dt is None or raw is None:
+        return None
+    return np.frombuffer(data[raw[0]:raw[1]], dtype=dt).reshape(tuple(dims))
 
 
 def _raw_dtypes() -> dict[int, np.dtype]:

@@ -330,7 +330,8 @@ def _declined(case: Case, backend: Backend, res: CaseResult, exc: Exception, pha
 
 
 def _judge(case: Case, backend: Backend, res: CaseResult, got: Attempt) -> None:
-    names = [o.name for o in case.present_outputs]
+    present = case.present_outputs  # a list made anew by each call: once here
+    names = [o.name for o in present]
     worst: dict[str, Check] = {}
     for k, outs in enumerate(got.outputs):
         if case.expect_error is not None:
@@ -346,7 +347,7 @@ def _judge(case: Case, backend: Backend, res: CaseResult, got: Attempt) -> None:
             if not _run_check(case, ds, dict(zip(names, outs)), res, k):
                 return
             continue
-        for out, actual in zip(case.present_outputs, outs):
+        for out, actual in zip(present, outs):
             chk = compare_value(out.name, actual, ds.outputs[out.name], out.tolerance)
             prev = worst.get(out.name)
             if prev is None or _worse(chk, prev):
