@@ -191,7 +191,8 @@ def _case_store(path: Path, offsets, cases=None):
     def detail_at(i: int):
         return _loads(next(_lines_at(path, (offsets[i],)))).get("detail")
 
-    store = CaseStore(id_at=None if cases is None else (lambda i: _case_id(cases, i)), detail_at=detail_at)
+    store = CaseStore(id_at=None if cases is None else (lambda i: _case_id(cases, i)), detail_at=detail_at,
+                      scratch_dir=path.parent)
     for line in _lines_at(path, offsets):
         store.add(_loads(line))
     return store
@@ -266,8 +267,8 @@ def execute(
         KeyboardInterrupt: passed through; what was done is in results.jsonl.
     """
     from .backends import resolve_backend
-    from .profile import ProfileError, judge, load_profile
-    from .xfail import ExpectedFailureError, apply_expected_failures, load_expected_failures
+    from .profile import ProfileError, load_profile
+    from .xfail import ExpectedFailureError, load_expected_failures
 
     if backend is None:
         try:
@@ -302,6 +303,15 @@ def execute(
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     trim_heap()  # the run's buffers and the coverage's transfer
+    return _finish(spec, out, suite, backend, ran, entries, profile, pattern_levels, resume, status)
+
+
+def _finish(spec: RunSpec, out: Path, suite: Suite, backend, ran: "_Ran", entries, profile, pattern_levels,
+            resume: bool, status) -> tuple[dict, list[Any]]:
+    """The end of a run (after :func:`_run`): the results document, results.json and report.html."""
+    from .profile import judge
+    from .xfail import apply_expected_failures
+
     cases, offsets = suite.cases, ran.offsets
     missing = next((j for j, off in enumerate(offsets) if off < 0), None)
     if missing is not None:
@@ -349,6 +359,8 @@ def execute(
     trim_heap()  # the coverage's outcomes and the pattern records
     write_results(doc, out / "results.json", case_lines=None if entries else _lines_at(jsonl, offsets))
     write_html(doc, out / "report.html", store=store)
+    if store is not None:
+        store.close()  # its scratch file
     return doc, stale
 
 
