@@ -359,9 +359,7 @@ def _finish(spec: RunSpec, out: Path, suite: Suite, backend, ran: "_Ran", entrie
     trim_heap()  # the coverage's outcomes and the pattern records
     write_results(doc, out / "results.json", case_lines=None if entries else _lines_at(jsonl, offsets))
     write_html(doc, out / "report.html", store=store)
-    if store is not None:
-        store.close()  # its scratch file
-    return doc, stale
+    return doc, stale  # the document's cases read the store (its scratch file has no name: it goes with it)
 
 
 def _case_id(cases, j: int) -> str:
