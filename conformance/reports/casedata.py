@@ -623,14 +623,21 @@ class CaseStore:
         set_order = [sorted(range(len(ks)), key=lambda j, ks=ks: kmap[ks[j]]) for ks in self._keysets.items]
         sets = [[kmap[ks[j]] for j in order] for ks, order in zip(self._keysets.items, set_order)]
         io_col, at_col, iosigs, attrsets = self._page_details(perm, manifest, bundle_dir)
+        iosigs.index = attrsets.index = {}  # their keys: only the page texts are written
         trim_heap()  # the details read again and the sort's keys
         head = {
             "n": n, "outcomes": outcomes, "ops": self.ops.items,
             "families": fam_names, "opfam": [fam_names.index(families.get(o, OTHER)) for o in self.ops.items],
             "dtypes": self.dtypes.items, "dtype_order": sorted(self.dtypes.items, key=dtype_key),
-            "phases": self.phases.items, "strings": self.strings.items,
+            "phases": self.phases.items,
         }
-        yield str(json_for_script(head))[:-1] + ',"c":{'
+        # the interned texts last, in pieces (the messages of a whole suite are megabytes): a list's
+        # compact JSON is its items' joined by commas
+        yield str(json_for_script(head))[:-1] + ',"strings":['
+        strings = self.strings.items
+        for k in range(0, len(strings), _CHUNK):
+            yield ("," if k else "") + str(json_for_script(strings[k:k + _CHUNK]))[1:-1]
+        yield '],"c":{'
 
         def ints(values: np.ndarray, prefix: str) -> Iterator[str]:
             """``prefix`` and the list of ``values`` (numbers), in pieces."""

@@ -47,7 +47,12 @@ def op_families(doc: dict) -> dict[str, str]:
             wanted[key] = (op[len(domain) + 1:] if domain and op.startswith(domain + ":") else op, domain)
     cov = doc.get("coverage")
     if isinstance(cov, dict) and isinstance(cov.get("ops"), Mapping):
-        for e in cov["ops"].values():
+        ops = cov["ops"]
+        compact = hasattr(ops, "json_text")  # a run's coverage: entries parsed (and decorated) when read
+        for key in ops:
+            if compact and key in wanted and not key.startswith("ai.onnx:"):
+                continue  # keyed as op_key keys it (domain:type): the entry would add nothing
+            e = ops[key]
             if isinstance(e, dict) and "op" in e:
                 domain = str(e.get("domain") or "")
                 wanted.setdefault(op_key(e["op"], domain), (str(e["op"]), domain))
