@@ -330,8 +330,9 @@ class _Spill:
 
     def text_index(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """``(starts, ends)``: where each text of the column ``name`` lies in the file."""
-        ends = self.column(name + "#").astype(np.int64)
-        base = np.repeat(np.array([off for off, _ in self._texts[name]], dtype=np.int64),
+        kind = np.uint32 if self._size < 2**32 else np.int64  # 4 bytes a case for a file under 4 GiB
+        ends = self.column(name + "#").astype(kind)
+        base = np.repeat(np.array([off for off, _ in self._texts[name]], dtype=kind),
                          [n for _, n in self._texts[name]])
         starts = np.empty_like(ends)
         starts[1:] = ends[:-1]
@@ -575,23 +576,24 @@ class CaseStore:
         """The cases in the page's order: worst outcome first (:data:`SEVERITY`), then operator, then
         id (equal ids in the order they came); as indices in the order they were added."""
         sev = {o: k for k, o in enumerate(SEVERITY)}
-        oc, op = self._column("oc"), self._column("op").astype(np.int64)
-        # (severity, operator name) of each (outcome, operator) pair, ranked
         noc = max(len(self._oc.items), 1)
-        pair = op * noc + oc
+        pair = self._column("op").astype(np.int32) * noc + self._column("oc")  # (operator, outcome)
         pairs = np.unique(pair)
+        # (severity, operator name) of each pair, ranked
         keyed = {p: (sev.get(self._oc.items[p % noc], -1), self.ops.items[p // noc]) for p in pairs.tolist()}
         distinct = {key: r for r, key in enumerate(sorted(set(keyed.values())))}
-        rank = np.zeros(int(pairs.max()) + 1 if len(pairs) else 1, dtype=np.int64)
+        rank = np.zeros(int(pairs.max()) + 1 if len(pairs) else 1, dtype=np.int32)
         for p, key in keyed.items():
             rank[p] = distinct[key]
-        by_group = np.argsort(rank[pair], kind="stable")  # in each group, the order added
-        del oc, op
-        groups = rank[pair][by_group]
-        bounds = np.flatnonzero(np.diff(groups)) + 1
+        groups = rank[pair]
+        del pair
+        by_group = np.argsort(groups, kind="stable").astype(np.int32)  # in each group, the order added
+        groups = groups[by_group]
+        bounds = (np.flatnonzero(np.diff(groups)) + 1).tolist()  # a group a line: (outcome, operator) pairs
+        del groups
         perm = np.empty(self.n, dtype=np.int32 if self.n < 2**31 else np.int64)
         start = 0
-        for end in list(bounds.tolist()) + [self.n]:
+        for end in bounds + [self.n]:
             members = by_group[start:end]
             ids = list(self._ids(members))
             got = sorted(range(len(ids)), key=lambda k: (ids[k], k))
@@ -681,7 +683,7 @@ class CaseStore:
             yield from ints(xe, ',"xe":')
         del xe
         for name, values in (("io", io_col), ("at", at_col)):
-            values = np.frombuffer(values, dtype=np.int32) if len(values) else np.zeros(0, dtype=np.int32)
+            values = np.frombuffer(values, dtype=np.int16) if len(values) else np.zeros(0, dtype=np.int16)
             if (values != -1).any():
                 yield from ints(values, f',"{name}":')
         del io_col, at_col, values
@@ -739,7 +741,7 @@ class CaseStore:
             entries = {e.get("id"): e for e in manifest.get("cases", []) if isinstance(e, dict)}
         bdir = Path(bundle_dir) if bundle_dir else None
         iosigs, attrsets = _PageTexts(), _PageTexts()  # the page's text of each (10,000 as objects: 10 MiB)
-        io_col, at_col = array("i"), array("i")  # 4 bytes a case
+        io_col, at_col = array("h"), array("h")  # 2 bytes a case (MAX_DETAIL_CASES < 2**15)
         n_io = n_attr = 0
         oc_names = self._oc.items
         det, oc, op = self._column("det")[perm], self._column("oc")[perm], self._column("op")[perm]
