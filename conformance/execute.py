@@ -188,8 +188,14 @@ def _case_store(path: Path, offsets, cases=None):
     from ``path``."""
     from .reports.casedata import CaseStore
 
-    def detail_at(i: int):
-        return _loads(next(_lines_at(path, (offsets[i],)))).get("detail")
+    f = None
+
+    def detail_at(i: int):  # the page asks for up to MAX_DETAIL_CASES: one file, opened once
+        nonlocal f
+        if f is None:
+            f = path.open("rb")
+        f.seek(offsets[i])
+        return _loads(f.readline().rstrip(b"\r\n")).get("detail")
 
     store = CaseStore(id_at=None if cases is None else (lambda i: _case_id(cases, i)), detail_at=detail_at,
                       scratch_dir=path.parent)

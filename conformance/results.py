@@ -171,13 +171,21 @@ def _case_lines(path: Path, start: int) -> Iterator[tuple[int, dict]]:
     raise ResultsError(f"{path}: the list of cases does not end (a truncated file?)")
 
 
-def case_at(path: str | os.PathLike, offset: int) -> dict:
-    """The case on the line at ``offset`` of a results file (an offset :func:`iter_results` gave).
+def case_at(path: str | os.PathLike, offset: int, files: dict | None = None) -> dict:
+    """The case on the line at ``offset`` of a results file (an offset :func:`iter_results` gave);
+    with ``files`` (a dict the caller keeps), the file is opened once and kept open there.
 
     Raises:
         ResultsError: not a case's line (the file changed since).
     """
-    with open(path, "rb") as f:
+    if files is None:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            line = f.readline().rstrip(b"\r\n")
+    else:
+        f = files.get(str(path))
+        if f is None:
+            f = files[str(path)] = open(path, "rb")  # noqa: SIM115 - kept open for the next case
         f.seek(offset)
         line = f.readline().rstrip(b"\r\n")
     case = _decode(Path(path), line[:-1] if line.endswith(b",") else line)

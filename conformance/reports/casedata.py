@@ -281,7 +281,7 @@ _NUMBER_COLUMNS = ("ov", "sv", "dur")
 #: Cases a block of :class:`_Spill` holds: the store writes its columns to disk a block at a time.
 SPILL_BLOCK = 8192
 
-_NP_TYPES = {"b": np.int8, "h": np.int16, "i": np.int32, "q": np.int64, "d": np.float64}
+_NP_TYPES = {"b": np.int8, "h": np.int16, "i": np.int32, "q": np.int64}
 
 
 class _Spill:
@@ -308,22 +308,32 @@ class _Spill:
         self._size += len(data)
         return off
 
-    def put(self, name: str, values: array) -> None:
-        """Append ``values`` (an array of numbers) to the column ``name``."""
-        self._blocks[name].append((self._write(values.tobytes()), values.typecode, len(values)))
+    def put(self, name: str, values: list) -> None:
+        """Append ``values`` (integers, or floats for a column of floats) to the column ``name``:
+        integers in the narrowest type that holds this block's."""
+        a = np.array(values)
+        if a.dtype.kind in "iu" and len(a):
+            lo, hi = int(a.min()), int(a.max())
+            a = a.astype(next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                              if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max))
+        elif a.dtype.kind not in "iuf":  # nothing yet, or not numbers
+            a = a.astype(np.int64)
+        self._blocks[name].append((self._write(a.tobytes()), a.dtype.str, len(a)))
 
-    def put_texts(self, name: str, spool: TextSpool) -> None:
-        """Append the texts of ``spool`` to the text column ``name``."""
-        self._texts[name].append((self._write(bytes(spool.buf)), len(spool)))
-        self.put(name + "#", spool.end.a)
+    def put_texts(self, name: str, texts: list[str]) -> None:
+        """Append ``texts`` to the text column ``name`` (UTF-8, lone surrogates kept)."""
+        data = [t.encode("utf-8", "surrogatepass") for t in texts]
+        self._texts[name].append((self._write(b"".join(data)), len(data)))
+        self.put(name + "#", np.cumsum([len(b) for b in data], dtype=np.int64))
 
     def column(self, name: str) -> np.ndarray:
         """The column ``name`` whole, in the widest type of its blocks (float64 for a column of
         floats)."""
         parts = []
-        for off, tc, n in self._blocks.get(name, ()):
+        for off, dt, n in self._blocks.get(name, ()):
             self._f.seek(off)
-            parts.append(np.frombuffer(self._f.read(n * array(tc).itemsize), dtype=_NP_TYPES[tc]))
+            dt = np.dtype(dt)
+            parts.append(np.frombuffer(self._f.read(n * dt.itemsize), dtype=dt))
         if not parts:
             return np.zeros(0, dtype=np.int64)
         return np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
@@ -401,7 +411,7 @@ class CaseStore:
         self._odd: dict[tuple[str, int], object] = {}
         self._keysets = _Interner()  # the tag keys a case has, in its record's order
         self._spill = _Spill(scratch_dir)
-        self._block: dict[str, Ints] = {}
+        self._block: dict[str, list] = {}
         self._texts = ("out", "tv") + (("id",) if id_at is None else ())
         self._new_block()
         self._cache: dict[str, object] = {}
@@ -413,9 +423,9 @@ class CaseStore:
     _INT_COLUMNS = ("op", "dt", "msg", "ph", "xe", "det", "ov", "sv", "ks") + tuple(f"f{j}" for j in range(len(FEATURES)))
 
     def _new_block(self) -> None:
-        self._block = {k: Ints() for k in self._INT_COLUMNS}
-        self._dur = array("d")
-        self._spools = {k: TextSpool() for k in self._texts}
+        self._block: dict[str, list] = {k: [] for k in self._INT_COLUMNS}  # each written narrowed
+        self._dur: list[float] = []
+        self._spools: dict[str, list[str]] = {k: [] for k in self._texts}
         self._in_block = 0
 
     def _flush(self) -> None:
@@ -423,8 +433,8 @@ class CaseStore:
         if not self._in_block:
             return
         for k, col in self._block.items():
-            self._spill.put(k, col.a)
-        self._spill.put("dur", self._dur)
+            self._spill.put(k, col)
+        self._spill.put("dur", np.array(self._dur, dtype=np.float64))
         for k, spool in self._spools.items():
             self._spill.put_texts(k, spool)
         self._new_block()
@@ -491,14 +501,18 @@ class CaseStore:
         for j, fv in enumerate(fvals):
             col[f"f{j}"].append(self._feat[j].add(fv))
         keys, vals = [], []
+        tk_index, tag_vals = self._tag_keys.index, self._tag_vals
         for k, key, v in tag_items:
-            ki = self._tag_keys.add(k)
-            if ki == len(self._tag_vals):
-                self._tag_vals.append(_Interner())
+            ki = tk_index.get(k)
+            if ki is None:
+                ki = self._tag_keys.add(k)
+                tag_vals.append(_Interner())
             keys.append(ki)
-            vals.append(str(self._tag_vals[ki].add(v, key)))
+            tv = tag_vals[ki]
+            vi = tv.index.get(key)
+            vals.append(str(tv.add(v, key) if vi is None else vi))
         col["ks"].append(self._keysets.add(tuple(keys)))
-        self._spools["tv"].add(",".join(vals))
+        self._spools["tv"].append(",".join(vals))
         outs_text = []
         for o in outs:
             if len(o) == 2:
@@ -506,7 +520,7 @@ class CaseStore:
             else:
                 outs_text.append(f"[{s_add(o[0])},{','.join(map(_js, o[1:6]))},{s_add(o[6])},"
                                  f"{','.join(map(_js, o[7:]))}]")
-        self._spools["out"].add("[" + ",".join(outs_text) + "]" if outs_text else "0")
+        self._spools["out"].append("[" + ",".join(outs_text) + "]" if outs_text else "0")
         col["det"].append(1 if outcome != "pass" and isinstance(c.get("detail"), dict) else 0)
         if outcome != "pass" and "detail" not in c:
             self.undetailed += 1
@@ -516,7 +530,7 @@ class CaseStore:
                 if type(r) in (int, float) and math.isfinite(r):
                     self.ratios[(op, dt)].append(float(r))
         if self._id_at is None:
-            self._spools["id"].add(cid)
+            self._spools["id"].append(cid)
         self.n += 1
         self._in_block += 1
         if self._in_block >= SPILL_BLOCK:
