@@ -64,10 +64,25 @@ def results_document(suite: Suite, backend_env: dict, results, duration_s: float
         "backend": json_safe(backend_env),  # a backend's own text: may hold anything
         "run": run or {},
         "host": host_environment(),
-        "summary": summarize(results),
+        "summary": _summary(results),
         "duration_s": round(duration_s, 3),
         "cases": [r if isinstance(r, dict) else r.to_json() for r in results] if isinstance(results, list) else results,
     }
+
+
+def _summary(results) -> dict[str, int]:
+    """:func:`conformance.runner.summarize` of ``results``; a compact store's cases counted a kind
+    of case at a time (:func:`conformance.reports.common.weighted`)."""
+    if not callable(getattr(results, "grouped", None)):
+        return summarize(results)
+    from collections import Counter
+
+    from .runner import OUTCOMES
+
+    c: Counter = Counter()
+    for r, k in results.grouped():
+        c[r["outcome"]] += k
+    return {o: c.get(o, 0) for o in OUTCOMES}
 
 
 def families(results, known: dict[str, str] | None = None) -> dict[str, str]:
@@ -76,7 +91,8 @@ def families(results, known: dict[str, str] | None = None) -> dict[str, str]:
     (:func:`conformance.registry.family`, which imports it; ``"other"`` for a foreign suite's
     operator), so that a report re-rendered from the results alone groups them."""
     seen = {}
-    for r in results:
+    grouped = getattr(results, "grouped", None)
+    for r in (r for r, _ in grouped()) if callable(grouped) else results:
         op, domain = (r["op"], r.get("domain", "")) if isinstance(r, dict) else (r.op, r.domain)
         key = op_key(op, domain)
         if key not in seen:

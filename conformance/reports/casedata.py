@@ -279,7 +279,7 @@ _NUMBER_COLUMNS = ("ov", "sv", "dur")
 
 
 #: Cases a block of :class:`_Spill` holds: the store writes its columns to disk a block at a time.
-SPILL_BLOCK = 8192
+SPILL_BLOCK = 2048
 
 _NP_TYPES = {"b": np.int8, "h": np.int16, "i": np.int32, "q": np.int64}
 
@@ -834,6 +834,28 @@ class SlimCases:
             for o, c, m in zip(op[k:k + _CHUNK].tolist(), oc[k:k + _CHUNK].tolist(), msg[k:k + _CHUNK].tolist()):
                 key = ops[o]
                 yield {"op": key, "domain": domains[key], "outcome": outcomes[c], "message": strings[m]}
+
+    def grouped(self) -> Iterator[tuple[dict, int]]:
+        """``(record, count)`` for each distinct (operator, outcome, message) of the cases, in the
+        order of each one's first case: what the aggregates count, a record per kind of case
+        (:func:`conformance.reports.common.weighted`), made as they are iterated."""
+        s = self._s
+        if not s.n:
+            return
+        nm, noc = max(len(s.strings.items), 1), max(len(s._oc.items), 1)
+        key = (s._column("op").astype(np.int64) * noc + s._column("oc")) * nm + s._column("msg")
+        keys, first, counts = np.unique(key, return_index=True, return_counts=True)
+        del key
+        by_first = np.argsort(first, kind="stable")
+        keys, counts = keys[by_first], counts[by_first]
+        del first, by_first
+        ops, outcomes, strings, domains = s.ops.items, s._oc.items, s.strings.items, s._domains
+        for j in range(0, len(keys), _CHUNK):
+            for k, cnt in zip(keys[j:j + _CHUNK].tolist(), counts[j:j + _CHUNK].tolist()):
+                rest, m = divmod(k, nm)
+                o, c = divmod(rest, noc)
+                op = ops[o]
+                yield {"op": op, "domain": domains[op], "outcome": outcomes[c], "message": strings[m]}, cnt
 
     def ids(self) -> Iterator[str]:
         """The cases' ids, in the same order (not in the records: the aggregates never read them,

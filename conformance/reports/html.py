@@ -55,7 +55,7 @@ from ..suite import op_key
 from .casedata import (MAX_DETAIL_CASES, CaseStore, case_data, case_row, decode_ids, json_for_script,
                        load_manifest)
 from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, feature_value, fmt_value, outcome_rank,
-                     score, summarize, value_key, worst_outcome)
+                     score, summarize, value_key, weighted, worst_outcome)
 from .families import family_summary, group_matrix, op_families
 
 __all__ = ["ORDER", "SEVERITY", "matrix", "data_matrix", "worst_outcome", "case_data", "case_row", "json_for_script",
@@ -185,7 +185,7 @@ def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
     longest number-free piece of the message, for the case list's search box.
     """
     groups: dict[tuple[str, str], dict] = {}
-    for c in cases:
+    for c, w in weighted(cases):
         oc = str(c.get("outcome"))
         if oc in ("pass", "skip"):
             continue
@@ -198,8 +198,8 @@ def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
             pieces = sorted((p.strip() for p in _NUMBER.split(line)), key=len, reverse=True)
             g = groups[key] = {"outcome": oc, "count": 0, "pattern": key[1] or "(no message)", "example": msg,
                                "ops": Counter(), "query": pieces[0] if pieces else ""}
-        g["count"] += 1
-        g["ops"][str(c.get("op", ""))] += 1
+        g["count"] += w
+        g["ops"][str(c.get("op", ""))] += w
     out = sorted(groups.values(), key=lambda g: (-g["count"], outcome_rank(g["outcome"]), g["pattern"]))[:limit]
     for g in out:
         g["ops"] = ", ".join(f"{op} {k}" for op, k in g["ops"].most_common(4))
