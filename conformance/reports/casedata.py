@@ -743,7 +743,11 @@ class CaseStore:
         for j in range(len(FEATURES)):
             yield from ints(column(f"f{j}"), "," if j else "")
         yield "]}"
-        yield ',"io":[' + ",".join(iosigs.items) + '],"attrs":[' + ",".join(attrsets.items) + "]"
+        for name, items in (("io", iosigs.items), ("attrs", attrsets.items)):
+            yield f',"{name}":['
+            for k in range(0, len(items), 512):  # up to MAX_DETAIL_CASES texts: 1 MB at seed 0
+                yield ("," if k else "") + ",".join(items[k:k + 512])
+            yield "]"
         yield ',"repro":' + str(json_for_script(repro_prefix(run, suite))) + "}"
 
     def _page_details(self, perm: np.ndarray, manifest: dict | None, bundle_dir) -> tuple[array, array, _Interner, _Interner]:
