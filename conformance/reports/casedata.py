@@ -2,13 +2,14 @@
 time in compact columns, so that a run of any size is rendered with bounded memory.
 
 :func:`case_row` takes what the page shows of one result record; :class:`CaseStore` keeps the rows
-of a run in arrays (numbers), interned tables (texts that repeat) and byte spools (ids and
-outputs), in the order they come (a run's suite order), and writes them as the page's columnar
-JSON (:meth:`CaseStore.pieces`) in the page's order: worst outcome first, then operator, then id.
-The store also answers what the page's aggregates read of every case (counts, messages of the
-cases that did not pass, the accuracy ratios of those that did) without a dict per case
-(:meth:`CaseStore.slim`).  At 60,000 cases the rows took 8 KiB a case as Python objects; here
-about 0.2 KiB.
+of a run as columns (numbers, indices into interned tables of the texts that repeat, outputs as
+JSON text), in the order they come (a run's suite order), in a scratch file a block of cases at a
+time (:class:`_Spill`), and writes them as the page's columnar JSON (:meth:`CaseStore.pieces`)
+in the page's order: worst outcome first, then operator, then id.  The store also answers what
+the page's aggregates read of every case (counts, messages of the cases that did not pass, the
+accuracy ratios of those that did) without a dict per case (:meth:`CaseStore.slim`,
+:meth:`SlimCases.grouped`).  At 60,000 cases the rows took 8 KiB a case as Python objects, then
+0.2 KiB in memory; here a few bytes in memory (the outcome, and a passing output's ratio).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from markupsafe import Markup
 
-from ..compact import Ints, TextSpool, trim_heap
+from ..compact import Ints, trim_heap
 from ..jsonsafe import JS_SAFE_INT, dumps, encode_float, page_safe
 from ..suite import op_key
 from .common import FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, repro_prefix
