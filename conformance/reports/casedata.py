@@ -427,6 +427,7 @@ class CaseStore:
         self._block: dict[str, list] = {k: [] for k in self._INT_COLUMNS}  # each written narrowed
         self._dur: list[float] = []
         self._spools: dict[str, list[str]] = {k: [] for k in self._texts}
+        self._fcols = [self._block[f"f{j}"] for j in range(len(FEATURES))]
         self._in_block = 0
 
     def _flush(self) -> None:
@@ -485,7 +486,8 @@ class CaseStore:
         self._occ.append(oc)
         col["op"].append(opi)
         col["dt"].append(self.dtypes.add(dt))
-        col["msg"].append(s_add(msg))
+        mi = self.strings.index.get(msg)
+        col["msg"].append(s_add(msg) if mi is None else mi)
         col["ph"].append(self.phases.add(phase))
         col["xe"].append(s_add(xe) if xe else 0)
         for name, v in (("ov", opset), ("sv", sv)):
@@ -499,8 +501,9 @@ class CaseStore:
         else:
             self._dur.append(0)
             self._odd[("dur", i)] = dur
-        for j, fv in enumerate(fvals):
-            col[f"f{j}"].append(self._feat[j].add(fv))
+        for fcol, feat, fv in zip(self._fcols, self._feat, fvals):
+            fi = feat.index.get(fv)
+            fcol.append(feat.add(fv) if fi is None else fi)
         keys, vals = [], []
         tk_index, tag_vals = self._tag_keys.index, self._tag_vals
         for k, key, v in tag_items:
