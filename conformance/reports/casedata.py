@@ -309,6 +309,12 @@ class _Spill:
         self._size += len(data)
         return off
 
+    def drop(self, name: str) -> None:
+        """Forget the column ``name`` (numbers or texts; its bytes stay in the file unread)."""
+        for k in (name, name + "#"):
+            self._blocks.pop(k, None)
+        self._texts.pop(name, None)
+
     def put(self, name: str, values: list) -> None:
         """Append ``values`` (integers, or floats for a column of floats) to the column ``name``:
         integers in the narrowest type that holds this block's."""
@@ -610,12 +616,33 @@ class CaseStore:
         bounds = (np.flatnonzero(np.diff(groups)) + 1).tolist()  # a group a line: (outcome, operator) pairs
         del groups
         perm = np.empty(self.n, dtype=np.int32 if self.n < 2**31 else np.int64)
+        # the ids in this order, front-coded (consecutive ids share long prefixes: the length of
+        # the prefix shared with the previous id, and the rest), to the scratch file as they come
+        spill = self._spill
+        spill.drop("pageidp")
+        spill.drop("pageids")
+        prefixes, rests, prev = [], [], ""
         start = 0
         for end in bounds + [self.n]:
             members = by_group[start:end]
             ids = list(self._ids(members))
             got = sorted(range(len(ids)), key=lambda k: (ids[k], k))
             perm[start:end] = members[got]
+            for k in got:
+                cid = ids[k]
+                p, m = 0, min(len(prev), len(cid))
+                if cid[:m] == prev[:m]:
+                    p = m
+                else:
+                    while p < m and prev[p] == cid[p]:
+                        p += 1
+                prefixes.append(p)
+                rests.append(cid[p:])
+                prev = cid
+            if len(rests) >= _CHUNK or end == self.n:
+                spill.put("pageidp", prefixes)
+                spill.put_texts("pageids", rests)
+                prefixes, rests = [], []
             start = end
         return perm
 
@@ -721,25 +748,14 @@ class CaseStore:
             yield ("," if k else "") + ",".join(part)
         yield "]"
         del ks
-        # ids, front-coded (consecutive ids, sorted, share long prefixes), each column in chunks
-        for name in ("idp", "ids"):
-            yield f',"{name}":['
-            prev = ""
-            ids = self._ids(perm)
-            for k in range(0, n, _CHUNK):
-                part = []
-                for cid in itertools.islice(ids, _CHUNK):
-                    p, m = 0, min(len(prev), len(cid))
-                    if cid[:m] == prev[:m]:
-                        p = m
-                    else:
-                        while p < m and prev[p] == cid[p]:
-                            p += 1
-                    part.append(p if name == "idp" else cid[p:])
-                    prev = cid
-                text = ",".join(map(str, part)) if name == "idp" else str(json_for_script(part))[1:-1]
-                yield ("," if k else "") + text
-            yield "]"
+        # ids, front-coded (consecutive ids, sorted, share long prefixes; written by order()),
+        # each column in chunks
+        yield from ints(self._spill.column("pageidp"), ',"idp":')
+        yield ',"ids":['
+        rests = self._spill.texts("pageids", self._spill.text_index("pageids"), np.arange(n))
+        for k in range(0, n, _CHUNK):
+            yield ("," if k else "") + str(json_for_script(list(itertools.islice(rests, _CHUNK))))[1:-1]
+        yield "]"
         tvals = [self._tag_vals[self._tag_keys.index[k]].items for k in tkeys]
         yield '},"tags":' + str(json_for_script({"keys": tkeys, "vals": tvals, "sets": sets}))
         fkeys = [k for k, _, _ in FEATURES]
