@@ -314,10 +314,11 @@ def _context(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | No
         if fm:
             fm.update(key=key, title=title, explanation=expl)
             features.append(fm)
-    from .accuracy import accuracy_section
+    from .accuracy import LazyFamilies, axis
     from .coverage_view import coverage_rows
 
-    accuracy = accuracy_section(cases, fams, ratios=store.ratios)
+    # the accuracy rows of each family made as the template reaches it (accuracy.accuracy_section's)
+    accuracy = {"families": LazyFamilies(store.ratios, fams), "axis": axis()}
     env = _env()
     suite = {"seed": None, "ops": [], "content_hash": None, "n_cases": None, "source": None, "versions": {},
              "generators": {}, **(doc.get("suite") or {})}
