@@ -398,9 +398,9 @@ def cmd_report(args, console: Console) -> int:
         # took 330 MiB whole), whose columns wait in a scratch file beside the page; a case's
         # detail is read again for the cases the page shows
         path, offsets, held = Path(args.results), array("q"), []
+        reader: dict = {}  # the results file, opened once for the details the page reads again
         store = CaseStore(detail_at=lambda i: (case_at(path, offsets[i], reader) if offsets[i] >= 0 else held[i]).get("detail"),
                           scratch_dir=out.parent if out.parent.is_dir() else None)
-        reader: dict = {}  # the results file, opened once for the details the page reads again
         for offset, case in cases:
             offsets.append(offset)
             if offset < 0:  # a file in another layout, in memory anyway
