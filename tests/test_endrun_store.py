@@ -87,7 +87,9 @@ def test_case_data_of_the_records_is_the_stores(monkeypatch):
     assert case_data(doc) == want
 
 
-def test_aggregates_a_kind_of_case_at_a_time_equal_a_case_at_a_time():
+@pytest.mark.parametrize("chunk", [4096, 7])
+def test_aggregates_a_kind_of_case_at_a_time_equal_a_case_at_a_time(monkeypatch, chunk):
+    monkeypatch.setattr(casedata, "_CHUNK", chunk)
     records = _records(400)
     store = _store(records)
     slim = store.slim()
