@@ -188,10 +188,17 @@ def _case_store(path: Path, offsets, cases=None):
     from ``path``."""
     from .reports.casedata import CaseStore
 
-    def detail_at(i: int):
-        return _loads(next(_lines_at(path, (offsets[i],)))).get("detail")
+    f = None
 
-    store = CaseStore(id_at=None if cases is None else (lambda i: _case_id(cases, i)), detail_at=detail_at)
+    def detail_at(i: int):  # the page asks for up to MAX_DETAIL_CASES: one file, opened once
+        nonlocal f
+        if f is None:
+            f = path.open("rb")
+        f.seek(offsets[i])
+        return _loads(f.readline().rstrip(b"\r\n")).get("detail")
+
+    store = CaseStore(id_at=None if cases is None else (lambda i: _case_id(cases, i)), detail_at=detail_at,
+                      scratch_dir=path.parent)
     for line in _lines_at(path, offsets):
         store.add(_loads(line))
     return store
@@ -266,8 +273,8 @@ def execute(
         KeyboardInterrupt: passed through; what was done is in results.jsonl.
     """
     from .backends import resolve_backend
-    from .profile import ProfileError, judge, load_profile
-    from .xfail import ExpectedFailureError, apply_expected_failures, load_expected_failures
+    from .profile import ProfileError, load_profile
+    from .xfail import ExpectedFailureError, load_expected_failures
 
     if backend is None:
         try:
@@ -302,6 +309,15 @@ def execute(
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
     trim_heap()  # the run's buffers and the coverage's transfer
+    return _finish(spec, out, suite, backend, ran, entries, profile, pattern_levels, resume, status)
+
+
+def _finish(spec: RunSpec, out: Path, suite: Suite, backend, ran: "_Ran", entries, profile, pattern_levels,
+            resume: bool, status) -> tuple[dict, list[Any]]:
+    """The end of a run (after :func:`_run`): the results document, results.json and report.html."""
+    from .profile import judge
+    from .xfail import apply_expected_failures
+
     cases, offsets = suite.cases, ran.offsets
     missing = next((j for j, off in enumerate(offsets) if off < 0), None)
     if missing is not None:
@@ -349,7 +365,7 @@ def execute(
     trim_heap()  # the coverage's outcomes and the pattern records
     write_results(doc, out / "results.json", case_lines=None if entries else _lines_at(jsonl, offsets))
     write_html(doc, out / "report.html", store=store)
-    return doc, stale
+    return doc, stale  # the document's cases read the store (its scratch file has no name: it goes with it)
 
 
 def _case_id(cases, j: int) -> str:

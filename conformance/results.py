@@ -64,10 +64,25 @@ def results_document(suite: Suite, backend_env: dict, results, duration_s: float
         "backend": json_safe(backend_env),  # a backend's own text: may hold anything
         "run": run or {},
         "host": host_environment(),
-        "summary": summarize(results),
+        "summary": _summary(results),
         "duration_s": round(duration_s, 3),
         "cases": [r if isinstance(r, dict) else r.to_json() for r in results] if isinstance(results, list) else results,
     }
+
+
+def _summary(results) -> dict[str, int]:
+    """:func:`conformance.runner.summarize` of ``results``; a compact store's cases counted a kind
+    of case at a time (:func:`conformance.reports.common.weighted`)."""
+    if not callable(getattr(results, "grouped", None)):
+        return summarize(results)
+    from collections import Counter
+
+    from .runner import OUTCOMES
+
+    c: Counter = Counter()
+    for r, k in results.grouped():
+        c[r["outcome"]] += k
+    return {o: c.get(o, 0) for o in OUTCOMES}
 
 
 def families(results, known: dict[str, str] | None = None) -> dict[str, str]:
@@ -76,7 +91,8 @@ def families(results, known: dict[str, str] | None = None) -> dict[str, str]:
     (:func:`conformance.registry.family`, which imports it; ``"other"`` for a foreign suite's
     operator), so that a report re-rendered from the results alone groups them."""
     seen = {}
-    for r in results:
+    grouped = getattr(results, "grouped", None)
+    for r in (r for r, _ in grouped()) if callable(grouped) else results:
         op, domain = (r["op"], r.get("domain", "")) if isinstance(r, dict) else (r.op, r.domain)
         key = op_key(op, domain)
         if key not in seen:
@@ -171,13 +187,21 @@ def _case_lines(path: Path, start: int) -> Iterator[tuple[int, dict]]:
     raise ResultsError(f"{path}: the list of cases does not end (a truncated file?)")
 
 
-def case_at(path: str | os.PathLike, offset: int) -> dict:
-    """The case on the line at ``offset`` of a results file (an offset :func:`iter_results` gave).
+def case_at(path: str | os.PathLike, offset: int, files: dict | None = None) -> dict:
+    """The case on the line at ``offset`` of a results file (an offset :func:`iter_results` gave);
+    with ``files`` (a dict the caller keeps), the file is opened once and kept open there.
 
     Raises:
         ResultsError: not a case's line (the file changed since).
     """
-    with open(path, "rb") as f:
+    if files is None:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            line = f.readline().rstrip(b"\r\n")
+    else:
+        f = files.get(str(path))
+        if f is None:
+            f = files[str(path)] = open(path, "rb")  # noqa: SIM115 - kept open for the next case
         f.seek(offset)
         line = f.readline().rstrip(b"\r\n")
     case = _decode(Path(path), line[:-1] if line.endswith(b",") else line)

@@ -391,12 +391,16 @@ def cmd_report(args, console: Console) -> int:
     from ..reports.html import write_html
     from ..results import ResultsError, case_at, iter_results
 
+    out = Path(args.out or Path(args.results).with_name("report.html"))
     try:
         doc, cases = iter_results(args.results)
         # the cases read one at a time into the page's compact store (a 60,000-case results file
-        # took 330 MiB whole); a case's detail is read again for the cases the page shows
+        # took 330 MiB whole), whose columns wait in a scratch file beside the page; a case's
+        # detail is read again for the cases the page shows
         path, offsets, held = Path(args.results), array("q"), []
-        store = CaseStore(detail_at=lambda i: (case_at(path, offsets[i]) if offsets[i] >= 0 else held[i]).get("detail"))
+        reader: dict = {}  # the results file, opened once for the details the page reads again
+        store = CaseStore(detail_at=lambda i: (case_at(path, offsets[i], reader) if offsets[i] >= 0 else held[i]).get("detail"),
+                          scratch_dir=out.parent if out.parent.is_dir() else None)
         for offset, case in cases:
             offsets.append(offset)
             if offset < 0:  # a file in another layout, in memory anyway
@@ -405,7 +409,6 @@ def cmd_report(args, console: Console) -> int:
     except ResultsError as exc:
         raise UsageError(str(exc)) from None
     doc["cases"] = store.slim()
-    out = Path(args.out or Path(args.results).with_name("report.html"))
     write_html(doc, out, store=store)
     console.print(summary_table(doc["cases"], f"{doc.get('backend', {}).get('backend', '?')}: {len(doc['cases'])} cases"))
     console.print(f"report: {out}")

@@ -142,20 +142,40 @@ def accuracy_section(cases: list[dict], families: dict[str, str] | None = None,
         family's outputs (see :func:`stats` and :func:`bars`), and each operator's rows carry
         ``dtype`` as well; ``stats`` is :func:`stats` (flat, per operator and dtype).
     """
-    from .families import OTHER, family_sort_key
-
     families = families or {}
     ratios = collect(cases) if ratios is None else {k: np.asarray(v, dtype=np.float64) for k, v in ratios.items()}
-    by_fam: dict[str, dict[str, list[tuple[str, np.ndarray]]]] = defaultdict(lambda: defaultdict(list))
+    return {"families": list(_families(ratios, families)), "stats": stats(ratios), "axis": axis()}
+
+
+def _families(ratios: dict, families: dict[str, str]):
+    """:func:`accuracy_section`'s families, made one at a time (the ratios as numpy arrays, made
+    when their family is)."""
+    from .families import OTHER, family_sort_key
+
+    by_fam: dict[str, dict[str, list[tuple[str, Iterable[float]]]]] = defaultdict(lambda: defaultdict(list))
     for (op, dt), r in ratios.items():
         by_fam[families.get(op, OTHER)][op].append((dt, r))
-    out = []
     for fam in sorted(by_fam, key=family_sort_key):
         ops = []
         parts = []
         for op in sorted(by_fam[fam]):
-            rows = [_row(r, dtype=dt) for dt, r in sorted(by_fam[fam][op], key=lambda t: dtype_key(t[0]))]
-            parts += [r for _, r in by_fam[fam][op]]
+            arrays = [(dt, np.asarray(r, dtype=np.float64)) for dt, r in by_fam[fam][op]]
+            rows = [_row(r, dtype=dt) for dt, r in sorted(arrays, key=lambda t: dtype_key(t[0]))]
+            parts += [r for _, r in arrays]
             ops.append({"op": op, "rows": rows})
-        out.append({"name": fam, "n_ops": len(ops), "row": _row(np.concatenate(parts)), "ops": ops})
-    return {"families": out, "stats": stats(ratios), "axis": axis()}
+        yield {"name": fam, "n_ops": len(ops), "row": _row(np.concatenate(parts)), "ops": ops}
+
+
+class LazyFamilies:
+    """:func:`accuracy_section`'s ``families`` for the page's template, each family made as the
+    template reaches it and dropped after (the whole suite's rows and bars took 2.7 MiB at once):
+    true when there is one, iterable (each iteration makes them again)."""
+
+    def __init__(self, ratios: dict, families: dict[str, str] | None = None):
+        self._ratios, self._families = ratios, families or {}
+
+    def __bool__(self) -> bool:
+        return bool(self._ratios)
+
+    def __iter__(self):
+        return _families(self._ratios, self._families)

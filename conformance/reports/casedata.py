@@ -2,18 +2,20 @@
 time in compact columns, so that a run of any size is rendered with bounded memory.
 
 :func:`case_row` takes what the page shows of one result record; :class:`CaseStore` keeps the rows
-of a run in arrays (numbers), interned tables (texts that repeat) and byte spools (ids and
-outputs), in the order they come (a run's suite order), and writes them as the page's columnar
-JSON (:meth:`CaseStore.pieces`) in the page's order: worst outcome first, then operator, then id.
-The store also answers what the page's aggregates read of every case (counts, messages of the
-cases that did not pass, the accuracy ratios of those that did) without a dict per case
-(:meth:`CaseStore.slim`).  At 60,000 cases the rows took 8 KiB a case as Python objects; here
-about 0.2 KiB.
+of a run as columns (numbers, indices into interned tables of the texts that repeat, outputs as
+JSON text), in the order they come (a run's suite order), in a scratch file a block of cases at a
+time (:class:`_Spill`), and writes them as the page's columnar JSON (:meth:`CaseStore.pieces`)
+in the page's order: worst outcome first, then operator, then id.  The store also answers what
+the page's aggregates read of every case (counts, messages of the cases that did not pass, the
+accuracy ratios of those that did) without a dict per case (:meth:`CaseStore.slim`,
+:meth:`SlimCases.grouped`).  At 60,000 cases the rows took 8 KiB a case as Python objects, then
+0.2 KiB in memory; here a few bytes in memory (the outcome, and a passing output's ratio).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import os
@@ -22,9 +24,10 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
 from markupsafe import Markup
 
-from ..compact import Ints, TextSpool, trim_heap
+from ..compact import Ints, trim_heap
 from ..jsonsafe import JS_SAFE_INT, dumps, encode_float, page_safe
 from ..suite import op_key
 from .common import FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, repro_prefix
@@ -276,16 +279,111 @@ def _js(v) -> str:
 _NUMBER_COLUMNS = ("ov", "sv", "dur")
 
 
+#: Cases a block of :class:`_Spill` holds: the store writes its columns to disk a block at a time.
+SPILL_BLOCK = 2048
+
+_NP_TYPES = {"b": np.int8, "h": np.int16, "i": np.int32, "q": np.int64}
+
+
+class _Spill:
+    """Per-case columns kept in a scratch file (anonymous: removed when closed or when the process
+    ends), written a block of cases at a time and read back whole (a column of numbers) or a case at
+    a time (a column of texts): the store's memory does not grow with the cases (issue 30).  The
+    file's pages are the system's page cache, not the process's memory."""
+
+    def __init__(self, directory=None):
+        import tempfile
+
+        self._f = tempfile.TemporaryFile(dir=directory, prefix=".casedata-")
+        self._size = 0
+        self._blocks: dict[str, list[tuple[int, str, int]]] = defaultdict(list)  # (offset, typecode, n)
+        self._texts: dict[str, list[tuple[int, int]]] = defaultdict(list)  # (offset of the block's texts, n)
+
+    def close(self) -> None:
+        self._f.close()
+
+    def _write(self, data: bytes) -> int:
+        off = self._size
+        self._f.seek(off)
+        self._f.write(data)
+        self._size += len(data)
+        return off
+
+    def drop(self, name: str) -> None:
+        """Forget the column ``name`` (numbers or texts; its bytes stay in the file unread)."""
+        for k in (name, name + "#"):
+            self._blocks.pop(k, None)
+        self._texts.pop(name, None)
+
+    def put(self, name: str, values: list) -> None:
+        """Append ``values`` (integers, or floats for a column of floats) to the column ``name``:
+        integers in the narrowest type that holds this block's."""
+        a = np.array(values)
+        if a.dtype.kind in "iu" and len(a):
+            lo, hi = int(a.min()), int(a.max())
+            a = a.astype(next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                              if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max))
+        elif a.dtype.kind not in "iuf":  # nothing yet, or not numbers
+            a = a.astype(np.int64)
+        self._blocks[name].append((self._write(a.tobytes()), a.dtype.str, len(a)))
+
+    def put_texts(self, name: str, texts: list[str]) -> None:
+        """Append ``texts`` to the text column ``name`` (UTF-8, lone surrogates kept)."""
+        data = [t.encode("utf-8", "surrogatepass") for t in texts]
+        self._texts[name].append((self._write(b"".join(data)), len(data)))
+        self.put(name + "#", np.cumsum([len(b) for b in data], dtype=np.int64))
+
+    def column(self, name: str) -> np.ndarray:
+        """The column ``name`` whole, in the widest type of its blocks (float64 for a column of
+        floats)."""
+        parts = []
+        for off, dt, n in self._blocks.get(name, ()):
+            self._f.seek(off)
+            dt = np.dtype(dt)
+            parts.append(np.frombuffer(self._f.read(n * dt.itemsize), dtype=dt))
+        if not parts:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
+
+    def text_index(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(starts, ends)``: where each text of the column ``name`` lies in the file."""
+        kind = np.uint32 if self._size < 2**32 else np.int64  # 4 bytes a case for a file under 4 GiB
+        ends = self.column(name + "#").astype(kind)
+        base = np.repeat(np.array([off for off, _ in self._texts[name]], dtype=kind),
+                         [n for _, n in self._texts[name]])
+        starts = np.empty_like(ends)
+        starts[1:] = ends[:-1]
+        k = 0
+        for _, n in self._texts[name]:  # each block's first text starts at the block
+            if n:
+                starts[k] = 0
+            k += n
+        return starts + base, ends + base
+
+    def texts(self, name: str, index: tuple[np.ndarray, np.ndarray], order) -> Iterator[str]:
+        """The texts ``order`` (case indices, a numpy array) of the column ``name`` (its
+        :meth:`text_index`), in that order."""
+        starts, ends = index
+        f = self._f
+        for k in range(0, len(order), 4096):
+            part = order[k:k + 4096]
+            for s, e in zip(starts[part].tolist(), ends[part].tolist()):
+                f.seek(s)
+                yield f.read(e - s).decode("utf-8", "surrogatepass")
+
+
 class CaseStore:
     """The report's per-case data (:func:`case_row` of every record), added one record at a time in
     the order a run's suite has them, kept compact, written in the page's order.
 
-    Per case the store keeps 4-byte indices into interned tables (operator, dtype, outcome,
-    message, phase, expected rejection, features, tag key set and tag values), three numbers
-    (opset, since_version, duration) and two texts (id and outputs as JSON) in byte spools; per
-    ``(operator, dtype)``, the error/tolerance ratios of the outputs of passing cases (the
-    accuracy section's input).  Interned tables are numbered in the order the records come, so the
-    same records in the same order give the same page.
+    Per case the store keeps indices into interned tables (operator, dtype, outcome, message, phase,
+    expected rejection, features, tag key set and tag values), three numbers (opset, since_version,
+    duration) and two texts (id and outputs as JSON); all but the outcome (a byte) are written to a
+    scratch file a block of :data:`SPILL_BLOCK` cases at a time (:class:`_Spill`) and read back
+    when the page is written, a column at a time.  Per ``(operator, dtype)``, the error/tolerance
+    ratios of the outputs of passing cases (the accuracy section's input).  Interned tables are
+    numbered in the order the records come, so the same records in the same order give the same
+    page.
 
     Attributes:
         n: cases added.
@@ -295,7 +393,7 @@ class CaseStore:
             before 0.4: the page then reads input shapes from the bundle's manifest).
     """
 
-    def __init__(self, records: Iterable[dict] = (), *, detail_at, id_at=None):
+    def __init__(self, records: Iterable[dict] = (), *, detail_at, id_at=None, scratch_dir=None):
         """Args:
             records: records to add now (:meth:`add`).
             detail_at: ``detail_at(i)``, the ``detail`` of case ``i``'s record, read again (from
@@ -304,6 +402,9 @@ class CaseStore:
                 (:data:`MAX_DETAIL_CASES`; 16,000 distinct signatures kept took 24 MiB).
             id_at: ``id_at(i)``, the id of case ``i``, where the caller keeps the ids (a run's
                 suite does): the store then keeps none.
+            scratch_dir: where the scratch file of the columns goes (default: the system's
+                temporary directory); the file has no name there and goes when the store does
+                (:meth:`close`).
         """
         self._id_at, self._detail_at = id_at, detail_at
         self.n = 0
@@ -313,20 +414,67 @@ class CaseStore:
         self._tag_keys = _Interner()
         self._tag_vals: list[_Interner] = []
         self._feat = [_Interner() for _ in FEATURES]
-        self._int = {k: Ints() for k in ("oc", "op", "dt", "msg", "ph", "xe")}
-        self._detailed = bytearray()  # 1: a case that did not pass and whose record has a detail
-        self._feat_col = [Ints() for _ in FEATURES]
-        self._numbers = {"ov": Ints(), "sv": Ints(), "dur": array("d")}
+        self._occ = Ints()  # the outcome of every case (kept: coverage asks for it case by case)
         self._odd: dict[tuple[str, int], object] = {}
         self._keysets = _Interner()  # the tag keys a case has, in its record's order
-        self._ks, self._tagv, self._tag_end = Ints(), Ints(), Ints()
-        self._ids = TextSpool() if id_at is None else None
-        self._out = TextSpool()
-        self._buckets: dict[tuple[int, int], array] = {}
+        self._spill = _Spill(scratch_dir)
+        self._block: dict[str, list] = {}
+        self._texts = ("out", "tv") + (("id",) if id_at is None else ())
+        self._new_block()
+        self._cache: dict[str, object] = {}
         self.ratios: dict[tuple[str, str], array] = defaultdict(lambda: array("d"))
         self.undetailed = 0
         for r in records:
             self.add(r)
+
+    _INT_COLUMNS = ("op", "dt", "msg", "ph", "xe", "det", "ov", "sv", "ks") + tuple(f"f{j}" for j in range(len(FEATURES)))
+
+    def _new_block(self) -> None:
+        self._block: dict[str, list] = {k: [] for k in self._INT_COLUMNS}  # each written narrowed
+        self._dur: list[float] = []
+        self._spools: dict[str, list[str]] = {k: [] for k in self._texts}
+        self._fcols = [self._block[f"f{j}"] for j in range(len(FEATURES))]
+        self._in_block = 0
+
+    def _flush(self) -> None:
+        """Write the cases added since the last flush to the scratch file."""
+        if not self._in_block:
+            return
+        for k, col in self._block.items():
+            self._spill.put(k, col)
+        self._spill.put("dur", np.array(self._dur, dtype=np.float64))
+        for k, spool in self._spools.items():
+            self._spill.put_texts(k, spool)
+        self._new_block()
+        self._cache.clear()
+
+    def close(self) -> None:
+        """Remove the scratch file (the store is of no use after)."""
+        self._spill.close()
+
+    def __del__(self):
+        try:
+            self._spill.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def _column(self, name: str) -> np.ndarray:
+        """Column ``name`` of every case (``oc``: the outcome's index), as numbers."""
+        if name == "oc":
+            return np.frombuffer(self._occ.a, dtype=_NP_TYPES[self._occ.a.typecode]).copy()
+        self._flush()
+        return self._spill.column(name)
+
+    def _text_index(self, name: str):
+        self._flush()
+        key = "#" + name
+        if key not in self._cache:
+            self._cache.clear()  # one text column's index at a time
+            self._cache[key] = self._spill.text_index(name)
+        return self._cache[key]
+
+    def _texts_at(self, name: str, order) -> Iterator[str]:
+        return self._spill.texts(name, self._text_index(name), np.asarray(order, dtype=np.int64))
 
     @classmethod
     def of(cls, cases: list[dict]) -> CaseStore:
@@ -338,35 +486,43 @@ class CaseStore:
         """Add the result record ``c`` (a :meth:`conformance.runner.CaseResult.to_json` dict, or a
         results document's case; any malformed field is shown as it is, never raised on)."""
         (cid, op, outcome, tag_items, fvals, dt, msg, phase, opset, sv, dur, xe, outs) = case_row(c)
-        i, col, s_add = self.n, self._int, self.strings.add
+        i, col, s_add = self.n, self._block, self.strings.add
         oc, opi = self._oc.add(outcome), self.ops.add(op)
         self._domains.setdefault(op, str(c.get("domain") or ""))
-        col["oc"].append(oc)
+        self._occ.append(oc)
         col["op"].append(opi)
         col["dt"].append(self.dtypes.add(dt))
-        col["msg"].append(s_add(msg))
+        mi = self.strings.index.get(msg)
+        col["msg"].append(s_add(msg) if mi is None else mi)
         col["ph"].append(self.phases.add(phase))
         col["xe"].append(s_add(xe) if xe else 0)
-        for name, v in (("ov", opset), ("sv", sv), ("dur", dur)):
-            arr = self._numbers[name]
-            if name == "dur" and type(v) is float and math.isfinite(v):
-                arr.append(v)
-            elif name != "dur" and type(v) is int and -JS_SAFE_INT <= v <= JS_SAFE_INT:
-                arr.append(v)
+        for name, v in (("ov", opset), ("sv", sv)):
+            if type(v) is int and -JS_SAFE_INT <= v <= JS_SAFE_INT:
+                col[name].append(v)
             else:
-                arr.append(0)
+                col[name].append(0)
                 self._odd[(name, i)] = v
-        for j, fv in enumerate(fvals):
-            self._feat_col[j].append(self._feat[j].add(fv))
-        keys = []
+        if type(dur) is float and math.isfinite(dur):
+            self._dur.append(dur)
+        else:
+            self._dur.append(0)
+            self._odd[("dur", i)] = dur
+        for fcol, feat, fv in zip(self._fcols, self._feat, fvals):
+            fi = feat.index.get(fv)
+            fcol.append(feat.add(fv) if fi is None else fi)
+        keys, vals = [], []
+        tk_index, tag_vals = self._tag_keys.index, self._tag_vals
         for k, key, v in tag_items:
-            ki = self._tag_keys.add(k)
-            if ki == len(self._tag_vals):
-                self._tag_vals.append(_Interner())
+            ki = tk_index.get(k)
+            if ki is None:
+                ki = self._tag_keys.add(k)
+                tag_vals.append(_Interner())
             keys.append(ki)
-            self._tagv.append(self._tag_vals[ki].add(v, key))
-        self._ks.append(self._keysets.add(tuple(keys)))
-        self._tag_end.append(len(self._tagv))
+            tv = tag_vals[ki]
+            vi = tv.index.get(key)
+            vals.append(str(tv.add(v, key) if vi is None else vi))
+        col["ks"].append(self._keysets.add(tuple(keys)))
+        self._spools["tv"].append(",".join(vals))
         outs_text = []
         for o in outs:
             if len(o) == 2:
@@ -374,8 +530,8 @@ class CaseStore:
             else:
                 outs_text.append(f"[{s_add(o[0])},{','.join(map(_js, o[1:6]))},{s_add(o[6])},"
                                  f"{','.join(map(_js, o[7:]))}]")
-        self._out.add("[" + ",".join(outs_text) + "]" if outs_text else "0")
-        self._detailed.append(outcome != "pass" and isinstance(c.get("detail"), dict))
+        self._spools["out"].append("[" + ",".join(outs_text) + "]" if outs_text else "0")
+        col["det"].append(1 if outcome != "pass" and isinstance(c.get("detail"), dict) else 0)
         if outcome != "pass" and "detail" not in c:
             self.undetailed += 1
         if outcome == "pass":
@@ -383,23 +539,31 @@ class CaseStore:
                 r = o.get("ratio") if isinstance(o, dict) else None
                 if type(r) in (int, float) and math.isfinite(r):
                     self.ratios[(op, dt)].append(float(r))
-        if self._ids is not None:
-            self._ids.add(cid)
-        b = self._buckets.get((oc, opi))
-        if b is None:
-            b = self._buckets[(oc, opi)] = array("I")
-        b.append(i)
+        if self._id_at is None:
+            self._spools["id"].append(cid)
         self.n += 1
+        self._in_block += 1
+        if self._in_block >= SPILL_BLOCK:
+            self._flush()
 
     # -- what the page's aggregates read -------------------------------------------------
 
     def id(self, i: int) -> str:
         """The id of case ``i`` (in the order added)."""
-        return self._ids.get(i) if self._ids is not None else str(self._id_at(i))
+        if self._id_at is not None:
+            return str(self._id_at(i))
+        return next(self._texts_at("id", [i]))
+
+    def _ids(self, order) -> Iterator[str]:
+        """The ids of the cases ``order``, in that order."""
+        if self._id_at is not None:
+            get = self._id_at
+            return (str(get(i)) for i in (order.tolist() if isinstance(order, np.ndarray) else order))
+        return self._texts_at("id", order)
 
     def outcome(self, i: int) -> str:
         """The outcome of case ``i`` (in the order added)."""
-        return self._oc.items[self._int["oc"][i]]
+        return self._oc.items[self._occ[i]]
 
     def slim(self) -> "SlimCases":
         """Every case as the small record the page's aggregates and the CLI's summary read."""
@@ -409,14 +573,21 @@ class CaseStore:
         """Outcome counts per (operator, value of ``key``): ``dtype`` or a feature of :data:`FEATURES`
         (:func:`conformance.reports.html.data_matrix`'s cells)."""
         if key == "dtype":
-            names, col = self.dtypes.items, self._int["dt"]
+            names, col = self.dtypes.items, self._column("dt")
         else:
             j = [k for k, _, _ in FEATURES].index(key)
-            names, col = self._feat[j].items, self._feat_col[j]
+            names, col = self._feat[j].items, self._column(f"f{j}")
         ops, outcomes = self.ops.items, self._oc.items
+        nv, noc = max(len(names), 1), max(len(outcomes), 1)
+        combined = (self._column("op").astype(np.int64) * nv + col) * noc + self._column("oc")
         cells: dict[tuple[str, str], Counter] = defaultdict(Counter)
-        for (op, v, oc), k in Counter(zip(self._int["op"], col, self._int["oc"])).items():
-            cells[(ops[op], names[v])][outcomes[oc]] += k
+        keys, counts = np.unique(combined, return_counts=True)
+        # the cells in the order their first case comes (the order Counter(zip(...)) gave)
+        firsts = np.unique(combined, return_index=True)[1]
+        for k, cnt, _ in sorted(zip(keys.tolist(), counts.tolist(), firsts.tolist()), key=lambda t: t[2]):
+            op, rest = divmod(k, nv * noc)
+            v, oc = divmod(rest, noc)
+            cells[(ops[op], names[v])][outcomes[oc]] += cnt
         return cells
 
     def family_names(self, families: dict[str, str]) -> list[str]:
@@ -425,25 +596,61 @@ class CaseStore:
 
     # -- the page's case data ------------------------------------------------------------
 
-    def order(self) -> array:
+    def order(self) -> np.ndarray:
         """The cases in the page's order: worst outcome first (:data:`SEVERITY`), then operator, then
         id (equal ids in the order they came); as indices in the order they were added."""
         sev = {o: k for k, o in enumerate(SEVERITY)}
-        groups: dict[tuple[int, str], list[array]] = defaultdict(list)
-        for (oc, opi), b in self._buckets.items():
-            groups[(sev.get(self._oc.items[oc], -1), self.ops.items[opi])].append(b)
-        perm = array("I")
-        get = self.id
-        for key in sorted(groups):
-            members = [i for b in groups[key] for i in b]
-            perm.extend(sorted(members, key=lambda i: (get(i), i)))
+        noc = max(len(self._oc.items), 1)
+        pair = self._column("op").astype(np.int32) * noc + self._column("oc")  # (operator, outcome)
+        pairs = np.unique(pair)
+        # (severity, operator name) of each pair, ranked
+        keyed = {p: (sev.get(self._oc.items[p % noc], -1), self.ops.items[p // noc]) for p in pairs.tolist()}
+        distinct = {key: r for r, key in enumerate(sorted(set(keyed.values())))}
+        rank = np.zeros(int(pairs.max()) + 1 if len(pairs) else 1, dtype=np.int32)
+        for p, key in keyed.items():
+            rank[p] = distinct[key]
+        groups = rank[pair]
+        del pair
+        by_group = np.argsort(groups, kind="stable").astype(np.int32)  # in each group, the order added
+        groups = groups[by_group]
+        bounds = (np.flatnonzero(np.diff(groups)) + 1).tolist()  # a group a line: (outcome, operator) pairs
+        del groups
+        perm = np.empty(self.n, dtype=np.int32 if self.n < 2**31 else np.int64)
+        # the ids in this order, front-coded (consecutive ids share long prefixes: the length of
+        # the prefix shared with the previous id, and the rest), to the scratch file as they come
+        spill = self._spill
+        spill.drop("pageidp")
+        spill.drop("pageids")
+        prefixes, rests, prev = [], [], ""
+        start = 0
+        for end in bounds + [self.n]:
+            members = by_group[start:end]
+            ids = list(self._ids(members))
+            got = sorted(range(len(ids)), key=lambda k: (ids[k], k))
+            perm[start:end] = members[got]
+            for k in got:
+                cid = ids[k]
+                p, m = 0, min(len(prev), len(cid))
+                if cid[:m] == prev[:m]:
+                    p = m
+                else:
+                    while p < m and prev[p] == cid[p]:
+                        p += 1
+                prefixes.append(p)
+                rests.append(cid[p:])
+                prev = cid
+            if len(rests) >= _CHUNK or end == self.n:
+                spill.put("pageidp", prefixes)
+                spill.put_texts("pageids", rests)
+                prefixes, rests = [], []
+            start = end
         return perm
 
     def pieces(self, families: dict[str, str] | None = None, run: dict | None = None, suite: dict | None = None,
                manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None) -> Iterator[str]:
         """The case data as the page's script reads it (layout: :func:`case_data`), as pieces of
-        JSON text (:func:`json_for_script`'s escaping) whose concatenation is the document; the
-        largest piece is one column.
+        JSON text (:func:`json_for_script`'s escaping) whose concatenation is the document; a piece
+        holds at most :data:`_CHUNK` cases of one column.
 
         Args:
             families: ``{operator: family}`` (default: every operator in :data:`OTHER`).
@@ -453,8 +660,9 @@ class CaseStore:
         """
         families = families or {}
         perm = self.order()
+        n = self.n
         outcomes = list(ORDER) + sorted(set(self._oc.items) - set(ORDER))
-        ocmap = [outcomes.index(o) for o in self._oc.items]
+        ocmap = np.array([outcomes.index(o) for o in self._oc.items] or [0], dtype=np.int64)
         fam_names = self.family_names(families)
         tkeys = sorted(self._tag_keys.items)
         kmap = [tkeys.index(k) for k in self._tag_keys.items]
@@ -462,73 +670,107 @@ class CaseStore:
         set_order = [sorted(range(len(ks)), key=lambda j, ks=ks: kmap[ks[j]]) for ks in self._keysets.items]
         sets = [[kmap[ks[j]] for j in order] for ks, order in zip(self._keysets.items, set_order)]
         io_col, at_col, iosigs, attrsets = self._page_details(perm, manifest, bundle_dir)
+        iosigs.index = attrsets.index = {}  # their keys: only the page texts are written
         trim_heap()  # the details read again and the sort's keys
-        col = self._int
         head = {
-            "n": self.n, "outcomes": outcomes, "ops": self.ops.items,
+            "n": n, "outcomes": outcomes, "ops": self.ops.items,
             "families": fam_names, "opfam": [fam_names.index(families.get(o, OTHER)) for o in self.ops.items],
             "dtypes": self.dtypes.items, "dtype_order": sorted(self.dtypes.items, key=dtype_key),
-            "phases": self.phases.items, "strings": self.strings.items,
+            "phases": self.phases.items,
         }
-        yield str(json_for_script(head))[:-1] + ',"c":{'
+        # the interned texts last, in pieces (the messages of a whole suite are megabytes): a list's
+        # compact JSON is its items' joined by commas
+        yield str(json_for_script(head))[:-1] + ',"strings":['
+        strings = self.strings.items
+        for k in range(0, len(strings), _CHUNK):
+            yield ("," if k else "") + str(json_for_script(strings[k:k + _CHUNK]))[1:-1]
+        yield '],"c":{'
 
-        def ints(values) -> str:
-            return "[" + ",".join(map(str, values)) + "]"
+        def ints(values: np.ndarray, prefix: str) -> Iterator[str]:
+            """``prefix`` and the list of ``values`` (numbers), in pieces."""
+            if not len(values):
+                yield prefix + "[]"
+                return
+            for k in range(0, len(values), _CHUNK):
+                text = ",".join(map(str, values[k:k + _CHUNK].tolist()))
+                yield (prefix + "[" if not k else ",") + text + ("]" if k + _CHUNK >= len(values) else "")
 
-        def numbers(name: str) -> str:
-            arr, odd = self._numbers[name], self._odd
-            conv = repr if name == "dur" else str
-            return "[" + ",".join(_js(odd[(name, i)]) if (name, i) in odd else conv(arr[i]) for i in perm) + "]"
+        def column(name: str) -> np.ndarray:
+            return self._column(name)[perm]
 
-        yield '"op":' + ints(col["op"][i] for i in perm)
-        yield ',"dt":' + ints(col["dt"][i] for i in perm)
-        yield ',"oc":' + ints(ocmap[col["oc"][i]] for i in perm)
-        yield ',"msg":' + ints(col["msg"][i] for i in perm)
-        yield ',"ph":' + ints(col["ph"][i] for i in perm)
+        yield from ints(column("op"), '"op":')
+        yield from ints(column("dt"), ',"dt":')
+        yield from ints(ocmap[self._column("oc")][perm], ',"oc":')
+        yield from ints(column("msg"), ',"msg":')
+        yield from ints(column("ph"), ',"ph":')
         for name in _NUMBER_COLUMNS:
-            yield f',"{name}":' + numbers(name)
+            values = column(name)
+            odd = {k: v for (nm, k), v in self._odd.items() if nm == name}
+            if name == "dur" or odd:
+                conv = repr if name == "dur" else str
+                for k in range(0, n, _CHUNK):
+                    idx = perm[k:k + _CHUNK].tolist()
+                    vals = values[k:k + _CHUNK].tolist()
+                    parts = ",".join(_js(odd[i]) if i in odd else conv(v) for i, v in zip(idx, vals))
+                    yield (f',"{name}":[' if not k else ",") + parts + ("]" if k + _CHUNK >= n else "")
+                if not n:
+                    yield f',"{name}":[]'
+            else:
+                yield from ints(values, f',"{name}":')
+            del values
         yield ',"out":['
-        for k in range(0, self.n, 4096):
-            yield ("," if k else "") + ",".join(self._out.get(i) for i in perm[k:k + 4096])
+        texts = self._texts_at("out", perm)
+        for k in range(0, n, _CHUNK):
+            yield ("," if k else "") + ",".join(itertools.islice(texts, _CHUNK))
         yield "]"
-        for name, values, empty in (("xe", [col["xe"][i] for i in perm], 0), ("io", io_col, -1), ("at", at_col, -1)):
-            if any(v != empty for v in values):  # a column that says nothing is left out
-                yield f',"{name}":' + ints(values)
-        yield ',"tk":' + ints(self._ks[i] for i in perm) + ',"tv":['
-        for k in range(0, self.n, 4096):
-            yield ("," if k else "") + ",".join(self._tag_values(i, set_order) for i in perm[k:k + 4096])
+        xe = column("xe")
+        if xe.any():  # a column that says nothing is left out
+            yield from ints(xe, ',"xe":')
+        del xe
+        for name, values in (("io", io_col), ("at", at_col)):
+            values = np.frombuffer(values, dtype=np.int16) if len(values) else np.zeros(0, dtype=np.int16)
+            if (values != -1).any():
+                yield from ints(values, f',"{name}":')
+        del io_col, at_col, values
+        yield from ints(column("ks"), ',"tk":')
+        yield ',"tv":['
+        ks = column("ks")
+        texts = self._texts_at("tv", perm)
+        identity = [order == sorted(order) for order in set_order]
+        for k in range(0, n, _CHUNK):
+            part = []
+            for s, text in zip(ks[k:k + _CHUNK].tolist(), itertools.islice(texts, _CHUNK)):
+                if identity[s]:
+                    part.append("[" + text + "]")
+                else:
+                    v = text.split(",")
+                    part.append("[" + ",".join(v[j] for j in set_order[s]) + "]")
+            yield ("," if k else "") + ",".join(part)
         yield "]"
-        # ids, front-coded (consecutive ids, sorted, share long prefixes), each column in chunks
-        for name in ("idp", "ids"):
-            yield f',"{name}":['
-            prev = ""
-            for k in range(0, self.n, 4096):
-                part = []
-                for i in perm[k:k + 4096]:
-                    cid = self.id(i)
-                    p, m = 0, min(len(prev), len(cid))
-                    while p < m and prev[p] == cid[p]:
-                        p += 1
-                    part.append(p if name == "idp" else cid[p:])
-                    prev = cid
-                text = ints(part) if name == "idp" else str(json_for_script(part))
-                yield ("," if k else "") + text[1:-1]
-            yield "]"
+        del ks
+        # ids, front-coded (consecutive ids, sorted, share long prefixes; written by order()),
+        # each column in chunks
+        yield from ints(self._spill.column("pageidp"), ',"idp":')
+        yield ',"ids":['
+        rests = self._spill.texts("pageids", self._spill.text_index("pageids"), np.arange(n))
+        for k in range(0, n, _CHUNK):
+            yield ("," if k else "") + str(json_for_script(list(itertools.islice(rests, _CHUNK))))[1:-1]
+        yield "]"
         tvals = [self._tag_vals[self._tag_keys.index[k]].items for k in tkeys]
         yield '},"tags":' + str(json_for_script({"keys": tkeys, "vals": tvals, "sets": sets}))
         fkeys = [k for k, _, _ in FEATURES]
         yield ',"feat":' + str(json_for_script({"keys": fkeys, "vals": [v.items for v in self._feat]}))[:-1] + ',"col":['
-        yield ",".join(ints(c[i] for i in perm) for c in self._feat_col) + "]}"
-        yield ',"io":[' + ",".join(iosigs.items) + '],"attrs":[' + ",".join(attrsets.items) + "]"
+        for j in range(len(FEATURES)):
+            yield from ints(column(f"f{j}"), "," if j else "")
+        yield "]}"
+        for name, items in (("io", iosigs.items), ("attrs", attrsets.items)):
+            yield f',"{name}":['
+            for k in range(0, len(items), 512):  # up to MAX_DETAIL_CASES texts: 1 MB at seed 0
+                yield ("," if k else "") + ",".join(items[k:k + 512])
+            yield "]"
         yield ',"repro":' + str(json_for_script(repro_prefix(run, suite))) + "}"
 
-    def _tag_values(self, i: int, set_order: list[list[int]]) -> str:
-        """Case ``i``'s tag values (indices into each key's values) in its key set's page order."""
-        start = self._tag_end[i - 1] if i else 0
-        v = self._tagv
-        return "[" + ",".join(str(v[start + j]) for j in set_order[self._ks[i]]) + "]"
-
-    def _page_details(self, perm: array, manifest: dict | None, bundle_dir) -> tuple[list, list, _Interner, _Interner]:
+    def _page_details(self, perm: np.ndarray, manifest: dict | None, bundle_dir) -> tuple[array, array, _Interner, _Interner]:
         """``(io column, at column, signatures, attribute sets)`` in page order: the recorded detail of
         the first :data:`MAX_DETAIL_CASES` non-passing cases that have one, else (older results) the
         input/output signature from the manifest's entry and the attributes from the bundle's model."""
@@ -537,17 +779,18 @@ class CaseStore:
             entries = {e.get("id"): e for e in manifest.get("cases", []) if isinstance(e, dict)}
         bdir = Path(bundle_dir) if bundle_dir else None
         iosigs, attrsets = _PageTexts(), _PageTexts()  # the page's text of each (10,000 as objects: 10 MiB)
-        io_col, at_col = [], []
+        io_col, at_col = array("h"), array("h")  # 2 bytes a case (MAX_DETAIL_CASES < 2**15)
         n_io = n_attr = 0
-        col, oc_names = self._int, self._oc.items
-        for i in perm:
-            if self._detailed[i] and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
+        oc_names = self._oc.items
+        det, oc, op = self._column("det")[perm], self._column("oc")[perm], self._column("op")[perm]
+        for k, i in enumerate(perm.tolist()):
+            if det[k] and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
                 n_io += 1
                 sig, sig_key, attrs, attrs_key = detail_row(self._detail_at(i))
                 io_col.append(iosigs.add(sig, sig_key))
                 at_col.append(attrsets.add(attrs, attrs_key))
                 continue
-            passed = oc_names[col["oc"][i]] == "pass"
+            passed = oc_names[oc[k]] == "pass"
             e = entries.get(self.id(i)) if entries and not passed else None
             if e and n_io < MAX_DETAIL_CASES:  # shapes are for the drill-down of failures
                 n_io += 1
@@ -565,7 +808,7 @@ class CaseStore:
                 rel = Path(str(e["dir"]))
                 if ".." not in rel.parts and not rel.is_absolute():
                     n_attr += 1
-                    attrs = _model_attributes(bdir, rel, self._op_type(col["op"][i]))
+                    attrs = _model_attributes(bdir, rel, self._op_type(int(op[k])))
                     if attrs is not None:
                         attrs = _json_safe(attrs)
                         at = attrsets.add(attrs, json.dumps(attrs, sort_keys=True))
@@ -577,6 +820,10 @@ class CaseStore:
         key = self.ops.items[opi]
         dom = self._domains.get(key, "")
         return key[len(dom) + 1:] if dom and key.startswith(dom + ":") else key
+
+
+#: Cases a piece of the page's case data holds (of one column).
+_CHUNK = 4096
 
 
 class _PageTexts(_Interner):
@@ -606,14 +853,40 @@ class SlimCases:
     def __iter__(self) -> Iterator[dict]:
         s = self._s
         ops, outcomes, strings, domains = s.ops.items, s._oc.items, s.strings.items, s._domains
-        for op, oc, msg in zip(s._int["op"], s._int["oc"], s._int["msg"]):
-            key = ops[op]
-            yield {"op": key, "domain": domains[key], "outcome": outcomes[oc], "message": strings[msg]}
+        op, oc, msg = s._column("op"), s._column("oc"), s._column("msg")
+        for k in range(0, s.n, _CHUNK):
+            for o, c, m in zip(op[k:k + _CHUNK].tolist(), oc[k:k + _CHUNK].tolist(), msg[k:k + _CHUNK].tolist()):
+                key = ops[o]
+                yield {"op": key, "domain": domains[key], "outcome": outcomes[c], "message": strings[m]}
+
+    def grouped(self) -> Iterator[tuple[dict, int]]:
+        """``(record, count)`` for each distinct (operator, outcome, message) of the cases, in the
+        order of each one's first case: what the aggregates count, a record per kind of case
+        (:func:`conformance.reports.common.weighted`), made as they are iterated."""
+        s = self._s
+        if not s.n:
+            return
+        nm, noc = max(len(s.strings.items), 1), max(len(s._oc.items), 1)
+        op, oc, msg = s._column("op"), s._column("oc"), s._column("msg")
+        counts: dict[int, int] = {}  # by kind, in the order of each one's first case
+        for j in range(0, s.n, _CHUNK):  # a chunk at a time: whole-column keys took 6 MiB at 170,000 cases
+            key = (op[j:j + _CHUNK].astype(np.int64) * noc + oc[j:j + _CHUNK]) * nm + msg[j:j + _CHUNK]
+            keys, first, cnt = np.unique(key, return_index=True, return_counts=True)
+            by_first = np.argsort(first, kind="stable")
+            for k, c in zip(keys[by_first].tolist(), cnt[by_first].tolist()):
+                counts[k] = counts.get(k, 0) + c
+        del op, oc, msg
+        ops, outcomes, strings, domains = s.ops.items, s._oc.items, s.strings.items, s._domains
+        for k, cnt in counts.items():
+            rest, m = divmod(k, nm)
+            o, c = divmod(rest, noc)
+            name = ops[o]
+            yield {"op": name, "domain": domains[name], "outcome": outcomes[c], "message": strings[m]}, cnt
 
     def ids(self) -> Iterator[str]:
         """The cases' ids, in the same order (not in the records: the aggregates never read them,
         and the page's store decodes them from its spool)."""
-        return (self._s.id(i) for i in range(self._s.n))
+        return self._s._ids(np.arange(self._s.n))
 
 
 def case_data(doc: dict, manifest: dict | None = None, bundle_dir: str | os.PathLike | None = None,

@@ -125,9 +125,19 @@ def dtype_of(case: dict) -> str:
     return feature_value(case, "dtype")
 
 
+def weighted(cases: Iterable[dict]) -> Iterable[tuple[dict, int]]:
+    """``(case, how many)`` over ``cases``: a compact store's cases equal in operator, outcome and
+    message come once, with their count, in the order of the first of each
+    (:meth:`conformance.reports.casedata.SlimCases.grouped`); other cases one by one."""
+    grouped = getattr(cases, "grouped", None)
+    return grouped() if callable(grouped) else ((c, 1) for c in cases)
+
+
 def summarize(cases: Iterable[dict]) -> dict[str, int]:
     """Counts per outcome: every outcome of :data:`conformance.runner.OUTCOMES`, then any unknown ones."""
-    c = Counter(case.get("outcome") for case in cases)
+    c: Counter = Counter()
+    for case, k in weighted(cases):
+        c[case.get("outcome")] += k
     out = {o: c.pop(o, 0) for o in OUTCOMES}
     out.update({str(k): v for k, v in sorted(c.items(), key=lambda kv: str(kv[0]))})
     return out

@@ -16,7 +16,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 
-from .common import ABSENT, ORDER, outcome_cell, outcome_rank, score
+from .common import ABSENT, ORDER, outcome_cell, outcome_rank, score, weighted
 
 __all__ = ["OTHER", "op_families", "family_sort_key", "family_summary", "group_matrix"]
 
@@ -40,14 +40,19 @@ def op_families(doc: dict) -> dict[str, str]:
     from ..suite import op_key
 
     wanted: dict[str, tuple[str, str]] = {}
-    for c in doc.get("cases") or ():
+    for c, _ in weighted(doc.get("cases") or ()):
         domain, op = str(c.get("domain") or ""), str(c.get("op", ""))
         key = op_key(op, domain)
         if key not in wanted:
             wanted[key] = (op[len(domain) + 1:] if domain and op.startswith(domain + ":") else op, domain)
     cov = doc.get("coverage")
     if isinstance(cov, dict) and isinstance(cov.get("ops"), Mapping):
-        for e in cov["ops"].values():
+        ops = cov["ops"]
+        compact = hasattr(ops, "json_text")  # a run's coverage: entries parsed (and decorated) when read
+        for key in ops:
+            if compact and key in wanted and not key.startswith("ai.onnx:"):
+                continue  # keyed as op_key keys it (domain:type): the entry would add nothing
+            e = ops[key]
             if isinstance(e, dict) and "op" in e:
                 domain = str(e.get("domain") or "")
                 wanted.setdefault(op_key(e["op"], domain), (str(e["op"]), domain))
@@ -124,10 +129,10 @@ def family_summary(cases: list[dict], families: dict[str, str], order: list[str]
     groups: dict[tuple[str, str, str], dict] = {}
     op_groups: dict[tuple[str, str, str], int] = Counter()
     patterns: dict[str, tuple[str, str]] = {}
-    for c in cases:
+    for c, w in weighted(cases):
         op = str(c.get("op", ""))
         oc = str(c.get("outcome"))
-        per_op[op][oc] += 1
+        per_op[op][oc] += w
         if oc in ("pass", "skip", "xfail"):
             continue
         msg = str(c.get("message") or "")
@@ -139,9 +144,9 @@ def family_summary(cases: list[dict], families: dict[str, str], order: list[str]
         g = groups.get(key)
         if g is None:
             g = groups[key] = {"outcome": oc, "count": 0, "pattern": pq[0], "query": pq[1], "ops": Counter()}
-        g["count"] += 1
-        g["ops"][op] += 1
-        op_groups[(op, oc, pq[0])] += 1
+        g["count"] += w
+        g["ops"][op] += w
+        op_groups[(op, oc, pq[0])] += w
     by_fam: dict[str, list[str]] = defaultdict(list)
     for op in per_op:
         by_fam[families.get(op, OTHER)].append(op)

@@ -55,7 +55,7 @@ from ..suite import op_key
 from .casedata import (MAX_DETAIL_CASES, CaseStore, case_data, case_row, decode_ids, json_for_script,
                        load_manifest)
 from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, feature_value, fmt_value, outcome_rank,
-                     score, summarize, value_key, worst_outcome)
+                     score, summarize, value_key, weighted, worst_outcome)
 from .families import family_summary, group_matrix, op_families
 
 __all__ = ["ORDER", "SEVERITY", "matrix", "data_matrix", "worst_outcome", "case_data", "case_row", "json_for_script",
@@ -185,7 +185,7 @@ def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
     longest number-free piece of the message, for the case list's search box.
     """
     groups: dict[tuple[str, str], dict] = {}
-    for c in cases:
+    for c, w in weighted(cases):
         oc = str(c.get("outcome"))
         if oc in ("pass", "skip"):
             continue
@@ -198,8 +198,8 @@ def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
             pieces = sorted((p.strip() for p in _NUMBER.split(line)), key=len, reverse=True)
             g = groups[key] = {"outcome": oc, "count": 0, "pattern": key[1] or "(no message)", "example": msg,
                                "ops": Counter(), "query": pieces[0] if pieces else ""}
-        g["count"] += 1
-        g["ops"][str(c.get("op", ""))] += 1
+        g["count"] += w
+        g["ops"][str(c.get("op", ""))] += w
     out = sorted(groups.values(), key=lambda g: (-g["count"], outcome_rank(g["outcome"]), g["pattern"]))[:limit]
     for g in out:
         g["ops"] = ", ".join(f"{op} {k}" for op, k in g["ops"].most_common(4))
@@ -308,16 +308,18 @@ def _context(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | No
     order.sort(key=outcome_rank)
     fams = op_families({**doc, "cases": cases})
     dtype_matrix = group_matrix(data_matrix(store, "dtype"), order, fams)
-    features = []
-    for key, title, expl in FEATURES:
-        fm = group_matrix(data_matrix(store, key), order, fams, feature=True)
-        if fm:
-            fm.update(key=key, title=title, explanation=expl)
-            features.append(fm)
-    from .accuracy import accuracy_section
+
+    def features():  # each feature's matrix made as the template reaches it (2.4 MiB together at seed 0)
+        for key, title, expl in FEATURES:
+            fm = group_matrix(data_matrix(store, key), order, fams, feature=True)
+            if fm:
+                fm.update(key=key, title=title, explanation=expl)
+                yield fm
+    from .accuracy import LazyFamilies, axis
     from .coverage_view import coverage_rows
 
-    accuracy = accuracy_section(cases, fams, ratios=store.ratios)
+    # the accuracy rows of each family made as the template reaches it (accuracy.accuracy_section's)
+    accuracy = {"families": LazyFamilies(store.ratios, fams), "axis": axis()}
     env = _env()
     suite = {"seed": None, "ops": [], "content_hash": None, "n_cases": None, "source": None, "versions": {},
              "generators": {}, **(doc.get("suite") or {})}
@@ -349,7 +351,7 @@ def _context(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | No
         n_families=len(store.family_names(fams)),
         family_rows=family_summary(cases, fams, order),
         dm=dtype_matrix,
-        features=features,
+        features=features(),
         accuracy=accuracy,
         acc_axis=accuracy["axis"],
         coverage=coverage_rows(doc.get("coverage"), list(ORDER), fams),
