@@ -244,7 +244,8 @@ def prepare_out_archive(out: str | os.PathLike, force: bool) -> Path:
     return out
 
 
-def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, progress=None) -> Path:
+def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, progress=None,
+                 after_manifest=None) -> Path:
     """Write ``suite`` as a bundle at ``out`` (atomically: a temporary sibling, then a rename).
 
     Args:
@@ -252,6 +253,9 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
         out: target directory (created).
         force: replace an existing bundle at ``out``.
         progress: optional callable invoked once per case written.
+        after_manifest: optional ``fn(directory)`` called once the manifest is written, before the
+            bundle is moved to ``out``: what it writes there is part of the bundle
+            (:func:`conformance.execute.keep_coverage` writes the coverage a run reads).
 
     Raises:
         BundleError: see :func:`prepare_out_dir`.
@@ -269,45 +273,13 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
                 progress(case)
         _write_manifest(tmp / "manifest.json", lines, {**suite.identity(), "source": "generated",
                                                        **_declared_of(suite.ops)})
-        _write_coverage(tmp)
+        if after_manifest is not None:
+            after_manifest(tmp)
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
-
-
-def _write_coverage(root: Path) -> None:
-    """Write the coverage of the bundle at ``root`` (its manifest written) beside its manifest
-    (:meth:`conformance.coverage.RefsCoverage.save`), where every entry records an analysis: a run
-    reads it instead of computing it (:func:`read_coverage`).  Where it cannot be computed, none
-    is written."""
-    from .coverage import RefsCoverage
-    from .execute import COVERAGE_PROCESS_CASES, _refs_coverage
-
-    _, refs = read_index(root)
-    if len(refs) and refs.recorded == len(refs):
-        # a large bundle's in a process of its own, as a run computes it: the generating process's
-        # memory stays what writing the cases takes
-        cov = _refs_coverage(refs, process=len(refs) >= COVERAGE_PROCESS_CASES)
-        if isinstance(cov, RefsCoverage):  # else the run computes it (and reports why it cannot)
-            cov.save(root / RefsCoverage.CACHE)
-
-
-def read_coverage(refs):
-    """The coverage the bundle of ``refs`` keeps (:func:`_write_coverage`), or ``None`` where it
-    keeps none that holds for these cases, this onnx and this code (the caller computes it)."""
-    from .coverage import RefsCoverage
-
-    try:
-        if _archive_root(refs.root):
-            f = _archive(refs.root).open(RefsCoverage.CACHE)
-        else:
-            f = open(os.path.join(refs.root, RefsCoverage.CACHE), "rb")
-    except (OSError, KeyError, BundleError):
-        return None
-    with f:
-        return RefsCoverage.load(f, refs)
 
 
 def _replace_dir(tmp: Path, out: Path) -> None:
@@ -459,7 +431,8 @@ def _write_manifest(path: Path, lines, identity: dict) -> None:
 
 
 def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, force: bool = False,
-                           jobs: int = 1, progress=None, depth: str = "full", executor=None) -> dict:
+                           jobs: int = 1, progress=None, depth: str = "full", executor=None,
+                           after_manifest=None) -> dict:
     """Generate ``ops`` with ``seed`` (one seed, or several: one suite holding every seed's cases)
     and write them as a bundle at ``out``, streaming: each (operator, seed) task's cases are
     generated and written by a worker (``jobs`` processes; 1: in this process; or elsewhere by
@@ -492,6 +465,7 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
             case)], generators, families)`` per task in any order (``functools.partial(
             conformance.dask_executor.generate_dask, scheduler=ADDRESS)``); its exceptions
             propagate (a cluster refused before any task: ``ClusterError``).
+        after_manifest: as :func:`write_bundle`'s (an archive's directory, before it is archived).
 
     Returns:
         the suite identity written to the manifest (``content_hash``, ``n_cases``...) plus
@@ -517,7 +491,7 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.dir-", dir=out.parent))
         try:
             ident = write_generated_bundle(ops, seeds, staging / "b", jobs=jobs, progress=progress, depth=depth,
-                                           executor=executor)
+                                           executor=executor, after_manifest=after_manifest)
             write_archive(staging / "b", out, force=True)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -569,7 +543,8 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
         scratch = tmp / _ENTRIES_DIR
         _write_manifest(tmp / "manifest.json", _owned_lines(scratch, len(tasks), keys), identity)
         shutil.rmtree(scratch, ignore_errors=True)
-        _write_coverage(tmp)
+        if after_manifest is not None:
+            after_manifest(tmp)
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -1441,6 +1416,21 @@ def _read_file(root: str, rel: str) -> bytes:
 
 _O_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _READ_CHUNK = 1 << 16  # below malloc's mmap threshold: no mapping per read
+
+
+def open_member(root: str, rel: str):
+    """The file ``rel`` of the bundle ``root`` (a directory's file or an archive's member) opened
+    for reading bytes, or ``None`` where the bundle has none.
+
+    Raises:
+        BundleError: ``root`` is an archive that cannot be read.
+    """
+    try:
+        if _archive_root(root):
+            return _archive(root).open(rel)
+        return open(os.path.join(root, rel), "rb")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, KeyError):
+        return None
 
 
 def _load_value(root: str, rel: str, kind: str, h=None):

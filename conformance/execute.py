@@ -107,7 +107,8 @@ def load_suite(spec: RunSpec, status: Callable[[str], None] = lambda s: None, *,
         elif scratch is not None:
             status(f"generating {', '.join(spec.ops) if len(spec.ops) <= 5 else f'{len(spec.ops)} operators'} "
                    f"(seed {spec.seed})")
-            write_generated_bundle(spec.ops, spec.seed, scratch, force=True, jobs=default_jobs(), depth=spec.depth)
+            write_generated_bundle(spec.ops, spec.seed, scratch, force=True, jobs=default_jobs(), depth=spec.depth,
+                                   after_manifest=keep_coverage)
             suite = _indexed_suite(scratch)
             suite.source = "generated"
         else:
@@ -602,9 +603,8 @@ def _refs_coverage(refs, *, process: bool | None = None):
     and 55,000 manifest entries read and dropped), where the result is 12 MiB.
 
     First, unless ``process`` says how to compute it, the coverage a generated bundle keeps
-    (:func:`conformance.bundle.read_coverage`) is read: nothing to compute.
+    (:func:`read_coverage`) is read: nothing to compute.
     """
-    from .bundle import read_coverage
     from .coverage import RefsCoverage
     from .opspec import op_spec
 
@@ -652,6 +652,44 @@ def _refs_coverage(refs, *, process: bool | None = None):
         return payload.attach(refs)
     except Exception as exc:  # noqa: BLE001 - coverage is an extra view
         return exc
+
+
+def keep_coverage(root) -> None:
+    """Write the coverage of the bundle directory ``root`` (its manifest written) beside its
+    manifest (:meth:`conformance.coverage.RefsCoverage.save`, as ``coverage.jsonl``), where every
+    entry records an analysis: a run reads it (:func:`read_coverage`) instead of reading every
+    entry to compute it.  Where it cannot be computed, none is written (the run computes it, and
+    reports why it cannot).  ``generate`` passes it to the bundle writer
+    (:func:`conformance.bundle.write_generated_bundle`'s ``after_manifest``)."""
+    from .bundle import read_index
+    from .coverage import RefsCoverage
+
+    root = Path(root)
+    _, refs = read_index(root)
+    if len(refs) and refs.recorded == len(refs):
+        # a large bundle's in a process of its own, as a run computes it: the generating process's
+        # memory stays what writing the cases takes
+        cov = _refs_coverage(refs, process=len(refs) >= COVERAGE_PROCESS_CASES)
+        if isinstance(cov, RefsCoverage):
+            cov.save(root / RefsCoverage.CACHE)
+
+
+def read_coverage(refs):
+    """The coverage the bundle of ``refs`` keeps (:func:`keep_coverage`; a directory's file or an
+    archive's member), or ``None`` where it keeps none that holds for these cases, this onnx and
+    this code.
+
+    Raises:
+        conformance.bundle.BundleError: the bundle archive cannot be read.
+    """
+    from .bundle import open_member
+    from .coverage import RefsCoverage
+
+    f = open_member(refs.root, RefsCoverage.CACHE)
+    if f is None:
+        return None
+    with f:
+        return RefsCoverage.load(f, refs)
 
 
 def _coverage_process(root: str) -> None:

@@ -10,7 +10,7 @@ from conformance.cli import main
 def test_generate_run_report(toy_registered, tmp_path, capsys):
     b, r = tmp_path / "bundle", tmp_path / "results"
     assert main(["generate", "--ops", "Abs", "--seed", "3", "--out", str(b)]) == 0
-    assert (b / "manifest.json").is_file()
+    assert (b / "manifest.json").is_file() and (b / "coverage.jsonl").is_file()  # the coverage a run reads
     assert main(["run", "--backend", "onnxruntime", "--bundle", str(b), "--out", str(r)]) == 0
     doc = json.loads((r / "results.json").read_text())
     assert doc["suite"]["seed"] == 3 and doc["suite"]["n_cases"] == 5

@@ -356,18 +356,19 @@ def test_a_bundles_coverage_from_its_manifest_is_the_case_by_case_one(tmp_path):
 
 
 def test_a_generated_bundle_keeps_its_coverage_and_a_run_reads_it(tmp_path, monkeypatch):
-    """Generating writes the bundle's coverage beside its manifest (byte-reproducibly); a run reads
+    """Generating (``generate``: the writer's ``after_manifest=keep_coverage``) writes the bundle's
+    coverage beside its manifest (byte-reproducibly); a run reads
     it (no manifest entry read) and gets what computing it gives, with outcomes and patterns; a
     kept coverage that does not hold (another bundle's cases, another onnx or code, a damaged
     file) is not used: the run computes it."""
-    from conformance.bundle import CaseRefs, read_coverage, read_index, write_generated_bundle
+    from conformance.bundle import CaseRefs, read_index, write_generated_bundle
     from conformance.coverage import RefsCoverage
-    from conformance.execute import _refs_coverage
+    from conformance.execute import _refs_coverage, keep_coverage, read_coverage
     from conformance.levels import LevelledRefs
 
     path, again = tmp_path / "b", tmp_path / "again"
     for p in (path, again):
-        write_generated_bundle(["Tile", "Gelu", "Swish.mul_sigmoid"], 0, p)
+        write_generated_bundle(["Tile", "Gelu", "Swish.mul_sigmoid"], 0, p, after_manifest=keep_coverage)
     kept = (path / RefsCoverage.CACHE).read_bytes()
     assert kept == (again / RefsCoverage.CACHE).read_bytes()
     _, refs = read_index(path)
@@ -382,7 +383,7 @@ def test_a_generated_bundle_keeps_its_coverage_and_a_run_reads_it(tmp_path, monk
     want = RefsCoverage(refs).with_outcomes((cases.base_index(j), j, outcomes[j]) for j in range(len(cases)))
     assert got == want and any(p["outcomes"] for p in got["patterns"]["patterns"].values())
     # not this bundle's, not this code's, damaged: not used
-    write_generated_bundle(["Relu"], 0, tmp_path / "other")
+    write_generated_bundle(["Relu"], 0, tmp_path / "other", after_manifest=keep_coverage)
     (tmp_path / "other" / RefsCoverage.CACHE).write_bytes(kept)
     assert read_coverage(read_index(tmp_path / "other")[1]) is None
     monkeypatch.setattr(RefsCoverage, "_computed_by", staticmethod(lambda: "another version"))

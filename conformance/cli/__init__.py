@@ -92,6 +92,7 @@ def cmd_generate(args, console: Console) -> int:
     import functools
 
     from ..dask_executor import ClusterError, generate_dask
+    from ..execute import keep_coverage
 
     ops = parse_ops(args.ops)
     if args.executor == "dask" and not args.scheduler:
@@ -116,7 +117,7 @@ def cmd_generate(args, console: Console) -> int:
             ident = write_generated_bundle(
                 ops, args.seed, args.out, force=args.force, jobs=jobs, depth=args.depth,
                 executor=functools.partial(generate_dask, scheduler=args.scheduler) if args.executor == "dask" else None,
-                progress=lambda op, n: prog.update(task, advance=1, status=f"{op}: {n}"))
+                progress=lambda op, n: prog.update(task, advance=1, status=f"{op}: {n}"), after_manifest=keep_coverage)
         except ClusterError as exc:
             raise UsageError(f"{exc}. Nothing was generated.") from None
     n, n_err = ident["n_cases"], ident["n_error"]
