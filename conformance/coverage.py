@@ -358,6 +358,7 @@ class CompactOps(Mapping):
     def __init__(self):
         self._spool: DiskSpool | None = None
         self._at: dict[str, int] = {}
+        self._cells_at: dict[str, int] = {}  # an operator's cells' text (RefsCoverage), where kept
         #: ``fn(key, entry)`` adding what is kept apart to an entry as it is read (a run's
         #: outcomes: :meth:`RefsCoverage.with_outcomes`), or None
         self.decorate = None
@@ -373,6 +374,17 @@ class CompactOps(Mapping):
 
     def _text(self, key: str) -> bytes:
         return self._spool[self._at[key]]
+
+    def put_cells(self, key: str, text: bytes) -> None:
+        """Keep operator ``key``'s cells (:class:`RefsCoverage`) as their JSON text."""
+        if self._spool is None:
+            self._spool = DiskSpool()
+        self._cells_at[key] = self._spool.add(text)
+
+    def cells_text(self, key: str) -> bytes:
+        """Operator ``key``'s cells as :meth:`put_cells` kept them (``b"[]"``: none)."""
+        at = self._cells_at.get(key)
+        return b"[]" if at is None else self._spool[at]
 
     def json_text(self, key: str) -> str:
         """Operator ``key``'s entry as compact JSON."""
@@ -393,12 +405,15 @@ class CompactOps(Mapping):
         return len(self._at)
 
     def __getstate__(self) -> dict:
-        return {"texts": [(k, self._text(k)) for k in self._at], "decorate": self.decorate}
+        return {"texts": [(k, self._text(k)) for k in self._at], "decorate": self.decorate,
+                "cells": [(k, self.cells_text(k)) for k in self._cells_at]}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__()
         for k, text in state["texts"]:
             self._put(k, text)
+        for k, text in state["cells"]:
+            self.put_cells(k, text)
         self.decorate = state["decorate"]
 
 
@@ -449,8 +464,12 @@ class RefsCoverage:
                 a = refs.entry(i)["coverage"]
                 unmatched.append({"id": refs.id(i), "op": a["op"], "problem": a["problem"], "error_case": a["error"]})
         self._refs, self._content_hash = refs, refs.content_hash
-        self._cells: list[tuple[str, str, str | None]] = []  # (op key, version, combination key; None: error cases)
-        cell_index: dict[tuple[str, str, str | None], int] = {}
+        # the cells, numbered an operator after another: per operator its first cell and how many,
+        # and each cell's (version, combination key; None: error cases) kept as the operator's text
+        # (CompactOps.put_cells: 18,500 cells as objects were 3 MiB of the parent's heap, more
+        # when parsed from a kept coverage)
+        self._op_cells: dict[str, tuple[int, int]] = {}
+        self._n_cells = 0
         self.cell_of = array("i", [-1]) * n
         ops = CompactOps()
         declared_all = refs.declared or {}
@@ -462,19 +481,24 @@ class RefsCoverage:
                 declared = None
             pairs = [(i, {**e["coverage"], "id": e["id"]}) for i, e in zip(members, refs.entries(members))]
             versions = {}
+            cells: list[tuple[str, str | None]] = []
+            cell_index: dict[tuple[str, str | None], int] = {}
             for v in spec.since_versions:
                 mine = [(i, a) for i, a in pairs if a["version"] == v]
                 versions[str(v)] = _version_entry(spec, v, [(a["id"], a) for _, a in mine], declared=declared)
                 params = list(spec.versions[v].type_constraints)
                 for i, a in mine:
-                    cell = (key, str(v), None if a["error"] else _combo_key(a["combo"], params))
+                    cell = (str(v), None if a["error"] else _combo_key(a["combo"], params))
                     c = cell_index.get(cell)
                     if c is None:
-                        c = cell_index[cell] = len(self._cells)
-                        self._cells.append(cell)
-                    self.cell_of[i] = c
+                        c = cell_index[cell] = len(cells)
+                        cells.append(cell)
+                    self.cell_of[i] = self._n_cells + c
             ops.put(key, {"op": op, "domain": domain, "source": spec.source, "versions": versions})
-            del pairs, versions
+            ops.put_cells(key, dumps(cells, separators=(",", ":")).encode())
+            self._op_cells[key] = (self._n_cells, len(cells))
+            self._n_cells += len(cells)
+            del pairs, versions, cells, cell_index
         self.coverage = {"cases": n, "ops": ops, "unmatched": unmatched}
         if self._patterns:
             # computed here, without outcomes (the coverage process reads the pattern cases' entries,
@@ -490,7 +514,7 @@ class RefsCoverage:
 
     #: the bundle file that keeps a generated bundle's coverage (:meth:`save`, :meth:`load`)
     CACHE = "coverage.jsonl"
-    _CACHE_FORMAT = "onnx-conformance-coverage/1"
+    _CACHE_FORMAT = "onnx-conformance-coverage/2"
 
     @staticmethod
     def _computed_by() -> str:
@@ -511,8 +535,9 @@ class RefsCoverage:
     def save(self, path) -> None:
         """Write this coverage (without outcomes) to ``path`` (JSON lines, byte-reproducible): a
         head line (the manifest's content hash, what computed it, the unmatched cases, the
-        patterns, the cells and each case's cell as little-endian int32 in base64), then per
-        operator its key and its entry's text, a line each.  A generated bundle keeps it as
+        patterns, the number of cells and each case's cell as little-endian int32 in base64),
+        then per operator three lines: ``[key, its number of cells]``, its entry's text and its
+        cells' text (``[[version, combination or null], ...]``).  A generated bundle keeps it as
         :attr:`CACHE`, so that a run of the bundle reads it instead of reading every manifest
         entry again (0.2 s of the parent's CPU a 7,000-case run; 8 s in a process of its own at
         150,000 cases)."""
@@ -522,14 +547,15 @@ class RefsCoverage:
         head = {"format": self._CACHE_FORMAT, "content_hash": self._content_hash, "computed_by": self._computed_by(),
                 "cases": cov["cases"], "unmatched": cov["unmatched"], "patterns": cov.get("patterns"),
                 "pattern_names": self._pattern_names, "patterns_at": self._patterns,
-                "cells": [list(c) for c in self._cells],
+                "n_cells": self._n_cells,
                 "cell_of": base64.b64encode(self.cell_of.tobytes() if sys.byteorder == "little"
                                             else _swapped(self.cell_of).tobytes()).decode("ascii")}
         ops = cov["ops"]
         with open(path, "wb") as f:
             f.write(dumps(head, separators=(",", ":")).encode() + b"\n")
             for key in ops:
-                f.write(dumps(key).encode() + b"\n" + ops._text(key) + b"\n")
+                head_line = dumps([key, self._op_cells.get(key, (0, 0))[1]]).encode()
+                f.write(head_line + b"\n" + ops._text(key) + b"\n" + ops.cells_text(key) + b"\n")
 
     @classmethod
     def load(cls, f, refs) -> RefsCoverage | None:
@@ -548,7 +574,7 @@ class RefsCoverage:
             self = cls.__new__(cls)
             self._refs, self._content_hash = refs, refs.content_hash
             self._patterns, self._pattern_names = list(head["patterns_at"]), list(head["pattern_names"])
-            self._cells = [tuple(c) for c in head["cells"]]
+            self._op_cells, self._n_cells = {}, 0
             self.cell_of = array("i")
             self.cell_of.frombytes(base64.b64decode(head["cell_of"]))
             if sys.byteorder != "little":
@@ -556,11 +582,17 @@ class RefsCoverage:
             if len(self.cell_of) != len(refs):
                 return None
             ops = CompactOps()
-            for key in f:
-                text = f.readline()
-                if not (key.endswith(b"\n") and text.endswith(b"\n")):  # cut short
+            for line in f:
+                text, cells = f.readline(), f.readline()
+                if not (line.endswith(b"\n") and text.endswith(b"\n") and cells.endswith(b"\n")):  # cut short
                     return None
-                ops._put(json.loads(key), text[:-1])
+                key, n_cells = json.loads(line)
+                ops._put(key, text[:-1])
+                ops.put_cells(key, cells[:-1])
+                self._op_cells[key] = (self._n_cells, n_cells)
+                self._n_cells += n_cells
+            if self._n_cells != head["n_cells"]:
+                return None
             self.coverage = {"cases": head["cases"], "ops": ops, "unmatched": head["unmatched"]}
             if head.get("patterns") is not None:
                 self.coverage["patterns"] = head["patterns"]
@@ -606,20 +638,18 @@ class RefsCoverage:
             if c >= 0:
                 col = counts.get(outcome)
                 if col is None:
-                    col = counts[outcome] = array("i", [0]) * len(self._cells)
+                    col = counts[outcome] = array("i", [0]) * self._n_cells
                 col[c] += 1
             elif c <= -2:
                 pattern_counts[-2 - c][outcome] += 1
-        cells_of: dict[str, list[int]] = defaultdict(list)
-        for c, (key, _, _) in enumerate(self._cells):
-            cells_of[key].append(c)
+        ops = self.coverage["ops"]
 
         def decorate(key: str, entry: dict) -> None:
             """Add the outcomes (kept as counts per cell) to operator ``key``'s entry as it is read:
             adding them to the entries' text took 13 MiB of the parent's heap."""
             per_version: dict[str, tuple[dict, Counter]] = {}
-            for c in cells_of.get(key, ()):
-                _, v, combo = self._cells[c]
+            first = self._op_cells.get(key, (0, 0))[0]
+            for c, (v, combo) in enumerate(json.loads(ops.cells_text(key)), first):
                 combos, err = per_version.setdefault(v, (defaultdict(Counter), Counter()))
                 for outcome, col in counts.items():
                     if col[c]:
