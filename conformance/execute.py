@@ -615,7 +615,6 @@ def _refs_coverage(refs, *, process: bool | None = None):
             kept = None
         if kept is not None:
             return kept
-    if process is None:
         process = len(refs) >= COVERAGE_PROCESS_CASES
     try:
         if not process:
