@@ -226,11 +226,12 @@ def _json_pieces(obj, depth: int):
     """:func:`conformance.jsonsafe.dumps` of ``obj`` (compact) as pieces whose concatenation is its
     text: an object with text keys is split into its members down to ``depth`` levels; the last
     piece of a split object is its closing brace.  A mapping that keeps its values as JSON text
-    (``json_text(key)``: :class:`conformance.coverage.CompactOps`) is written from that text."""
-    if isinstance(obj, Mapping) and hasattr(obj, "json_text"):
+    (``json_pieces(key)``: :class:`conformance.coverage.CompactOps`) is written from that text."""
+    if isinstance(obj, Mapping) and hasattr(obj, "json_pieces"):
         yield "{"
         for i, k in enumerate(obj):
-            yield ("," if i else "") + dumps(k) + ":" + obj.json_text(k)
+            yield ("," if i else "") + dumps(k) + ":"
+            yield from obj.json_pieces(k)
         yield "}"
     elif depth > 0 and isinstance(obj, dict) and obj and all(type(k) is str for k in obj):
         yield "{"

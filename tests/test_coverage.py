@@ -382,6 +382,14 @@ def test_a_generated_bundle_keeps_its_coverage_and_a_run_reads_it(tmp_path, monk
     got = read.with_outcomes((cases.base_index(j), j, outcomes[j]) for j in range(len(cases)))
     want = RefsCoverage(refs).with_outcomes((cases.base_index(j), j, outcomes[j]) for j in range(len(cases)))
     assert got == want and any(p["outcomes"] for p in got["patterns"]["patterns"].values())
+    # each version's missing list is kept apart and written as it is kept (never parsed): the text
+    # is the decorated entry's, every piece of it
+    from conformance.jsonsafe import dumps
+
+    ops = got["ops"]
+    assert any(e["missing"] for k in ops for e in ops[k]["versions"].values())
+    for k in ops:
+        assert "".join(ops.json_pieces(k)) == ops.json_text(k) == dumps(ops[k], separators=(",", ":"))
     # not this bundle's, not this code's, damaged: not used
     write_generated_bundle(["Relu"], 0, tmp_path / "other", after_manifest=keep_coverage)
     (tmp_path / "other" / RefsCoverage.CACHE).write_bytes(kept)
