@@ -123,7 +123,7 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False, current=Non
             return
         if batch is None:
             return
-        loaded = [_load(item, cases) for item in batch]
+        loaded = [_load(pair, None) for pair in _pairs(batch, cases)]
         attempted = []
         for i, case, recorded, problem in loaded:
             if problem is not None:
@@ -160,6 +160,25 @@ def record_line(rec: dict) -> tuple[dict, bytes]:
     (``rec`` itself unless it holds something awkward: :func:`conformance.jsonsafe.written`)."""
     rec, text = written(rec, separators=(",", ":"))  # imported once: a relative import a line cost ~1 us
     return rec, text.encode() + b"\n"
+
+
+def _pairs(batch, cases) -> list:
+    """The batch's ``(index, case or CaseRef)`` pairs: a batch of indices into inherited
+    :class:`conformance.bundle.CaseRefs` has its manifest entries read together
+    (:meth:`~conformance.bundle.CaseRefs.refs`: one ``os.pread`` and one check of the manifest's
+    stamp for consecutive cases, not one each; ~10 us a case).  Checking the stamp once a batch is
+    as strong as once a case: the batch's entries are all read before its first case runs, so an
+    edit between two of those reads was never caught later either.  Where that read fails (an
+    edited manifest), each case is taken as before, so the same error arises the same way."""
+    if cases is None:
+        return batch
+    refs = getattr(cases, "refs", None)
+    if refs is not None:
+        try:
+            return list(zip(batch, refs(batch)))
+        except Exception:  # noqa: BLE001 - raised again below, where it always was
+            pass
+    return [(i, cases[i]) for i in batch]
 
 
 def _load(item, cases) -> tuple[int, Case | None, bool, str | None]:
