@@ -544,6 +544,15 @@ class _Subset(Sequence):
     def id(self, i: int) -> str:
         return _case_id(self._cases, self._todo[i])
 
+    def refs(self, indices) -> list:
+        """``[self[i] for i in indices]``, read together where the cases can
+        (:meth:`conformance.bundle.CaseRefs.refs`; a worker's batch of a resumed run).
+
+        Raises:
+            AttributeError: the cases cannot (the worker then takes them one at a time).
+        """
+        return self._cases.refs([self._todo[i] for i in indices])
+
 
 def _levels(spec: RunSpec, backend, suite: Suite) -> list[str] | None:
     """Expand the suite's layer-pattern cases into one case per level (:func:`conformance.levels.expand`)

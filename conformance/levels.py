@@ -137,6 +137,18 @@ class LevelledRefs(Sequence):
         lv = self._level[j]
         return LevelRef.of(ref, self.levels[lv - 1]) if lv else ref
 
+    def refs(self, indices) -> list:
+        """``[self[j] for j in indices]``, the bundle cases' manifest entries read together
+        (:meth:`conformance.bundle.CaseRefs.refs`: a worker's batch).
+
+        Raises:
+            conformance.bundle.BundleError: the manifest was replaced or edited since it was indexed.
+        """
+        indices = list(indices)
+        base = self.base.refs([self._base[j] for j in indices])
+        return [LevelRef.of(r, self.levels[self._level[j] - 1]) if self._level[j] else r
+                for j, r in zip(indices, base)]
+
     def base_index(self, j: int) -> int:
         """The index in :attr:`base` of case ``j``."""
         return self._base[j]

@@ -74,3 +74,23 @@ def test_worker_pairs(toy_suite, tmp_path):
     p.write_text(p.read_text() + " ")
     with pytest.raises(BundleError, match="replaced or edited since"):
         _pairs([0, 1], refs)
+
+
+def test_levelled_and_resumed_cases_are_read_a_batch_at_a_time(tmp_path):
+    """A batch of layer-pattern cases at several levels, and a resumed run's remaining cases,
+    give what taking them one at a time gives."""
+    from conformance.bundle import read_index, write_generated_bundle
+    from conformance.execute import _Subset
+    from conformance.levels import LevelledRefs
+
+    write_generated_bundle(["Gelu", "Swish.mul_sigmoid"], 0, tmp_path / "b")
+    _, refs = read_index(tmp_path / "b")
+    cases = LevelledRefs(refs, ["disable", "all"])
+    assert len(cases) > len(refs)
+    batch = list(range(len(cases) - 6, len(cases))) + [0, 1]
+    got, want = cases.refs(batch), [cases[j] for j in batch]
+    assert [(type(r), r.id, getattr(r, "level", None)) for r in got] == \
+        [(type(r), r.id, getattr(r, "level", None)) for r in want]
+    assert {getattr(r, "level", None) for r in got} >= {"disable", "all"}
+    sub = _Subset(cases, [3, 4, len(cases) - 1])
+    assert [r.id for r in sub.refs([0, 1, 2])] == [sub[i].id for i in range(3)]
