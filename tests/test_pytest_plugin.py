@@ -313,7 +313,8 @@ def test_executor_survives_faulty_backends(toy_suite, make, outcome, text):
     # this one can hold 500 MiB): the limit is 400 MiB above that, not 400 MiB in all
     limit = round(_rss_mb(os.getpid()) or 0) + 400
     text = text.format(limit=limit)
-    ex = IsolatedExecutor(getattr(faulty, make)(), timeout=1.0, memory_limit_mb=limit)
+    # the leak is given time to reach it (touching 400 MiB on a loaded machine can take over 1 s)
+    ex = IsolatedExecutor(getattr(faulty, make)(), timeout=60.0 if make == "leaking" else 1.0, memory_limit_mb=limit)
     try:
         cases = toy_suite.cases * 2  # the victim comes twice: the replaced worker must carry on
         results = [ex.run(c) for c in cases]
