@@ -553,7 +553,7 @@ class RefsCoverage:
 
     #: the bundle file that keeps a generated bundle's coverage (:meth:`save`, :meth:`load`)
     CACHE = "coverage.jsonl"
-    _CACHE_FORMAT = "onnx-conformance-coverage/3"
+    _CACHE_FORMAT = "onnx-conformance-coverage/4"
 
     @staticmethod
     def _computed_by() -> str:
@@ -586,7 +586,7 @@ class RefsCoverage:
         cov = self.coverage
         head = {"format": self._CACHE_FORMAT, "content_hash": self._content_hash, "computed_by": self._computed_by(),
                 "cases": cov["cases"], "unmatched": cov["unmatched"], "patterns": cov.get("patterns"),
-                "pattern_names": self._pattern_names, "patterns_at": self._patterns,
+                "pattern_names": self._pattern_names,
                 "n_cells": self._n_cells,
                 "cell_of": base64.b64encode(self.cell_of.tobytes() if sys.byteorder == "little"
                                             else _swapped(self.cell_of).tobytes()).decode("ascii")}
@@ -614,7 +614,8 @@ class RefsCoverage:
                 return None
             self = cls.__new__(cls)
             self._refs, self._content_hash = refs, refs.content_hash
-            self._patterns, self._pattern_names = list(head["patterns_at"]), list(head["pattern_names"])
+            # the pattern cases themselves are not needed: their cells name their patterns
+            self._patterns, self._pattern_names = [], list(head["pattern_names"])
             self._op_cells, self._n_cells = {}, 0
             self.cell_of = array("i")
             self.cell_of.frombytes(base64.b64decode(head["cell_of"]))
