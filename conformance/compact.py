@@ -1,5 +1,5 @@
 """Compact per-case storage for the parent of a large run: integers in the narrowest array that
-holds them, texts one after another in one byte buffer.  A Python ``int`` in a list costs 8 bytes
+holds them, texts one after another in a spool file.  A Python ``int`` in a list costs 8 bytes
 of pointer (and 28 more above 256), a ``str`` about 50 bytes more than its text; at 130,000 cases
 the difference was the run's memory (issue 30)."""
 
@@ -44,36 +44,10 @@ class Ints:
         return iter(self.a)
 
 
-class TextSpool:
-    """Texts one after another in one byte buffer (UTF-8, lone surrogates kept), each found again by
-    its index: the text's bytes and 4 more, where a Python string costs 50 more."""
-
-    __slots__ = ("buf", "end")
-
-    def __init__(self):
-        self.buf, self.end = bytearray(), Ints()
-
-    def add(self, text: str) -> None:
-        self.buf += text.encode("utf-8", "surrogatepass")
-        self.end.append(len(self.buf))
-
-    def raw(self, i: int) -> bytes:
-        """Text ``i`` as its UTF-8 bytes."""
-        return bytes(self.buf[self.end[i - 1] if i else 0:self.end[i]])
-
-    def get(self, i: int) -> str:
-        """Text ``i``."""
-        return self.raw(i).decode("utf-8", "surrogatepass")
-
-    def __len__(self) -> int:
-        return len(self.end)
-
-
-
 class DiskSpool:
     """Byte strings one after another in an unnamed temporary file (deleted when closed or when
     the process ends), each found again by its index with one ``os.pread``: 4 bytes of memory an
-    item (its end offset) where :class:`TextSpool` keeps the bytes too.  What the parent of a large
+    item (its end offset), where a byte buffer in memory kept the bytes too.  What the parent of a large
     run needs only now and then (a case's id and content hash; the operators' coverage as text) is
     kept here (issue 30: the parent's memory may not grow with the suite).  Appends are buffered
     (:data:`FLUSH` bytes); items are read back in any order, by this process or a process forked
