@@ -1172,14 +1172,7 @@ class CaseRefs(Sequence):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return self.refs(range(*i.indices(len(self))))
-        i = self._index(i)
-        raw = self._raw[i] if self._raw is not None else None
-        span = None if raw is not None else (self._start[i], self._stop[i])
-        text = _entry_bytes(self.root, self._stamp, span, raw)
-        e = _loads(text)
-        ref = CaseRef(self.root, e, span, raw, self._stamp)
-        ref._read = (text, e)  # the worker that loads it reads the entry once, not twice
-        return ref
+        return self.refs([i])[0]
 
     def entry(self, i: int) -> dict:
         """Case ``i``'s manifest entry (read again from the manifest).
@@ -1187,7 +1180,7 @@ class CaseRefs(Sequence):
         Raises:
             BundleError: the manifest was replaced or edited since it was indexed.
         """
-        return _loads(self._entry_bytes(self._index(i)))
+        return next(self.entries([self._index(i)]))
 
     def entries(self, indices, *, chunk: int = 1 << 20):
         """The manifest entries of cases ``indices`` (ascending), parsed, in that order: entries
@@ -1240,10 +1233,6 @@ class CaseRefs(Sequence):
                 a, b = self._start[j], self._stop[j]
                 yield j, (a, b), None, data[a - start:b - start]
             k = last + 1
-
-    def _entry_bytes(self, i: int) -> bytes:
-        raw = self._raw[i] if self._raw is not None else None
-        return _entry_bytes(self.root, self._stamp, (self._start[i], self._stop[i]), raw)
 
     def id(self, i: int) -> str:
         """Case ``i``'s id (without reading the manifest: from the index's spool file)."""

@@ -577,10 +577,10 @@ class RefsCoverage:
         patterns, the number of cells and each case's cell as little-endian int32 in base64),
         then per operator: ``[key, its number of cells, its number of missing lists]``, its
         entry's text (each missing list a marker, :class:`CompactOps`), its cells' text
-        (``[[version, combination or null], ...]``) and its missing lists' texts, a line each.  A generated bundle keeps it as
-        :attr:`CACHE`, so that a run of the bundle reads it instead of reading every manifest
-        entry again (0.2 s of the parent's CPU a 7,000-case run; 8 s in a process of its own at
-        150,000 cases)."""
+        (``[[version, combination or null], ...]``) and its missing lists' texts, a line each.
+        A generated bundle keeps it as :attr:`CACHE`, so that a run of the bundle reads it instead
+        of reading every manifest entry again (0.2 s of the parent's CPU a 7,000-case run; 8 s in
+        a process of its own at 150,000 cases)."""
         import base64
 
         cov = self.coverage
@@ -662,20 +662,20 @@ class RefsCoverage:
     def _pattern_pairs(self) -> list[tuple[str, dict]]:
         return [(self._refs.id(i), self._refs.entry(i)["coverage"]) for i in self._patterns]
 
-    def with_outcomes(self, outcome_of: Iterable[tuple[int, int, str]]) -> dict:
+    def with_outcomes(self, outcome_of: Iterable[tuple[int, str]]) -> dict:
         """:attr:`coverage` (changed in place: call this once) with a run's outcomes, as
         ``compute_coverage(..., outcomes, analyses=...)`` gives it (every version entry's
         ``outcomes`` and ``error_outcomes``, the layer patterns' ``outcomes``).
 
         Args:
-            outcome_of: ``(bundle case index, run case index, outcome)`` of every case run (a
-                layer-pattern case once per level it ran at).
+            outcome_of: ``(bundle case index, outcome)`` of every case run (a layer-pattern case
+                once per level it ran at).
         """
         from array import array
 
         counts: dict[str, array] = {}  # per outcome, a count per cell (a Counter per cell took 15 MiB)
         pattern_counts: dict[int, Counter] = defaultdict(Counter)  # per pattern (name index), its cases' outcomes
-        for i, _, outcome in outcome_of:
+        for i, outcome in outcome_of:
             c = self.cell_of[i]
             if c >= 0:
                 col = counts.get(outcome)

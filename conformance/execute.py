@@ -757,7 +757,7 @@ def _coverage(suite: Suite, outcome_at: Callable[[int], str], ran: _Ran, status:
             raise ran.coverage
         if ran.coverage is not None:
             base = cases.base_index if isinstance(cases, LevelledRefs) else (lambda j: j)
-            return ran.coverage.with_outcomes((base(j), j, outcome_at(j)) for j in range(len(cases)))
+            return ran.coverage.with_outcomes((base(j), outcome_at(j)) for j in range(len(cases)))
         outcomes = {_case_id(cases, j): outcome_at(j) for j in range(len(cases))}
         if ran.analyses is not None:
             return compute_coverage((), outcomes, analyses=ran.analyses)

@@ -344,7 +344,7 @@ def test_a_bundles_coverage_from_its_manifest_is_the_case_by_case_one(tmp_path):
     rng = random.Random(0)
     outcomes = {cases.id(j): rng.choice(["pass", "fail", "error", "unsupported"]) for j in range(len(cases))}
     assert len(cases) > len(refs) and any("@" in k for k in outcomes)
-    got = RefsCoverage(refs).with_outcomes((cases.base_index(j), j, outcomes[cases.id(j)]) for j in range(len(cases)))
+    got = RefsCoverage(refs).with_outcomes((cases.base_index(j), outcomes[cases.id(j)]) for j in range(len(cases)))
     want = compute_coverage((), outcomes, analyses=[r.analysis() for r in refs])
     assert got == want
     assert any(m.get("declared_unbuildable") for op in got["ops"].values() for e in op["versions"].values()
@@ -379,8 +379,8 @@ def test_a_generated_bundle_keeps_its_coverage_and_a_run_reads_it(tmp_path, monk
         m.setattr(CaseRefs, "entries", lambda self, i: pytest.fail("manifest entries were read"))
         read = _refs_coverage(refs)
     assert isinstance(read, RefsCoverage)
-    got = read.with_outcomes((cases.base_index(j), j, outcomes[j]) for j in range(len(cases)))
-    want = RefsCoverage(refs).with_outcomes((cases.base_index(j), j, outcomes[j]) for j in range(len(cases)))
+    got = read.with_outcomes((cases.base_index(j), outcomes[j]) for j in range(len(cases)))
+    want = RefsCoverage(refs).with_outcomes((cases.base_index(j), outcomes[j]) for j in range(len(cases)))
     assert got == want and any(p["outcomes"] for p in got["patterns"]["patterns"].values())
     # each version's missing list is kept apart and written as it is kept (never parsed): the text
     # is the decorated entry's, every piece of it
@@ -425,8 +425,8 @@ def test_a_large_bundles_coverage_is_computed_in_a_process_of_its_own(tmp_path):
     remote = _refs_coverage(refs, process=True)
     assert isinstance(remote, RefsCoverage), remote
     local = RefsCoverage(refs)
-    assert remote.with_outcomes((j, j, outcomes[j]) for j in range(len(refs))) == \
-        local.with_outcomes((j, j, outcomes[j]) for j in range(len(refs)))
+    assert remote.with_outcomes((j, outcomes[j]) for j in range(len(refs))) == \
+        local.with_outcomes((j, outcomes[j]) for j in range(len(refs)))
     write_generated_bundle(["Relu"], 0, tmp_path / "other")
     with pytest.raises(ValueError, match="another bundle"):
         RefsCoverage(refs).detach().attach(read_index(tmp_path / "other")[1])
