@@ -1066,39 +1066,68 @@ def write_archive(src: str | os.PathLike, out: str | os.PathLike, *, force: bool
     return out
 
 
+class KeySorter:
+    """:attr:`conformance.suite.Suite.content_hash` of cases whose ``id\\0content hash`` lines
+    (UTF-8) are given one at a time (:meth:`add`, in case order, as a reader meets them): sha256
+    over the lines sorted, each with a newline (sorting these bytes is sorting the (id, hash)
+    pairs: UTF-8 keeps code point order and NUL sorts first); and the first id that two cases
+    share, or None (:meth:`digest`).
+
+    The lines are sorted ``chunk`` at a time as they come and the sorted chunks merged at the end,
+    each line read again by ``key(i)``: the memory is bounded by a chunk's lines, where sorting all
+    of them at once (as one fixed-width numpy array) took 48 MiB at 153,000 cases (issue 30).  A
+    suite of one chunk is hashed from the lines it was given (nothing read again).
+    """
+
+    def __init__(self, chunk: int = 8192):
+        self.chunk, self.n = chunk, 0
+        self._keys: list[bytes] = []
+        self._orders: list[array] = []  # per sorted chunk, its case indices in order (8 bytes a case)
+
+    def add(self, line: bytes) -> None:
+        """The line of the next case (index :attr:`n`)."""
+        self._keys.append(line)
+        self.n += 1
+        if len(self._keys) == self.chunk:
+            self._close_chunk()
+
+    def _close_chunk(self) -> None:
+        keys, first = self._keys, self.n - len(self._keys)
+        self._orders.append(array("q", (first + k for k in sorted(range(len(keys)), key=keys.__getitem__))))
+        self._keys = []
+
+    def digest(self, key) -> tuple[str, str | None]:
+        """``(hex digest, duplicate id or None)``; ``key(i)`` gives case ``i``'s line again (read only
+        where the cases fill more than one chunk)."""
+        h = hashlib.sha256()
+        if not self._orders:  # one chunk: its lines, sorted, are the order
+            merged = sorted(self._keys)
+        else:
+            if self._keys:
+                self._close_chunk()
+            merged = (line for line, _ in heapq.merge(*(((key(i), i) for i in order) for order in self._orders)))
+        prev, dup = None, None
+        for line in merged:
+            cid = line.split(b"\0", 1)[0]
+            if cid == prev and dup is None:
+                dup = cid.decode("utf-8", "surrogatepass")
+            prev = cid
+            h.update(line + b"\n")
+        return h.hexdigest(), dup
+
+
 def suite_hash(n: int, key, *, chunk: int = 8192) -> tuple[str, str | None]:
     """:attr:`conformance.suite.Suite.content_hash` of ``n`` cases given as ``key(i)``, the ``id\\0content
-    hash`` line of case ``i`` (UTF-8): sha256 over the lines sorted, each with a newline (sorting
-    these bytes is sorting the (id, hash) pairs: UTF-8 keeps code point order and NUL sorts
-    first); and the first id that two cases share, or None.
-
-    The lines are sorted ``chunk`` at a time and the sorted chunks merged, each line read again by
-    ``key``: the memory is bounded by a chunk's lines, where sorting all of them at once (as one
-    fixed-width numpy array) took 48 MiB at 153,000 cases (issue 30).
+    hash`` line of case ``i`` (UTF-8), and the first id two cases share or None
+    (:class:`KeySorter`, which reads each line twice where there is more than one ``chunk``).
 
     Returns:
         ``(hex digest, duplicate id or None)``.
     """
-    h = hashlib.sha256()
-    orders = []
-    lines: list[bytes] = []
-    for first in range(0, n, chunk):
-        keys = [key(i) for i in range(first, min(n, first + chunk))]
-        if n <= chunk:  # one chunk: its lines, sorted, are the order
-            lines = sorted(keys)
-            break
-        order = array("q", (first + k for k in sorted(range(len(keys)), key=keys.__getitem__)))
-        orders.append(order)  # 8 bytes a case, read lazily below (a list of ints: 36)
-        del keys
-    prev, dup = None, None
-    merged = lines or (line for line, _ in heapq.merge(*(((key(i), i) for i in order) for order in orders)))
-    for line in merged:
-        cid = line.split(b"\0", 1)[0]
-        if cid == prev and dup is None:
-            dup = cid.decode("utf-8", "surrogatepass")
-        prev = cid
-        h.update(line + b"\n")
-    return h.hexdigest(), dup
+    sorter = KeySorter(chunk)
+    for i in range(n):
+        sorter.add(key(i))
+    return sorter.digest(key)
 
 
 class CaseRefs(Sequence):
@@ -1123,6 +1152,8 @@ class CaseRefs(Sequence):
         self._start, self._stop = Ints(), Ints()
         self._raw: list[str] | None = None  # entry texts, for a manifest not readable by byte span
         self._keys = DiskSpool()  # per case two items: its id, its content hash (UTF-8)
+        #: the content hash's sort, fed as the entries are read (:func:`read_index`), then dropped
+        self._sorter: KeySorter | None = KeySorter()
         self._kind = Ints()
         self._kinds: dict[tuple, int] = {}
         self.kinds: list[tuple] = []  # (entry domain, coverage group), see kind()
@@ -1142,8 +1173,12 @@ class CaseRefs(Sequence):
             self._raw.append(None)
         self._start.append(span[0])
         self._stop.append(span[1])
-        self._keys.add(str(e["id"]).encode("utf-8", "surrogatepass"))
-        self._keys.add(str(e["content_hash"]).encode("utf-8", "surrogatepass"))
+        cid = str(e["id"]).encode("utf-8", "surrogatepass")
+        chash = str(e["content_hash"]).encode("utf-8", "surrogatepass")
+        self._keys.add(cid)
+        self._keys.add(chash)
+        if self._sorter is not None:
+            self._sorter.add(cid + b"\0" + chash)
         a = e.get("coverage")
         if isinstance(a, dict):
             self.recorded += 1
@@ -1315,7 +1350,8 @@ def read_index(path: str | os.PathLike) -> tuple[dict, CaseRefs]:
         raise BundleError(f"{mpath}: not valid JSON: {exc}") from exc
     if head.get("format") != FORMAT:
         raise BundleError(f"{mpath}: unknown format {head.get('format')!r}, expected {FORMAT!r}")
-    refs.content_hash, dup = suite_hash(len(refs), refs.key)
+    refs.content_hash, dup = refs._sorter.digest(refs.key)
+    refs._sorter = None
     if dup is not None:
         raise BundleError(f"{mpath}: case id {dup!r} appears twice")
     if isinstance(head.get("declared"), dict):  # kept as text in the spool file, an operator's parsed when its coverage is

@@ -579,10 +579,24 @@ def console_main() -> int:
     """The ``onnx-conformance`` console script and ``python -m conformance.cli``: :func:`main`, then
     the cyclic garbage collector frozen, because the process exits next: the collection the
     interpreter makes on the way out walks every object of the run and frees nothing the exit
-    would not (~40 ms of a 2,300-case run's 2.5 s, measured).  In-process callers use
-    :func:`main`."""
+    would not (~40 ms of a 2,300-case run's 2.5 s, measured).  OpenBLAS is given one thread
+    unless ``OPENBLAS_NUM_THREADS`` is set, and the objects the imports made are frozen too.
+    In-process callers use :func:`main`."""
     import gc
 
+    # OpenBLAS starts a thread per core when numpy is imported, and they spin for a while: ~0.05 s
+    # of CPU a process on 2 cores (measured), for nothing here: a run's parent does no linear
+    # algebra, its workers run one case at a time with the backend's own pools pinned to one
+    # thread, and one thread makes an oracle's float64 reductions independent of the core count.
+    # Before numpy's import (the parser imports it); a value the user set stands.
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # what the parser imports (numpy, onnx, the runner) lives as long as the process: frozen, the
+    # collector's full passes no longer walk it (~15 ms a pass, measured), nor write to its pages
+    # that forked workers share
+    from .. import isolation  # noqa: F401
+
+    gc.freeze()
     code = main()
     gc.freeze()
     return code
