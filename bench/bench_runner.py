@@ -14,7 +14,8 @@ in-process loop survives them), written once to a temporary directory (``--keep 
 
 1. Whole processes (what a CI job pays: interpreter start, imports, reading the bundle, the
    report), as ``--pairs`` paired rounds: bare loop, ``run --jobs 1``, ``run --jobs 2``, the
-   ratios taken within a round, then their median and spread (min - max) over the rounds.
+   ratios taken within a round, then their median and spread (min - max) over the rounds; a
+   warm-up round before them is not counted (a cold page cache, a VM slow after an idle spell).
    CPU time is user + system of the process and of every child it waited for (the workers):
    ``getrusage(RUSAGE_CHILDREN)`` deltas around each process.
 
@@ -204,6 +205,11 @@ def paired(bundle: Path, pairs: int, tmp: Path) -> dict[str, list[float]]:
     ratios: dict[str, list[float]] = {"cpu1": [], "wall1": [], "wall2": [], "cpu2": []}
     raw = []
     print(f"\nwhole processes, {pairs} paired rounds (bare loop, run --jobs 1, run --jobs 2); {_load()}")
+    # a round first, not counted: the first processes after an idle spell read a cold page cache and
+    # run on a VM slow to give CPU back (a bare loop took 8.1 s there and 3.4 s in the next round)
+    ww = [measure(c) for c in (bare, cli + ["--jobs", "1"], cli + ["--jobs", "2"])]
+    print(f"  warm-up round (not counted): bare {ww[0][0]:5.2f} s wall, --jobs 1 {ww[1][0]:5.2f} s, "
+          f"--jobs 2 {ww[2][0]:5.2f} s")
     for k in range(pairs):
         busy0 = _busy_s()
         bw, bc = measure(bare)
