@@ -130,3 +130,22 @@ def test_several_seeds_generate_run_report_package(toy_registered, tmp_path, cap
     with pytest.raises(SystemExit) as exit_:  # argparse's usage error: exit 2, the bad range named
         main(["generate", "--ops", "Abs", "--seed", "3-1", "--out", str(tmp_path / "x")])
     assert exit_.value.code == 2 and "seed range '3-1'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given, expected", [(None, "1"), ("3", "3")])
+def test_console_script_gives_openblas_one_thread_unless_set(given, expected):
+    """The console script pins OpenBLAS to one thread before numpy's import (its idle threads
+    spun ~0.05 s of CPU a run), and a value the user set stands."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    code = ("import os, sys; sys.argv = ['onnx-conformance', 'list']; from conformance.cli import console_main; "
+            "console_main(); import numpy; print('THREADS', os.environ['OPENBLAS_NUM_THREADS'], "
+            "'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert f"THREADS {expected} True" in out.stdout
