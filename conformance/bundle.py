@@ -1152,8 +1152,6 @@ class CaseRefs(Sequence):
         self._start, self._stop = Ints(), Ints()
         self._raw: list[str] | None = None  # entry texts, for a manifest not readable by byte span
         self._keys = DiskSpool()  # per case two items: its id, its content hash (UTF-8)
-        #: the content hash's sort, fed as the entries are read (:func:`read_index`), then dropped
-        self._sorter: KeySorter | None = KeySorter()
         self._kind = Ints()
         self._kinds: dict[tuple, int] = {}
         self.kinds: list[tuple] = []  # (entry domain, coverage group), see kind()
@@ -1163,7 +1161,8 @@ class CaseRefs(Sequence):
         #: for a manifest without one
         self.declared: Mapping[str, bytes] | None = None
 
-    def _append(self, e: dict, span: tuple[int, int] | None, raw: str | None) -> None:
+    def _append(self, e: dict, span: tuple[int, int] | None, raw: str | None) -> bytes:
+        """Append the entry ``e``; its ``id\\0content hash`` line (:meth:`key`), for the content hash."""
         if span is None:
             if self._raw is None:
                 self._raw = [""] * len(self._start)
@@ -1177,8 +1176,6 @@ class CaseRefs(Sequence):
         chash = str(e["content_hash"]).encode("utf-8", "surrogatepass")
         self._keys.add(cid)
         self._keys.add(chash)
-        if self._sorter is not None:
-            self._sorter.add(cid + b"\0" + chash)
         a = e.get("coverage")
         if isinstance(a, dict):
             self.recorded += 1
@@ -1192,6 +1189,7 @@ class CaseRefs(Sequence):
             k = self._kinds[kind] = len(self.kinds)
             self.kinds.append(kind)
         self._kind.append(k)
+        return cid + b"\0" + chash
 
     def __len__(self) -> int:
         return len(self._start)
@@ -1332,26 +1330,26 @@ def read_index(path: str | os.PathLike) -> tuple[dict, CaseRefs]:
     head: dict = {}
     try:
         with _manifest_stream(root) as (f, base, stamp):
-            refs = CaseRefs(str(root), stamp)
+            # the content hash's lines are sorted as the entries are read (each read back once less)
+            refs, sorter = CaseRefs(str(root), stamp), KeySorter()
             try:
                 for n, (e, span, raw) in enumerate(_manifest_lines(f, head, keep_text=base is None)):
-                    _add_ref(refs, root, mpath, n, e, _shift(span, base), raw, stamp)
+                    sorter.add(_add_ref(refs, root, mpath, n, e, _shift(span, base), raw, stamp))
             except _NotLineLayout:  # another layout: the whole text, parsed as it comes
                 head.clear()
-                refs = CaseRefs(str(root), stamp)
+                refs, sorter = CaseRefs(str(root), stamp), KeySorter()
                 f.seek(0)
                 text = f.read().decode("utf-8")
                 for n, (e, span, raw) in enumerate(_manifest_entries(text, head)):
                     if span is not None and base is None:
                         span, raw = None, text[span[0]:span[1]]
-                    _add_ref(refs, root, mpath, n, e, _shift(span, base), raw, stamp)
+                    sorter.add(_add_ref(refs, root, mpath, n, e, _shift(span, base), raw, stamp))
                 del text
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise BundleError(f"{mpath}: not valid JSON: {exc}") from exc
     if head.get("format") != FORMAT:
         raise BundleError(f"{mpath}: unknown format {head.get('format')!r}, expected {FORMAT!r}")
-    refs.content_hash, dup = refs._sorter.digest(refs.key)
-    refs._sorter = None
+    refs.content_hash, dup = sorter.digest(refs.key)
     if dup is not None:
         raise BundleError(f"{mpath}: case id {dup!r} appears twice")
     if isinstance(head.get("declared"), dict):  # kept as text in the spool file, an operator's parsed when its coverage is
@@ -1371,8 +1369,9 @@ def read_index(path: str | os.PathLike) -> tuple[dict, CaseRefs]:
     return identity, refs
 
 
-def _add_ref(refs: CaseRefs, root: Path, mpath: Path, n: int, e, span, raw, stamp: tuple) -> None:
-    """Append manifest entry #``n`` to ``refs`` (checked as a :class:`CaseRef` would take it).
+def _add_ref(refs: CaseRefs, root: Path, mpath: Path, n: int, e, span, raw, stamp: tuple) -> bytes:
+    """Append manifest entry #``n`` to ``refs`` (checked as a :class:`CaseRef` would take it); its
+    ``id\\0content hash`` line.
 
     Raises:
         BundleError: the entry lacks a field the runner needs or names a directory outside the
@@ -1384,7 +1383,7 @@ def _add_ref(refs: CaseRefs, root: Path, mpath: Path, n: int, e, span, raw, stam
             raise BundleError(f"{mpath}: case #{n} ({e.get('id')!r}): directory {rel!r} is not a plain "
                               "path inside the bundle")
         CaseRef(str(root), e, span, raw, stamp)  # the fields the runner needs, checked
-        refs._append(e, span, raw)
+        return refs._append(e, span, raw)
     except BundleError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
