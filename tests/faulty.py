@@ -46,6 +46,15 @@ def exiting() -> KernelBackend:
     return KernelBackend({"Abs": _abs_or(lambda: os._exit(3))}, name="exiting")
 
 
+def leak_limit_mb(above: int = 400) -> int:
+    """The memory limit (MiB) a test gives a worker that runs :func:`leaking`: ``above`` MiB over this
+    process's own resident memory, since a forked worker starts as large as its parent (a test
+    process that ran hundreds of tests before held over 500 MiB), not ``above`` MiB in all."""
+    from conformance.isolation import _rss_mb
+
+    return round(_rss_mb(os.getpid()) or 0) + above
+
+
 def leaking() -> KernelBackend:
     """Allocates (and touches) memory without bound on float16 cases, until it is killed."""
     hoard = []

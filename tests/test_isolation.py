@@ -25,13 +25,7 @@ def _outcomes(results):
     (faulty.dropping, "fail", "returned 0 output(s), expected 1"),
 ])
 def test_faulty_backend_costs_only_its_case(toy_suite, make, outcome, text):
-    import os
-
-    from conformance.isolation import _rss_mb
-
-    # a forked worker starts as large as this process (one that ran many tests before this one held
-    # 517 MiB): the limit is 400 MiB above that, not 400 MiB in all
-    limit = round(_rss_mb(os.getpid()) or 0) + 400
+    limit = faulty.leak_limit_mb()
     text = text.format(limit=limit)
     cases = toy_suite.cases * 2  # the victim comes twice: the replaced worker must carry on
     # the leak is given time to reach the limit (touching 400 MiB on a loaded machine can take over 1 s)

@@ -303,15 +303,11 @@ def test_usage_errors(toy_dir, args, message):
     ("leaking", "crash", "exceeded the limit of {limit} MiB"),
 ])
 def test_executor_survives_faulty_backends(toy_suite, make, outcome, text):
-    import os
-
     import faulty
 
-    from conformance.isolation import IsolatedExecutor, _rss_mb
+    from conformance.isolation import IsolatedExecutor
 
-    # a forked worker starts as large as this process (a test process that ran many tests before
-    # this one can hold 500 MiB): the limit is 400 MiB above that, not 400 MiB in all
-    limit = round(_rss_mb(os.getpid()) or 0) + 400
+    limit = faulty.leak_limit_mb()
     text = text.format(limit=limit)
     # the leak is given time to reach it (touching 400 MiB on a loaded machine can take over 1 s)
     ex = IsolatedExecutor(getattr(faulty, make)(), timeout=60.0 if make == "leaking" else 1.0, memory_limit_mb=limit)
