@@ -39,8 +39,6 @@ DEFAULT_TIMEOUT = 120.0
 DEFAULT_MEMORY_LIMIT_MB = 4096
 #: How often the parent samples the workers' resident memory, in seconds.
 _MEMORY_POLL_S = 0.05
-#: How often the parent collects the workers' results, in seconds.
-_DRAIN_S = 0.005
 #: ``select.poll`` where the platform has it (:meth:`_Worker.messages`), else None
 _POLL = getattr(select, "poll", None)
 #: the connection class whose messages :meth:`_Worker.messages` reads from its descriptor
@@ -61,7 +59,8 @@ def _rss_mb(pid: int) -> float | None:
 
 def _worker_main(conn, backend, spec, options, cases, analyse=False, current=None, parent_end=None,
                  lines=False) -> None:
-    """Worker loop: receive a batch, send back one ``("result", index, record, analysis)`` per case.
+    """Worker loop: receive a batch, send back a list of one ``("result", index, record, analysis)`` a
+    case, in one message once the batch is judged.
 
     ``parent_end``: the parent's end of this worker's pipe, which a forked worker inherits; it is
     closed first, so that the worker reads end-of-file and exits when the parent dies (a run
@@ -76,7 +75,11 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False, current=Non
     (:func:`conformance.analysis.analyse_case`) when ``analyse`` and the parent cannot have it
     (a case given whole, or a manifest without analyses), else ``None``.  Messages are pickled
     here with the highest protocol and sent as bytes (``Connection.recv`` reads them): half the
-    cost of ``Connection.send``'s pickler, measured.
+    cost of ``Connection.send``'s pickler, measured.  A batch's messages go as one list once the
+    batch is judged (one pickle, one write and one wake-up of the parent a batch, not a case); a
+    worker that dies while judging loses the unsent results of its batch, and the parent runs
+    those cases again (as suspects: :func:`run_isolated`), as it does the ones attempted and not
+    yet judged.  A message that cannot be pickled is sent as the case's internal error.
 
     A batch is read whole, then attempted on the backend case after case
     (:func:`conformance.runner.attempt_case`), then judged case after case, each phase's code
@@ -109,8 +112,13 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False, current=Non
     # long as it does: out of the collector's way, each collection walks only what a batch makes
     gc.freeze()
 
-    def send(msg, dumps=pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL, send_bytes=conn.send_bytes):
-        send_bytes(dumps(msg, protocol))
+    def send(msgs, dumps=pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL, send_bytes=conn.send_bytes):
+        try:
+            data = dumps(msgs, protocol)
+        except BaseException:  # noqa: BLE001 - one message that cannot be pickled: an internal error of its case
+            data = dumps([m if _picklable(m) else ("internal", m[1], traceback.format_exc(), None) for m in msgs],
+                         protocol)
+        send_bytes(data)
 
     def at(i: int) -> None:
         if current is not None:
@@ -134,24 +142,36 @@ def _worker_main(conn, backend, spec, options, cases, analyse=False, current=Non
             except BaseException:  # noqa: BLE001 - ours, not the backend's (attempt_case catches those)
                 got = traceback.format_exc()
             attempted.append((i, case, recorded, got))
+        out = []  # the batch's messages, sent together once it is judged
         for i, case, recorded, got in attempted:
             at(i)
             if isinstance(got, str):
-                conn.send(("internal", i, got, None))
+                out.append(("internal", i, got, None))
                 continue
             try:
                 res = judge_case(case, backend, got)
                 analysis = _analysis(case) if analyse and not recorded else None
                 if lines:
-                    send(("line", i, (record_line(res.to_json())[1], res.outcome), analysis))
+                    out.append(("line", i, (record_line(res.to_json())[1], res.outcome), analysis))
                 else:
-                    send(("result", i, res.to_json(), analysis))
-            except BaseException:  # noqa: BLE001 - e.g. a result that cannot be pickled
-                conn.send(("internal", i, traceback.format_exc(), None))
+                    out.append(("result", i, res.to_json(), analysis))
+            except BaseException:  # noqa: BLE001 - ours: an internal error of the case
+                out.append(("internal", i, traceback.format_exc(), None))
         del attempted  # the outputs of a batch, released before the next is read
         problems = [(i, problem) for i, _case, _recorded, problem in loaded if problem is not None]
         if problems:  # the run stops there: the cases after it in the batch are not attempted
-            send(("bundle", *problems[0], None))
+            out.append(("bundle", *problems[0], None))
+        if out:
+            send(out)
+        del out
+
+
+def _picklable(msg) -> bool:
+    try:
+        pickle.dumps(msg, pickle.HIGHEST_PROTOCOL)
+    except BaseException:  # noqa: BLE001 - whatever pickling raises
+        return False
+    return True
 
 
 def record_line(rec: dict) -> tuple[dict, bytes]:
@@ -258,8 +278,9 @@ class _Worker:
             return ("fatal", f"worker died while starting ({_signal_name(self.proc.exitcode)})")
 
     def messages(self) -> tuple[list, bool]:
-        """``(messages, eof)``: every whole message the worker has written so far, unpickled, in
-        order, read without waiting; ``eof``: its end of the pipe is closed (it died or stopped).
+        """``(messages, eof)``: every case's message the worker has written so far, unpickled, in
+        order, read without waiting (its batches' lists, joined); ``eof``: its end of the pipe is
+        closed (it died or stopped).
 
         One ``os.read`` takes whatever the pipe holds and the messages are cut from it here (the
         framing of :meth:`multiprocessing.connection.Connection.send_bytes`: a 4-byte big-endian
@@ -273,7 +294,7 @@ class _Worker:
             out = []
             try:
                 while self.conn.poll():
-                    out.append(self.conn.recv())
+                    out += self.conn.recv()
             except EOFError:
                 return out, True
             return out, False
@@ -298,7 +319,7 @@ class _Worker:
                 size, start = int.from_bytes(buf[pos + 4:pos + 12], "big"), pos + 12
             if end - start < size:
                 break
-            out.append(loads(buf[start:start + size]))
+            out += loads(buf[start:start + size])  # a batch's messages (:func:`_worker_main`)
             pos = start + size
         if pos:
             del buf[:pos]
@@ -380,7 +401,7 @@ def _synthetic(case: Case, outcome: str, message: str, duration: float) -> CaseR
 
 def _breach(w: _Worker, started: float, now: float, timeout: float, memory_limit_mb: float) -> tuple[str, str] | None:
     """``(outcome, message)`` when the worker's current case is over its memory limit or deadline, else None.
-    The memory is read every :data:`_MEMORY_POLL_S` at most (the parent drains results far more
+    The memory is read every :data:`_MEMORY_POLL_S` at most (the parent collects results far more
     often: reading it each time cost ~10 us a case of a run of small ones)."""
     rss = None
     if memory_limit_mb and now - w.rss_checked >= _MEMORY_POLL_S:
@@ -472,7 +493,7 @@ def run_isolated(
             taker of results (``on_result`` and ``on_record`` unset, ``collect`` false), the
             workers make the lines and the parent parses none.
         on_collected: called in the parent after each round in which results came (the parent
-            collects them every few milliseconds), before any worker is started: a caller that
+            collects them as each worker's batch is judged), before any worker is started: a caller that
             buffers what it writes of them flushes it here, once a round rather than per result.
 
     Raises:
@@ -566,10 +587,10 @@ def run_isolated(
             wake = max(0.0, min(w.started + timeout for w in busy) - now)
             if memory_limit_mb:
                 wake = min(wake, _MEMORY_POLL_S)
-            # Sleep on the workers' deaths only and drain their results every _DRAIN_S: a worker's
-            # write then wakes no one (waking the parent per result cost 0.1 ms a case, as much as
-            # a small case's onnxruntime session).
-            wait([w.proc.sentinel for w in busy], timeout=min(wake, _DRAIN_S))
+            # Sleep until a worker sends a judged batch's results or dies (a batch's results come as
+            # one message: one wake-up a batch; waking per result cost 0.1 ms a case, as much as a
+            # small case's onnxruntime session, and polling every 5 ms woke the parent for nothing)
+            wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=wake)
             dead: list[_Worker] = []
             for w in busy:
                 try:
@@ -700,7 +721,7 @@ class IsolatedExecutor:
             if ready:
                 try:
                     if w.conn.poll():
-                        kind, _i, payload, _analysis = w.conn.recv()
+                        (kind, _i, payload, _analysis), = w.conn.recv()
                         w.inflight.clear()
                         if kind == "result":
                             return CaseResult.from_json(payload)

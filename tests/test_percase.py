@@ -40,6 +40,33 @@ def test_isolated_records_are_the_in_process_bytes(toy_suite):
     assert b'"NaN"' in text and b'"-Infinity"' in text and b"\\ud" in text  # the awkward values were met
 
 
+def test_a_result_that_cannot_be_pickled_is_its_case_error_alone(toy_suite, monkeypatch):
+    """A worker sends a batch's results as one message; one result that cannot be pickled makes
+    that case a runner internal error and leaves the others of its batch as they were."""
+    import conformance.runner as runner
+
+    cases = toy_suite.cases[:6]
+    bad = cases[2].id
+    judge = runner.judge_case
+
+    def judge_case(case, backend, got):  # inherited by the forked worker
+        res = judge(case, backend, got)
+        if case.id == bad:
+            res.to_json = lambda rec=res.to_json(): {**rec, "message": lambda: None}
+        return res
+
+    monkeypatch.setattr(runner, "judge_case", judge_case)
+    seen: dict[str, dict] = {}
+    run_isolated(cases, faulty.awkward(), jobs=1, collect=False,
+                 on_record=lambda i, rec: seen.__setitem__(cases[i].id, rec))
+    local = {r.id: r.to_json() for r in run_cases(cases, faulty.awkward())}
+    assert set(seen) == set(local)
+    assert seen[bad]["outcome"] == "error" and "runner internal error" in seen[bad]["message"]
+    assert "pickle" in seen[bad]["message"].lower()
+    others = [c.id for c in cases if c.id != bad]
+    assert _lines([seen[k] for k in others]) == _lines([local[k] for k in others])
+
+
 class _Reader:
     """What :meth:`_Worker.messages` needs of a worker: the parent's end of its pipe."""
 
@@ -50,13 +77,15 @@ class _Reader:
 
 
 def test_messages_are_cut_whole_and_in_order_whatever_the_reads():
-    """Messages written in pieces, a long one among them, come out whole and in order, none
-    before it is complete; end-of-file is reported once the writer's end is closed."""
+    """Batches of messages written in pieces, long ones among them, come out whole, in order and
+    joined, none before its batch is complete; end-of-file is reported once the writer's end is
+    closed."""
     parent, child = mp.Pipe()
     reader = _Reader(parent)
     sent = [("result", k, {"message": "x" * (k * 50_000 if k % 3 == 1 else k)}, None) for k in range(8)]
+    batches = [sent[:1], sent[1:4], sent[4:5], sent[5:]]  # a worker sends a judged batch's messages as one list
     frames = b"".join(len(b).to_bytes(4, "big", signed=True) + b
-                      for b in (pickle.dumps(m, pickle.HIGHEST_PROTOCOL) for m in sent))
+                      for b in (pickle.dumps(m, pickle.HIGHEST_PROTOCOL) for m in batches))
     got: list = []
     step = 7_777  # cuts through headers and bodies alike
     for at in range(0, len(frames), step):
@@ -76,8 +105,8 @@ def test_messages_from_send_and_send_bytes():
     parent, child = mp.Pipe()
     reader = _Reader(parent)
     big = {"message": "y" * 300_000}
-    writer = threading.Thread(target=lambda: [child.send_bytes(pickle.dumps(("result", 0, big, None), 5)),
-                                              child.send(("internal", 1, "trace", None))])
+    writer = threading.Thread(target=lambda: [child.send_bytes(pickle.dumps([("result", 0, big, None)], 5)),
+                                              child.send([("internal", 1, "trace", None)])])
     writer.start()
     got: list = []
     while len(got) < 2:
