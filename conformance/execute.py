@@ -471,17 +471,27 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
     with (out / "results.jsonl").open("ab") as stream:
         pos = [stream.seek(0, os.SEEK_END)]  # where the next line starts
 
-        flush_each = True  # the isolated runner flushes once per collection of results (on_collected)
+        flush_each = True  # the isolated runner writes once per collection of results (on_collected)
+        unwritten: list[bytes] = []  # its lines since then
 
         def keep_line(i: int, data: bytes, outcome: str) -> None:
             """Append the line ``data`` (:func:`conformance.isolation.record_line`) of case ``i`` of ``run``."""
             offsets[i if todo is None else todo[i]] = pos[0]
-            stream.write(data)
             if flush_each:
+                stream.write(data)
                 stream.flush()
+            else:
+                unwritten.append(data)
             pos[0] += len(data)
             if on_outcome:
                 on_outcome(outcome)
+
+        def write_lines() -> None:
+            """Write the lines kept since the last call, in one write, and flush them."""
+            if unwritten:
+                stream.write(b"".join(unwritten))
+                unwritten.clear()
+            stream.flush()
 
         def keep(i: int, rec: dict) -> None:
             """Append the record of case ``i`` of ``run``."""
@@ -512,7 +522,7 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
             try:
                 run_isolated(run, backend, spec=spec.backend_spec, options=spec.backend_options, jobs=spec.jobs,
                              timeout=spec.timeout, memory_limit_mb=spec.memory_limit_mb,
-                             on_line=keep_line, on_collected=stream.flush,
+                             on_line=keep_line, on_collected=write_lines,
                              on_result=on_result, collect=False,
                              background=lambda: _prepare_end(refs if whole_manifest else None, precomputed),
                              on_analysis=(lambda a: analyses.append(_intern_analysis(a))) if analyses is not None else None)
@@ -521,6 +531,8 @@ def _run(spec: RunSpec, out: Path, suite: Suite, backend, resume: bool, on_start
             except CaseLoadError as exc:
                 raise RunError(f"cannot read bundle: {exc}. The run stopped; nothing was charged to the backend, "
                                f"and the results so far are in {out / 'results.jsonl'}") from None
+            finally:  # the results that came in the round that stopped (an error, an interrupt) are kept
+                write_lines()
     coverage = precomputed.get("coverage")
     if coverage is None and whole_manifest:
         coverage = _refs_coverage(refs)
