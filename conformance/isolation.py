@@ -38,7 +38,8 @@ from .runner import CaseResult
 DEFAULT_TIMEOUT = 120.0
 #: Default resident-memory limit of one worker, in MiB (0 = no limit).
 DEFAULT_MEMORY_LIMIT_MB = 4096
-#: How often the parent samples the workers' resident memory, in seconds.
+#: How often the parent samples the workers' resident memory, and looks at which case a worker is
+#: on while no result comes (a case's deadline counts from when it is first seen), in seconds.
 _MEMORY_POLL_S = 0.05
 #: ``select.poll`` where the platform has it (:meth:`_Worker.messages`), else None
 _POLL = getattr(select, "poll", None)
@@ -612,9 +613,10 @@ def run_isolated(
                         w.send(batch, cases)
             busy = [w for w in workers if w.inflight]
             now = time.monotonic()
-            wake = max(0.0, min(w.started + timeout for w in busy) - now)
-            if memory_limit_mb:
-                wake = min(wake, _MEMORY_POLL_S)
+            # results come a batch at a time: woken at least this often, the parent sees each case
+            # of a batch begin within _MEMORY_POLL_S, so a hang is charged after ~timeout, not up to
+            # twice that (the deadline of the case it last saw passing while a later one runs)
+            wake = min(max(0.0, min(w.started + timeout for w in busy) - now), _MEMORY_POLL_S)
             # Sleep until a worker sends a judged batch's results or dies (a batch's results come as
             # one message: one wake-up a batch; waking per result cost 0.1 ms a case, as much as a
             # small case's onnxruntime session, and polling every 5 ms woke the parent for nothing)
