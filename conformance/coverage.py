@@ -157,7 +157,7 @@ def _entry_unbuildable(spec: OpSpec, version: int, combo: dict[str, str]) -> str
 
 def _declared_unbuildable(declared: dict, version: int, combo: dict[str, str]) -> str | None:
     """The reason a bundle's manifest gives (``declared``: its operator's entry of the manifest's
-    ``declared``, :func:`conformance.bundle.op_facts`) for not building a combination, if any."""
+    ``declared``, :func:`conformance.bundle_write.op_facts`) for not building a combination, if any."""
     return (declared.get(str(version)) or {}).get(_combo_label(combo))
 
 

@@ -215,18 +215,19 @@ def check_generation_cluster(client, versions: dict[str, str] | None = None) -> 
 
 def _generate_task(index: int, op: str, seed: int, depth: str) -> tuple:
     """One (operator, seed) task of :func:`generate_dask`, run on a Dask worker: the cases
-    generated and serialised as :func:`conformance.bundle.write_generated_bundle` writes them.
+    generated and serialised as :func:`conformance.bundle_write.write_generated_bundle` writes them.
 
     Returns:
         ``(index, op, keys, generators, families, declared, payload)``: ``keys`` [(id, content hash,
-        is error case, directory)], the middle three :func:`conformance.bundle.op_facts`, and ``payload`` one in-memory zip (deflated) holding each case's
+        is error case, directory)], the middle three :func:`conformance.bundle_write.op_facts`, and ``payload`` one in-memory zip (deflated) holding each case's
         files under its directory and ``entries.jsonl``, the task's scratch manifest lines.
     """
     import io
     import zipfile
 
     from . import registry
-    from .bundle import _case_entry, _case_files, _entry_line_with_digest, _scratch_line, op_facts
+    from .bundle import _entry_line_with_digest
+    from .bundle_write import _case_entry, _case_files, _scratch_line, op_facts
 
     keys, lines = [], []
     buf = io.BytesIO()
@@ -251,7 +252,7 @@ def _write_task_result(root, index: int, keys, payload: bytes) -> None:
     import zipfile
     from pathlib import Path
 
-    from .bundle import _ENTRIES_DIR, _write_files
+    from .bundle_write import _ENTRIES_DIR, _write_files
 
     root = Path(root)
     (root / _ENTRIES_DIR).mkdir(exist_ok=True)
@@ -272,7 +273,7 @@ def generate_dask(tasks, root, depth: str, *, scheduler: str | None = None, clie
     """Generate ``tasks`` ((index, op, seed), :func:`conformance.suite.generation_tasks`) on a Dask
     cluster and write each task's cases under ``root`` as its result arrives: a generator of
     ``(index, op, keys, generators, families, declared)`` (keys [(id, content hash, is error case)]) for
-    :func:`conformance.bundle.write_generated_bundle`, which assembles the manifest in task order,
+    :func:`conformance.bundle_write.write_generated_bundle`, which assembles the manifest in task order,
     so the bundle's bytes do not depend on the order tasks finish in.
 
     At most ``in_flight`` tasks (default: two per worker thread) are submitted at a time, so the

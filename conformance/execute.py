@@ -86,14 +86,15 @@ def load_suite(spec: RunSpec, status: Callable[[str], None] = lambda s: None, *,
     A bundle's cases are :class:`conformance.bundle.CaseRef` references (the manifest only;
     each case is read and checked where it runs) unless the spec needs them whole (variants:
     a variant is made from the case's data); with ``scratch``, generated cases are written there
-    as a bundle (:func:`conformance.bundle.write_generated_bundle`, one worker per core) and
+    as a bundle (:func:`conformance.bundle_write.write_generated_bundle`, one worker per core) and
     referenced the same way, so that the parent never holds the suite's data.
 
     Raises:
         RunError: an unreadable bundle, unknown operator, or bad variant.
     """
     from . import variants as variants_mod
-    from .bundle import BundleError, write_generated_bundle
+    from .bundle import BundleError
+    from .bundle_write import write_generated_bundle
 
     try:
         if spec.suite == "bundle":
@@ -680,7 +681,7 @@ def keep_coverage(root) -> None:
     entry records an analysis: a run reads it (:func:`read_coverage`) instead of reading every
     entry to compute it.  Where it cannot be computed, none is written (the run computes it, and
     reports why it cannot).  ``generate`` passes it to the bundle writer
-    (:func:`conformance.bundle.write_generated_bundle`'s ``after_manifest``)."""
+    (:func:`conformance.bundle_write.write_generated_bundle`'s ``after_manifest``)."""
     from .bundle import read_index
     from .coverage import RefsCoverage
 

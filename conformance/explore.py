@@ -15,7 +15,7 @@ pytest plugin passes one that runs each case in a worker subprocess, so a crash 
 hang is a failure that shrinks like any other).  A failure raises
 :class:`ExploreFailure`, which carries the minimal case, its result, the bundle it
 was saved to (:func:`save_failure`, a one-case bundle written with
-:func:`conformance.bundle.write_bundle`) and the one-line command that reproduces it
+:func:`conformance.bundle_write.write_bundle`) and the one-line command that reproduces it
 (:func:`repro_command`).
 
 What counts as a failure: a result whose outcome is ``fail``, ``error``, ``crash`` or
@@ -126,7 +126,7 @@ def save_failure(case: Case, directory: str | os.PathLike) -> Path:
     Raises:
         conformance.bundle.BundleError: the target exists and is not one of our bundles.
     """
-    from .bundle import write_bundle
+    from .bundle_write import write_bundle
     from .suite import Suite
 
     out = Path(directory) / f"{case.op}-{case.content_hash[:12]}"

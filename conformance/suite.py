@@ -147,7 +147,7 @@ def generate_suite(ops: list[str], seed=0, depth: str = "full") -> Suite:
     ``seed`` may name several seeds (:func:`parse_seeds`): the suite then holds
     every operator's cases at the lowest seed, then at the next..., each id once (a case several
     seeds give, its content hash checked to agree), as
-    :func:`conformance.bundle.write_generated_bundle` writes them.
+    :func:`conformance.bundle_write.write_generated_bundle` writes them.
 
     Raises:
         KeyError: an unknown operator.

@@ -65,7 +65,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from ..bundle import proto_value, value_proto
+from ..bundle import proto_value
+from ..bundle_write import value_proto
 from .base import Backend, Unsupported, reject_unknown_options
 
 #: Placeholders a template may use.

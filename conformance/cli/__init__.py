@@ -88,7 +88,8 @@ def _seed_text(seed) -> str:
 
 
 def cmd_generate(args, console: Console) -> int:
-    from ..bundle import BundleError, prepare_out_archive, prepare_out_dir, write_generated_bundle
+    from ..bundle import BundleError
+    from ..bundle_write import prepare_out_archive, prepare_out_dir, write_generated_bundle
     import functools
 
     from ..dask_executor import ClusterError, generate_dask
@@ -240,7 +241,8 @@ def _execute_with_progress(spec, out: Path, console: Console, *, resume: bool = 
 
 
 def cmd_run(args, console: Console) -> int:
-    from ..bundle import BundleError, prepare_out_dir
+    from ..bundle import BundleError
+    from ..bundle_write import prepare_out_dir
     from ..execute import RunError, RunSpec
 
     if args.resume:
@@ -317,7 +319,8 @@ def _check_backend(spec):
 
 
 def cmd_scoreboard(args, console: Console) -> int:
-    from ..bundle import BundleError, prepare_out_dir
+    from ..bundle import BundleError
+    from ..bundle_write import prepare_out_dir
     from ..execute import RunError, load_suite
     from ..reports.scoreboard import write_scoreboard
 
