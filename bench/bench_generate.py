@@ -41,7 +41,7 @@ def main() -> None:
 
     ops = parse_ops(args.ops)
 
-    from conformance.bundle import write_bundle
+    from conformance.bundle_write import write_bundle
     from conformance.suite import generate_suite
 
     def gen():
@@ -65,7 +65,7 @@ def main() -> None:
     import os
     import resource
 
-    from conformance.bundle import write_generated_bundle
+    from conformance.bundle_write import write_generated_bundle
 
     jobs_all = os.cpu_count() or 1
     for jobs in sorted({1, jobs_all}):

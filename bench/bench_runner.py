@@ -338,7 +338,7 @@ def best_of(fn, repeat: int) -> float:
 
 def make_bundle(ops: list[str], seed: int, out: Path) -> Path:
     """The operators' bundle without the cases that crash onnxruntime."""
-    from conformance.bundle import write_bundle
+    from conformance.bundle_write import write_bundle
     from conformance.isolation import run_isolated
     from conformance.suite import generate_suite
 

@@ -40,7 +40,7 @@ content hash is checked on reading, so an edited bundle is detected.
 
 This module reads bundles (:func:`read_index`, :class:`CaseRef`, :func:`read_bundle`) and holds
 what reading and writing share (the format, the case files' digest); :mod:`conformance.bundle_write`
-writes them (its public functions are also reachable here, as they were before it was split off).
+writes them.
 """
 
 from __future__ import annotations
@@ -1174,18 +1174,3 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
     else:
         case.__dict__["content_hash"] = e["content_hash"]
     return case
-
-
-#: what this module gave before the writing side moved to :mod:`conformance.bundle_write`
-_WRITING = frozenset({"write_bundle", "write_generated_bundle", "write_archive", "prepare_out_dir",
-                      "prepare_out_archive", "value_proto", "op_facts"})
-
-
-def __getattr__(name: str):
-    """The writing side's public functions, from :mod:`conformance.bundle_write` (imported when first
-    asked for: it imports this module)."""
-    if name in _WRITING:
-        from . import bundle_write
-
-        return getattr(bundle_write, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,8 @@ import shutil
 import numpy as np
 import pytest
 
-from conformance.bundle import BundleError, read_bundle, write_bundle
+from conformance.bundle import BundleError, read_bundle
+from conformance.bundle_write import write_bundle
 from conformance.runner import run_cases, summarize
 from conformance.backends import resolve_backend
 
@@ -296,7 +297,7 @@ def test_streamed_generation_writes_the_same_bytes(tmp_path):
     write_bundle gives, byte for byte, with one worker and with two."""
     import filecmp
 
-    from conformance.bundle import write_bundle, write_generated_bundle
+    from conformance.bundle_write import write_bundle, write_generated_bundle
     from conformance.suite import generate_suite
 
     ops = ["Acos", "Where", "Dropout"]
@@ -477,7 +478,8 @@ def test_archive_reads_as_the_directory_does(toy_suite, tmp_path):
     """A bundle archive (one zip in the directory's layout) gives the same identity, entries, cases
     and content hash as the directory, its entries read again by byte span from the stored
     manifest; writing it twice gives the same bytes."""
-    from conformance.bundle import is_archive, manifest_bytes, read_index, write_archive
+    from conformance.bundle import is_archive, manifest_bytes, read_index
+    from conformance.bundle_write import write_archive
 
     d = write_bundle(toy_suite, tmp_path / "b")
     z = write_archive(d, tmp_path / "b.zip")
@@ -497,7 +499,8 @@ def test_archive_reads_as_the_directory_does(toy_suite, tmp_path):
 def test_archive_with_a_missing_member_or_no_manifest_is_refused(toy_suite, tmp_path):
     import zipfile
 
-    from conformance.bundle import read_index, write_archive
+    from conformance.bundle import read_index
+    from conformance.bundle_write import write_archive
 
     z = write_archive(write_bundle(toy_suite, tmp_path / "b"), tmp_path / "b.zip")
     _, refs = read_index(z)
@@ -520,7 +523,8 @@ def test_archive_with_a_missing_member_or_no_manifest_is_refused(toy_suite, tmp_
 def test_generate_to_an_archive_and_refuse_to_replace_a_foreign_file(tmp_path, toy_registered):
     """``generate --out NAME.zip`` writes the archive (the directory's content hash); an existing
     file is replaced only with --force and only when it is a bundle archive."""
-    from conformance.bundle import read_index, write_generated_bundle
+    from conformance.bundle import read_index
+    from conformance.bundle_write import write_generated_bundle
 
     ident = write_generated_bundle(["Abs"], 0, tmp_path / "s.zip")
     assert read_index(tmp_path / "s.zip")[0]["content_hash"] == ident["content_hash"] == \
@@ -574,7 +578,8 @@ def test_several_seeds_make_one_suite_each_id_once(tmp_path):
     special values) once; the bytes those of write_bundle(generate_suite(ops,
     seeds)), with one worker and with two; read back with its seeds; a one-seed list is a
     one-seed bundle, byte for byte."""
-    from conformance.bundle import read_bundle, read_index, write_generated_bundle
+    from conformance.bundle import read_bundle, read_index
+    from conformance.bundle_write import write_generated_bundle
     from conformance.suite import generate_suite
 
     ops = ["Neg", "Sign"]
@@ -627,15 +632,3 @@ def test_suite_hash_sorted_in_chunks_is_the_whole_sort(chunk):
     unique = list(dict.fromkeys(ids))
     keys = [f"{cid}\0h".encode() for cid in unique]
     assert suite_hash(len(keys), keys.__getitem__, chunk=chunk)[1] is None
-
-
-def test_the_writing_side_is_reachable_where_it_was():
-    """The writing functions moved to conformance.bundle_write; conformance.bundle still gives the
-    same objects (callers that imported them there keep working), and no other name."""
-    import conformance.bundle as bundle
-    import conformance.bundle_write as bundle_write
-
-    for name in bundle._WRITING:
-        assert getattr(bundle, name) is getattr(bundle_write, name)
-    with pytest.raises(AttributeError, match="no attribute '_write_manifest'"):
-        bundle._write_manifest  # noqa: B018 - a private name of the writing side is not re-exported

@@ -210,7 +210,7 @@ def _parse(argv):
 
 
 def test_cli_bundle_and_json(toy_suite, tmp_path):
-    from conformance.bundle import write_bundle
+    from conformance.bundle_write import write_bundle
 
     write_bundle(toy_suite, tmp_path / "b")
     console = Console(record=True, width=200)
@@ -333,7 +333,8 @@ def test_a_bundles_coverage_from_its_manifest_is_the_case_by_case_one(tmp_path):
     import subprocess
     import sys
 
-    from conformance.bundle import read_index, write_generated_bundle
+    from conformance.bundle import read_index
+    from conformance.bundle_write import write_generated_bundle
     from conformance.coverage import RefsCoverage, compute_coverage
     from conformance.levels import LevelledRefs
 
@@ -361,7 +362,8 @@ def test_a_generated_bundle_keeps_its_coverage_and_a_run_reads_it(tmp_path, monk
     it (no manifest entry read) and gets what computing it gives, with outcomes and patterns; a
     kept coverage that does not hold (another bundle's cases, another onnx or code, a damaged
     file) is not used: the run computes it."""
-    from conformance.bundle import CaseRefs, read_index, write_generated_bundle
+    from conformance.bundle import CaseRefs, read_index
+    from conformance.bundle_write import write_generated_bundle
     from conformance.coverage import RefsCoverage
     from conformance.execute import _refs_coverage, keep_coverage, read_coverage
     from conformance.levels import LevelledRefs
@@ -402,7 +404,7 @@ def test_a_generated_bundle_keeps_its_coverage_and_a_run_reads_it(tmp_path, monk
         (path / RefsCoverage.CACHE).write_bytes(damaged)
         assert read_coverage(refs) is None and isinstance(_refs_coverage(refs), RefsCoverage)
     # a bundle archive keeps it as a member
-    from conformance.bundle import write_archive
+    from conformance.bundle_write import write_archive
 
     (path / RefsCoverage.CACHE).write_bytes(kept)
     zipped = read_index(write_archive(path, tmp_path / "b.zip"))[1]
@@ -414,7 +416,8 @@ def test_a_large_bundles_coverage_is_computed_in_a_process_of_its_own(tmp_path):
     (forced here on a small bundle): the result, re-attached to the parent's references, gives the
     coverage with outcomes the parent would compute; another bundle's references are refused, and a
     bundle the process cannot read gives the error instead of a coverage."""
-    from conformance.bundle import read_index, write_generated_bundle
+    from conformance.bundle import read_index
+    from conformance.bundle_write import write_generated_bundle
     from conformance.coverage import RefsCoverage
     from conformance.execute import _refs_coverage
 

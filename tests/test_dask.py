@@ -126,7 +126,7 @@ def _on(client):
 @pytest.fixture(scope="module")
 def local_bundle(tmp_path_factory):
     """The two-seed bundle of GEN_OPS written locally: every file's bytes."""
-    from conformance.bundle import write_generated_bundle
+    from conformance.bundle_write import write_generated_bundle
 
     out = tmp_path_factory.mktemp("local") / "b"
     write_generated_bundle(GEN_OPS, [0, 1], out, jobs=1)
@@ -136,7 +136,7 @@ def local_bundle(tmp_path_factory):
 def test_generation_on_the_cluster_is_byte_identical(client, local_bundle, tmp_path):
     """generate on the cluster (each (operator, seed) a task whose files come back as one in-memory
     zip): the bundle a local generate writes, byte for byte; as an archive too."""
-    from conformance.bundle import write_generated_bundle, write_archive
+    from conformance.bundle_write import write_generated_bundle, write_archive
 
     seen = []
     ident = write_generated_bundle(GEN_OPS, "0-1", tmp_path / "d", executor=_on(client),
@@ -157,7 +157,7 @@ def test_a_worker_killed_mid_generation_costs_nothing(client, local_bundle, tmp_
     import slow_generate
 
     from conformance import dask_executor
-    from conformance.bundle import write_generated_bundle
+    from conformance.bundle_write import write_generated_bundle
 
     monkeypatch.setattr(dask_executor, "_generate_task", slow_generate.slow_task)
     pids = client.run(os.getpid)

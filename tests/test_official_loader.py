@@ -17,7 +17,8 @@ from onnx import numpy_helper
 from onnx.backend.test.loader import load_model_tests
 from onnx.backend.test.runner import Runner
 
-from conformance.bundle import read_bundle, write_bundle
+from conformance.bundle import read_bundle
+from conformance.bundle_write import write_bundle
 from conformance.isolation import run_isolated
 
 

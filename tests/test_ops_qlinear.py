@@ -496,7 +496,8 @@ def test_agreement_with_onnx_reference(all_cases):
 
 
 def test_every_element_type_round_trips_through_a_bundle(all_cases, tmp_path):
-    from conformance.bundle import read_bundle, write_bundle
+    from conformance.bundle import read_bundle
+    from conformance.bundle_write import write_bundle
     from conformance.suite import Suite
 
     value = [c for c in all_cases if c.expect_error is None]

@@ -332,7 +332,8 @@ def _nibble_swap(kernel):
 
 
 def test_packed_types_round_trip_and_wrong_packing_is_caught(packed_cases, tmp_path):
-    from conformance.bundle import read_bundle, write_bundle
+    from conformance.bundle import read_bundle
+    from conformance.bundle_write import write_bundle
     from conformance.suite import Suite
 
     assert {c.outputs[0].elem_type for c in packed_cases} == {V.elem(t) for t in PACKED}

@@ -27,7 +27,8 @@ import pytest
 from conformance import registry
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
-from conformance.bundle import read_bundle, write_bundle
+from conformance.bundle import read_bundle
+from conformance.bundle_write import write_bundle
 from conformance.case import Case, DataSet, Input, Output
 from conformance.reference import sequence as ref
 from conformance.runner import run_cases

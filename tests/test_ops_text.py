@@ -23,7 +23,8 @@ import pytest
 
 from conformance.backends import resolve_backend
 from conformance.backends.kernel import KernelBackend
-from conformance.bundle import read_bundle, write_bundle
+from conformance.bundle import read_bundle
+from conformance.bundle_write import write_bundle
 from conformance.ops import engine
 from conformance.ops import text as ops_text
 from conformance.reference import text as ref

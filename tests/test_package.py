@@ -20,7 +20,7 @@ def run_dir(tmp_path_factory):
     import toy
 
     from conformance.backends import resolve_backend
-    from conformance.bundle import write_bundle
+    from conformance.bundle_write import write_bundle
     from conformance.results import results_document, write_results
     from conformance.runner import run_cases
     from conformance.suite import Suite

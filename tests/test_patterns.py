@@ -330,7 +330,8 @@ def test_generation_covers_axes_types_opsets_and_edges():
 def test_bundle_round_trip_and_onnx_loader(tmp_path):
     from onnx.backend.test.loader import load_model_tests
 
-    from conformance.bundle import read_bundle, write_bundle
+    from conformance.bundle import read_bundle
+    from conformance.bundle_write import write_bundle
     from conformance.suite import generate_suite
 
     suite = generate_suite(["Swish.mul_sigmoid"], 0, "smoke")

@@ -13,7 +13,8 @@ import faulty
 import numpy as np
 import pytest
 
-from conformance.bundle import BundleError, read_index, write_bundle
+from conformance.bundle import BundleError, read_index
+from conformance.bundle_write import write_bundle
 from conformance.isolation import _Worker, run_isolated
 from conformance.jsonsafe import written
 from conformance.runner import run_cases

@@ -264,7 +264,7 @@ def test_expected_failures_unsupported_and_report(toy_dir):
 
 
 def test_bundle_as_the_suite(toy_dir, toy_suite):
-    from conformance.bundle import write_bundle
+    from conformance.bundle_write import write_bundle
 
     write_bundle(toy_suite, toy_dir / "bundle")
     res = run_pytest(toy_dir, "--conformance-bundle", "bundle", "-p", "no:cacheprovider", "--junitxml", "a.xml",

@@ -253,7 +253,7 @@ def test_page_size_scales_linearly_to_100k_cases():
 def test_drill_down_gets_shapes_and_attributes_from_the_bundle(tmp_path, toy_suite):
     """With the bundle's manifest, failing cases carry input shapes/dtypes and the model's attributes."""
     from conformance.backends import resolve_backend
-    from conformance.bundle import write_bundle
+    from conformance.bundle_write import write_bundle
     from conformance.runner import run_cases
 
     bundle = write_bundle(toy_suite, tmp_path / "bundle")
@@ -412,7 +412,7 @@ def test_report_renders_from_results_alone_when_the_bundle_is_gone(tmp_path, toy
     import shutil
 
     from conformance.backends import resolve_backend
-    from conformance.bundle import write_bundle
+    from conformance.bundle_write import write_bundle
     from conformance.cli import main
     from conformance.results import write_results
     from conformance.runner import run_cases
@@ -450,7 +450,7 @@ def test_a_run_report_is_the_report_of_its_results(tmp_path, toy_suite):
     """A run reads its records one at a time into the report's compact store (``CaseStore``);
     the page it writes is, byte for byte, the one ``report`` renders from its results.json alone,
     and a store filled from the document's cases gives that page too."""
-    from conformance.bundle import write_bundle
+    from conformance.bundle_write import write_bundle
     from conformance.cli import main
     from conformance.execute import RunSpec, execute
     from conformance.reports.html import CaseStore, render_html

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import toy
-from conformance.bundle import write_bundle
+from conformance.bundle_write import write_bundle
 from conformance.suite import Suite
 
 HERE = Path(__file__).parent

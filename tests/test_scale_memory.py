@@ -56,7 +56,7 @@ def _bundle(n: int, out: Path) -> Path:
     """A bundle of ``n`` toy Abs cases, each with its own id and tags."""
     import toy
 
-    from conformance.bundle import write_bundle
+    from conformance.bundle_write import write_bundle
     from conformance.suite import Suite
 
     base = toy.abs_cases(0)

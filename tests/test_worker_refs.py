@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from conformance.bundle import BundleError, read_index, write_bundle
+from conformance.bundle import BundleError, read_index
+from conformance.bundle_write import write_bundle
 
 
 def _same(a, b):
@@ -79,7 +80,8 @@ def test_worker_pairs(toy_suite, tmp_path):
 def test_levelled_and_resumed_cases_are_read_a_batch_at_a_time(tmp_path):
     """A batch of layer-pattern cases at several levels, and a resumed run's remaining cases,
     give what taking them one at a time gives."""
-    from conformance.bundle import read_index, write_generated_bundle
+    from conformance.bundle import read_index
+    from conformance.bundle_write import write_generated_bundle
     from conformance.execute import _Subset
     from conformance.levels import LevelledRefs
 
