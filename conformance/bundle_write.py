@@ -157,8 +157,7 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
     """
     out = prepare_out_dir(out, force, "manifest.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    with _staged(out, after_manifest) as tmp:
         lines = []
         for case in suite.cases:
             kind = "errors" if case.expect_error is not None else ("checks" if case.check else "cases")
@@ -168,13 +167,23 @@ def write_bundle(suite: Suite, out: str | os.PathLike, *, force: bool = False, p
                 progress(case)
         _write_manifest(tmp / "manifest.json", lines, {**suite.identity(), "source": "generated",
                                                        **_declared_of(suite.ops)})
+    return out
+
+
+@contextlib.contextmanager
+def _staged(out: Path, after_manifest=None):
+    """A new temporary sibling directory of ``out`` to write a bundle into: once the block is done,
+    ``after_manifest(directory)`` (when given) and the move to ``out`` (:func:`_replace_dir`); on any
+    failure, removed (``out`` untouched)."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        yield tmp
         if after_manifest is not None:
             after_manifest(tmp)
         _replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return out
 
 
 def _replace_dir(tmp: Path, out: Path) -> None:
@@ -388,10 +397,9 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
         return ident
     out = prepare_out_dir(out, force, "manifest.json")
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     tasks = generation_tasks(ops, seeds)
     pool = None
-    try:
+    with _staged(out, after_manifest) as tmp:
         if executor is not None:
             results = executor(tasks, tmp, depth)
         elif jobs > 1 and len(tasks) > 1:
@@ -433,12 +441,6 @@ def write_generated_bundle(ops: list[str], seed, out: str | os.PathLike, *, forc
         scratch = tmp / _ENTRIES_DIR
         _write_manifest(tmp / "manifest.json", _owned_lines(scratch, len(tasks), keys), identity)
         shutil.rmtree(scratch, ignore_errors=True)
-        if after_manifest is not None:
-            after_manifest(tmp)
-        _replace_dir(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return {**identity, "n_error": n_error}
 
 
