@@ -253,8 +253,17 @@ def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
     path = Path(path)
     # errors="replace": a lone surrogate that reached the page some other way cannot lose the report
     with open(path, "w", encoding="utf-8", errors="replace") as f:
+        # the template's 50,000 small pieces (a 7,300-case run) written 64 KiB at a time
+        buf: list[str] = []
+        size = 0
         for piece in _page(doc, manifest, bundle_dir, store):
-            f.write(piece)
+            buf.append(piece)
+            size += len(piece)
+            if size >= 65536:
+                f.write("".join(buf))
+                buf.clear()
+                size = 0
+        f.write("".join(buf))
     return path
 
 
