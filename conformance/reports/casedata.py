@@ -198,9 +198,22 @@ def _json_safe(v):
     return page_safe(v)
 
 
-def detail_row(det) -> tuple | None:
+def _key_of(v, memo: dict | None) -> str:
+    """``v``'s interning key (its JSON, keys sorted), made once per distinct ``repr`` where a
+    ``memo`` is given (values parsed from JSON: equal reprs, equal keys)."""
+    if memo is None:
+        return json.dumps(v, sort_keys=True)
+    r = repr(v)
+    k = memo.get(r)
+    if k is None:
+        k = memo[r] = json.dumps(v, sort_keys=True)
+    return k
+
+
+def detail_row(det, memo: dict | None = None) -> tuple | None:
     """``(io signature, its key, attributes, their key)`` of a record's ``detail`` (what the page's
-    drill-down shows of a case that did not pass), or ``None`` when it is not one."""
+    drill-down shows of a case that did not pass), or ``None`` when it is not one; ``memo``: keys
+    already made, by the value's ``repr`` (:func:`_key_of`)."""
     if not isinstance(det, dict):
         return None
     sig = {"in": [[str(x[0]), _kind_type_name(x[1], x[5] if len(x) > 5 else None), x[2], x[3], x[4]]
@@ -208,7 +221,7 @@ def detail_row(det) -> tuple | None:
            "out": [[str(x[0]), _kind_type_name(x[1], x[3] if len(x) > 3 else None), x[2]]
                    for x in det.get("outputs") or []]}
     attrs = _json_safe({k: _attr_display(v) for k, v in (det.get("attributes") or {}).items()})
-    return sig, json.dumps(sig, sort_keys=True), attrs, json.dumps(attrs, sort_keys=True)
+    return sig, _key_of(sig, memo), attrs, _key_of(attrs, memo)
 
 
 def case_row(c: dict) -> tuple:
@@ -948,12 +961,13 @@ class CaseStore:
         iosigs, attrsets = _PageTexts(), _PageTexts()  # the page's text of each (10,000 as objects: 10 MiB)
         io_col, at_col = array("h"), array("h")  # 2 bytes a case (MAX_DETAIL_CASES < 2**15)
         n_io = n_attr = 0
+        memo: dict[str, str] = {}  # the keys of the details' values by repr (1,620 cases, 4,984 dumps)
         oc_names = self._oc.items
         det, oc, op = self._column("det")[perm], self._column("oc")[perm], self._column("op")[perm]
         for k, i in enumerate(perm.tolist()):
             if det[k] and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
                 n_io += 1
-                sig, sig_key, attrs, attrs_key = detail_row(self._detail_at(i))
+                sig, sig_key, attrs, attrs_key = detail_row(self._detail_at(i), memo)
                 io_col.append(iosigs.add(sig, sig_key))
                 at_col.append(attrsets.add(attrs, attrs_key))
                 continue
