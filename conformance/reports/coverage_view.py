@@ -56,13 +56,23 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
     for key in ops:
         by_fam[families.get(key, OTHER)].append(key)
     fams = []
+    budget = _ROWS_KEPT  # characters of rows kept from the totals' pass for the template
     for name in sorted(by_fam, key=family_sort_key):
         members = sorted(by_fam[name])
         outcomes, errors = Counter(), Counter()
         n = value = error = covered = total = missing = 0
         full = True
+        kept: dict[str, dict] = {}
         for key in members:  # one operator's entries at a time (a compact coverage parses each when read)
-            for e in ops[key]["versions"].values():
+            op = ops[key]
+            if budget > 0:  # its rows made now, from the entry just read, while they are small in all
+                rows = [_row(v, e, order) for v, e in op["versions"].items()]
+                budget -= sum(len(r["combos_html"]) + len(r["details_html"]) + sum(map(len, r["missing"])) + 200
+                              for r in rows)
+                if budget >= 0:
+                    kept[key] = {"key": key, "source": op["source"], "family": name, "versions": rows}
+                del rows
+            for e in op["versions"].values():
                 for counts in (e.get("outcomes") or {}).values():
                     outcomes.update(counts)
                 errors.update(e.get("error_outcomes") or {})
@@ -70,12 +80,20 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
                 covered, total = covered + len(e["covered"]), total + e["total_combinations"]
                 missing += len(e["missing"]) + len(unexercised_text(e))
                 full = full and _style(e) == "full"
-        fams.append({"name": name, "n_ops": len(members), "ops": _Ops(ops, members, name, order),
+            del op
+        fams.append({"name": name, "n_ops": len(members), "ops": _Ops(ops, members, name, order, kept),
                      "versions": n, "value": value, "error": error, "covered": covered, "total": total,
                      "missing": missing, "style": "full" if full else ("partial" if covered else "none"),
                      "cell": outcome_cell(outcomes, order) if outcomes else None,
                      "error_cell": outcome_cell(errors, order) if errors else None})
     return {"families": fams, "totals": coverage_totals(cov), "unmatched": cov.get("unmatched") or []}
+
+
+#: Characters of coverage rows (their cells' and details' text, missing texts, 200 a row) that
+#: :func:`coverage_rows` keeps from the pass that counts the families' totals, so that the template
+#: does not parse those operators' entries again (the mixed bundle's: ~0.02 s of CPU); the rest, a
+#: large suite's, are made again when the template reaches them (the whole suite's rows took 20 MiB).
+_ROWS_KEPT = 1 << 19
 
 
 def _style(e: dict) -> str:
@@ -84,16 +102,22 @@ def _style(e: dict) -> str:
 
 
 class _Ops:
-    """A family's operators as the template iterates them, each one's rows made when it is reached."""
+    """A family's operators as the template iterates them, each one's rows made when it is reached
+    (or given made: ``kept``, by operator, each given once)."""
 
-    def __init__(self, ops, members: list[str], family: str, order: list[str]):
+    def __init__(self, ops, members: list[str], family: str, order: list[str], kept: dict | None = None):
         self._ops, self._members, self._family, self._order = ops, members, family, order
+        self._kept = kept or {}
 
     def __len__(self) -> int:
         return len(self._members)
 
     def __iter__(self):
         for key in self._members:
+            made = self._kept.pop(key, None)
+            if made is not None:
+                yield made
+                continue
             op = self._ops[key]
             yield {"key": key, "source": op["source"], "family": self._family,
                    "versions": [_row(v, e, self._order) for v, e in op["versions"].items()]}
