@@ -810,12 +810,17 @@ class CaseStore:
             perm[start:end] = members[got]
             for k in got:
                 cid = ids[k]
-                p, m = 0, min(len(prev), len(cid))
+                m = min(len(prev), len(cid))
                 if cid[:m] == prev[:m]:
                     p = m
-                else:
-                    while p < m and prev[p] == cid[p]:
-                        p += 1
+                else:  # the longest shared prefix, by halving (ids share ~60 characters)
+                    p, hi = 0, m  # prev[:p] == cid[:p], prev[:hi] != cid[:hi]
+                    while hi - p > 1:
+                        mid = (p + hi) // 2
+                        if cid[:mid] == prev[:mid]:
+                            p = mid
+                        else:
+                            hi = mid
                 prefixes.append(p)
                 rests.append(cid[p:])
                 prev = cid
