@@ -87,7 +87,23 @@ def _env() -> jinja2.Environment:
     )
     env.filters["fmt"] = _fmt
     env.globals["mcell_html"] = _mcell_html
+    env.globals["hist_html"] = _hist_html
     return env
+
+
+def _hist_html(r, ax) -> Markup:
+    """An accuracy row's histogram (``r``: its ``n``, ``exact`` and ``bars``) on the axis ``ax``
+    (:func:`conformance.reports.accuracy.axis`), as the page has it (was a template macro)."""
+    env = _env()
+    get = functools.partial(env.getattr, r)
+    w, h = escape(env.getattr(ax, "width")), escape(env.getattr(ax, "height"))
+    lim = escape(env.getattr(ax, "limit_x"))
+    bars = "".join(f'<rect class="{escape(b["kind"])}" x="{escape(b["x"])}" y="{escape(b["y"])}" '
+                   f'width="{escape(b["w"])}" height="{escape(b["h"])}"><title>{escape(b["what"])}: '
+                   f'{escape(b["n"])}</title></rect>' for b in get("bars"))
+    return Markup(f'<svg class="hist" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
+                  f'aria-label="{escape(get("n"))} outputs, {escape(get("exact"))} exact">'
+                  f'<line class="lim" x1="{lim}" x2="{lim}" y1="0" y2="{h}"/>{bars}</svg>')
 
 
 def _mcell_html(cell, q: dict) -> Markup:
