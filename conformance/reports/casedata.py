@@ -30,7 +30,8 @@ from markupsafe import Markup
 from ..compact import Ints, trim_heap
 from ..jsonsafe import JS_SAFE_INT, dumps, encode_float, page_safe
 from ..suite import op_key
-from .common import FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, repro_prefix
+from .common import (ABSENT, FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, fmt_value,
+                     repro_prefix)
 from .families import OTHER, family_sort_key, op_families
 
 #: Non-passing cases whose input shapes and model attributes are embedded: bounded work and file
@@ -197,9 +198,22 @@ def _json_safe(v):
     return page_safe(v)
 
 
-def detail_row(det) -> tuple | None:
+def _key_of(v, memo: dict | None) -> str:
+    """``v``'s interning key (its JSON, keys sorted), made once per distinct ``repr`` where a
+    ``memo`` is given (values parsed from JSON: equal reprs, equal keys)."""
+    if memo is None:
+        return json.dumps(v, sort_keys=True)
+    r = repr(v)
+    k = memo.get(r)
+    if k is None:
+        k = memo[r] = json.dumps(v, sort_keys=True)
+    return k
+
+
+def detail_row(det, memo: dict | None = None) -> tuple | None:
     """``(io signature, its key, attributes, their key)`` of a record's ``detail`` (what the page's
-    drill-down shows of a case that did not pass), or ``None`` when it is not one."""
+    drill-down shows of a case that did not pass), or ``None`` when it is not one; ``memo``: keys
+    already made, by the value's ``repr`` (:func:`_key_of`)."""
     if not isinstance(det, dict):
         return None
     sig = {"in": [[str(x[0]), _kind_type_name(x[1], x[5] if len(x) > 5 else None), x[2], x[3], x[4]]
@@ -207,7 +221,7 @@ def detail_row(det) -> tuple | None:
            "out": [[str(x[0]), _kind_type_name(x[1], x[3] if len(x) > 3 else None), x[2]]
                    for x in det.get("outputs") or []]}
     attrs = _json_safe({k: _attr_display(v) for k, v in (det.get("attributes") or {}).items()})
-    return sig, json.dumps(sig, sort_keys=True), attrs, json.dumps(attrs, sort_keys=True)
+    return sig, _key_of(sig, memo), attrs, _key_of(attrs, memo)
 
 
 def case_row(c: dict) -> tuple:
@@ -417,6 +431,9 @@ class CaseStore:
         self._occ = Ints()  # the outcome of every case (kept: coverage asks for it case by case)
         self._odd: dict[tuple[str, int], object] = {}
         self._keysets = _Interner()  # the tag keys a case has, in its record's order
+        #: add's memo of what it looked up by value (operator, feature and tag indices), dropped
+        #: when the page is written (:meth:`_column`, :meth:`_text_index`)
+        self._fast: dict = {}
         self._spill = _Spill(scratch_dir)
         self._block: dict[str, list] = {}
         self._texts = ("out", "tv") + (("id",) if id_at is None else ())
@@ -434,6 +451,7 @@ class CaseStore:
         self._dur: list[float] = []
         self._spools: dict[str, list[str]] = {k: [] for k in self._texts}
         self._fcols = [self._block[f"f{j}"] for j in range(len(FEATURES))]
+        self._fcols_by_key = [(k, fcol) for (k, _, _), fcol in zip(FEATURES, self._fcols)]
         self._in_block = 0
 
     def _flush(self) -> None:
@@ -462,10 +480,12 @@ class CaseStore:
         """Column ``name`` of every case (``oc``: the outcome's index), as numbers."""
         if name == "oc":
             return np.frombuffer(self._occ.a, dtype=_NP_TYPES[self._occ.a.typecode]).copy()
+        self._fast = {}
         self._flush()
         return self._spill.column(name)
 
     def _text_index(self, name: str):
+        self._fast = {}
         self._flush()
         key = "#" + name
         if key not in self._cache:
@@ -484,8 +504,168 @@ class CaseStore:
 
     def add(self, c: dict) -> None:
         """Add the result record ``c`` (a :meth:`conformance.runner.CaseResult.to_json` dict, or a
-        results document's case; any malformed field is shown as it is, never raised on)."""
-        (cid, op, outcome, tag_items, fvals, dt, msg, phase, opset, sv, dur, xe, outs) = case_row(c)
+        results document's case; any malformed field is shown as it is, never raised on).
+
+        A record as the runner writes it (its tags a dict, its outputs dicts) takes a fast path that
+        stores what :func:`case_row` gives without building the row: each tag's and feature's
+        index looked up by its value in one dict (:attr:`_fast`); any other record goes through
+        :func:`case_row`.  Both give the same columns."""
+        g = c.get
+        tags, outs = g("tags"), g("outputs")
+        if type(tags) is not dict or not (outs is None or (type(outs) is list and all(type(o) is dict for o in outs))):
+            self._add_row(c, case_row(c))
+            return
+        i, col, strings, s_add = self.n, self._block, self.strings, self.strings.add
+        outcome = g("outcome")
+        outcome = outcome if type(outcome) is str else str(outcome)
+        passed_case = outcome == "pass"
+        op, domain = g("op", ""), g("domain")
+        fast = self._fast
+        opk = fast.get(("op", op, domain)) if type(op) is str and (domain is None or type(domain) is str) else None
+        if opk is None:
+            key = op_key(op, domain)
+            opk = (self.ops.add(key), key)
+            if type(op) is str and (domain is None or type(domain) is str):
+                fast[("op", op, domain)] = opk
+            self._domains.setdefault(key, str(domain or ""))
+        opi, op = opk
+        oc = self._oc.add(outcome)
+        self._occ.append(oc)
+        col["op"].append(opi)
+        # features and the dtype: a tag's value as text (fmt_value), interned per feature
+        opset = g("opset")
+        for j, (fk, fcol) in enumerate(self._fcols_by_key):
+            if fk in tags:
+                v = tags[fk]
+            elif fk == "opset" and opset is not None:
+                v = opset
+            else:
+                fcol.append(self._absent_index(j))
+                continue
+            t = type(v)
+            fkey = (j, v) if t is str else (j, t, v) if (t is int or t is bool or v is None) else None
+            fi = fast.get(fkey) if fkey is not None else None
+            if fi is None:
+                fi = self._fvalue_index(j, fmt_value(v))
+                if fkey is not None:
+                    fast[fkey] = fi
+            fcol.append(fi)
+        msg = g("message")
+        msg = "" if not msg else msg if type(msg) is str else str(msg)
+        mi = strings.index.get(msg)
+        col["msg"].append(s_add(msg) if mi is None else mi)
+        phase = g("phase")
+        phase = "" if not phase else phase if type(phase) is str else str(phase)
+        col["ph"].append(self.phases.add(phase))
+        xe = g("expect_error")
+        col["xe"].append(s_add(str(xe)) if xe else 0)
+        for name, v in (("ov", opset), ("sv", g("since_version"))):
+            if type(v) is int and -JS_SAFE_INT <= v <= JS_SAFE_INT:
+                col[name].append(v)
+            else:
+                col[name].append(0)
+                self._odd[(name, i)] = v
+        d = g("duration_s")
+        dur = _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None
+        if type(dur) is float and math.isfinite(dur):
+            self._dur.append(dur)
+        else:
+            self._dur.append(0)
+            self._odd[("dur", i)] = dur
+        # tags: (key, value) -> (key index, value index as text), by the value's type as case_row keys it
+        keys, vals = [], []
+        for k, v in tags.items():
+            t = type(v)
+            tkey = (k, v) if t is str else (k, t, v) if (t is int or t is bool or v is None) else None
+            hit = fast.get(tkey) if tkey is not None else None
+            if hit is None:
+                hit = self._tag_index(k, v)
+                if tkey is not None:
+                    fast[tkey] = hit
+            keys.append(hit[0])
+            vals.append(hit[1])
+        col["ks"].append(self._keysets.add(tuple(keys)))
+        self._spools["tv"].append(",".join(vals))
+        if "dtype" in tags:
+            dt = tags["dtype"]
+            dt = dt if type(dt) is str else fmt_value(dt)
+        else:
+            dt = ABSENT
+        col["dt"].append(self.dtypes.add(dt))
+        outs_text = []
+        ratios = None
+        for o in outs or ():
+            name = o.get("name", "")
+            name = name if type(name) is str else str(name)
+            if passed_case and o.get("passed"):
+                r = o.get("ratio")
+                outs_text.append(f"[{s_add(name)},{_js(_num(r, 3))}]")
+                if type(r) in (int, float) and math.isfinite(r):
+                    if ratios is None:
+                        ratios = self.ratios[(op, dt)]
+                    ratios.append(float(r))
+                continue
+            tol = o.get("tolerance") or {}
+            outs_text.append(f"[{s_add(name)},{1 if o.get('passed') else 0},{_js(_num(o.get('ratio'), 4))},"
+                             f"{_js(_num(o.get('max_abs_err'), 4))},{_js(_num(tol.get('atol'), 4))},"
+                             f"{_js(_num(tol.get('rtol'), 4))},{s_add(str(o.get('reason') or ''))},"
+                             f"{_js(_json_safe(o.get('worst_index')))},{_js(_num(o.get('expected_at_worst')))},"
+                             f"{_js(_num(o.get('actual_at_worst')))}]")
+            if passed_case:
+                r = o.get("ratio")
+                if type(r) in (int, float) and math.isfinite(r):
+                    if ratios is None:
+                        ratios = self.ratios[(op, dt)]
+                    ratios.append(float(r))
+        self._spools["out"].append("[" + ",".join(outs_text) + "]" if outs_text else "0")
+        if passed_case:
+            col["det"].append(0)
+        else:
+            col["det"].append(1 if isinstance(g("detail"), dict) else 0)
+            if "detail" not in c:
+                self.undetailed += 1
+        if self._id_at is None:
+            cid = g("id")
+            self._spools["id"].append(cid if type(cid) is str else str(cid))
+        self.n += 1
+        self._in_block += 1
+        if self._in_block >= SPILL_BLOCK:
+            self._flush()
+
+    def _absent_index(self, j: int) -> int:
+        feat = self._feat[j]
+        fi = feat.index.get(ABSENT)
+        return feat.add(ABSENT) if fi is None else fi
+
+    def _fvalue_index(self, j: int, text: str) -> int:
+        feat = self._feat[j]
+        fi = feat.index.get(text)
+        return feat.add(text) if fi is None else fi
+
+    def _tag_index(self, k: str, v) -> tuple[int, str]:
+        """``(index of the tag key k, index of its value v as text)``, interned as :func:`case_row`
+        keys them."""
+        t = type(v)
+        if t is str:
+            key = v
+        elif t is int or t is bool or v is None:
+            key = (t, v)
+        elif t is float and math.isfinite(v):
+            key = (t, repr(v))
+        else:
+            v = _json_safe(v)
+            key = json.dumps(v, sort_keys=True)
+        ki = self._tag_keys.index.get(k)
+        if ki is None:
+            ki = self._tag_keys.add(k)
+            self._tag_vals.append(_Interner())
+        tv = self._tag_vals[ki]
+        vi = tv.index.get(key)
+        return ki, str(tv.add(v, key) if vi is None else vi)
+
+    def _add_row(self, c: dict, row: tuple) -> None:
+        """:meth:`add` of a record whose row :func:`case_row` made."""
+        (cid, op, outcome, tag_items, fvals, dt, msg, phase, opset, sv, dur, xe, outs) = row
         i, col, s_add = self.n, self._block, self.strings.add
         oc, opi = self._oc.add(outcome), self.ops.add(op)
         self._domains.setdefault(op, str(c.get("domain") or ""))
@@ -630,12 +810,17 @@ class CaseStore:
             perm[start:end] = members[got]
             for k in got:
                 cid = ids[k]
-                p, m = 0, min(len(prev), len(cid))
+                m = min(len(prev), len(cid))
                 if cid[:m] == prev[:m]:
                     p = m
-                else:
-                    while p < m and prev[p] == cid[p]:
-                        p += 1
+                else:  # the longest shared prefix, by halving (ids share ~60 characters)
+                    p, hi = 0, m  # prev[:p] == cid[:p], prev[:hi] != cid[:hi]
+                    while hi - p > 1:
+                        mid = (p + hi) // 2
+                        if cid[:mid] == prev[:mid]:
+                            p = mid
+                        else:
+                            hi = mid
                 prefixes.append(p)
                 rests.append(cid[p:])
                 prev = cid
@@ -781,12 +966,13 @@ class CaseStore:
         iosigs, attrsets = _PageTexts(), _PageTexts()  # the page's text of each (10,000 as objects: 10 MiB)
         io_col, at_col = array("h"), array("h")  # 2 bytes a case (MAX_DETAIL_CASES < 2**15)
         n_io = n_attr = 0
+        memo: dict[str, str] = {}  # the keys of the details' values by repr (1,620 cases, 4,984 dumps)
         oc_names = self._oc.items
         det, oc, op = self._column("det")[perm], self._column("oc")[perm], self._column("op")[perm]
         for k, i in enumerate(perm.tolist()):
             if det[k] and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
                 n_io += 1
-                sig, sig_key, attrs, attrs_key = detail_row(self._detail_at(i))
+                sig, sig_key, attrs, attrs_key = detail_row(self._detail_at(i), memo)
                 io_col.append(iosigs.add(sig, sig_key))
                 at_col.append(attrsets.add(attrs, attrs_key))
                 continue

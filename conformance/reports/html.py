@@ -48,7 +48,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ..compact import trim_heap
 from ..suite import op_key
@@ -86,7 +86,37 @@ def _env() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["fmt"] = _fmt
+    env.globals["mcell_html"] = _mcell_html
+    env.globals["hist_html"] = _hist_html
     return env
+
+
+def _hist_html(r, ax) -> Markup:
+    """An accuracy row's histogram (``r``: its ``n``, ``exact`` and ``bars``) on the axis ``ax``
+    (:func:`conformance.reports.accuracy.axis`), as the page has it (was a template macro)."""
+    env = _env()
+    get = functools.partial(env.getattr, r)
+    w, h = escape(env.getattr(ax, "width")), escape(env.getattr(ax, "height"))
+    lim = escape(env.getattr(ax, "limit_x"))
+    bars = "".join(f'<rect class="{escape(b["kind"])}" x="{escape(b["x"])}" y="{escape(b["y"])}" '
+                   f'width="{escape(b["w"])}" height="{escape(b["h"])}"><title>{escape(b["what"])}: '
+                   f'{escape(b["n"])}</title></rect>' for b in get("bars"))
+    return Markup(f'<svg class="hist" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
+                  f'aria-label="{escape(get("n"))} outputs, {escape(get("exact"))} exact">'
+                  f'<line class="lim" x1="{lim}" x2="{lim}" y1="0" y2="{h}"/>{bars}</svg>')
+
+
+def _mcell_html(cell, q: dict) -> Markup:
+    """One cell of a matrix (an :func:`~conformance.reports.common.outcome_cell`, or ``None``:
+    empty) linking to its cases (the query ``q``), as the page has it: the 2,300 cells of the
+    mixed bundle's matrices were a template macro's 33,000 pieces."""
+    if not cell:
+        return Markup('<td class="cell empty"></td>')
+    get = cell.__getitem__ if type(cell) is dict else functools.partial(_env().getattr, cell)
+    bar = "".join(f'<i class="s-{escape(o)}" style="width:{escape("%.2f" % (w,))}%"></i>' for o, _, w in get("segs"))
+    return Markup(f'<td class="cell o-{escape(get("worst"))}" title="{escape(get("title"))}">'
+                  f'<a href="#cases?{escape(jinja2.filters.do_urlencode(q))}"><span class="frac">'
+                  f'{escape(get("pass"))}/{escape(get("n"))}</span><span class="bar">{bar}</span></a></td>')
 
 
 def warm_up() -> None:
@@ -253,8 +283,17 @@ def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
     path = Path(path)
     # errors="replace": a lone surrogate that reached the page some other way cannot lose the report
     with open(path, "w", encoding="utf-8", errors="replace") as f:
+        # the template's 50,000 small pieces (a 7,300-case run) written 64 KiB at a time
+        buf: list[str] = []
+        size = 0
         for piece in _page(doc, manifest, bundle_dir, store):
-            f.write(piece)
+            buf.append(piece)
+            size += len(piece)
+            if size >= 65536:
+                f.write("".join(buf))
+                buf.clear()
+                size = 0
+        f.write("".join(buf))
     return path
 
 
