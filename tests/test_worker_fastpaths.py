@@ -306,3 +306,35 @@ def test_exact_types_bitwise_equal_check_as_before(dt):
             want = _slow_exact("y", a, e, tol)
             _same(got, want)
             assert got.passed == bool(np.array_equal(a, e))
+
+
+# ------------------------------------------------------------------ onnxruntime's options made once a level (fifth round)
+def test_ort_sessions_share_options_made_once_a_level():
+    """prepare() shares one SessionOptions a level among its sessions, each session with the backend's
+    settings; prepare_at_level() still makes its own (the file its optimized graph is saved to)."""
+    pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    from conformance.backends.ort import OnnxRuntimeBackend
+
+    node = helper.make_node("Relu", ["x"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    data = model.SerializeToString()
+    x = np.array([-1.0, 0.0, 2.0], dtype=np.float32)
+    for level, name in (("all", "ORT_ENABLE_ALL"), ("disable", "ORT_DISABLE_ALL")):
+        b = OnnxRuntimeBackend(graph_optimization_level=level)
+        first, second = b.prepare(model, data), b.prepare(model, data)
+        for p in (first, second):
+            so = p[0].get_session_options()
+            assert so.graph_optimization_level == getattr(b._ort.GraphOptimizationLevel, name)
+            assert (so.intra_op_num_threads, so.inter_op_num_threads, so.log_severity_level) == (1, 1, 4)
+            assert so.optimized_model_filepath == ""
+            np.testing.assert_array_equal(b.run(p, {"x": x}, ["y"])[0], np.maximum(x, 0))
+        at = b.prepare_at_level(model, data, "basic")
+        assert at[2] == ["Relu"]
+        assert at[0].get_session_options().graph_optimization_level == b._ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        again = b.prepare(model, data)  # the shared options untouched by the level's own
+        assert again[0].get_session_options().graph_optimization_level == getattr(b._ort.GraphOptimizationLevel, name)
+        assert again[0].get_session_options().optimized_model_filepath == ""
