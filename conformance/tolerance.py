@@ -465,7 +465,10 @@ class Check:
 
 
 def _json_float(x):
-    return None if x is None else encode_float(float(x))
+    if x is None:
+        return None
+    x = float(x)
+    return x if x - x == 0.0 else encode_float(x)  # finite as it is (inf - inf and NaN are NaN): one call less
 
 
 def compare_value(name: str, actual, expected, tol: Tolerance) -> Check:
@@ -567,6 +570,11 @@ def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
         )
     if expected.size == 0:
         return Check(name, True, tolerance=tol)
+    kind = expected.dtype.kind
+    if kind in "biuUS" and actual.tobytes() == expected.tobytes():
+        # integers, booleans, fixed-width strings of one dtype equal bit for bit: every element equal,
+        # the exact comparison's pass below without the element-wise != and its reduction
+        return Check(name, True, tolerance=tol)
     if expected.dtype in _FLOAT_DTYPES and actual.tobytes() == expected.tobytes():
         # Bit for bit the expected output (most outputs of a run): every element equal or the same
         # NaN, zeros of the same sign, so both paths below give this check (every error and ratio 0,
@@ -574,7 +582,7 @@ def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
         first = float(expected.reshape(-1)[0])
         return Check(name, True, "", max_abs_err=0.0, ratio=0.0, worst_index=[0] * expected.ndim,
                      expected_at_worst=first, actual_at_worst=first, tolerance=tol)
-    if expected.dtype.kind in "biuUSO":
+    if kind in "biuUSO":
         # integers, booleans, strings: exact
         bad = actual != expected
         if not bad.any():

@@ -4,6 +4,7 @@ paths give: every dtype the suite has, 0-d, empty and strided arrays, NaN, infin
 from __future__ import annotations
 
 import json
+import math
 
 import ml_dtypes
 import numpy as np
@@ -253,3 +254,87 @@ def test_compact_encoder_writes_what_json_writes():
     with pytest.raises(RecursionError):  # as before: the circular value is made safe, which recurses
         jsonsafe.written(a, separators=(",", ":"))
     assert jsonsafe._encode_compact({"after": [1]}) == '{"after":[1]}'
+
+
+# ------------------------------------------------------------------ exact types equal bit for bit (fifth round)
+def _exact_values(dt: np.dtype, rng) -> list[np.ndarray]:
+    if dt.kind == "b":
+        base = rng.integers(0, 2, 9) == 1
+    elif dt.kind in "US":
+        base = np.array(["", "a", "\u00e9t\u00e9" if dt.kind == "U" else "b", "abc", "a\x00"] * 2, dtype=dt)
+    else:
+        info = np.iinfo(dt)
+        base = np.array([info.min, info.max, 0, 1] + [int(x) for x in rng.integers(info.min // 2, info.max // 2, 6)],
+                        dtype=dt)
+    return [base[:1].reshape(()), base[:0], base[:0].reshape(0, 3), base, base.reshape(-1, 1)[::2], base[::-1]]
+
+
+def _slow_exact(name, a, e, tol):
+    """The element-wise exact comparison of :func:`compare` (what it gave before the shortcut)."""
+    from conformance.tolerance import Check
+
+    a, e = np.asarray(a), np.asarray(e)
+    if e.size == 0:
+        return Check(name, True, tolerance=tol)
+    bad = a != e
+    if not bad.any():
+        return Check(name, True, tolerance=tol)
+    idx = np.unravel_index(int(np.argmax(bad)), e.shape)
+    return Check(name, False, f"{int(bad.sum())} of {e.size} element(s) differ (exact comparison); first at "
+                              f"{list(map(int, idx))}: expected {e[idx]!r}, got {a[idx]!r}",
+                 ratio=math.inf, worst_index=[int(i) for i in idx], tolerance=tol)
+
+
+EXACT_DTYPES = [np.dtype(d) for d in (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                      np.int64, np.uint64, "U5", "S5")]
+
+
+@pytest.mark.parametrize("dt", EXACT_DTYPES, ids=str)
+def test_exact_types_bitwise_equal_check_as_before(dt):
+    """An integer, bool or fixed-width string output equal to the expected one bit for bit gives the
+    check the element-wise comparison gives; one that differs is judged as before."""
+    rng = np.random.default_rng(2)
+    tol = Tolerance(0.0, 0.0, exact=True)
+    for e in _exact_values(dt, rng):
+        others = [e.copy(), np.array(e, copy=True, order="F"), e]
+        if e.size:
+            d = e.reshape(-1).copy()
+            d[-1] = d[0] if d[-1] != d[0] else (d[0] + 1 if dt.kind in "iu" else (not d[0]) if dt.kind == "b" else "z")
+            others.append(d.reshape(e.shape))
+        for a in others:
+            got = compare("y", a, e, tol)
+            want = _slow_exact("y", a, e, tol)
+            _same(got, want)
+            assert got.passed == bool(np.array_equal(a, e))
+
+
+# ------------------------------------------------------------------ onnxruntime's options made once a level (fifth round)
+def test_ort_sessions_share_options_made_once_a_level():
+    """prepare() shares one SessionOptions a level among its sessions, each session with the backend's
+    settings; prepare_at_level() still makes its own (the file its optimized graph is saved to)."""
+    pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    from conformance.backends.ort import OnnxRuntimeBackend
+
+    node = helper.make_node("Relu", ["x"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    data = model.SerializeToString()
+    x = np.array([-1.0, 0.0, 2.0], dtype=np.float32)
+    for level, name in (("all", "ORT_ENABLE_ALL"), ("disable", "ORT_DISABLE_ALL")):
+        b = OnnxRuntimeBackend(graph_optimization_level=level)
+        first, second = b.prepare(model, data), b.prepare(model, data)
+        for p in (first, second):
+            so = p[0].get_session_options()
+            assert so.graph_optimization_level == getattr(b._ort.GraphOptimizationLevel, name)
+            assert (so.intra_op_num_threads, so.inter_op_num_threads, so.log_severity_level) == (1, 1, 4)
+            assert so.optimized_model_filepath == ""
+            np.testing.assert_array_equal(b.run(p, {"x": x}, ["y"])[0], np.maximum(x, 0))
+        at = b.prepare_at_level(model, data, "basic")
+        assert at[2] == ["Relu"]
+        assert at[0].get_session_options().graph_optimization_level == b._ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        again = b.prepare(model, data)  # the shared options untouched by the level's own
+        assert again[0].get_session_options().graph_optimization_level == getattr(b._ort.GraphOptimizationLevel, name)
+        assert again[0].get_session_options().optimized_model_filepath == ""
