@@ -355,7 +355,7 @@ class _Worker:
             self.conn.send(indices if self.forked else [(i, cases[i]) for i in indices])
         except (BrokenPipeError, ConnectionResetError):
             # it died after its last result was read (a top-up races the crash of the case it is
-            # running): the next drain sees the death, charges the head case, re-queues the rest
+            # running): the next collection sees the death, charges the head case, re-queues the rest
             pass
 
     def kill(self) -> None:
