@@ -108,8 +108,8 @@ def _hist_html(r, ax) -> Markup:
 
 def _mcell_html(cell, q: dict) -> Markup:
     """One cell of a matrix (an :func:`~conformance.reports.common.outcome_cell`, or ``None``:
-    empty) linking to its cases (the query ``q``), as the page has it: the 2,300 cells of the
-    mixed bundle's matrices were a template macro's 33,000 pieces."""
+    empty) linking to its cases (the query ``q``), as the page has it (was a template macro: the
+    same text, for the mixed bundle's 2,300 cells ~0.004 s of CPU less)."""
     if not cell:
         return Markup('<td class="cell empty"></td>')
     get = cell.__getitem__ if type(cell) is dict else functools.partial(_env().getattr, cell)
@@ -283,7 +283,7 @@ def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
     path = Path(path)
     # errors="replace": a lone surrogate that reached the page some other way cannot lose the report
     with open(path, "w", encoding="utf-8", errors="replace") as f:
-        # the template's 50,000 small pieces (a 7,300-case run) written 64 KiB at a time
+        # the template's small pieces (7,400 a 7,300-case run) written 64 KiB at a time
         buf: list[str] = []
         size = 0
         for piece in _page(doc, manifest, bundle_dir, store):
