@@ -105,3 +105,49 @@ def test_ort_shares_options_per_level_only_for_the_cpu_provider(toy_suite):
     assert [run_case(c, backend).to_json()["outcome"] for c in toy_suite.cases] == [r["outcome"] for r in firsts]
     so = backend._options[backend.level]
     assert (so.intra_op_num_threads, so.inter_op_num_threads, so.log_severity_level) == (1, 1, 4)
+
+
+class _Raising:
+    """A backend whose prepare or run raises a bare exception (no message: the traceback is written)."""
+
+    name = "raising"
+
+    def __init__(self, phase):
+        self.phase = phase
+
+    def prepare(self, model, model_bytes):
+        if self.phase == "prepare":
+            raise RuntimeError()
+        return object()
+
+    def run(self, prepared, inputs, names):
+        raise RuntimeError()
+
+    def refusal(self, exc):
+        return None
+
+
+@pytest.mark.parametrize("phase", ["prepare", "run", "ort"])
+def test_an_attempt_that_raised_is_freed_without_the_collector(toy_suite, phase):
+    import gc
+    import weakref
+
+    from conformance.backends import resolve_backend
+    from conformance.runner import attempt_case, judge_case
+
+    backend = resolve_backend("onnxruntime", {}) if phase == "ort" else _Raising(phase)
+    cases = [c for c in toy_suite.cases if (c.expect_error is not None) == (phase == "ort")]
+    gc.collect()
+    gc.disable()
+    try:
+        for case in cases:
+            got = attempt_case(case, backend)
+            assert got.exc is not None and got.phase == ("prepare" if phase == "ort" else phase)
+            res = judge_case(case, backend, got)
+            if phase != "ort":  # the traceback is still there to be written
+                assert res.outcome == "error" and "raise RuntimeError()" in res.message and ", line " in res.message
+            ref = weakref.ref(got)
+            del got
+            assert ref() is None
+    finally:
+        gc.enable()
