@@ -151,3 +151,19 @@ def test_an_attempt_that_raised_is_freed_without_the_collector(toy_suite, phase)
             assert ref() is None
     finally:
         gc.enable()
+
+
+def test_a_read_case_has_the_fields_init_gives(toy_suite, tmp_path):
+    from conformance.bundle import read_index
+    from conformance.bundle_write import write_bundle
+    from conformance.case import Case
+
+    _, refs = read_index(write_bundle(toy_suite, tmp_path / "b"))
+    names = [f.name for f in dataclasses.fields(Case)]
+    for ref in refs:
+        case = ref.load_for_run()
+        assert set(case.__dict__) - {"model", "model_bytes", "content_hash"} == set(names)
+        again = Case(**{n: getattr(case, n) for n in names})
+        assert all(getattr(again, n) is getattr(case, n) for n in names)
+        assert (case.seed, case.graph, case.level) == (None, None, None)
+        assert case.id == ref.id and again.id == case.id and case.model_bytes == again.model_bytes
