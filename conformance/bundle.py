@@ -1145,21 +1145,19 @@ def _read_case(root: str | Path, e: dict, verify: bool, text: bytes | None = Non
         for a in node.attribute:
             v = helper.get_attribute_value(a)
             attrs[a.name] = v.decode() if isinstance(v, bytes) else v
-    # Case's nineteen fields set as its dataclass __init__ sets them (seed, graph and level their
-    # defaults), without the call (~1.5 us a case); the model on disk is the model under test, not
-    # rebuilt from the manifest
-    case = object.__new__(Case)
-    case.__dict__.update(
+    case = Case(
         op=e["op"], since_version=int(e["since_version"]), opset=int(e["opset"]), attributes=attrs,
         inputs=inputs, outputs=outputs, datasets=datasets, tags=dict(e.get("tags") or {}),
         label=e.get("label", ""), domain=e.get("domain", ""), expect_error=e.get("expect_error"),
-        generator=e.get("generator", ""), seed=None,
+        generator=e.get("generator", ""),
         output_slots=len(node.output) if node is not None else None,
-        skip=e.get("skip"),
         check=_check_spec(e.get("check"), d),
-        contested=e.get("contested"), graph=None, level=None,
-        model=model, model_bytes=model_bytes,
+        skip=e.get("skip"),
+        contested=e.get("contested"),
     )
+    # The model on disk is the model under test; it is not rebuilt from the manifest.
+    case.__dict__["model"] = model
+    case.__dict__["model_bytes"] = model_bytes
     if files is not None:
         files.update(text.replace(_digest_member(digest), b"", 1))
         if files.hexdigest() == digest:  # the files and the entry as written: nothing to recompute

@@ -1,6 +1,7 @@
 """The worker's judging fast paths give exactly what the general code gives (issue 30, round 5):
-``_within``'s index and elements by flat position (not ``np.unravel_index``), ``judge_case``'s
-result made without the dataclass's ``__init__``, the ONNX Runtime backend's shared options."""
+``_within``'s index and elements by flat position (not ``np.unravel_index``), ``_json_float``, the
+ONNX Runtime backend's shared options; an attempt that raised is freed without the collector; a
+judged result and a read case hold the fields their ``__init__`` gives."""
 
 from __future__ import annotations
 
