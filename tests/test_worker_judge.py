@@ -96,18 +96,6 @@ def test_judge_case_result_has_every_field_as_init_gives(toy_suite):
         assert again == res and again.to_json() == res.to_json()
 
 
-def test_ort_shares_options_per_level_only_for_the_cpu_provider(toy_suite):
-    from conformance.backends import resolve_backend
-    from conformance.runner import run_case
-
-    backend = resolve_backend("onnxruntime", {})
-    firsts = [run_case(c, backend).to_json() for c in toy_suite.cases]
-    assert set(backend._options) == {backend.level}
-    assert [run_case(c, backend).to_json()["outcome"] for c in toy_suite.cases] == [r["outcome"] for r in firsts]
-    so = backend._options[backend.level]
-    assert (so.intra_op_num_threads, so.inter_op_num_threads, so.log_severity_level) == (1, 1, 4)
-
-
 class _Raising:
     """A backend whose prepare or run raises a bare exception (no message: the traceback is written)."""
 
