@@ -29,6 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_runner import _fresh_coverage  # noqa: E402 - a script beside this one
+
 #: Runs the CLI in this process and prints the process's own peak RSS (MiB) last, on stderr.
 _MEASURED = """
 import resource, sys
@@ -81,6 +84,8 @@ def main() -> None:
                                             "--out", str(bundle), "--force"])
                 print(f"{name}: generate --seed {seeds} --jobs {args.jobs}: {t:.1f} s, parent peak RSS {peak:.0f} MiB; "
                       + next((ln for ln in out.splitlines() if ln.startswith("generated and wrote")), ""))
+            else:  # a kept bundle: its kept coverage written again if the coverage code changed since
+                _fresh_coverage(bundle)  # (else the run computes it: in the parent, for the baseline)
             with open(bundle / "manifest.json", "rb") as f:  # the identity is at the end
                 f.seek(max(0, (bundle / "manifest.json").stat().st_size - 65536))
                 tail = f.read().decode("utf-8", "replace")
