@@ -224,6 +224,21 @@ def detail_row(det, memo: dict | None = None) -> tuple | None:
     return sig, _key_of(sig, memo), attrs, _key_of(attrs, memo)
 
 
+def _tag_key(v) -> tuple:
+    """``(interning key, JSON-safe value)`` of a tag's value: the value itself for text, its type
+    beside it for an int, bool or None (1, True and 1.0 are equal as dict keys: kept apart), its
+    repr for a finite float (0.0 and -0.0 apart), else its JSON (keys sorted) of the page-safe value."""
+    t = type(v)
+    if t is str:
+        return v, v
+    if t is int or t is bool or v is None:
+        return (t, v), v
+    if t is float and math.isfinite(v):
+        return (t, repr(v)), v
+    v = _json_safe(v)
+    return json.dumps(v, sort_keys=True), v
+
+
 def case_row(c: dict) -> tuple:
     """What :class:`CaseStore` takes from the case record ``c``, nothing interned yet (the
     drill-down detail apart: :func:`detail_row`, for the cases the page shows).
@@ -241,19 +256,7 @@ def case_row(c: dict) -> tuple:
     if not isinstance(tags, dict):
         tags = {}
         c = {**c, "tags": tags}
-    tag_items = []
-    for k, v in tags.items():
-        t = type(v)
-        if t is str:
-            key = v
-        elif t is int or t is bool or v is None:
-            key = (t, v)  # 1, True and 1.0 are equal as dict keys; keep them apart
-        elif t is float and math.isfinite(v):
-            key = (t, repr(v))  # repr: 0.0 and -0.0 apart
-        else:
-            v = _json_safe(v)
-            key = json.dumps(v, sort_keys=True)
-        tag_items.append((k, key, v))
+    tag_items = [(k, *_tag_key(v)) for k, v in tags.items()]
     fvals = [feature_value(c, k) for k, _, _ in FEATURES]
     d = c.get("duration_s")
     outs = []
@@ -559,19 +562,9 @@ class CaseStore:
         col["ph"].append(self.phases.add(phase))
         xe = g("expect_error")
         col["xe"].append(s_add(str(xe)) if xe else 0)
-        for name, v in (("ov", opset), ("sv", g("since_version"))):
-            if type(v) is int and -JS_SAFE_INT <= v <= JS_SAFE_INT:
-                col[name].append(v)
-            else:
-                col[name].append(0)
-                self._odd[(name, i)] = v
         d = g("duration_s")
-        dur = _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None
-        if type(dur) is float and math.isfinite(dur):
-            self._dur.append(dur)
-        else:
-            self._dur.append(0)
-            self._odd[("dur", i)] = dur
+        self._put_numbers(i, opset, g("since_version"),
+                          _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None)
         # tags: (key, value) -> (key index, value index as text), by the value's type as case_row keys it
         keys, vals = [], []
         for k, v in tags.items():
@@ -579,7 +572,7 @@ class CaseStore:
             tkey = (k, v) if t is str else (k, t, v) if (t is int or t is bool or v is None) else None
             hit = fast.get(tkey) if tkey is not None else None
             if hit is None:
-                hit = self._tag_index(k, v)
+                hit = self._tag_index(k, *_tag_key(v))
                 if tkey is not None:
                     fast[tkey] = hit
             keys.append(hit[0])
@@ -618,19 +611,8 @@ class CaseStore:
                         ratios = self.ratios[(op, dt)]
                     ratios.append(float(r))
         self._spools["out"].append("[" + ",".join(outs_text) + "]" if outs_text else "0")
-        if passed_case:
-            col["det"].append(0)
-        else:
-            col["det"].append(1 if isinstance(g("detail"), dict) else 0)
-            if "detail" not in c:
-                self.undetailed += 1
-        if self._id_at is None:
-            cid = g("id")
-            self._spools["id"].append(cid if type(cid) is str else str(cid))
-        self.n += 1
-        self._in_block += 1
-        if self._in_block >= SPILL_BLOCK:
-            self._flush()
+        cid = g("id")
+        self._put_end(c, passed_case, cid if type(cid) is str else str(cid))
 
     def _absent_index(self, j: int) -> int:
         feat = self._feat[j]
@@ -642,19 +624,9 @@ class CaseStore:
         fi = feat.index.get(text)
         return feat.add(text) if fi is None else fi
 
-    def _tag_index(self, k: str, v) -> tuple[int, str]:
-        """``(index of the tag key k, index of its value v as text)``, interned as :func:`case_row`
-        keys them."""
-        t = type(v)
-        if t is str:
-            key = v
-        elif t is int or t is bool or v is None:
-            key = (t, v)
-        elif t is float and math.isfinite(v):
-            key = (t, repr(v))
-        else:
-            v = _json_safe(v)
-            key = json.dumps(v, sort_keys=True)
+    def _tag_index(self, k: str, key, v) -> tuple[int, str]:
+        """``(index of the tag key k, index of its value v as text)``, the value interned by its
+        ``key`` (:func:`_tag_key`)."""
         ki = self._tag_keys.index.get(k)
         if ki is None:
             ki = self._tag_keys.add(k)
@@ -676,6 +648,36 @@ class CaseStore:
         col["msg"].append(s_add(msg) if mi is None else mi)
         col["ph"].append(self.phases.add(phase))
         col["xe"].append(s_add(xe) if xe else 0)
+        self._put_numbers(i, opset, sv, dur)
+        for fcol, feat, fv in zip(self._fcols, self._feat, fvals):
+            fi = feat.index.get(fv)
+            fcol.append(feat.add(fv) if fi is None else fi)
+        keys, vals = [], []
+        for k, key, v in tag_items:
+            ki, vi = self._tag_index(k, key, v)
+            keys.append(ki)
+            vals.append(vi)
+        col["ks"].append(self._keysets.add(tuple(keys)))
+        self._spools["tv"].append(",".join(vals))
+        outs_text = []
+        for o in outs:
+            if len(o) == 2:
+                outs_text.append(f"[{s_add(o[0])},{_js(o[1])}]")
+            else:
+                outs_text.append(f"[{s_add(o[0])},{','.join(map(_js, o[1:6]))},{s_add(o[6])},"
+                                 f"{','.join(map(_js, o[7:]))}]")
+        self._spools["out"].append("[" + ",".join(outs_text) + "]" if outs_text else "0")
+        if outcome == "pass":
+            for o in c.get("outputs") or ():
+                r = o.get("ratio") if isinstance(o, dict) else None
+                if type(r) in (int, float) and math.isfinite(r):
+                    self.ratios[(op, dt)].append(float(r))
+        self._put_end(c, outcome == "pass", cid)
+
+    def _put_numbers(self, i: int, opset, sv, dur) -> None:
+        """Case ``i``'s opset, since_version and duration (ms) into their columns (a value a column
+        cannot hold: 0 there, the value kept aside)."""
+        col = self._block
         for name, v in (("ov", opset), ("sv", sv)):
             if type(v) is int and -JS_SAFE_INT <= v <= JS_SAFE_INT:
                 col[name].append(v)
@@ -687,38 +689,13 @@ class CaseStore:
         else:
             self._dur.append(0)
             self._odd[("dur", i)] = dur
-        for fcol, feat, fv in zip(self._fcols, self._feat, fvals):
-            fi = feat.index.get(fv)
-            fcol.append(feat.add(fv) if fi is None else fi)
-        keys, vals = [], []
-        tk_index, tag_vals = self._tag_keys.index, self._tag_vals
-        for k, key, v in tag_items:
-            ki = tk_index.get(k)
-            if ki is None:
-                ki = self._tag_keys.add(k)
-                tag_vals.append(_Interner())
-            keys.append(ki)
-            tv = tag_vals[ki]
-            vi = tv.index.get(key)
-            vals.append(str(tv.add(v, key) if vi is None else vi))
-        col["ks"].append(self._keysets.add(tuple(keys)))
-        self._spools["tv"].append(",".join(vals))
-        outs_text = []
-        for o in outs:
-            if len(o) == 2:
-                outs_text.append(f"[{s_add(o[0])},{_js(o[1])}]")
-            else:
-                outs_text.append(f"[{s_add(o[0])},{','.join(map(_js, o[1:6]))},{s_add(o[6])},"
-                                 f"{','.join(map(_js, o[7:]))}]")
-        self._spools["out"].append("[" + ",".join(outs_text) + "]" if outs_text else "0")
-        col["det"].append(1 if outcome != "pass" and isinstance(c.get("detail"), dict) else 0)
-        if outcome != "pass" and "detail" not in c:
+
+    def _put_end(self, c: dict, passed: bool, cid: str) -> None:
+        """The end of :meth:`add` of the record ``c`` (whether it passed, its id as text): whether it has
+        a drill-down detail, its id where the store keeps ids, the count, the block's spill."""
+        self._block["det"].append(0 if passed else 1 if isinstance(c.get("detail"), dict) else 0)
+        if not passed and "detail" not in c:
             self.undetailed += 1
-        if outcome == "pass":
-            for o in c.get("outputs") or ():
-                r = o.get("ratio") if isinstance(o, dict) else None
-                if type(r) in (int, float) and math.isfinite(r):
-                    self.ratios[(op, dt)].append(float(r))
         if self._id_at is None:
             self._spools["id"].append(cid)
         self.n += 1
