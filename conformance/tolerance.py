@@ -571,14 +571,14 @@ def compare(name: str, actual, expected: np.ndarray, tol: Tolerance) -> Check:
     if expected.size == 0:
         return Check(name, True, tolerance=tol)
     kind = expected.dtype.kind
-    if kind in "biuUS" and actual.tobytes() == expected.tobytes():
-        # integers, booleans, fixed-width strings of one dtype equal bit for bit: every element equal,
-        # the exact comparison's pass below without the element-wise != and its reduction
-        return Check(name, True, tolerance=tol)
-    if expected.dtype in _FLOAT_DTYPES and actual.tobytes() == expected.tobytes():
-        # Bit for bit the expected output (most outputs of a run): every element equal or the same
-        # NaN, zeros of the same sign, so both paths below give this check (every error and ratio 0,
-        # the worst at the first element), without converting either array to float64.
+    exact_kind = kind in "biuUS"  # integers, booleans, fixed-width strings: compared exactly below
+    if (exact_kind or expected.dtype in _FLOAT_DTYPES) and actual.tobytes() == expected.tobytes():
+        # Bit for bit the expected output (most outputs of a run): every element equal (for a float,
+        # or the same NaN, zeros of the same sign), so the paths below give this check without the
+        # element-wise != and its reduction (exact kinds) or converting either array to float64
+        # (floats: every error and ratio 0, the worst at the first element).
+        if exact_kind:
+            return Check(name, True, tolerance=tol)
         first = float(expected.reshape(-1)[0])
         return Check(name, True, "", max_abs_err=0.0, ratio=0.0, worst_index=[0] * expected.ndim,
                      expected_at_worst=first, actual_at_worst=first, tolerance=tol)
