@@ -181,6 +181,8 @@ class OnnxRuntimeBackend(Backend):
             raise ValueError(f"graph_optimization_level must be one of {sorted(_LEVELS)}, got {level!r}")
         self.level = level
         self.threads = int(intra_op_num_threads)
+        #: one SessionOptions a (level, threads), shared by the sessions that record nothing (:meth:`_prepare`)
+        self._shared_options: dict = {}
 
     def prepare(self, model: onnx.ModelProto, model_bytes: bytes):
         return self._prepare(model, model_bytes, self.level)
@@ -225,9 +227,9 @@ class OnnxRuntimeBackend(Backend):
             # one SessionOptions a level, made once and shared by the sessions (InferenceSession copies
             # it into the session it makes; the bare loop shares one too): ~2 us a case less
             key = (level, self.threads)
-            so = self.__dict__.get("_shared_options", {}).get(key)
+            so = self._shared_options.get(key)
             if so is None:
-                so = self.__dict__.setdefault("_shared_options", {})[key] = self._options(level)
+                so = self._shared_options[key] = self._options(level)
         kwargs = {"disabled_optimizers": list(disabled)} if disabled else {}
         try:
             session = self._ort.InferenceSession(model_bytes, sess_options=so, providers=self.providers, **kwargs)
