@@ -28,6 +28,8 @@ import json
 import math
 from typing import Any
 
+import orjson
+
 #: the encoded non-finite floats
 NAN, POS_INF, NEG_INF = "NaN", "Infinity", "-Infinity"
 
@@ -196,6 +198,30 @@ def _encode_compact(obj: Any) -> str:
     if _C_COMPACT is None or isinstance(obj, str):  # a lone string: encode does not use the C encoder
         return _COMPACT.encode(obj)
     return "".join(_C_COMPACT(obj, 0))
+
+
+def json_line(obj: Any) -> tuple[Any, bytes]:
+    """``(value, line)``: ``obj`` as one line of compact strict JSON in the module's encoding, UTF-8,
+    ending in a newline (a line of ``results.jsonl``), and the value the line holds (``obj``
+    itself unless it holds something awkward: :func:`written`).
+
+    Written by orjson (a tenth of the time of ``json``'s C encoder on a result record: ~1.4 against
+    ~13 us warm) where the line holds exactly ``obj``: orjson writes NaN and infinities as
+    ``null`` and serialises dataclasses, enums and dates that JSON has no type for, so the line is
+    parsed back and compared with ``obj`` (~3 us); anything that differs, or that orjson refuses
+    (integers beyond 64 bits, lone surrogates, keys that are not text, numpy scalars), goes through
+    :func:`written` as every other file does.  The two differ in spelling only, never in value:
+    orjson writes non-ASCII text as UTF-8 rather than ``\\u`` escapes and exponents without
+    padding (``1e-5`` for ``1e-05``); a reader gets the same value from either."""
+    try:
+        line = orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:  # orjson.JSONEncodeError: a value it does not write
+        pass
+    else:
+        if orjson.loads(line) == obj:
+            return obj, line
+    value, text = written(obj, separators=(",", ":"))
+    return value, text.encode() + b"\n"
 
 
 def dumps(obj: Any, **kw) -> str:
