@@ -202,26 +202,36 @@ def _encode_compact(obj: Any) -> str:
 
 def json_line(obj: Any) -> tuple[Any, bytes]:
     """``(value, line)``: ``obj`` as one line of compact strict JSON in the module's encoding, UTF-8,
-    ending in a newline (a line of ``results.jsonl``), and the value the line holds (``obj``
-    itself unless it holds something awkward: :func:`written`).
+    ending in a newline (a line of ``results.jsonl`` and of ``results.json``'s cases), and the value
+    the line holds (``obj`` itself unless it holds something awkward: then :func:`json_safe` of it).
 
     Written by orjson (a tenth of the time of ``json``'s C encoder on a result record: ~1.4 against
-    ~13 us warm) where the line holds exactly ``obj``: orjson writes NaN and infinities as
-    ``null`` and serialises dataclasses, enums and dates that JSON has no type for, so the line is
-    parsed back and compared with ``obj`` (~3 us); anything that differs, or that orjson refuses
-    (integers beyond 64 bits, lone surrogates, keys that are not text, numpy scalars), goes through
-    :func:`written` as every other file does.  The two differ in spelling only, never in value:
-    orjson writes non-ASCII text as UTF-8 rather than ``\\u`` escapes and exponents without
-    padding (``1e-5`` for ``1e-05``); a reader gets the same value from either."""
+    ~13 us warm) where the line parses back to exactly the value: orjson writes NaN and infinities
+    as ``null`` and serialises dataclasses, enums and dates, so the line is parsed back and compared
+    (~3 us); a value that differs is made safe (:func:`json_safe`) and written by orjson again, and
+    one orjson refuses even then (an integer beyond 64 bits) by :func:`written`.  A line read back
+    and written again is the same bytes (``results.json`` written from its parsed cases is the file).
+    Beside :func:`dumps` (every other file) the spelling differs, never the value: UTF-8 text rather
+    than ``\\u`` escapes, exponents without padding (``1e-5`` for ``1e-05``)."""
+    line = _orjson_line(obj)
+    if line is not None:
+        return obj, line
+    safe = json_safe(obj)
+    line = _orjson_line(safe)
+    if line is not None:
+        return safe, line
+    value, text = written(safe, separators=(",", ":"))
+    return value, text.encode() + b"\n"
+
+
+def _orjson_line(obj: Any) -> bytes | None:
+    """orjson's compact line of ``obj`` (newline-ended), or ``None`` where it refuses ``obj`` or the
+    line does not parse back to ``obj``."""
     try:
         line = orjson.dumps(obj, option=orjson.OPT_APPEND_NEWLINE)
     except TypeError:  # orjson.JSONEncodeError: a value it does not write
-        pass
-    else:
-        if orjson.loads(line) == obj:
-            return obj, line
-    value, text = written(obj, separators=(",", ":"))
-    return value, text.encode() + b"\n"
+        return None
+    return line if orjson.loads(line) == obj else None
 
 
 def dumps(obj: Any, **kw) -> str:

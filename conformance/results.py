@@ -41,7 +41,7 @@ from pathlib import Path
 import orjson
 
 from .compact import trim_heap
-from .jsonsafe import dumps, json_safe
+from .jsonsafe import dumps, json_line, json_safe
 from .runner import summarize
 from .suite import Suite, host_environment, op_key
 
@@ -122,7 +122,7 @@ def write_results(doc: dict, path: str | os.PathLike, *, case_lines: Iterable[by
     head = {k: v for k, v in doc.items() if k != "cases"}
     compact = (",", ":")
     if case_lines is None:
-        case_lines = (dumps(c, separators=compact).encode() for c in doc.get("cases", []))
+        case_lines = (json_line(c)[1][:-1] for c in doc.get("cases", []))  # results.jsonl's lines
     with open(tmp, "wb") as f:
         last = None  # written a piece behind: the head's closing brace is not
         for piece in _json_pieces(head, 3):  # the coverage a piece per operator: its text is 9 MB whole
