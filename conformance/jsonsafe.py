@@ -19,7 +19,9 @@ Readers take numbers with :func:`decode_number`, which also understands the spel
 ``"nan"``/``"inf"``/``"-inf"`` that results written before suite 0.3.1 used.
 
 Writing is cheap where nothing is awkward: :func:`dumps` serialises once with
-``allow_nan=False`` and only walks the value (:func:`json_safe`) when that fails.
+``allow_nan=False`` and only walks the value (:func:`json_safe`) when that fails.  The result
+lines (``results.jsonl``, ``results.json``'s cases: one a case of every run) are written by
+orjson (:func:`json_line`): the same values, spelt as orjson spells them (UTF-8 text, ``1e-5``).
 """
 
 from __future__ import annotations
