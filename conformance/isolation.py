@@ -265,6 +265,8 @@ class _Worker:
         self.started = 0.0  # when the worker began the case it is on (as the parent saw it)
         self.seen = -1  # that case
         self.rss_checked = float("-inf")  # when its memory was last read (:func:`_breach`)
+        self.size = MAX_BATCH  # the cases of its next batch (run_isolated: by how long its cases take)
+        self.answered = None  # when its last results came (time.monotonic)
         self._buf = bytearray()  # bytes read from the pipe, not yet a whole message (:meth:`messages`)
         self._poller = None
         kind, payload = self._recv_ready()
@@ -456,9 +458,27 @@ def _context(start_method: str | None, backend: Any, spec: str | None):
     return mp.get_context(method), backend
 
 
-#: Most cases sent to a worker in one message (they run one after another; a batch
-#: saves a round trip per case, and a crash re-queues the rest of its batch).
+#: Cases sent to a worker in one message (they run one after another; a batch saves a round trip
+#: per case, and a crash re-queues the rest of its batch): a batch starts at this size...
 MAX_BATCH = 16
+#: ... and grows to this many where the cases are cheap (:data:`BATCH_TARGET_S`): the cost of a
+#: batch's read, judging and message is the same for 16 cases or 64, and each of a batch's three
+#: passes (read, attempt, judge) runs longer in caches that stay warm.
+MAX_BATCH_CHEAP = 64
+#: The work a batch aims at, in seconds: a worker's batch is as many cases as its recent cases took
+#: this long for (:data:`MAX_BATCH` to :data:`MAX_BATCH_CHEAP`), so that a batch of heavy cases
+#: (large tensors, slow kernels) stays small and what a crash costs stays bounded in time.
+BATCH_TARGET_S = 0.04
+
+
+def _crash_group(cases, i: int) -> str:
+    """What a crash of case ``i`` marks as crash-prone: its operator version (the id up to its
+    first ``/``: ``Op-since_version``, domain-qualified where it has a domain)."""
+    ids = getattr(cases, "id", None)
+    if callable(ids):  # a bundle's compact references: the id without reading the manifest
+        return ids(i).partition("/")[0]
+    c = cases[i]  # a case or a reference: its fields (a case's id would hash its data)
+    return f"{c.domain}.{c.op}-{c.since_version}" if c.domain else f"{c.op}-{c.since_version}"
 
 
 def run_isolated(
@@ -544,6 +564,11 @@ def run_isolated(
     # it would break each new worker in turn and every following case would be charged a crash.
     # So each suspect runs alone, in a fresh worker that is stopped after it.
     suspects: set[int] = set()
+    # Crash-prone operator versions (:func:`_crash_group`): once one of its cases has crashed or hung a
+    # worker, each case of the group goes alone in its batch, so that a crash of one loses no other
+    # attempt (the cases a batch had attempted before a crash run again as suspects, each in a worker
+    # of its own: ~15 ms each).
+    crashed: set[str] = set()
     lines = on_line is not None and on_result is None and on_record is None and not collect
     plain_lines = lines and on_analysis is None  # a line is all there is to a worker's result
 
@@ -602,7 +627,7 @@ def run_isolated(
                     w.retire = True
                     continue
                 # smaller batches at the end even the workers' load out; one worker needs no evening
-                size = MAX_BATCH if len(workers) == 1 else max(1, min(MAX_BATCH, len(pending) // (2 * len(workers))))
+                size = w.size if len(workers) == 1 else max(1, min(w.size, len(pending) // (2 * len(workers))))
                 # a batch queued behind the one it is on: its results come when a batch is judged,
                 # so a worker topped up only then would wait for the parent to wake and answer (a
                 # worker that blocked ~900 times a 7,317-case run, a wake-up on the other core each,
@@ -610,6 +635,10 @@ def run_isolated(
                 while len(w.inflight) <= size and pending and pending[0] not in suspects:
                     batch = []
                     while pending and len(batch) < size and pending[0] not in suspects:
+                        if crashed and _crash_group(cases, pending[0]) in crashed:
+                            if not batch:  # alone in its batch
+                                batch.append(pending.popleft())
+                            break
                         batch.append(pending.popleft())
                     w.send(batch, cases)
             busy = [w for w in workers if w.inflight]
@@ -626,6 +655,13 @@ def run_isolated(
             for w in busy:
                 try:
                     got, eof = w.messages()
+                    if got:  # the next batch's size: as many cases as took BATCH_TARGET_S of late
+                        now = time.monotonic()
+                        if w.answered is not None:
+                            per_case = (now - w.answered) / len(got)
+                            w.size = (MAX_BATCH_CHEAP if per_case <= 0 else
+                                      max(MAX_BATCH, min(MAX_BATCH_CHEAP, int(BATCH_TARGET_S / per_case))))
+                        w.answered = now
                     inflight = w.inflight
                     for kind, i, payload, analysis in got:
                         if not inflight or i != inflight[0]:
@@ -645,6 +681,7 @@ def run_isolated(
                     w.proc.join(5)
                     attempted = _attempted_before(w)
                     i, ran = w.charge(time.monotonic())
+                    crashed.add(_crash_group(cases, i))
                     finish(i, _synthetic(cases[i], "crash", f"backend process {_signal_name(w.proc.exitcode)}", ran))
                     suspects.update(j for j in attempted if j != i)
                     dead.append(w)
@@ -659,6 +696,7 @@ def run_isolated(
                 outcome, message = breach
                 w.kill()
                 i, ran = w.charge(now)
+                crashed.add(_crash_group(cases, i))
                 finish(i, _synthetic(cases[i], outcome, message, ran))
                 dead.append(w)
             if on_collected is not None and n_finished[0] != n_collected:
