@@ -35,7 +35,8 @@ in-process loop survives them), written once to a temporary directory (``--keep 
    ``onnxruntime.backend.prepare`` + ``run`` + ``Runner.assert_similar_outputs`` per data set.
 
 2. Per stage, CPU microseconds per case, in one process, the way a worker goes (a batch of
-   ``isolation.MAX_BATCH`` cases read, then attempted, then judged), on the bundle, its cheap
+   ``isolation.MAX_BATCH_CHEAP`` cases read, then attempted, then judged: the size a worker's
+   batches of such cheap cases grow to), on the bundle, its cheap
    cases (Relu and Cast) and LN+BN: reading and checking the case (``CaseRef.load_for_run``),
    the backend's prepare + run (``runner.attempt_case``: what the runtime spends), judging
    (``runner.judge_case``), the result record (``to_json``, its line of results.jsonl encoded
@@ -293,13 +294,13 @@ def stages(refs, batch: int) -> tuple[dict[str, float], int]:
 
 def stage_table(sets: list[tuple[str, list, str]]) -> None:
     """Print the per-stage table for each ``(name, refs, bundle)``; the bare loop per case for scale."""
-    from conformance.isolation import MAX_BATCH
+    from conformance.isolation import MAX_BATCH_CHEAP
 
-    print(f"\nper stage, CPU microseconds per case, in one process (batches of {MAX_BATCH}); {_load()}")
+    print(f"\nper stage, CPU microseconds per case, in one process (batches of {MAX_BATCH_CHEAP}); {_load()}")
     cols = STAGES + ("runner", "runner/runtime", "bare loop")
     print(f"  {'':28s}" + "".join(f"{c:>15s}" for c in cols))
     for name, refs, bundle in sets:
-        t, n = stages(refs, MAX_BATCH)
+        t, n = stages(refs, MAX_BATCH_CHEAP)
         us = {k: v / n * 1e6 for k, v in t.items()}
         runner = sum(us.values()) - us["prepare+run"]
         bare = ""
