@@ -18,6 +18,7 @@ import functools
 import itertools
 import json
 import math
+import operator
 import os
 from array import array
 from collections import Counter, defaultdict
@@ -295,6 +296,20 @@ def _js(v) -> str:
 #: text, a huge integer, a non-finite duration) is kept beside it, by case.
 _NUMBER_COLUMNS = ("ov", "sv", "dur")
 
+#: The position of ``opset`` in :data:`FEATURES` (a record's own ``opset`` where no tag gives it).
+_OPSET_FEATURE = [k for k, _, _ in FEATURES].index("opset")
+
+#: The types of tag values that are their own look-up key in :meth:`CaseStore.add`'s maps.
+_PLAIN = frozenset((str, int))
+
+
+def _one_of(p: int, values: tuple) -> tuple:
+    return (values[p],)
+
+
+def _none_of(values: tuple) -> tuple:
+    return ()
+
 
 #: Cases a block of :class:`_Spill` holds: the store writes its columns to disk a block at a time.
 SPILL_BLOCK = 2048
@@ -335,7 +350,14 @@ class _Spill:
     def put(self, name: str, values: list) -> None:
         """Append ``values`` (integers, or floats for a column of floats) to the column ``name``:
         integers in the narrowest type that holds this block's."""
-        a = np.array(values)
+        a = None
+        if type(values) is list:  # a list of ints through an array of int64 (np.array took 450 instructions an int)
+            try:
+                a = np.frombuffer(array("q", values), dtype=np.int64)
+            except (TypeError, OverflowError):
+                a = None
+        if a is None:
+            a = np.array(values)
         if a.dtype.kind in "iu" and len(a):
             lo, hi = int(a.min()), int(a.max())
             a = a.astype(next(t for t in (np.int8, np.int16, np.int32, np.int64)
@@ -348,7 +370,7 @@ class _Spill:
         """Append ``texts`` to the text column ``name`` (UTF-8, lone surrogates kept)."""
         data = [t.encode("utf-8", "surrogatepass") for t in texts]
         self._texts[name].append((self._write(b"".join(data)), len(data)))
-        self.put(name + "#", np.cumsum([len(b) for b in data], dtype=np.int64))
+        self.put(name + "#", np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data))))
 
     def column(self, name: str) -> np.ndarray:
         """The column ``name`` whole, in the widest type of its blocks (float64 for a column of
@@ -437,6 +459,7 @@ class CaseStore:
         #: add's memo of what it looked up by value (operator, feature and tag indices), dropped
         #: when the page is written (:meth:`_column`, :meth:`_text_index`)
         self._fast: dict = {}
+        self._plans: dict[tuple, tuple] = {}  # add's plan per tag key set (:meth:`_plan`), dropped with _fast
         self._spill = _Spill(scratch_dir)
         self._block: dict[str, list] = {}
         self._texts = ("out", "tv") + (("id",) if id_at is None else ())
@@ -483,12 +506,12 @@ class CaseStore:
         """Column ``name`` of every case (``oc``: the outcome's index), as numbers."""
         if name == "oc":
             return np.frombuffer(self._occ.a, dtype=_NP_TYPES[self._occ.a.typecode]).copy()
-        self._fast = {}
+        self._fast, self._plans = {}, {}
         self._flush()
         return self._spill.column(name)
 
     def _text_index(self, name: str):
-        self._fast = {}
+        self._fast, self._plans = {}, {}
         self._flush()
         key = "#" + name
         if key not in self._cache:
@@ -510,20 +533,20 @@ class CaseStore:
         results document's case; any malformed field is shown as it is, never raised on).
 
         A record as the runner writes it (its tags a dict, its outputs dicts) takes a fast path that
-        stores what :func:`case_row` gives without building the row: each tag's and feature's
-        index looked up by its value in one dict (:attr:`_fast`); any other record goes through
-        :func:`case_row`.  Both give the same columns."""
+        stores what :func:`case_row` gives without building the row: its tags by a plan per key set
+        (:meth:`_plan`: the key set's index, and per key a map from each value seen to its index as
+        text; where each feature and the dtype are), each tag and feature looked up once by its
+        value; any other record goes through :func:`case_row`.  Both give the same columns."""
         g = c.get
         tags, outs = g("tags"), g("outputs")
         if type(tags) is not dict or not (outs is None or (type(outs) is list and all(type(o) is dict for o in outs))):
             self._add_row(c, case_row(c))
             return
-        i, col, strings, s_add = self.n, self._block, self.strings, self.strings.add
+        i, col, fast = self.n, self._block, self._fast
         outcome = g("outcome")
         outcome = outcome if type(outcome) is str else str(outcome)
         passed_case = outcome == "pass"
         op, domain = g("op", ""), g("domain")
-        fast = self._fast
         opk = fast.get(("op", op, domain)) if type(op) is str and (domain is None or type(domain) is str) else None
         if opk is None:
             key = op_key(op, domain)
@@ -532,87 +555,202 @@ class CaseStore:
                 fast[("op", op, domain)] = opk
             self._domains.setdefault(key, str(domain or ""))
         opi, op = opk
-        oc = self._oc.add(outcome)
-        self._occ.append(oc)
+        oc = self._oc.index.get(outcome)
+        self._occ.append(self._oc.add(outcome) if oc is None else oc)
         col["op"].append(opi)
-        # features and the dtype: a tag's value as text (fmt_value), interned per feature
+        # tags and features by the plan of the record's key set
+        names = tuple(tags)
+        plan = self._plans.get(names)
+        if plan is None:
+            plan = self._plans[names] = self._plan(names)
+        ks, maps, fget, fcache, dpos, feats, absent = plan
+        values = tuple(tags.values())
         opset = g("opset")
-        for j, (fk, fcol) in enumerate(self._fcols_by_key):
-            if fk in tags:
-                v = tags[fk]
-            elif fk == "opset" and opset is not None:
-                v = opset
-            else:
-                fcol.append(self._absent_index(j))
-                continue
-            t = type(v)
-            fkey = (j, v) if t is str else (j, t, v) if (t is int or t is bool or v is None) else None
-            fi = fast.get(fkey) if fkey is not None else None
-            if fi is None:
-                fi = self._fvalue_index(j, fmt_value(v))
-                if fkey is not None:
-                    fast[fkey] = fi
+        if _PLAIN.issuperset(map(type, values)):  # texts and ints: each value its own look-up key
+            texts = list(map(dict.get, maps, values))
+            if not all(texts):  # a value not seen yet (every text seen is a non-empty number)
+                self._tag_texts(names, maps, values, texts)
+            fkey = (fget(values), opset)
+            fis = fcache.get(fkey) if (opset is None or type(opset) is int) else None
+            if fis is None:
+                fis = self._feature_indices(feats, absent, values, opset)
+                if opset is None or type(opset) is int:
+                    fcache[fkey] = fis
+        else:
+            texts = [None] * len(values)
+            self._tag_texts(names, maps, values, texts)
+            fis = self._feature_indices(feats, absent, values, opset)
+        for fcol, fi in zip(self._fcols, fis):
             fcol.append(fi)
-        msg = g("message")
-        msg = "" if not msg else msg if type(msg) is str else str(msg)
-        mi = strings.index.get(msg)
-        col["msg"].append(s_add(msg) if mi is None else mi)
-        phase = g("phase")
-        phase = "" if not phase else phase if type(phase) is str else str(phase)
-        col["ph"].append(self.phases.add(phase))
-        xe = g("expect_error")
-        col["xe"].append(s_add(str(xe)) if xe else 0)
-        d = g("duration_s")
-        self._put_numbers(i, opset, g("since_version"),
-                          _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None)
-        # tags: (key, value) -> (key index, value index as text), by the value's type as case_row keys it
-        keys, vals = [], []
-        for k, v in tags.items():
-            t = type(v)
-            tkey = (k, v) if t is str else (k, t, v) if (t is int or t is bool or v is None) else None
-            hit = fast.get(tkey) if tkey is not None else None
-            if hit is None:
-                hit = self._tag_index(k, *_tag_key(v))
-                if tkey is not None:
-                    fast[tkey] = hit
-            keys.append(hit[0])
-            vals.append(hit[1])
-        col["ks"].append(self._keysets.add(tuple(keys)))
-        self._spools["tv"].append(",".join(vals))
-        if "dtype" in tags:
-            dt = tags["dtype"]
+        col["ks"].append(ks)
+        self._spools["tv"].append(",".join(texts))
+        if dpos >= 0:
+            dt = values[dpos]
             dt = dt if type(dt) is str else fmt_value(dt)
         else:
             dt = ABSENT
-        col["dt"].append(self.dtypes.add(dt))
-        outs_text = []
-        ratios = None
-        for o in outs or ():
-            name = o.get("name", "")
-            name = name if type(name) is str else str(name)
-            if passed_case and o.get("passed"):
-                r = o.get("ratio")
-                outs_text.append(f"[{s_add(name)},{_js(_num(r, 3))}]")
-                if type(r) in (int, float) and math.isfinite(r):
-                    if ratios is None:
-                        ratios = self.ratios[(op, dt)]
-                    ratios.append(float(r))
+        di = self.dtypes.index.get(dt)
+        col["dt"].append(self.dtypes.add(dt) if di is None else di)
+        strings = self.strings
+        sidx, s_add = strings.index, strings.add
+        msg = g("message")
+        msg = "" if not msg else msg if type(msg) is str else str(msg)
+        mi = sidx.get(msg)
+        col["msg"].append(s_add(msg) if mi is None else mi)
+        phase = g("phase")
+        phase = "" if not phase else phase if type(phase) is str else str(phase)
+        pi = self.phases.index.get(phase)
+        col["ph"].append(self.phases.add(phase) if pi is None else pi)
+        xe = g("expect_error")
+        col["xe"].append(s_add(str(xe)) if xe else 0)
+        # opset, since_version, duration (_put_numbers)
+        if type(opset) is int and -JS_SAFE_INT <= opset <= JS_SAFE_INT:
+            col["ov"].append(opset)
+        else:
+            col["ov"].append(0)
+            self._odd[("ov", i)] = opset
+        sv = g("since_version")
+        if type(sv) is int and -JS_SAFE_INT <= sv <= JS_SAFE_INT:
+            col["sv"].append(sv)
+        else:
+            col["sv"].append(0)
+            self._odd[("sv", i)] = sv
+        d = g("duration_s")
+        dur = _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None
+        if type(dur) is float and math.isfinite(dur):
+            self._dur.append(dur)
+        else:
+            self._dur.append(0)
+            self._odd[("dur", i)] = dur
+        if outs:
+            outs_text = []
+            ratios = None
+            for o in outs:
+                og = o.get
+                name = og("name", "")
+                name = name if type(name) is str else str(name)
+                ni = sidx.get(name)
+                if ni is None:
+                    ni = s_add(name)
+                r = og("ratio")
+                if passed_case and og("passed"):
+                    if type(r) is float and r == 0.0 and math.copysign(1.0, r) > 0:
+                        outs_text.append(f"[{ni},0.0]")
+                    else:
+                        outs_text.append(f"[{ni},{_js(_num(r, 3))}]")
+                    if type(r) in (int, float) and math.isfinite(r):
+                        if ratios is None:
+                            ratios = self.ratios[(op, dt)]
+                        ratios.append(float(r))
+                    continue
+                tol = og("tolerance") or {}
+                outs_text.append(f"[{ni},{1 if og('passed') else 0},{_js(_num(r, 4))},"
+                                 f"{_js(_num(og('max_abs_err'), 4))},{_js(_num(tol.get('atol'), 4))},"
+                                 f"{_js(_num(tol.get('rtol'), 4))},{s_add(str(og('reason') or ''))},"
+                                 f"{_js(_json_safe(og('worst_index')))},{_js(_num(og('expected_at_worst')))},"
+                                 f"{_js(_num(og('actual_at_worst')))}]")
+                if passed_case:
+                    if type(r) in (int, float) and math.isfinite(r):
+                        if ratios is None:
+                            ratios = self.ratios[(op, dt)]
+                        ratios.append(float(r))
+            self._spools["out"].append("[" + ",".join(outs_text) + "]")
+        else:
+            self._spools["out"].append("0")
+        # the end (_put_end)
+        if passed_case:
+            col["det"].append(0)
+        else:
+            det = g("detail")
+            col["det"].append(1 if isinstance(det, dict) else 0)
+            if det is None and "detail" not in c:
+                self.undetailed += 1
+        if self._id_at is None:
+            cid = g("id")
+            self._spools["id"].append(cid if type(cid) is str else str(cid))
+        self.n = i + 1
+        self._in_block += 1
+        if self._in_block >= SPILL_BLOCK:
+            self._flush()
+
+    def _plan(self, names: tuple) -> tuple:
+        """The plan of the tag key set ``names`` (a record's tag keys, in its order) for :meth:`add`:
+        ``(key set index, per key its map {value's look-up key: its value's index as text},
+        the record's feature values given by tags (a function of its tag values, a tuple),
+        {(those values, the record's opset): the index of each feature's value}, position of
+        "dtype" or -1)``.  A value's look-up key is the value itself for text and ints,
+        ``(type, value)`` for bools and None, none for any other (interned by :func:`_tag_key`
+        each time).  The key maps live in :attr:`_fast`, shared by the key sets that have the key."""
+        fast = self._fast
+        kis = []
+        maps = []
+        for k in names:
+            ki = self._tag_keys.index.get(k)
+            if ki is None:
+                ki = self._tag_keys.add(k)
+                self._tag_vals.append(_Interner())
+            kis.append(ki)
+            m = fast.get(("tmap", ki))
+            if m is None:
+                m = fast[("tmap", ki)] = {}
+            maps.append(m)
+        ks = self._keysets.add(tuple(kis))
+        fpos = [names.index(fk) for fk, _, _ in FEATURES if fk in names]
+        if len(fpos) > 1:
+            fget = operator.itemgetter(*fpos)
+        elif fpos:
+            fget = functools.partial(_one_of, fpos[0])
+        else:
+            fget = _none_of
+        feats, absent = [], []
+        for j, (fk, _, _) in enumerate(FEATURES):
+            if fk in names:
+                fmap = fast.get(("fmap", j))
+                if fmap is None:
+                    fmap = fast[("fmap", j)] = {}
+                feats.append((j, names.index(fk), fmap))
+            else:
+                absent.append((j, None if j == _OPSET_FEATURE else self._absent_index(j)))
+        return (ks, maps, fget, {}, names.index("dtype") if "dtype" in names else -1, feats, absent)
+
+    def _tag_texts(self, names: tuple, maps: list, values: tuple, texts: list) -> None:
+        """Put in ``texts`` where it has none the index text of each of a record's tag ``values``
+        (keys ``names``, their :meth:`_plan` maps), each value interned where new."""
+        for p, text in enumerate(texts):
+            if text:
                 continue
-            tol = o.get("tolerance") or {}
-            outs_text.append(f"[{s_add(name)},{1 if o.get('passed') else 0},{_js(_num(o.get('ratio'), 4))},"
-                             f"{_js(_num(o.get('max_abs_err'), 4))},{_js(_num(tol.get('atol'), 4))},"
-                             f"{_js(_num(tol.get('rtol'), 4))},{s_add(str(o.get('reason') or ''))},"
-                             f"{_js(_json_safe(o.get('worst_index')))},{_js(_num(o.get('expected_at_worst')))},"
-                             f"{_js(_num(o.get('actual_at_worst')))}]")
-            if passed_case:
-                r = o.get("ratio")
-                if type(r) in (int, float) and math.isfinite(r):
-                    if ratios is None:
-                        ratios = self.ratios[(op, dt)]
-                    ratios.append(float(r))
-        self._spools["out"].append("[" + ",".join(outs_text) + "]" if outs_text else "0")
-        cid = g("id")
-        self._put_end(c, passed_case, cid if type(cid) is str else str(cid))
+            v, m = values[p], maps[p]
+            t = type(v)
+            lk = v if (t is str or t is int) else (t, v) if (t is bool or v is None) else None
+            text = m.get(lk) if lk is not None else None
+            if text is None:
+                text = self._tag_index(names[p], *_tag_key(v))[1]
+                if lk is not None:
+                    m[lk] = text
+            texts[p] = text
+
+    def _feature_indices(self, feats: list, absent: list, values: tuple, opset) -> list[int]:
+        """The index of each feature's value (:data:`FEATURES`, in that order) of a record whose tag
+        values are ``values`` and whose own opset is ``opset``, interned where new (``feats`` and
+        ``absent``: where its key set has each feature, :meth:`_plan`)."""
+        fis = [0] * len(FEATURES)
+        for j, p, fmap in feats:
+            v = values[p]
+            t = type(v)
+            lk = v if (t is str or t is int) else (t, v) if (t is bool or v is None) else None
+            fi = fmap.get(lk) if lk is not None else None
+            if fi is None:
+                fi = self._fvalue_index(j, fmt_value(v))
+                if lk is not None:
+                    fmap[lk] = fi
+            fis[j] = fi
+        for j, fi in absent:
+            if j == _OPSET_FEATURE and opset is not None:
+                fi = self._fvalue_index(j, fmt_value(opset))
+            elif fi is None:
+                fi = self._absent_index(j)
+            fis[j] = fi
+        return fis
 
     def _absent_index(self, j: int) -> int:
         feat = self._feat[j]
