@@ -921,24 +921,15 @@ class CaseStore:
         for end in bounds + [self.n]:
             members = by_group[start:end]
             ids = list(self._ids(members))
-            got = sorted(range(len(ids)), key=lambda k: (ids[k], k))
+            got = sorted(range(len(ids)), key=ids.__getitem__)  # stable: equal ids in the order they came
             perm[start:end] = members[got]
-            for k in got:
-                cid = ids[k]
-                m = min(len(prev), len(cid))
-                if cid[:m] == prev[:m]:
-                    p = m
-                else:  # the longest shared prefix, by halving (ids share ~60 characters)
-                    p, hi = 0, m  # prev[:p] == cid[:p], prev[:hi] != cid[:hi]
-                    while hi - p > 1:
-                        mid = (p + hi) // 2
-                        if cid[:mid] == prev[:mid]:
-                            p = mid
-                        else:
-                            hi = mid
-                prefixes.append(p)
-                rests.append(cid[p:])
-                prev = cid
+            ids = [ids[k] for k in got]
+            for k in range(0, len(ids), _CHUNK):
+                part = ids[k:k + _CHUNK]
+                shared = _shared_prefixes(prev, part)
+                prefixes += shared
+                rests += [cid[p:] for cid, p in zip(part, shared)]
+                prev = part[-1]
             if len(rests) >= _CHUNK or end == self.n:
                 spill.put("pageidp", prefixes)
                 spill.put_texts("pageids", rests)
@@ -1125,6 +1116,42 @@ class CaseStore:
 
 #: Cases a piece of the page's case data holds (of one column).
 _CHUNK = 4096
+
+
+def _shared_prefixes(prev: str, ids: list[str]) -> list[int]:
+    """For each of ``ids``, the length of the prefix it shares with the one before it (the first:
+    with ``prev``): ASCII ids compared all at once as bytes (numpy), any other one by one."""
+    if not ids:
+        return []
+    texts = [prev, *ids]
+    try:
+        data = np.array([t.encode("ascii") for t in texts])
+    except UnicodeEncodeError:
+        data = None
+    if data is not None and data.dtype.itemsize:
+        width = data.dtype.itemsize
+        b = data.view(np.uint8).reshape(len(texts), width)
+        eq = b[1:] == b[:-1]
+        shared = np.where(eq.all(axis=1), width, eq.argmin(axis=1))
+        lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        # the padding (NUL bytes) compared equal past the shorter id's end: cut at it
+        return np.minimum(shared, np.minimum(lens[1:], lens[:-1])).tolist()
+    out = []
+    for cid in ids:
+        m = min(len(prev), len(cid))
+        if cid[:m] == prev[:m]:
+            p = m
+        else:  # the longest shared prefix, by halving (ids share ~60 characters)
+            p, hi = 0, m  # prev[:p] == cid[:p], prev[:hi] != cid[:hi]
+            while hi - p > 1:
+                mid = (p + hi) // 2
+                if cid[:mid] == prev[:mid]:
+                    p = mid
+                else:
+                    hi = mid
+        out.append(p)
+        prev = cid
+    return out
 
 
 class _PageTexts(_Interner):
