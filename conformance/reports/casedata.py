@@ -616,7 +616,12 @@ class CaseStore:
             col["sv"].append(0)
             self._odd[("sv", i)] = sv
         d = g("duration_s")
-        dur = _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None
+        if type(d) is float and (x := d * 1000.0) - x == 0.0:  # finite: _num(d * 1000.0, 2) inlined
+            dur = float(f"{x:.2g}")
+            if not (dur - dur == 0.0):
+                dur = x
+        else:
+            dur = _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None
         if type(dur) is float and math.isfinite(dur):
             self._dur.append(dur)
         else:
