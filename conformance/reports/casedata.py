@@ -478,6 +478,8 @@ class CaseStore:
         self._spools: dict[str, list[str]] = {k: [] for k in self._texts}
         self._fcols = [self._block[f"f{j}"] for j in range(len(FEATURES))]
         self._fcols_by_key = [(k, fcol) for (k, _, _), fcol in zip(FEATURES, self._fcols)]
+        #: add's appends to the block's columns, in the order it unpacks them
+        self._appends = tuple(self._block[k].append for k in ("op", "ks", "dt", "msg", "ph", "xe", "ov", "sv", "det"))
         self._in_block = 0
 
     def _flush(self) -> None:
@@ -542,7 +544,8 @@ class CaseStore:
         if type(tags) is not dict or not (outs is None or (type(outs) is list and all(type(o) is dict for o in outs))):
             self._add_row(c, case_row(c))
             return
-        i, col, fast = self.n, self._block, self._fast
+        i, fast = self.n, self._fast
+        a_op, a_ks, a_dt, a_msg, a_ph, a_xe, a_ov, a_sv, a_det = self._appends
         outcome = g("outcome")
         outcome = outcome if type(outcome) is str else str(outcome)
         passed_case = outcome == "pass"
@@ -557,7 +560,7 @@ class CaseStore:
         opi, op = opk
         oc = self._oc.index.get(outcome)
         self._occ.append(self._oc.add(outcome) if oc is None else oc)
-        col["op"].append(opi)
+        a_op(opi)
         # tags and features by the plan of the record's key set
         names = tuple(tags)
         plan = self._plans.get(names)
@@ -580,9 +583,8 @@ class CaseStore:
             texts = [None] * len(values)
             self._tag_texts(names, maps, values, texts)
             fis = self._feature_indices(feats, absent, values, opset)
-        for fcol, fi in zip(self._fcols, fis):
-            fcol.append(fi)
-        col["ks"].append(ks)
+        any(map(list.append, self._fcols, fis))  # each feature's column (append gives None: all consumed)
+        a_ks(ks)
         self._spools["tv"].append(",".join(texts))
         if dpos >= 0:
             dt = values[dpos]
@@ -590,30 +592,30 @@ class CaseStore:
         else:
             dt = ABSENT
         di = self.dtypes.index.get(dt)
-        col["dt"].append(self.dtypes.add(dt) if di is None else di)
+        a_dt(self.dtypes.add(dt) if di is None else di)
         strings = self.strings
         sidx, s_add = strings.index, strings.add
         msg = g("message")
         msg = "" if not msg else msg if type(msg) is str else str(msg)
         mi = sidx.get(msg)
-        col["msg"].append(s_add(msg) if mi is None else mi)
+        a_msg(s_add(msg) if mi is None else mi)
         phase = g("phase")
         phase = "" if not phase else phase if type(phase) is str else str(phase)
         pi = self.phases.index.get(phase)
-        col["ph"].append(self.phases.add(phase) if pi is None else pi)
+        a_ph(self.phases.add(phase) if pi is None else pi)
         xe = g("expect_error")
-        col["xe"].append(s_add(str(xe)) if xe else 0)
+        a_xe(s_add(str(xe)) if xe else 0)
         # opset, since_version, duration (_put_numbers)
         if type(opset) is int and -JS_SAFE_INT <= opset <= JS_SAFE_INT:
-            col["ov"].append(opset)
+            a_ov(opset)
         else:
-            col["ov"].append(0)
+            a_ov(0)
             self._odd[("ov", i)] = opset
         sv = g("since_version")
         if type(sv) is int and -JS_SAFE_INT <= sv <= JS_SAFE_INT:
-            col["sv"].append(sv)
+            a_sv(sv)
         else:
-            col["sv"].append(0)
+            a_sv(0)
             self._odd[("sv", i)] = sv
         d = g("duration_s")
         if type(d) is float and (x := d * 1000.0) - x == 0.0:  # finite: _num(d * 1000.0, 2) inlined
@@ -664,10 +666,10 @@ class CaseStore:
             self._spools["out"].append("0")
         # the end (_put_end)
         if passed_case:
-            col["det"].append(0)
+            a_det(0)
         else:
             det = g("detail")
-            col["det"].append(1 if isinstance(det, dict) else 0)
+            a_det(1 if isinstance(det, dict) else 0)
             if det is None and "detail" not in c:
                 self.undetailed += 1
         if self._id_at is None:
