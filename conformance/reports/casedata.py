@@ -29,7 +29,7 @@ import numpy as np
 from markupsafe import Markup
 
 from ..compact import Ints, trim_heap
-from ..jsonsafe import JS_SAFE_INT, dumps, encode_float, page_safe
+from ..jsonsafe import JS_SAFE_INT, _encodes, dumps, encode_float, page_safe
 from ..suite import op_key
 from .common import (ABSENT, FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, fmt_value,
                      repro_prefix)
@@ -48,10 +48,51 @@ def json_for_script(obj) -> Markup:
     text.  Non-finite floats and lone surrogates are written in :mod:`conformance.jsonsafe`'s
     encoding (JSON has no NaN; the page is UTF-8).
     """
-    text = dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    text = _page_json(obj)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return Markup(text)
+
+
+def _c_encoder(ensure_ascii: bool, separators: tuple[str, str], sort_keys: bool, allow_nan: bool):
+    """The C encoder that ``json.dumps(obj, ensure_ascii=..., separators=..., sort_keys=...,
+    allow_nan=...)`` makes at each call (``json.encoder.c_make_encoder``; a JSONEncoder a call cost
+    more than the text of a small value), made once; ``None`` where this Python has none."""
+    try:
+        from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
+
+        if c_make_encoder is None:
+            return None
+        return c_make_encoder(None, json.JSONEncoder().default,
+                              encode_basestring_ascii if ensure_ascii else encode_basestring, None,
+                              separators[1], separators[0], sort_keys, False, allow_nan)
+    except Exception:  # noqa: BLE001 - another Python's signature: json.dumps as before
+        return None
+
+
+_PAGE_ENC = _c_encoder(False, (",", ":"), False, False)
+_KEY_ENC = _c_encoder(True, (", ", ": "), True, True)
+
+
+def _page_json(obj) -> str:
+    """:func:`conformance.jsonsafe.dumps` ``(obj, separators=(",", ":"), ensure_ascii=False)``: the
+    same text, by a C encoder made once where the value needs nothing made safe (no NaN nor
+    infinity, no lone surrogate)."""
+    if _PAGE_ENC is not None:
+        try:
+            text = "".join(_PAGE_ENC(obj, 0))
+        except (ValueError, TypeError):
+            text = None
+        if text is not None and _encodes(text):
+            return text
+    return dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _sorted_json(v) -> str:
+    """``json.dumps(v, sort_keys=True)``, by a C encoder made once."""
+    if _KEY_ENC is None:
+        return json.dumps(v, sort_keys=True)
+    return "".join(_KEY_ENC(v, 0))
 
 
 # -- manifest and attributes ------------------------------------------------------------
@@ -203,11 +244,11 @@ def _key_of(v, memo: dict | None) -> str:
     """``v``'s interning key (its JSON, keys sorted), made once per distinct ``repr`` where a
     ``memo`` is given (values parsed from JSON: equal reprs, equal keys)."""
     if memo is None:
-        return json.dumps(v, sort_keys=True)
+        return _sorted_json(v)
     r = repr(v)
     k = memo.get(r)
     if k is None:
-        k = memo[r] = json.dumps(v, sort_keys=True)
+        k = memo[r] = _sorted_json(v)
     return k
 
 
