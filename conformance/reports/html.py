@@ -48,13 +48,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from ..compact import trim_heap
 from ..suite import op_key
 from .casedata import (MAX_DETAIL_CASES, CaseStore, case_data, case_row, decode_ids, json_for_script,
                        load_manifest)
-from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, feature_value, fmt_value, outcome_rank,
+from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, esc, feature_value, fmt_value, outcome_rank,
                      score, summarize, value_key, weighted, worst_outcome)
 from .families import family_summary, group_matrix, op_families
 
@@ -96,13 +96,13 @@ def _hist_html(r, ax) -> Markup:
     (:func:`conformance.reports.accuracy.axis`), as the page has it (was a template macro)."""
     env = _env()
     get = functools.partial(env.getattr, r)
-    w, h = escape(env.getattr(ax, "width")), escape(env.getattr(ax, "height"))
-    lim = escape(env.getattr(ax, "limit_x"))
-    bars = "".join(f'<rect class="{escape(b["kind"])}" x="{escape(b["x"])}" y="{escape(b["y"])}" '
-                   f'width="{escape(b["w"])}" height="{escape(b["h"])}"><title>{escape(b["what"])}: '
-                   f'{escape(b["n"])}</title></rect>' for b in get("bars"))
+    w, h = esc(env.getattr(ax, "width")), esc(env.getattr(ax, "height"))
+    lim = esc(env.getattr(ax, "limit_x"))
+    bars = "".join(f'<rect class="{esc(b["kind"])}" x="{esc(b["x"])}" y="{esc(b["y"])}" '
+                   f'width="{esc(b["w"])}" height="{esc(b["h"])}"><title>{esc(b["what"])}: '
+                   f'{esc(b["n"])}</title></rect>' for b in get("bars"))
     return Markup(f'<svg class="hist" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" '
-                  f'aria-label="{escape(get("n"))} outputs, {escape(get("exact"))} exact">'
+                  f'aria-label="{esc(get("n"))} outputs, {esc(get("exact"))} exact">'
                   f'<line class="lim" x1="{lim}" x2="{lim}" y1="0" y2="{h}"/>{bars}</svg>')
 
 
@@ -113,10 +113,10 @@ def _mcell_html(cell, q: dict) -> Markup:
     if not cell:
         return Markup('<td class="cell empty"></td>')
     get = cell.__getitem__ if type(cell) is dict else functools.partial(_env().getattr, cell)
-    bar = "".join(f'<i class="s-{escape(o)}" style="width:{escape("%.2f" % (w,))}%"></i>' for o, _, w in get("segs"))
-    return Markup(f'<td class="cell o-{escape(get("worst"))}" title="{escape(get("title"))}">'
-                  f'<a href="#cases?{escape(_urlencode(q))}"><span class="frac">'
-                  f'{escape(get("pass"))}/{escape(get("n"))}</span><span class="bar">{bar}</span></a></td>')
+    bar = "".join(f'<i class="s-{esc(o)}" style="width:{esc("%.2f" % (w,))}%"></i>' for o, _, w in get("segs"))
+    return Markup(f'<td class="cell o-{esc(get("worst"))}" title="{esc(get("title"))}">'
+                  f'<a href="#cases?{esc(_urlencode(q))}"><span class="frac">'
+                  f'{esc(get("pass"))}/{esc(get("n"))}</span><span class="bar">{bar}</span></a></td>')
 
 
 #: :func:`_qs` of the texts seen (operator, dtype, family and feature names: a few hundred), at most 4,096.
