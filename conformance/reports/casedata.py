@@ -446,11 +446,15 @@ class _Spill:
         :meth:`text_index`), in that order."""
         starts, ends = index
         f = self._f
+        buf, b0, b1 = b"", 0, 0  # a window of the file (64 KiB): texts read near each other, one read
         for k in range(0, len(order), 4096):
             part = order[k:k + 4096]
             for s, e in zip(starts[part].tolist(), ends[part].tolist()):
-                f.seek(s)
-                yield f.read(e - s).decode("utf-8", "surrogatepass")
+                if s < b0 or e > b1:
+                    f.seek(s)
+                    buf = f.read(max(e - s, 65536))
+                    b0, b1 = s, s + len(buf)
+                yield buf[s - b0:e - b0].decode("utf-8", "surrogatepass")
 
 
 class CaseStore:
@@ -1123,7 +1127,16 @@ class CaseStore:
         n_io = n_attr = 0
         memo: dict[str, str] = {}  # the keys of the details' values by repr (1,620 cases, 4,984 dumps)
         oc_names = self._oc.items
-        det, oc, op = self._column("det")[perm], self._column("oc")[perm], self._column("op")[perm]
+        det = self._column("det")[perm]
+        if not entries and bdir is None:  # every detail recorded (a run's): only those cases visited
+            io_col.extend([-1] * len(perm))
+            at_col.extend([-1] * len(perm))
+            for k in np.flatnonzero(det)[:MAX_DETAIL_CASES].tolist():
+                sig, sig_key, attrs, attrs_key = detail_row(self._detail_at(int(perm[k])), memo)
+                io_col[k] = iosigs.add(sig, sig_key)
+                at_col[k] = attrsets.add(attrs, attrs_key)
+            return io_col, at_col, iosigs, attrsets
+        oc, op = self._column("oc")[perm], self._column("op")[perm]
         for k, i in enumerate(perm.tolist()):
             if det[k] and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
                 n_io += 1
