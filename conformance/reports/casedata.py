@@ -1053,9 +1053,12 @@ class CaseStore:
             if name == "dur" or odd:
                 conv = repr if name == "dur" else str
                 for k in range(0, n, _CHUNK):
-                    idx = perm[k:k + _CHUNK].tolist()
                     vals = values[k:k + _CHUNK].tolist()
-                    parts = ",".join(_js(odd[i]) if i in odd else conv(v) for i, v in zip(idx, vals))
+                    if odd:
+                        idx = perm[k:k + _CHUNK].tolist()
+                        parts = ",".join(_js(odd[i]) if i in odd else conv(v) for i, v in zip(idx, vals))
+                    else:  # the durations of a run: every one a number the column holds
+                        parts = ",".join(map(conv, vals))
                     yield (f',"{name}":[' if not k else ",") + parts + ("]" if k + _CHUNK >= n else "")
                 if not n:
                     yield f',"{name}":[]'
