@@ -1132,8 +1132,7 @@ class CaseStore:
         oc_names = self._oc.items
         det = self._column("det")[perm]
         if not entries and bdir is None:  # every detail recorded (a run's): only those cases visited
-            io_col.extend([-1] * len(perm))
-            at_col.extend([-1] * len(perm))
+            io_col, at_col = array("h", [-1]) * len(perm), array("h", [-1]) * len(perm)
             for k in np.flatnonzero(det)[:MAX_DETAIL_CASES].tolist():
                 sig, sig_key, attrs, attrs_key = detail_row(self._detail_at(int(perm[k])), memo)
                 io_col[k] = iosigs.add(sig, sig_key)
