@@ -199,8 +199,11 @@ def _case_store(path: Path, offsets, cases=None):
         f.seek(offsets[i])
         return _loads(f.readline().rstrip(b"\r\n")).get("detail")
 
-    store = CaseStore(id_at=None if cases is None else (lambda i: _case_id(cases, i)), detail_at=detail_at,
-                      scratch_dir=path.parent)
+    id_at = None
+    if cases is not None:  # the suite's own id(j) where it has one (_case_id's test once, not a call each)
+        ids = getattr(cases, "id", None)
+        id_at = ids if callable(ids) else (lambda i: _case_id(cases, i))
+    store = CaseStore(id_at=id_at, detail_at=detail_at, scratch_dir=path.parent)
     for line in _lines_at(path, offsets):
         store.add(_loads(line))
     return store

@@ -12,6 +12,7 @@ script), so the same results give the same bytes.  Families aggregate their oper
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Iterable
@@ -60,8 +61,12 @@ def stats(ratios: dict[tuple[str, str], np.ndarray]) -> list[dict]:
             for (op, dt), r in sorted(ratios.items(), key=lambda kv: (kv[0][0], dtype_key(kv[0][1])))]
 
 
+@functools.lru_cache(maxsize=1)
 def _edges() -> np.ndarray:
-    return np.linspace(LOG_MIN, LOG_MAX, (LOG_MAX - LOG_MIN) * PER_DECADE + 1)
+    """The histogram's bin edges (made once: np.linspace a row cost more than its histogram)."""
+    edges = np.linspace(LOG_MIN, LOG_MAX, (LOG_MAX - LOG_MIN) * PER_DECADE + 1)
+    edges.flags.writeable = False
+    return edges
 
 
 def histogram(r: np.ndarray) -> tuple[int, np.ndarray]:

@@ -18,6 +18,7 @@ import functools
 import itertools
 import json
 import math
+import operator
 import os
 from array import array
 from collections import Counter, defaultdict
@@ -28,7 +29,7 @@ import numpy as np
 from markupsafe import Markup
 
 from ..compact import Ints, trim_heap
-from ..jsonsafe import JS_SAFE_INT, dumps, encode_float, page_safe
+from ..jsonsafe import JS_SAFE_INT, _encodes, dumps, encode_float, page_safe
 from ..suite import op_key
 from .common import (ABSENT, FEATURES, ORDER, SEVERITY, dtype_key, dtype_of, feature_value, fmt_value,
                      repro_prefix)
@@ -47,10 +48,51 @@ def json_for_script(obj) -> Markup:
     text.  Non-finite floats and lone surrogates are written in :mod:`conformance.jsonsafe`'s
     encoding (JSON has no NaN; the page is UTF-8).
     """
-    text = dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    text = _page_json(obj)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return Markup(text)
+
+
+def _c_encoder(ensure_ascii: bool, separators: tuple[str, str], sort_keys: bool, allow_nan: bool):
+    """The C encoder that ``json.dumps(obj, ensure_ascii=..., separators=..., sort_keys=...,
+    allow_nan=...)`` makes at each call (``json.encoder.c_make_encoder``; a JSONEncoder a call cost
+    more than the text of a small value), made once; ``None`` where this Python has none."""
+    try:
+        from json.encoder import c_make_encoder, encode_basestring, encode_basestring_ascii
+
+        if c_make_encoder is None:
+            return None
+        return c_make_encoder(None, json.JSONEncoder().default,
+                              encode_basestring_ascii if ensure_ascii else encode_basestring, None,
+                              separators[1], separators[0], sort_keys, False, allow_nan)
+    except Exception:  # noqa: BLE001 - another Python's signature: json.dumps as before
+        return None
+
+
+_PAGE_ENC = _c_encoder(False, (",", ":"), False, False)
+_KEY_ENC = _c_encoder(True, (", ", ": "), True, True)
+
+
+def _page_json(obj) -> str:
+    """:func:`conformance.jsonsafe.dumps` ``(obj, separators=(",", ":"), ensure_ascii=False)``: the
+    same text, by a C encoder made once where the value needs nothing made safe (no NaN nor
+    infinity, no lone surrogate)."""
+    if _PAGE_ENC is not None:
+        try:
+            text = "".join(_PAGE_ENC(obj, 0))
+        except (ValueError, TypeError):
+            text = None
+        if text is not None and _encodes(text):
+            return text
+    return dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _sorted_json(v) -> str:
+    """``json.dumps(v, sort_keys=True)``, by a C encoder made once."""
+    if _KEY_ENC is None:
+        return json.dumps(v, sort_keys=True)
+    return "".join(_KEY_ENC(v, 0))
 
 
 # -- manifest and attributes ------------------------------------------------------------
@@ -199,14 +241,15 @@ def _json_safe(v):
 
 
 def _key_of(v, memo: dict | None) -> str:
-    """``v``'s interning key (its JSON, keys sorted), made once per distinct ``repr`` where a
-    ``memo`` is given (values parsed from JSON: equal reprs, equal keys)."""
-    if memo is None:
-        return json.dumps(v, sort_keys=True)
+    """``v``'s interning key (its JSON, keys sorted): by the C encoder made once
+    (:func:`_sorted_json`), else made once per distinct ``repr`` where a ``memo`` is given (values
+    parsed from JSON: equal reprs, equal keys)."""
+    if memo is None or _KEY_ENC is not None:  # the C encoder costs what the repr would: no memo
+        return _sorted_json(v)
     r = repr(v)
     k = memo.get(r)
     if k is None:
-        k = memo[r] = json.dumps(v, sort_keys=True)
+        k = memo[r] = _sorted_json(v)
     return k
 
 
@@ -295,6 +338,20 @@ def _js(v) -> str:
 #: text, a huge integer, a non-finite duration) is kept beside it, by case.
 _NUMBER_COLUMNS = ("ov", "sv", "dur")
 
+#: The position of ``opset`` in :data:`FEATURES` (a record's own ``opset`` where no tag gives it).
+_OPSET_FEATURE = [k for k, _, _ in FEATURES].index("opset")
+
+#: The types of tag values that are their own look-up key in :meth:`CaseStore.add`'s maps.
+_PLAIN = frozenset((str, int))
+
+
+def _one_of(p: int, values: tuple) -> tuple:
+    return (values[p],)
+
+
+def _none_of(values: tuple) -> tuple:
+    return ()
+
 
 #: Cases a block of :class:`_Spill` holds: the store writes its columns to disk a block at a time.
 SPILL_BLOCK = 2048
@@ -335,7 +392,14 @@ class _Spill:
     def put(self, name: str, values: list) -> None:
         """Append ``values`` (integers, or floats for a column of floats) to the column ``name``:
         integers in the narrowest type that holds this block's."""
-        a = np.array(values)
+        a = None
+        if type(values) is list:  # a list of ints through an array of int64 (np.array took 450 instructions an int)
+            try:
+                a = np.frombuffer(array("q", values), dtype=np.int64)
+            except (TypeError, OverflowError):
+                a = None
+        if a is None:
+            a = np.array(values)
         if a.dtype.kind in "iu" and len(a):
             lo, hi = int(a.min()), int(a.max())
             a = a.astype(next(t for t in (np.int8, np.int16, np.int32, np.int64)
@@ -348,7 +412,7 @@ class _Spill:
         """Append ``texts`` to the text column ``name`` (UTF-8, lone surrogates kept)."""
         data = [t.encode("utf-8", "surrogatepass") for t in texts]
         self._texts[name].append((self._write(b"".join(data)), len(data)))
-        self.put(name + "#", np.cumsum([len(b) for b in data], dtype=np.int64))
+        self.put(name + "#", np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data))))
 
     def column(self, name: str) -> np.ndarray:
         """The column ``name`` whole, in the widest type of its blocks (float64 for a column of
@@ -382,11 +446,15 @@ class _Spill:
         :meth:`text_index`), in that order."""
         starts, ends = index
         f = self._f
+        buf, b0, b1 = b"", 0, 0  # a window of the file (64 KiB): texts read near each other, one read
         for k in range(0, len(order), 4096):
             part = order[k:k + 4096]
             for s, e in zip(starts[part].tolist(), ends[part].tolist()):
-                f.seek(s)
-                yield f.read(e - s).decode("utf-8", "surrogatepass")
+                if s < b0 or e > b1:
+                    f.seek(s)
+                    buf = f.read(max(e - s, 65536))
+                    b0, b1 = s, s + len(buf)
+                yield buf[s - b0:e - b0].decode("utf-8", "surrogatepass")
 
 
 class CaseStore:
@@ -437,6 +505,7 @@ class CaseStore:
         #: add's memo of what it looked up by value (operator, feature and tag indices), dropped
         #: when the page is written (:meth:`_column`, :meth:`_text_index`)
         self._fast: dict = {}
+        self._plans: dict[tuple, tuple] = {}  # add's plan per tag key set (:meth:`_plan`), dropped with _fast
         self._spill = _Spill(scratch_dir)
         self._block: dict[str, list] = {}
         self._texts = ("out", "tv") + (("id",) if id_at is None else ())
@@ -455,6 +524,8 @@ class CaseStore:
         self._spools: dict[str, list[str]] = {k: [] for k in self._texts}
         self._fcols = [self._block[f"f{j}"] for j in range(len(FEATURES))]
         self._fcols_by_key = [(k, fcol) for (k, _, _), fcol in zip(FEATURES, self._fcols)]
+        #: add's appends to the block's columns, in the order it unpacks them
+        self._appends = tuple(self._block[k].append for k in ("op", "ks", "dt", "msg", "ph", "xe", "ov", "sv", "det"))
         self._in_block = 0
 
     def _flush(self) -> None:
@@ -483,12 +554,12 @@ class CaseStore:
         """Column ``name`` of every case (``oc``: the outcome's index), as numbers."""
         if name == "oc":
             return np.frombuffer(self._occ.a, dtype=_NP_TYPES[self._occ.a.typecode]).copy()
-        self._fast = {}
+        self._fast, self._plans = {}, {}
         self._flush()
         return self._spill.column(name)
 
     def _text_index(self, name: str):
-        self._fast = {}
+        self._fast, self._plans = {}, {}
         self._flush()
         key = "#" + name
         if key not in self._cache:
@@ -510,20 +581,21 @@ class CaseStore:
         results document's case; any malformed field is shown as it is, never raised on).
 
         A record as the runner writes it (its tags a dict, its outputs dicts) takes a fast path that
-        stores what :func:`case_row` gives without building the row: each tag's and feature's
-        index looked up by its value in one dict (:attr:`_fast`); any other record goes through
-        :func:`case_row`.  Both give the same columns."""
+        stores what :func:`case_row` gives without building the row: its tags by a plan per key set
+        (:meth:`_plan`: the key set's index, and per key a map from each value seen to its index as
+        text; where each feature and the dtype are), each tag and feature looked up once by its
+        value; any other record goes through :func:`case_row`.  Both give the same columns."""
         g = c.get
         tags, outs = g("tags"), g("outputs")
         if type(tags) is not dict or not (outs is None or (type(outs) is list and all(type(o) is dict for o in outs))):
             self._add_row(c, case_row(c))
             return
-        i, col, strings, s_add = self.n, self._block, self.strings, self.strings.add
+        i, fast = self.n, self._fast
+        a_op, a_ks, a_dt, a_msg, a_ph, a_xe, a_ov, a_sv, a_det = self._appends
         outcome = g("outcome")
         outcome = outcome if type(outcome) is str else str(outcome)
         passed_case = outcome == "pass"
         op, domain = g("op", ""), g("domain")
-        fast = self._fast
         opk = fast.get(("op", op, domain)) if type(op) is str and (domain is None or type(domain) is str) else None
         if opk is None:
             key = op_key(op, domain)
@@ -532,87 +604,206 @@ class CaseStore:
                 fast[("op", op, domain)] = opk
             self._domains.setdefault(key, str(domain or ""))
         opi, op = opk
-        oc = self._oc.add(outcome)
-        self._occ.append(oc)
-        col["op"].append(opi)
-        # features and the dtype: a tag's value as text (fmt_value), interned per feature
+        oc = self._oc.index.get(outcome)
+        self._occ.append(self._oc.add(outcome) if oc is None else oc)
+        a_op(opi)
+        # tags and features by the plan of the record's key set
+        names = tuple(tags)
+        plan = self._plans.get(names)
+        if plan is None:
+            plan = self._plans[names] = self._plan(names)
+        ks, maps, fget, fcache, dpos, feats, absent = plan
+        values = tuple(tags.values())
         opset = g("opset")
-        for j, (fk, fcol) in enumerate(self._fcols_by_key):
-            if fk in tags:
-                v = tags[fk]
-            elif fk == "opset" and opset is not None:
-                v = opset
-            else:
-                fcol.append(self._absent_index(j))
-                continue
-            t = type(v)
-            fkey = (j, v) if t is str else (j, t, v) if (t is int or t is bool or v is None) else None
-            fi = fast.get(fkey) if fkey is not None else None
-            if fi is None:
-                fi = self._fvalue_index(j, fmt_value(v))
-                if fkey is not None:
-                    fast[fkey] = fi
-            fcol.append(fi)
-        msg = g("message")
-        msg = "" if not msg else msg if type(msg) is str else str(msg)
-        mi = strings.index.get(msg)
-        col["msg"].append(s_add(msg) if mi is None else mi)
-        phase = g("phase")
-        phase = "" if not phase else phase if type(phase) is str else str(phase)
-        col["ph"].append(self.phases.add(phase))
-        xe = g("expect_error")
-        col["xe"].append(s_add(str(xe)) if xe else 0)
-        d = g("duration_s")
-        self._put_numbers(i, opset, g("since_version"),
-                          _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None)
-        # tags: (key, value) -> (key index, value index as text), by the value's type as case_row keys it
-        keys, vals = [], []
-        for k, v in tags.items():
-            t = type(v)
-            tkey = (k, v) if t is str else (k, t, v) if (t is int or t is bool or v is None) else None
-            hit = fast.get(tkey) if tkey is not None else None
-            if hit is None:
-                hit = self._tag_index(k, *_tag_key(v))
-                if tkey is not None:
-                    fast[tkey] = hit
-            keys.append(hit[0])
-            vals.append(hit[1])
-        col["ks"].append(self._keysets.add(tuple(keys)))
-        self._spools["tv"].append(",".join(vals))
-        if "dtype" in tags:
-            dt = tags["dtype"]
+        if _PLAIN.issuperset(map(type, values)):  # texts and ints: each value its own look-up key
+            texts = list(map(dict.get, maps, values))
+            if not all(texts):  # a value not seen yet (every text seen is a non-empty number)
+                self._tag_texts(names, maps, values, texts)
+            fkey = (fget(values), opset)
+            fis = fcache.get(fkey) if (opset is None or type(opset) is int) else None
+            if fis is None:
+                fis = self._feature_indices(feats, absent, values, opset)
+                if opset is None or type(opset) is int:
+                    fcache[fkey] = fis
+        else:
+            texts = [None] * len(values)
+            self._tag_texts(names, maps, values, texts)
+            fis = self._feature_indices(feats, absent, values, opset)
+        any(map(list.append, self._fcols, fis))  # each feature's column (append gives None: all consumed)
+        a_ks(ks)
+        self._spools["tv"].append(",".join(texts))
+        if dpos >= 0:
+            dt = values[dpos]
             dt = dt if type(dt) is str else fmt_value(dt)
         else:
             dt = ABSENT
-        col["dt"].append(self.dtypes.add(dt))
-        outs_text = []
-        ratios = None
-        for o in outs or ():
-            name = o.get("name", "")
-            name = name if type(name) is str else str(name)
-            if passed_case and o.get("passed"):
-                r = o.get("ratio")
-                outs_text.append(f"[{s_add(name)},{_js(_num(r, 3))}]")
-                if type(r) in (int, float) and math.isfinite(r):
-                    if ratios is None:
-                        ratios = self.ratios[(op, dt)]
-                    ratios.append(float(r))
+        di = self.dtypes.index.get(dt)
+        a_dt(self.dtypes.add(dt) if di is None else di)
+        strings = self.strings
+        sidx, s_add = strings.index, strings.add
+        msg = g("message")
+        msg = "" if not msg else msg if type(msg) is str else str(msg)
+        mi = sidx.get(msg)
+        a_msg(s_add(msg) if mi is None else mi)
+        phase = g("phase")
+        phase = "" if not phase else phase if type(phase) is str else str(phase)
+        pi = self.phases.index.get(phase)
+        a_ph(self.phases.add(phase) if pi is None else pi)
+        xe = g("expect_error")
+        a_xe(s_add(str(xe)) if xe else 0)
+        # opset, since_version, duration (_put_numbers)
+        if type(opset) is int and -JS_SAFE_INT <= opset <= JS_SAFE_INT:
+            a_ov(opset)
+        else:
+            a_ov(0)
+            self._odd[("ov", i)] = opset
+        sv = g("since_version")
+        if type(sv) is int and -JS_SAFE_INT <= sv <= JS_SAFE_INT:
+            a_sv(sv)
+        else:
+            a_sv(0)
+            self._odd[("sv", i)] = sv
+        d = g("duration_s")
+        if type(d) is float and (x := d * 1000.0) - x == 0.0:  # finite: _num(d * 1000.0, 2) inlined
+            dur = float(f"{x:.2g}")
+            if not (dur - dur == 0.0):
+                dur = x
+        else:
+            dur = _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None
+        if type(dur) is float and math.isfinite(dur):
+            self._dur.append(dur)
+        else:
+            self._dur.append(0)
+            self._odd[("dur", i)] = dur
+        if outs:
+            outs_text = []
+            ratios = None
+            for o in outs:
+                og = o.get
+                name = og("name", "")
+                name = name if type(name) is str else str(name)
+                ni = sidx.get(name)
+                if ni is None:
+                    ni = s_add(name)
+                r = og("ratio")
+                if passed_case and og("passed"):
+                    if type(r) is float and r == 0.0 and math.copysign(1.0, r) > 0:
+                        outs_text.append(f"[{ni},0.0]")
+                    else:
+                        outs_text.append(f"[{ni},{_js(_num(r, 3))}]")
+                    if type(r) in (int, float) and math.isfinite(r):
+                        if ratios is None:
+                            ratios = self.ratios[(op, dt)]
+                        ratios.append(float(r))
+                    continue
+                tol = og("tolerance") or {}
+                outs_text.append(f"[{ni},{1 if og('passed') else 0},{_js(_num(r, 4))},"
+                                 f"{_js(_num(og('max_abs_err'), 4))},{_js(_num(tol.get('atol'), 4))},"
+                                 f"{_js(_num(tol.get('rtol'), 4))},{s_add(str(og('reason') or ''))},"
+                                 f"{_js(_json_safe(og('worst_index')))},{_js(_num(og('expected_at_worst')))},"
+                                 f"{_js(_num(og('actual_at_worst')))}]")
+                if passed_case:
+                    if type(r) in (int, float) and math.isfinite(r):
+                        if ratios is None:
+                            ratios = self.ratios[(op, dt)]
+                        ratios.append(float(r))
+            self._spools["out"].append("[" + ",".join(outs_text) + "]")
+        else:
+            self._spools["out"].append("0")
+        # the end (_put_end)
+        if passed_case:
+            a_det(0)
+        else:
+            det = g("detail")
+            a_det(1 if isinstance(det, dict) else 0)
+            if det is None and "detail" not in c:
+                self.undetailed += 1
+        if self._id_at is None:
+            cid = g("id")
+            self._spools["id"].append(cid if type(cid) is str else str(cid))
+        self.n = i + 1
+        self._in_block += 1
+        if self._in_block >= SPILL_BLOCK:
+            self._flush()
+
+    def _plan(self, names: tuple) -> tuple:
+        """The plan of the tag key set ``names`` (a record's tag keys, in its order) for :meth:`add`:
+        ``(key set index, per key its map {value's look-up key: its value's index as text},
+        the record's feature values given by tags (a function of its tag values, a tuple),
+        {(those values, the record's opset): the index of each feature's value}, position of
+        "dtype" or -1)``.  A value's look-up key is the value itself for text and ints,
+        ``(type, value)`` for bools and None, none for any other (interned by :func:`_tag_key`
+        each time).  The key maps live in :attr:`_fast`, shared by the key sets that have the key."""
+        fast = self._fast
+        kis = []
+        maps = []
+        for k in names:
+            ki = self._tag_keys.index.get(k)
+            if ki is None:
+                ki = self._tag_keys.add(k)
+                self._tag_vals.append(_Interner())
+            kis.append(ki)
+            m = fast.get(("tmap", ki))
+            if m is None:
+                m = fast[("tmap", ki)] = {}
+            maps.append(m)
+        ks = self._keysets.add(tuple(kis))
+        fpos = [names.index(fk) for fk, _, _ in FEATURES if fk in names]
+        if len(fpos) > 1:
+            fget = operator.itemgetter(*fpos)
+        elif fpos:
+            fget = functools.partial(_one_of, fpos[0])
+        else:
+            fget = _none_of
+        feats, absent = [], []
+        for j, (fk, _, _) in enumerate(FEATURES):
+            if fk in names:
+                fmap = fast.get(("fmap", j))
+                if fmap is None:
+                    fmap = fast[("fmap", j)] = {}
+                feats.append((j, names.index(fk), fmap))
+            else:
+                absent.append((j, None if j == _OPSET_FEATURE else self._absent_index(j)))
+        return (ks, maps, fget, {}, names.index("dtype") if "dtype" in names else -1, feats, absent)
+
+    def _tag_texts(self, names: tuple, maps: list, values: tuple, texts: list) -> None:
+        """Put in ``texts`` where it has none the index text of each of a record's tag ``values``
+        (keys ``names``, their :meth:`_plan` maps), each value interned where new."""
+        for p, text in enumerate(texts):
+            if text:
                 continue
-            tol = o.get("tolerance") or {}
-            outs_text.append(f"[{s_add(name)},{1 if o.get('passed') else 0},{_js(_num(o.get('ratio'), 4))},"
-                             f"{_js(_num(o.get('max_abs_err'), 4))},{_js(_num(tol.get('atol'), 4))},"
-                             f"{_js(_num(tol.get('rtol'), 4))},{s_add(str(o.get('reason') or ''))},"
-                             f"{_js(_json_safe(o.get('worst_index')))},{_js(_num(o.get('expected_at_worst')))},"
-                             f"{_js(_num(o.get('actual_at_worst')))}]")
-            if passed_case:
-                r = o.get("ratio")
-                if type(r) in (int, float) and math.isfinite(r):
-                    if ratios is None:
-                        ratios = self.ratios[(op, dt)]
-                    ratios.append(float(r))
-        self._spools["out"].append("[" + ",".join(outs_text) + "]" if outs_text else "0")
-        cid = g("id")
-        self._put_end(c, passed_case, cid if type(cid) is str else str(cid))
+            v, m = values[p], maps[p]
+            t = type(v)
+            lk = v if (t is str or t is int) else (t, v) if (t is bool or v is None) else None
+            text = m.get(lk) if lk is not None else None
+            if text is None:
+                text = self._tag_index(names[p], *_tag_key(v))[1]
+                if lk is not None:
+                    m[lk] = text
+            texts[p] = text
+
+    def _feature_indices(self, feats: list, absent: list, values: tuple, opset) -> list[int]:
+        """The index of each feature's value (:data:`FEATURES`, in that order) of a record whose tag
+        values are ``values`` and whose own opset is ``opset``, interned where new (``feats`` and
+        ``absent``: where its key set has each feature, :meth:`_plan`)."""
+        fis = [0] * len(FEATURES)
+        for j, p, fmap in feats:
+            v = values[p]
+            t = type(v)
+            lk = v if (t is str or t is int) else (t, v) if (t is bool or v is None) else None
+            fi = fmap.get(lk) if lk is not None else None
+            if fi is None:
+                fi = self._fvalue_index(j, fmt_value(v))
+                if lk is not None:
+                    fmap[lk] = fi
+            fis[j] = fi
+        for j, fi in absent:
+            if j == _OPSET_FEATURE and opset is not None:
+                fi = self._fvalue_index(j, fmt_value(opset))
+            elif fi is None:
+                fi = self._absent_index(j)
+            fis[j] = fi
+        return fis
 
     def _absent_index(self, j: int) -> int:
         feat = self._feat[j]
@@ -783,24 +974,15 @@ class CaseStore:
         for end in bounds + [self.n]:
             members = by_group[start:end]
             ids = list(self._ids(members))
-            got = sorted(range(len(ids)), key=lambda k: (ids[k], k))
+            got = sorted(range(len(ids)), key=ids.__getitem__)  # stable: equal ids in the order they came
             perm[start:end] = members[got]
-            for k in got:
-                cid = ids[k]
-                m = min(len(prev), len(cid))
-                if cid[:m] == prev[:m]:
-                    p = m
-                else:  # the longest shared prefix, by halving (ids share ~60 characters)
-                    p, hi = 0, m  # prev[:p] == cid[:p], prev[:hi] != cid[:hi]
-                    while hi - p > 1:
-                        mid = (p + hi) // 2
-                        if cid[:mid] == prev[:mid]:
-                            p = mid
-                        else:
-                            hi = mid
-                prefixes.append(p)
-                rests.append(cid[p:])
-                prev = cid
+            ids = [ids[k] for k in got]
+            for k in range(0, len(ids), 1024):  # 1,024 ids compared at once: ~0.3 MiB of bytes
+                part = ids[k:k + 1024]
+                shared = _shared_prefixes(prev, part)
+                prefixes += shared
+                rests += [cid[p:] for cid, p in zip(part, shared)]
+                prev = part[-1]
             if len(rests) >= _CHUNK or end == self.n:
                 spill.put("pageidp", prefixes)
                 spill.put_texts("pageids", rests)
@@ -871,9 +1053,12 @@ class CaseStore:
             if name == "dur" or odd:
                 conv = repr if name == "dur" else str
                 for k in range(0, n, _CHUNK):
-                    idx = perm[k:k + _CHUNK].tolist()
                     vals = values[k:k + _CHUNK].tolist()
-                    parts = ",".join(_js(odd[i]) if i in odd else conv(v) for i, v in zip(idx, vals))
+                    if odd:
+                        idx = perm[k:k + _CHUNK].tolist()
+                        parts = ",".join(_js(odd[i]) if i in odd else conv(v) for i, v in zip(idx, vals))
+                    else:  # the durations of a run: every one a number the column holds
+                        parts = ",".join(map(conv, vals))
                     yield (f',"{name}":[' if not k else ",") + parts + ("]" if k + _CHUNK >= n else "")
                 if not n:
                     yield f',"{name}":[]'
@@ -945,7 +1130,15 @@ class CaseStore:
         n_io = n_attr = 0
         memo: dict[str, str] = {}  # the keys of the details' values by repr (1,620 cases, 4,984 dumps)
         oc_names = self._oc.items
-        det, oc, op = self._column("det")[perm], self._column("oc")[perm], self._column("op")[perm]
+        det = self._column("det")[perm]
+        if not entries and bdir is None:  # every detail recorded (a run's): only those cases visited
+            io_col, at_col = array("h", [-1]) * len(perm), array("h", [-1]) * len(perm)
+            for k in np.flatnonzero(det)[:MAX_DETAIL_CASES].tolist():
+                sig, sig_key, attrs, attrs_key = detail_row(self._detail_at(int(perm[k])), memo)
+                io_col[k] = iosigs.add(sig, sig_key)
+                at_col[k] = attrsets.add(attrs, attrs_key)
+            return io_col, at_col, iosigs, attrsets
+        oc, op = self._column("oc")[perm], self._column("op")[perm]
         for k, i in enumerate(perm.tolist()):
             if det[k] and n_io < MAX_DETAIL_CASES:  # recorded by the runner (results since 0.4)
                 n_io += 1
@@ -987,6 +1180,42 @@ class CaseStore:
 
 #: Cases a piece of the page's case data holds (of one column).
 _CHUNK = 4096
+
+
+def _shared_prefixes(prev: str, ids: list[str]) -> list[int]:
+    """For each of ``ids``, the length of the prefix it shares with the one before it (the first:
+    with ``prev``): ASCII ids compared all at once as bytes (numpy), any other one by one."""
+    if not ids:
+        return []
+    texts = [prev, *ids]
+    try:
+        data = np.array([t.encode("ascii") for t in texts])
+    except UnicodeEncodeError:
+        data = None
+    if data is not None and data.dtype.itemsize:
+        width = data.dtype.itemsize
+        b = data.view(np.uint8).reshape(len(texts), width)
+        eq = b[1:] == b[:-1]
+        shared = np.where(eq.all(axis=1), width, eq.argmin(axis=1))
+        lens = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        # the padding (NUL bytes) compared equal past the shorter id's end: cut at it
+        return np.minimum(shared, np.minimum(lens[1:], lens[:-1])).tolist()
+    out = []
+    for cid in ids:
+        m = min(len(prev), len(cid))
+        if cid[:m] == prev[:m]:
+            p = m
+        else:  # the longest shared prefix, by halving (ids share ~60 characters)
+            p, hi = 0, m  # prev[:p] == cid[:p], prev[:hi] != cid[:hi]
+            while hi - p > 1:
+                mid = (p + hi) // 2
+                if cid[:mid] == prev[:mid]:
+                    p = mid
+                else:
+                    hi = mid
+        out.append(p)
+        prev = cid
+    return out
 
 
 class _PageTexts(_Interner):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
-from .common import outcome_cell
+from .common import esc, outcome_cell
 
 
 def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] | None = None) -> dict | None:
@@ -26,7 +26,8 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
             operators missing there, or all when ``None``, are in ``"other"``.
 
     Returns:
-        ``{"families": [family], "totals": coverage_totals(cov), "unmatched": [...]}``; a family
+        ``{"families": [family], "totals": coverage_totals(cov) (counted in the same pass),
+        "unmatched": [...]}``; a family
         (in :func:`conformance.reports.families.family_sort_key` order) has ``name``, ``n_ops``,
         ``ops`` (its operators by key, each ``{"key", "source", "family", "versions": [row]}``,
         made as they are iterated: the whole suite's rows took 20 MiB at once), ``versions``,
@@ -47,7 +48,7 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
     """
     if not cov or not isinstance(cov, dict) or "ops" not in cov:
         return None
-    from conformance.coverage import coverage_totals, unexercised_text
+    from conformance.coverage import unexercised_text
 
     from .families import OTHER, family_sort_key
 
@@ -57,6 +58,12 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
     for key in ops:
         by_fam[families.get(key, OTHER)].append(key)
     fams = []
+    # coverage_totals(cov) counted in this pass, from the entries it reads (reading them again for
+    # the totals parsed and decorated every operator's entry once more)
+    tot = {"ops": len(ops), "versions": 0, "covered": 0, "combinations": 0, "gaps": 0, "declared": 0,
+           "unexercised": 0, "declared_unexercised": 0, "bare_versions": [],
+           "unmatched": len(cov.get("unmatched") or [])}
+    bare: dict[str, list[str]] = {}
     budget = _ROWS_KEPT  # characters of rows kept from the totals' pass for the template
     for name in sorted(by_fam, key=family_sort_key):
         members = sorted(by_fam[name])
@@ -73,7 +80,16 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
                 if budget >= 0:
                     kept[key] = {"key": key, "source": op["source"], "family": name, "versions": rows}
                 del rows
-            for e in op["versions"].values():
+            for v, e in op["versions"].items():
+                tot["versions"] += 1
+                tot["covered"] += len(e["covered"])
+                tot["combinations"] += e["total_combinations"]
+                tot["gaps"] += e["gaps"]
+                tot["declared"] += len(e["missing"]) - e["gaps"]
+                tot["unexercised"] += len(e.get("unexercised", ()))
+                tot["declared_unexercised"] += len(e.get("declared_unexercised", ()))
+                if not e["value"]["cases"]:
+                    bare.setdefault(key, []).append(f"{key}-{v}")
                 for counts in (e.get("outcomes") or {}).values():
                     outcomes.update(counts)
                 errors.update(e.get("error_outcomes") or {})
@@ -87,7 +103,8 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
                      "missing": missing, "style": "full" if full else ("partial" if covered else "none"),
                      "cell": outcome_cell(outcomes, order) if outcomes else None,
                      "error_cell": outcome_cell(errors, order) if errors else None})
-    return {"families": fams, "totals": coverage_totals(cov), "unmatched": cov.get("unmatched") or []}
+    tot["bare_versions"] = [b for key in ops for b in bare.get(key, ())]  # in the coverage's order
+    return {"families": fams, "totals": tot, "unmatched": cov.get("unmatched") or []}
 
 
 #: Characters of coverage rows (their cells' and details' text, missing texts, 200 a row) that
@@ -146,11 +163,11 @@ def _row(v: str, e: dict, order: list[str]) -> dict:
             memo_key, cut = None, None
         if cut is None:
             c = outcome_cell(counts, order)
-            cut = (f'<span class="combo o-{escape(c["worst"])}" title="{escape(c["title"])}">',
-                   f': {escape(c["pass"])}/{escape(c["n"])}</span> ')
+            cut = (f'<span class="combo o-{esc(c["worst"])}" title="{esc(c["title"])}">',
+                   f': {esc(c["pass"])}/{esc(c["n"])}</span> ')
             if memo_key is not None and len(_CELLS) < 4096:
                 _CELLS[memo_key] = cut
-        spans.append(f"{cut[0]}{escape(ck)}{cut[1]}")
+        spans.append(f"{cut[0]}{esc(ck)}{cut[1]}")
     details = [("optional I/O", ", ".join(f"{p} ({n})" for p, n in e["value"]["io_patterns"].items()) or "-")]
     details += [(name, ", ".join(f"{k} ({n})" for k, n in vals.items()))
                 for name, vals in e["value"]["attributes"].items()]
@@ -158,7 +175,7 @@ def _row(v: str, e: dict, order: list[str]) -> dict:
     # the combinations' cells and the details as the page has them, joined here: a template loop wrote
     # 45,000 pieces for the mixed bundle's 7,300 cases
     combos_html = Markup("".join(spans))
-    details_html = Markup("".join(f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>" for name, text in details))
+    details_html = Markup("".join(f"<dt>{esc(name)}</dt><dd>{esc(text)}</dd>" for name, text in details))
     return {"version": v, "deprecated": e["deprecated"], "value": e["value"]["cases"], "error": e["error"]["cases"],
             "covered": len(e["covered"]), "total": e["total_combinations"], "style": _style(e),
             "missing": missing_text(e, limit=None) + unexercised_text(e),

@@ -23,7 +23,10 @@ __all__ = ["OTHER", "op_families", "family_sort_key", "family_summary", "group_m
 #: The family of an operator outside the operator table.
 OTHER = "other"
 
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+#: A number in a message: ``[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?``, written to begin with a
+#: character set (its first character, then the rest by what that was) so that the regex engine
+#: skips to where one can start: the same matches, a third of the work (tests/test_endrun_plans.py)
+_NUMBER = re.compile(r"[-+.\d](?:(?<=[-+])(?:\d+\.?\d*|\.\d+)|(?<=\d)\d*\.?\d*|(?<=\.)\d+)(?:[eE][-+]?\d+)?")
 
 
 def op_families(doc: dict) -> dict[str, str]:
