@@ -761,21 +761,32 @@ def coverage_totals(cov: dict) -> dict:
     strings without value cases), ``unexercised`` / ``declared_unexercised`` (optional formals and
     attributes the value cases never vary, without / with a stated reason) and ``unmatched``
     (cases matched to no schema)."""
-    t = {"ops": len(cov["ops"]), "versions": 0, "covered": 0, "combinations": 0, "gaps": 0, "declared": 0,
-         "unexercised": 0, "declared_unexercised": 0, "bare_versions": [],
-         "unmatched": len(cov.get("unmatched") or [])}
+    t = empty_totals(cov)
     for key, op in cov["ops"].items():
         for v, e in op["versions"].items():
-            t["versions"] += 1
-            t["covered"] += len(e["covered"])
-            t["combinations"] += e["total_combinations"]
-            t["gaps"] += e["gaps"]
-            t["declared"] += len(e["missing"]) - e["gaps"]
-            t["unexercised"] += len(e.get("unexercised", ()))
-            t["declared_unexercised"] += len(e.get("declared_unexercised", ()))
-            if not e["value"]["cases"]:
+            if add_version_totals(t, e):
                 t["bare_versions"].append(f"{key}-{v}")
     return t
+
+
+def empty_totals(cov: dict) -> dict:
+    """:func:`coverage_totals` of ``cov`` before any version is counted (:func:`add_version_totals`)."""
+    return {"ops": len(cov["ops"]), "versions": 0, "covered": 0, "combinations": 0, "gaps": 0, "declared": 0,
+            "unexercised": 0, "declared_unexercised": 0, "bare_versions": [],
+            "unmatched": len(cov.get("unmatched") or [])}
+
+
+def add_version_totals(t: dict, e: dict) -> bool:
+    """Count the version entry ``e`` into the totals ``t`` (:func:`coverage_totals`' counts, its
+    ``bare_versions`` aside); whether the version has no value cases (a bare version)."""
+    t["versions"] += 1
+    t["covered"] += len(e["covered"])
+    t["combinations"] += e["total_combinations"]
+    t["gaps"] += e["gaps"]
+    t["declared"] += len(e["missing"]) - e["gaps"]
+    t["unexercised"] += len(e.get("unexercised", ()))
+    t["declared_unexercised"] += len(e.get("declared_unexercised", ()))
+    return not e["value"]["cases"]
 
 
 def missing_text(e: dict, limit: int | None = _MAX_LIST_VALUES) -> list[str]:

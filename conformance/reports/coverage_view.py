@@ -48,7 +48,7 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
     """
     if not cov or not isinstance(cov, dict) or "ops" not in cov:
         return None
-    from conformance.coverage import unexercised_text
+    from conformance.coverage import add_version_totals, empty_totals, unexercised_text
 
     from .families import OTHER, family_sort_key
 
@@ -60,9 +60,7 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
     fams = []
     # coverage_totals(cov) counted in this pass, from the entries it reads (reading them again for
     # the totals parsed and decorated every operator's entry once more)
-    tot = {"ops": len(ops), "versions": 0, "covered": 0, "combinations": 0, "gaps": 0, "declared": 0,
-           "unexercised": 0, "declared_unexercised": 0, "bare_versions": [],
-           "unmatched": len(cov.get("unmatched") or [])}
+    tot = empty_totals(cov)
     bare: dict[str, list[str]] = {}
     budget = _ROWS_KEPT  # characters of rows kept from the totals' pass for the template
     for name in sorted(by_fam, key=family_sort_key):
@@ -81,14 +79,7 @@ def coverage_rows(cov: dict | None, order: list[str], families: dict[str, str] |
                     kept[key] = {"key": key, "source": op["source"], "family": name, "versions": rows}
                 del rows
             for v, e in op["versions"].items():
-                tot["versions"] += 1
-                tot["covered"] += len(e["covered"])
-                tot["combinations"] += e["total_combinations"]
-                tot["gaps"] += e["gaps"]
-                tot["declared"] += len(e["missing"]) - e["gaps"]
-                tot["unexercised"] += len(e.get("unexercised", ()))
-                tot["declared_unexercised"] += len(e.get("declared_unexercised", ()))
-                if not e["value"]["cases"]:
+                if add_version_totals(tot, e):
                     bare.setdefault(key, []).append(f"{key}-{v}")
                 for counts in (e.get("outcomes") or {}).values():
                     outcomes.update(counts)
