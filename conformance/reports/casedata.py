@@ -591,7 +591,7 @@ class CaseStore:
             self._add_row(c, case_row(c))
             return
         i, fast = self.n, self._fast
-        a_op, a_ks, a_dt, a_msg, a_ph, a_xe, a_ov, a_sv, a_det = self._appends
+        a_op, a_ks, a_dt, a_msg, a_ph, a_xe, _ov, _sv, a_det = self._appends  # ov, sv: _put_numbers
         outcome = g("outcome")
         outcome = outcome if type(outcome) is str else str(outcome)
         passed_case = outcome == "pass"
@@ -651,18 +651,6 @@ class CaseStore:
         a_ph(self.phases.add(phase) if pi is None else pi)
         xe = g("expect_error")
         a_xe(s_add(str(xe)) if xe else 0)
-        # opset, since_version, duration (_put_numbers)
-        if type(opset) is int and -JS_SAFE_INT <= opset <= JS_SAFE_INT:
-            a_ov(opset)
-        else:
-            a_ov(0)
-            self._odd[("ov", i)] = opset
-        sv = g("since_version")
-        if type(sv) is int and -JS_SAFE_INT <= sv <= JS_SAFE_INT:
-            a_sv(sv)
-        else:
-            a_sv(0)
-            self._odd[("sv", i)] = sv
         d = g("duration_s")
         if type(d) is float and (x := d * 1000.0) - x == 0.0:  # finite: _num(d * 1000.0, 2) inlined
             dur = float(f"{x:.2g}")
@@ -670,11 +658,7 @@ class CaseStore:
                 dur = x
         else:
             dur = _num(d * 1000.0, 2) if isinstance(d, (int, float)) and not isinstance(d, bool) else None
-        if type(dur) is float and math.isfinite(dur):
-            self._dur.append(dur)
-        else:
-            self._dur.append(0)
-            self._odd[("dur", i)] = dur
+        self._put_numbers(i, opset, g("since_version"), dur)
         if outs:
             outs_text = []
             ratios = None
