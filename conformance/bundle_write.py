@@ -522,8 +522,12 @@ def write_archive(src: str | os.PathLike, out: str | os.PathLike, *, force: bool
         raise BundleError(f"{src} is not a bundle directory: {src / 'manifest.json'} not found")
     if out.exists() and not force:
         raise BundleError(f"{out} exists; pass force=True (--force) to replace it")
+    from .bundle import INDEX_CACHE
+
     files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file())
     files.remove("manifest.json")
+    if INDEX_CACHE in files:  # a directory's kept index: an archive's manifest is parsed
+        files.remove(INDEX_CACHE)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=out.parent)
     os.close(fd)

@@ -79,6 +79,20 @@ class DiskSpool:
             self._flush()
         return len(self.end) - 1
 
+    def load(self, data: bytes, ends) -> None:
+        """Append the items whose bytes are ``data`` one after another, item ``k`` ending at
+        ``ends[k]`` (an ``array`` of offsets into ``data``, ascending; its last ``len(data)``), with
+        one write: a spool written before, as :meth:`flush` left its file, read back."""
+        base = self._flushed + len(self._buf)
+        self._buf += data
+        if base:
+            any(map(self.end.append, (base + e for e in ends)))
+        elif len(self.end):
+            any(map(self.end.append, ends))
+        else:
+            self.end.a = array(ends.typecode, ends)
+        self._flush()
+
     def flush(self) -> None:
         """Write the buffered appends and drop the block last read (their memory freed)."""
         if self._buf:

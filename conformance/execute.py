@@ -689,7 +689,7 @@ def keep_coverage(root) -> None:
     from .coverage import RefsCoverage
 
     root = Path(root)
-    _, refs = read_index(root)
+    _, refs = read_index(root, keep=True)  # its index kept too (bundle.INDEX_CACHE)
     if len(refs) and refs.recorded == len(refs):
         # a large bundle's in a process of its own, as a run computes it: the generating process's
         # memory stays what writing the cases takes

@@ -363,6 +363,76 @@ def test_index_holds_a_few_bytes_a_case(tmp_path):
     assert refs[-1].id == suite.cases[-1].id and [r.id for r in refs[1:3]] == [c.id for c in suite.cases[1:3]]
 
 
+def _same_index(a, b) -> None:
+    """Assert that two ``read_index`` results hold the same identity and references."""
+    (ia, ra), (ib, rb) = a, b
+    assert ia == ib and len(ra) == len(rb) > 0
+    assert (ra.content_hash, ra.recorded, ra.kinds) == (rb.content_hash, rb.recorded, rb.kinds)
+    n = len(ra)
+    assert [ra.key(i) for i in range(n)] == [rb.key(i) for i in range(n)]
+    assert [ra.kind(i) for i in range(n)] == [rb.kind(i) for i in range(n)]
+    assert list(ra.entries(range(n))) == list(rb.entries(range(n)))
+    assert (ra.declared is None) == (rb.declared is None)
+    if ra.declared is not None:
+        assert dict(ra.declared) == dict(rb.declared) and len(ra.declared) > 0
+
+
+def test_kept_index_reads_as_the_manifest_does(tmp_path, monkeypatch):
+    """generate keeps the manifest's index beside it (``bundle.INDEX_CACHE``, through
+    ``keep_coverage``); ``read_index`` takes it, without parsing the manifest, only while it was
+    made from the manifest's bytes, and gives what a parse gives; an edited manifest or a damaged
+    index is parsed (an edited content hash refused as before); an archive leaves it out."""
+    import zipfile
+
+    from conformance import bundle
+    from conformance.bundle_write import write_archive, write_generated_bundle
+    from conformance.execute import keep_coverage
+
+    out = tmp_path / "b"
+    write_generated_bundle(["Relu"], 0, out, after_manifest=keep_coverage)
+    assert (out / bundle.INDEX_CACHE).is_file()
+    parses = []
+    real_lines, real_kept = bundle._manifest_lines, bundle._kept_index
+
+    def counted(*a, **k):
+        parses.append(1)
+        return real_lines(*a, **k)
+
+    def parsed():
+        monkeypatch.setattr(bundle, "_kept_index", lambda root: None)
+        try:
+            return bundle.read_index(out)
+        finally:
+            monkeypatch.setattr(bundle, "_kept_index", real_kept)
+
+    monkeypatch.setattr(bundle, "_manifest_lines", counted)
+    kept = bundle.read_index(out)
+    assert parses == []
+    _same_index(kept, parsed())
+    assert parses == [1]
+    assert [r.load_for_run().id for r in kept[1][:3]] == [kept[1].id(i) for i in range(3)]
+
+    index = (out / bundle.INDEX_CACHE).read_bytes()
+    (out / bundle.INDEX_CACHE).write_bytes(index[: len(index) // 2])  # damaged: parsed
+    parses.clear()
+    _same_index(bundle.read_index(out), parsed())
+    assert parses == [1, 1]
+
+    (out / bundle.INDEX_CACHE).write_bytes(index)
+    text = (out / "manifest.json").read_text()
+    (out / "manifest.json").write_text(text.replace("\n", "\n ", 1))  # same entries, other bytes: parsed
+    parses.clear()
+    _same_index(bundle.read_index(out), parsed())
+    assert parses == [1, 1]
+    first = json.loads(text)["cases"][0]["content_hash"]
+    (out / "manifest.json").write_text(text.replace(first, "0" * 64, 1))
+    with pytest.raises(BundleError, match="content_hash does not match"):
+        bundle.read_index(out)
+
+    (out / "manifest.json").write_text(text)
+    assert bundle.INDEX_CACHE not in zipfile.ZipFile(write_archive(out, tmp_path / "b.zip")).namelist()
+
+
 def test_manifest_in_any_json_layout(toy_suite, tmp_path):
     """The entry-at-a-time reader and a whole-document parse agree (a manifest re-written by
     another tool, keys in another order, indented, still reads)."""
