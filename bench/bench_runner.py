@@ -363,6 +363,7 @@ def best_of(fn, repeat: int) -> float:
 def make_bundle(ops: list[str], seed: int, out: Path) -> Path:
     """The operators' bundle without the cases that crash onnxruntime."""
     from conformance.bundle_write import write_bundle
+    from conformance.execute import keep_coverage
     from conformance.isolation import run_isolated
     from conformance.suite import generate_suite
 
@@ -372,22 +373,25 @@ def make_bundle(ops: list[str], seed: int, out: Path) -> Path:
     suite.cases = [c for c in suite.cases if c.id not in crashed]
     print(f"{len(suite.cases)} cases of {', '.join(ops)} (seed {seed}); {len(crashed)} that crash onnxruntime "
           "left out")
-    return write_bundle(suite, out)
+    return write_bundle(suite, out, after_manifest=keep_coverage)  # its coverage and index kept, as generate's
 
 
 def _fresh_coverage(bundle: Path) -> None:
-    """Write ``bundle``'s kept coverage (``coverage.jsonl``, as ``generate`` writes it) where it is
-    missing or stale (it is keyed on the coverage code: any edit to coverage.py or opspec.py
-    invalidates it), saying so: a run would otherwise compute the coverage in a child process
-    (~0.2 s of CPU on the mixed bundle), a cost a user's ``generate`` + ``run`` does not pay (the
-    session 11 figures paid it unseen)."""
-    from conformance.bundle import read_index
+    """Write ``bundle``'s kept coverage (``coverage.jsonl``) and index (``index.bin``), as
+    ``generate`` writes them, where either is missing or stale (the coverage is keyed on its code:
+    any edit to coverage.py or opspec.py invalidates it; the index on the manifest's bytes), saying
+    so: a run would otherwise compute the coverage in a child process (~0.2 s of CPU on the mixed
+    bundle) or parse the manifest (~0.2 s), costs a user's ``generate`` + ``run`` does not pay (the
+    session 11 figures paid the first unseen, session 15's first set both)."""
+    from conformance.bundle import _kept_index, read_index
     from conformance.execute import keep_coverage, read_coverage
 
-    if read_coverage(read_index(bundle)[1]) is None:
+    stale = [name for name, fresh in (("coverage", lambda: read_coverage(read_index(bundle)[1]) is not None),
+                                      ("index", lambda: _kept_index(Path(bundle)) is not None)) if not fresh()]
+    if stale:
         keep_coverage(bundle)
-        print(f"{bundle}: its kept coverage was missing or stale (written before the coverage code last "
-              "changed): written again, as generate writes it")
+        print(f"{bundle}: its kept {' and '.join(stale)} missing or stale (the coverage is keyed on its code, the index "
+              "on the manifest's bytes): written again, as generate writes them")
 
 
 def main() -> None:
