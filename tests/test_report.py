@@ -469,6 +469,61 @@ def test_a_run_report_is_the_report_of_its_results(tmp_path, toy_suite):
     assert render_html(whole, store=CaseStore.of(load_results(out / "results.json")["cases"])) == page
 
 
+def test_the_store_is_filled_in_suite_order_as_results_come(tmp_path):
+    """``execute._StoreFeed`` adds records in suite order up to the first case without a result
+    (its line not written yet), and on from there once it has one; the store it finishes is
+    the one ``_case_store`` fills at once (the same page)."""
+    from array import array
+
+    from conformance.execute import _case_store, _StoreFeed
+    from conformance.reports.html import render_html
+
+    recs = [_res(k, ["pass", "fail", "error", "pass"][k], outputs=[_out("Y", 0.25 * k, k != 1)]).to_json()
+            for k in range(4)]
+    path = tmp_path / "results.jsonl"
+    lines = [json.dumps(r).encode() + b"\n" for r in recs]
+    order = [2, 0, 3, 1]  # the order the results came in: not the suite's
+    offsets, pos, body = array("q", [-1]) * 4, 0, b""
+    feed = _StoreFeed(path, offsets)
+    seen = []
+    for j in order:
+        offsets[j], pos, body = pos, pos + len(lines[j]), body + lines[j]
+        path.write_bytes(body)
+        feed.feed()
+        seen.append(feed.next)
+    assert seen == [0, 1, 1, 4]  # 2 waits for 0, then for 1
+    store = feed.finish()
+    whole = _case_store(path, offsets)
+    assert [store.outcome(i) for i in range(4)] == [r["outcome"] for r in recs] == \
+        [whole.outcome(i) for i in range(4)]
+    doc = _doc([CaseResult.from_json(r) for r in recs])
+    assert render_html(doc, store=store) == render_html(doc, store=whole) == render_html(doc)
+
+
+def test_a_run_with_a_crash_reports_as_its_results_do(tmp_path, toy_suite, monkeypatch):
+    """A crash sends the cases its worker had attempted back to run later, each alone: the records
+    come out of suite order, the store's feed waits for them, and the page is still the one
+    ``report`` renders from results.json; most of the store was filled while the workers ran."""
+    import faulty
+
+    from conformance import execute as ex
+    from conformance.bundle_write import write_bundle
+    from conformance.cli import main
+
+    at_finish = []
+    real = ex._StoreFeed.finish
+    monkeypatch.setattr(ex._StoreFeed, "finish", lambda self: at_finish.append(self.next) or real(self))
+    bundle = write_bundle(toy_suite, tmp_path / "bundle")
+    out = tmp_path / "run"
+    out.mkdir()
+    doc, _ = ex.execute(ex.RunSpec(backend_spec="onnx-reference", suite="bundle", bundle=str(bundle), jobs=1,
+                                   timeout=30), out, backend=faulty.segfaulting())
+    assert "crash" in {c["outcome"] for c in doc["cases"]} and len(doc["cases"]) == len(toy_suite.cases)
+    assert len(at_finish) == 1 and at_finish[0] > 0  # fed while the workers ran
+    assert main(["report", str(out / "results.json"), "--out", str(tmp_path / "again.html")]) == 0
+    assert (out / "report.html").read_bytes() == (tmp_path / "again.html").read_bytes()
+
+
 def test_a_results_file_is_read_a_case_at_a_time(tmp_path):
     """results.json holds its head on the first line and one case a line after it: iter_results
     reads it so, each case as load_results reads the whole (awkward values in the same encoding),
