@@ -338,3 +338,39 @@ def test_ort_sessions_share_options_made_once_a_level():
         again = b.prepare(model, data)  # the shared options untouched by the level's own
         assert again[0].get_session_options().graph_optimization_level == getattr(b._ort.GraphOptimizationLevel, name)
         assert again[0].get_session_options().optimized_model_filepath == ""
+
+
+# ------------------------------------------------------------------ outputs of numpy-less types (session 15)
+@pytest.mark.parametrize("t", sorted(__import__("conformance.backends.ort", fromlist=["_BITS_ELEM"])._BITS_ELEM))
+def test_ortvalue_outputs_read_as_onnx_reads_them(t):
+    """An output onnxruntime's Python API cannot give as numpy (bfloat16, float8, 4-, 2- and 6-bit
+    types) is read from the OrtValue's memory: a whole-byte type copied straight into a writable
+    array, a packed one through ``numpy_helper.to_array``; either way bit for bit the array onnx
+    decodes from the same bytes, whatever the shape (empty and scalar included)."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, numpy_helper
+
+    from conformance.backends.ort import _WHOLE_BYTES, _ortvalue_to_numpy
+
+    assert (t in _WHOLE_BYTES) == (not dtypes.is_subbyte(t))
+    rng = np.random.default_rng(t)
+    for shape in ((2, 3), (7,), (), (0, 4)):
+        bits = dtypes.bit_width(t)
+        codes = rng.integers(0, 1 << bits, size=shape).astype(np.uint8 if bits <= 8 else np.uint16)
+        want = codes.view(dtypes.np_dtype(t)) if bits >= 8 else codes.astype(dtypes.np_dtype(t))
+        raw = numpy_helper.from_array(want).raw_data
+        try:
+            ov = ort.OrtValue.ortvalue_from_shape_and_type(list(shape), t)
+        except Exception as exc:  # noqa: BLE001 - a type this onnxruntime does not have (float6)
+            pytest.skip(f"onnxruntime has no {dtypes.type_name(t)} tensor: {exc}")
+        if ov.tensor_size_in_bytes() != len(raw):
+            pytest.skip(f"onnxruntime packs {dtypes.type_name(t)} otherwise")
+        if raw:
+            import ctypes
+
+            ctypes.memmove(ov.data_ptr(), raw, len(raw))
+        got = _ortvalue_to_numpy(ov)
+        ref = TensorProto(data_type=t, dims=list(shape), raw_data=raw)
+        expect = numpy_helper.to_array(ref)
+        assert got.dtype == expect.dtype and got.shape == expect.shape == tuple(shape)
+        assert got.tobytes() == expect.tobytes() and got.flags.writeable

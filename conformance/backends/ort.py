@@ -70,6 +70,10 @@ _BITS_ELEM = frozenset(t for t in dtypes.ALL_TYPES if dtypes.np_dtype(t).isbuilt
 _BITS_TYPES = {f"tensor({dtypes.type_name(t)})": t for t in _BITS_ELEM}
 #: numpy (ml_dtypes) dtype -> ONNX element type, for those types.
 _BITS_BY_DTYPE = {dtypes.np_dtype(t): t for t in _BITS_ELEM}
+#: those of them whose elements are whole bytes (bfloat16, the float8 types), -> their numpy dtype:
+#: onnx's raw_data holds them as numpy does, one little-endian element after another (the 4-, 2-
+#: and 6-bit types are packed, and unpacked by ``numpy_helper.to_array``)
+_WHOLE_BYTES = {t: dtypes.np_dtype(t) for t in _BITS_ELEM if not dtypes.is_subbyte(t)}
 
 
 def _numpy_to_ortvalue(ort, value: np.ndarray, elem_type: int):
@@ -104,6 +108,14 @@ def _ortvalue_to_numpy(value) -> np.ndarray:
     if value.device_name().lower() != "cpu":
         raise RuntimeError(f"{value.data_type()} output on device {value.device_name()!r} cannot be read")
     size = value.tensor_size_in_bytes()
+    dtype = _WHOLE_BYTES.get(elem_type)
+    if dtype is not None:  # an element a byte or two, stored as onnx packs it: copied straight in
+        shape = value.shape()
+        out = np.empty(shape, dtype)
+        if out.nbytes == size:
+            if size:
+                ctypes.memmove(out.ctypes.data, value.data_ptr(), size)
+            return out
     t = onnx.TensorProto()
     t.data_type = elem_type
     t.dims.extend(value.shape())
