@@ -940,18 +940,18 @@ def _kept_index(root: Path) -> tuple[dict, CaseRefs] | None:
                 if len(a) != n:
                     return None
                 arrays[name] = a
-            blob = f.read()
-        if len(blob) != header["spool_bytes"] or len(arrays["ends"]) and arrays["ends"][-1] != len(blob):
-            return None
-        n = len(arrays["start"])
-        if not (len(arrays["stop"]) == len(arrays["kind"]) == n and len(arrays["ends"]) >= 2 * n):
-            return None
-        refs = CaseRefs(str(root), stamp)
+            size, n = int(header["spool_bytes"]), len(arrays["start"])
+            at = f.tell()
+            if f.seek(0, os.SEEK_END) - at != size or f.seek(at) != at or \
+                    (len(arrays["ends"]) and arrays["ends"][-1] != size) or \
+                    not (len(arrays["stop"]) == len(arrays["kind"]) == n and len(arrays["ends"]) >= 2 * n):
+                return None
+            refs = CaseRefs(str(root), stamp)
+            refs._keys.load(f, size, arrays["ends"])  # copied a MiB at a time into the references' spool
         refs._start.a, refs._stop.a, refs._kind.a = arrays["start"], arrays["stop"], arrays["kind"]
         refs.kinds = [(str(d), None if g is None else tuple(g)) for d, g in header["kinds"]]
         refs._kinds = {k: i for i, k in enumerate(refs.kinds)}
         refs.recorded = int(header["recorded"])
-        refs._keys.load(blob, arrays["ends"])
         identity = dict(header["identity"])
         refs.content_hash = str(identity["content_hash"])
         if header["declared"] is not None:

@@ -79,19 +79,32 @@ class DiskSpool:
             self._flush()
         return len(self.end) - 1
 
-    def load(self, data: bytes, ends) -> None:
-        """Append the items whose bytes are ``data`` one after another, item ``k`` ending at
-        ``ends[k]`` (an ``array`` of offsets into ``data``, ascending; its last ``len(data)``), with
-        one write: a spool written before, as :meth:`flush` left its file, read back."""
-        base = self._flushed + len(self._buf)
-        self._buf += data
+    def load(self, src, size: int, ends) -> None:
+        """Append the items whose bytes are the next ``size`` bytes of the binary file ``src``,
+        one after another, item ``k`` ending at ``ends[k]`` (an ``array`` of offsets into those
+        bytes, ascending; its last ``size``): a spool written before, as :meth:`flush` left its
+        file, read back a MiB at a time (a whole suite's ids and hashes are 13 MB).
+
+        Raises:
+            OSError: ``src`` ends before ``size`` bytes, or the spool file cannot be written.
+        """
+        self.flush()
+        base = done = self._flushed
+        while done < base + size:
+            chunk = src.read(min(base + size - done, 1 << 20))
+            if not chunk:
+                raise OSError(f"{getattr(src, 'name', 'the source')!r} ends {base + size - done} bytes early")
+            view = memoryview(chunk)
+            while view:
+                n = os.pwrite(self._fd, view, done)
+                view, done = view[n:], done + n
+        self._flushed = done
         if base:
             any(map(self.end.append, (base + e for e in ends)))
         elif len(self.end):
             any(map(self.end.append, ends))
         else:
             self.end.a = array(ends.typecode, ends)
-        self._flush()
 
     def flush(self) -> None:
         """Write the buffered appends and drop the block last read (their memory freed)."""
