@@ -7,7 +7,10 @@ from conformance.reports.casedata import CaseStore, case_row
 
 
 def _records():
-    vals = ["a", "", 1, True, 1.0, 0.0, -0.0, None, 2**60, float("nan"), [1, 2], {"x": 1}, "\u2013", False, 0]
+    vals = ["a", "", 1, True, 1.0, 0.0, -0.0, None, 2**60, float("nan"), [1, 2], {"x": 1}, "\u2013", False, 0,
+            # lists, looked up by their items where those are texts and ints (casedata._list_key): no two of
+            # these may share a text, though some are equal as Python values
+            [1.0, 2.0], [True, 2], ["1", 2], [1, "2"], [], [[1], 2], [1, 2], [0.0], [-0.0], ["a"], "['a']"]
     out = []
     for k, v in enumerate(vals * 3):
         passed = k % 3 != 1
