@@ -462,12 +462,19 @@ class _Spill:
         buf, b0, b1 = b"", 0, 0  # a window of the file (64 KiB): texts read near each other, one read
         for k in range(0, len(order), 4096):
             part = order[k:k + 4096]
-            for s, e in zip(starts[part].tolist(), ends[part].tolist()):
+            # read in the file's order, given in ``order``'s: the page's order (worst outcome,
+            # operator, id) is not the store's, and a window read per text that missed it was
+            # 312,000 reads of 64 KiB for a three-seed suite's 170,000 cases
+            s_part, e_part = starts[part], ends[part]
+            by = np.argsort(s_part, kind="stable")
+            out = [""] * len(part)
+            for j, s, e in zip(by.tolist(), s_part[by].tolist(), e_part[by].tolist()):
                 if s < b0 or e > b1:
                     f.seek(s)
                     buf = f.read(max(e - s, 65536))
                     b0, b1 = s, s + len(buf)
-                yield buf[s - b0:e - b0].decode("utf-8", "surrogatepass")
+                out[j] = buf[s - b0:e - b0].decode("utf-8", "surrogatepass")
+            yield from out
 
 
 class CaseStore:
