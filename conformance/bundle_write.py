@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from .bundle import FORMAT, BundleError, _entry_line_with_digest, _feed, _files_hash, is_archive
+from .bundle import FORMAT, INDEX_CACHE, BundleError, _entry_line_with_digest, _feed, _files_hash, is_archive
 from .case import Case
 from .suite import Suite, generation_tasks, op_key, parse_seeds, seed_identity
 
@@ -522,8 +522,6 @@ def write_archive(src: str | os.PathLike, out: str | os.PathLike, *, force: bool
         raise BundleError(f"{src} is not a bundle directory: {src / 'manifest.json'} not found")
     if out.exists() and not force:
         raise BundleError(f"{out} exists; pass force=True (--force) to replace it")
-    from .bundle import INDEX_CACHE
-
     files = sorted(p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file())
     files.remove("manifest.json")
     if INDEX_CACHE in files:  # a directory's kept index: an archive's manifest is parsed
