@@ -483,10 +483,11 @@ def wide(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.nd
     for a float64 array, where the platform's long double is the wider (x86-64: a 64-bit
     significand); otherwise ``fn`` itself.
 
-    numpy's float64 loops for the transcendental functions are chosen by the CPU: on one with
-    AVX512_SKX they are SVML's, which are not correctly rounded (``np.arcsinh(0.47524752475247567)``
-    is 2 ulp from the true value there, 0 elsewhere), so an oracle's values (and a float64 case's
-    expected outputs, hence its content hash) depended on the machine that generated them.  The
+    numpy's float64 loops for the transcendental functions are chosen by the CPU features it finds
+    (SIMD loops, not correctly rounded: ``np.arcsinh(0.47524752475247567)`` is 2 ulp from the true
+    value with numpy 2.4's X86_V3 loops, within an ulp on other machines), so an oracle's values (and
+    a float64 case's expected outputs, hence its content hash) depended on the machine that
+    generated them.  The
     long double loops call the C library's (glibc: within an ulp of long double), whose value
     rounds to the float64 nearest the true one but in ties 2**-11 ulp wide.
 
