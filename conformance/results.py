@@ -120,7 +120,6 @@ def write_results(doc: dict, path: str | os.PathLike, *, case_lines: Iterable[by
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     head = {k: v for k, v in doc.items() if k != "cases"}
-    compact = (",", ":")
     if case_lines is None:
         case_lines = (json_line(c)[1][:-1] for c in doc.get("cases", []))  # results.jsonl's lines
     with open(tmp, "wb") as f:
