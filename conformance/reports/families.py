@@ -12,21 +12,15 @@ inside their family, so the same results give the same page.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 
-from .common import ABSENT, ORDER, outcome_cell, outcome_rank, score, weighted
+from .common import ABSENT, NUMBER, ORDER, outcome_cell, outcome_rank, score, weighted
 
 __all__ = ["OTHER", "op_families", "family_sort_key", "family_summary", "group_matrix"]
 
 #: The family of an operator outside the operator table.
 OTHER = "other"
-
-#: A number in a message: ``[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?``, written to begin with a
-#: character set (its first character, then the rest by what that was) so that the regex engine
-#: skips to where one can start: the same matches, a third of the work (tests/test_endrun_plans.py)
-_NUMBER = re.compile(r"[-+.\d](?:(?<=[-+])(?:\d+\.?\d*|\.\d+)|(?<=\d)\d*\.?\d*|(?<=\.)\d+)(?:[eE][-+]?\d+)?")
 
 
 def op_families(doc: dict) -> dict[str, str]:
@@ -97,8 +91,8 @@ def _pattern(msg: str) -> tuple[str, str]:
     """A message's first line with numbers as ``#`` (cut to 300 characters), and its longest
     number-free piece (for the case list's search box)."""
     first = msg.strip().split("\n", 1)[0]
-    pieces = sorted((p.strip() for p in _NUMBER.split(first[:300])), key=len, reverse=True)
-    return _NUMBER.sub("#", first)[:300] or "(no message)", (pieces[0] if pieces else "")
+    pieces = sorted((p.strip() for p in NUMBER.split(first[:300])), key=len, reverse=True)
+    return NUMBER.sub("#", first)[:300] or "(no message)", (pieces[0] if pieces else "")
 
 
 def _bar(counts: Counter, order: list[str]) -> dict:

@@ -43,7 +43,6 @@ import functools
 import gc
 import hashlib
 import os
-import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -54,8 +53,8 @@ from ..compact import trim_heap
 from ..suite import op_key
 from .casedata import (MAX_DETAIL_CASES, CaseStore, case_data, case_row, decode_ids, json_for_script,
                        load_manifest)
-from .common import (ABSENT, BAD, FEATURES, ORDER, SEVERITY, dtype_key, esc, feature_value, fmt_value, outcome_rank,
-                     score, summarize, value_key, weighted, worst_outcome)
+from .common import (ABSENT, BAD, FEATURES, NUMBER, ORDER, SEVERITY, dtype_key, esc, feature_value, fmt_value,
+                     outcome_rank, score, summarize, value_key, weighted, worst_outcome)
 from .families import family_summary, group_matrix, op_families
 
 __all__ = ["ORDER", "SEVERITY", "matrix", "data_matrix", "worst_outcome", "case_data", "case_row", "json_for_script",
@@ -226,12 +225,6 @@ def data_matrix(data: dict | CaseStore, key: str = "dtype") -> dict:
     return _assemble(cells, key)
 
 
-#: A number in a message: ``[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?``, written to begin with a
-#: character set (its first character, then the rest by what that was) so that the regex engine
-#: skips to where one can start: the same matches, a third of the work (tests/test_endrun_plans.py)
-_NUMBER = re.compile(r"[-+.\d](?:(?<=[-+])(?:\d+\.?\d*|\.\d+)|(?<=\d)\d*\.?\d*|(?<=\.)\d+)(?:[eE][-+]?\d+)?")
-
-
 def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
     """The most frequent kinds of non-passing result: cases grouped by outcome and message pattern.
 
@@ -250,10 +243,10 @@ def top_problems(cases: list[dict], limit: int = 15) -> list[dict]:
         msg = str(c.get("message") or "")
         first = msg.strip().split("\n", 1)[0]
         line = first[:300]
-        key = (oc, _NUMBER.sub("#", first)[:300])  # numbers replaced before the cut: equal messages, equal keys
+        key = (oc, NUMBER.sub("#", first)[:300])  # numbers replaced before the cut: equal messages, equal keys
         g = groups.get(key)
         if g is None:
-            pieces = sorted((p.strip() for p in _NUMBER.split(line)), key=len, reverse=True)
+            pieces = sorted((p.strip() for p in NUMBER.split(line)), key=len, reverse=True)
             g = groups[key] = {"outcome": oc, "count": 0, "pattern": key[1] or "(no message)", "example": msg,
                                "ops": Counter(), "query": pieces[0] if pieces else ""}
         g["count"] += w
