@@ -345,6 +345,18 @@ _OPSET_FEATURE = [k for k, _, _ in FEATURES].index("opset")
 _PLAIN = frozenset((str, int))
 
 
+def _lookup_key(v):
+    """A tag value's look-up key in :meth:`CaseStore.add`'s maps: the value itself for a text or an
+    int, ``(type, value)`` for a bool or None (``1`` and ``True`` apart), :func:`_list_key` for a
+    list, ``None`` for anything else (interned by its text each time)."""
+    t = type(v)
+    if t is str or t is int:
+        return v
+    if t is bool or v is None:
+        return t, v
+    return _list_key(v) if t is list else None
+
+
 def _list_key(v: list) -> tuple | None:
     """The look-up key of a tag value that is a list of texts and ints (a shape, a list of axes):
     ``(list, *v)``, which equals no other list's key and no key of a text, an int, a bool or None;
@@ -735,9 +747,8 @@ class CaseStore:
         ``(key set index, per key its map {value's look-up key: its value's index as text},
         the record's feature values given by tags (a function of its tag values, a tuple),
         {(those values, the record's opset): the index of each feature's value}, position of
-        "dtype" or -1)``.  A value's look-up key is the value itself for text and ints,
-        ``(type, value)`` for bools and None, none for any other (interned by :func:`_tag_key`
-        each time).  The key maps live in :attr:`_fast`, shared by the key sets that have the key."""
+        "dtype" or -1)``.  A value's look-up key is :func:`_lookup_key`'s.  The key maps live in
+        :attr:`_fast`, shared by the key sets that have the key."""
         fast = self._fast
         kis = []
         maps = []
@@ -777,9 +788,7 @@ class CaseStore:
             if text:
                 continue
             v, m = values[p], maps[p]
-            t = type(v)
-            lk = v if (t is str or t is int) else (t, v) if (t is bool or v is None) else \
-                _list_key(v) if t is list else None
+            lk = _lookup_key(v)
             text = m.get(lk) if lk is not None else None
             if text is None:
                 text = self._tag_index(names[p], *_tag_key(v))[1]
@@ -794,9 +803,7 @@ class CaseStore:
         fis = [0] * len(FEATURES)
         for j, p, fmap in feats:
             v = values[p]
-            t = type(v)
-            lk = v if (t is str or t is int) else (t, v) if (t is bool or v is None) else \
-                _list_key(v) if t is list else None
+            lk = _lookup_key(v)
             fi = fmap.get(lk) if lk is not None else None
             if fi is None:
                 fi = self._fvalue_index(j, fmt_value(v))
