@@ -209,7 +209,6 @@ class _StoreFeed:
         from .reports.casedata import CaseStore
 
         self.path, self.offsets, self.next = path, offsets, 0
-        self._f = None  # results.jsonl, opened for reading on the first feed
         f = None
 
         def detail_at(i: int):  # the page asks for up to MAX_DETAIL_CASES: one file, opened once
@@ -228,24 +227,19 @@ class _StoreFeed:
     def feed(self) -> None:
         """Add the records of the cases from :attr:`next` on, in order, up to the first without one
         (``offsets[j] < 0``); every line whose offset is set must have been flushed."""
-        offsets, j, n = self.offsets, self.next, len(self.offsets)
-        if j >= n or offsets[j] < 0:
-            return
-        if self._f is None:
-            self._f = self.path.open("rb")
-        seek, readline, add = self._f.seek, self._f.readline, self.store.add
-        while j < n and (off := offsets[j]) >= 0:
-            seek(off)  # within the reader's buffer: no system call
-            add(_loads(readline().rstrip(b"\r\n")))
-            j += 1
-        self.next = j
+        offsets, start, n = self.offsets, self.next, len(self.offsets)
+        end = start
+        while end < n and offsets[end] >= 0:
+            end += 1
+        if end > start:
+            add = self.store.add
+            for line in _lines_at(self.path, offsets[start:end]):
+                add(_loads(line))
+            self.next = end
 
     def finish(self):
         """The store, every case's record added (all of them must have one)."""
         self.feed()
-        if self._f is not None:
-            self._f.close()
-            self._f = None
         return self.store
 
 
