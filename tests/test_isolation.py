@@ -44,15 +44,19 @@ def test_a_case_that_breaks_its_process_costs_one_crash(toy_suite, jobs):
     """A case that leaves its worker broken makes the next case in that worker crash (charged to
     that case: nothing tells them apart), but no more: the broken case ran in a batch, attempted
     before the crash and not judged, and runs again alone in a fresh worker, not in front of
-    every following case."""
-    cases = toy_suite.cases * 4
-    victims = sum(1 for c in cases if c.tags["dtype"] == "float16" and not c.tags.get("error"))
+    every following case.
+
+    One poisoning case among twenty: with two workers, the case a poisoned worker runs next depends
+    on scheduling, and a second poisoning case could be it (charged the crash, rightly: session 16
+    saw that 2 runs in 60); with one, the crash is the next case's, whichever worker it ran in."""
+    f16 = lambda c: c.tags["dtype"] == "float16" and not c.tags.get("error")  # noqa: E731
+    cases = [c for k in range(4) for c in toy_suite.cases if k == 2 or not f16(c)]
+    assert sum(map(f16, cases)) == 1
     results = run_isolated(cases, faulty.poisoning(), jobs=jobs, timeout=30)
     assert [r.id for r in results] == [c.id for c in cases]
     crashes = [r for r in results if r.outcome == "crash"]
-    assert 1 <= len(crashes) <= victims, [(r.id, r.outcome) for r in results]
+    assert len(crashes) == 1 and not f16(crashes[0]), [(r.id, r.outcome) for r in results]
     assert all(r.outcome == "pass" for r in results if r.outcome != "crash"), [(r.id, r.message) for r in results]
-    assert all(r.outcome == "pass" for r in results if r.tags["dtype"] == "float16")
 
 
 def test_isolated_equals_in_process(toy_suite):
