@@ -391,10 +391,8 @@ def test_onnx_reference_agrees_on_suite_where_right(value_cases):
 
 
 # ============================================================================ the suite
-def test_suite_deterministic(suite):
-    again = registry.generate([OP], seed=0)
-    assert [c.id for c in again] == [c.id for c in suite]
-    assert [c.content_hash for c in again] == [c.content_hash for c in suite]
+def test_suite_draws_from_its_seed(suite):
+    """Another seed, other values (the same seed's same bytes: test_ops_table, every entry)."""
     other = registry.generate([OP], seed=1)
     assert len(other) == len(suite)
     assert sum(a.content_hash != b.content_hash for a, b in zip(other, suite)) > 0.9 * len(suite)

@@ -300,10 +300,8 @@ def _kind(c, name) -> str:
     return "size1-dims"
 
 
-def test_generation_is_deterministic(suite):
-    again = _generate(0)
-    assert [c.id for c in again] == [c.id for c in suite]
-    assert [c.content_hash for c in again] == [c.content_hash for c in suite]
+def test_generation_draws_from_its_seed(suite):
+    """Another seed, other values (the same seed's same bytes: test_ops_table, every entry)."""
     other = _generate(1)
     assert len(other) == len(suite)
     # value cases draw from the seed; the engine's error cases are fixed models (no seed)

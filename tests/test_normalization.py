@@ -232,9 +232,8 @@ def test_oracles_reject_invalid():
 
 
 # ============================================================================ suite properties
-def test_generation_is_deterministic(suite):
-    again = _generate(0)
-    assert [c.id for c in again] == [c.id for c in suite]
+def test_generation_draws_from_its_seed(suite):
+    """Another seed, other cases (the same seed's same bytes: test_ops_table, every entry)."""
     assert [c.id for c in _generate(1)] != [c.id for c in suite]
 
 

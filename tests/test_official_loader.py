@@ -77,7 +77,10 @@ def test_toy_bundle_through_official_harness(toy_suite, tmp_path):
 def test_real_suite_through_official_harness(tmp_path):
     from conformance.suite import generate_suite
 
-    suite = generate_suite(["LayerNormalization", "BatchNormalization"], 0)
+    # three families whose cases carry per-case tolerances in data.json (a reduction's, a softmax's,
+    # a convolution's); BatchNormalization's 1,221 cases with them cost 51 s until session 16, its
+    # 55 crashes a fresh worker each
+    suite = generate_suite(["LayerNormalization", "Softmax", "Conv"], 0)
     passed, total = _check_bundle(suite, tmp_path)
     # Every case our runner passes on onnxruntime passes the official harness too
     # (checked inside); the rest are unsupported/error/crash on onnxruntime or bfloat16.

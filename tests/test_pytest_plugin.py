@@ -143,20 +143,21 @@ def test_unrelated_run_is_unchanged(tmp_path):
 
 
 # ----------------------------------------------------------------------------- same outcomes as the CLI
-def test_same_outcomes_as_cli_on_layer_normalization_with_xdist(tmp_path):
-    """CLI and ``pytest -n 2`` on every LayerNormalization case, compared case by case
-    (fixed costs dominate, a ``-k`` subset would save little)."""
+def test_same_outcomes_as_cli_with_xdist(tmp_path):
+    """CLI and ``pytest -n 2`` on every AffineGrid case, compared case by case: 30 cases whose
+    outcomes on onnxruntime 1.32 are pass, fail, error and unsupported (LayerNormalization's 1,149
+    before session 16: 89 s of the test run, and no failure among them)."""
     cli = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--backend", "onnxruntime", "--ops",
-                          "LayerNormalization", "--out", str(tmp_path / "cli"), "-j", "2"],
+                          "AffineGrid", "--out", str(tmp_path / "cli"), "-j", "2"],
                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
     assert cli.returncode in (0, 1), cli.stdout + cli.stderr
     expected = {c["id"]: c["outcome"] for c in json.loads((tmp_path / "cli" / "results.json").read_text())["cases"]}
     from conformance import registry
 
-    assert len(expected) == len(registry.generate(["LayerNormalization"], 0))
+    assert len(expected) == len(registry.generate(["AffineGrid"], 0))
     assert {"pass", "error", "unsupported"} <= set(expected.values())
 
-    res = run_pytest(tmp_path, "--conformance-backend", "onnxruntime", "--conformance-ops", "LayerNormalization",
+    res = run_pytest(tmp_path, "--conformance-backend", "onnxruntime", "--conformance-ops", "AffineGrid",
                      "-n", "2", "-q", "-p", "no:cacheprovider", "--junitxml", str(tmp_path / "junit.xml"))
     assert res.returncode == (1 if any(PYTEST_OUTCOME[o] == "failed" for o in expected.values()) else 0), res.stdout
     got = junit_outcomes(tmp_path / "junit.xml")
