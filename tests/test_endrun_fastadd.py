@@ -10,7 +10,10 @@ def _records():
     vals = ["a", "", 1, True, 1.0, 0.0, -0.0, None, 2**60, float("nan"), [1, 2], {"x": 1}, "\u2013", False, 0,
             # lists, looked up by their items where those are texts and ints (casedata._list_key): no two of
             # these may share a text, though some are equal as Python values
-            [1.0, 2.0], [True, 2], ["1", 2], [1, "2"], [], [[1], 2], [1, 2], [0.0], [-0.0], ["a"], "['a']"]
+            [1.0, 2.0], [True, 2], ["1", 2], [1, "2"], [], [[1], 2], [1, 2], [0.0], [-0.0], ["a"], "['a']",
+            # more floats and lists that hold them: equal as Python values, apart as texts
+            2.5, -2.5, float("inf"), float("-inf"), 1e-300, [0.5, "a"], [1, 1.0], [1.0, 1], [None], [False],
+            [float("nan")], [float("inf")], [2.5], [True], [1]]
     out = []
     for k, v in enumerate(vals * 3):
         passed = k % 3 != 1
