@@ -595,8 +595,7 @@ def _gbq_table(rng, ctx, shapes):
     t1, t2 = ctx.types["data"], ctx.types["scales"]
     vals = {}
     if t1 in GBQ_FLOATS:
-        allv = V.all_values(t1).astype(np.float64)
-        fin = np.unique(allv[np.isfinite(allv)])
+        fin = V.finite_grid(t1)
         vals["data"] = np.asarray(rng.choice(fin, size=sh["data"]), dtype=np.float64).reshape(sh["data"])
     else:
         lo, hi = (0, 255) if t1 == "uint8" else qref._target_range(t1)

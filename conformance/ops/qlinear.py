@@ -70,8 +70,7 @@ def _is_float(t: str) -> bool:
 
 
 def _grid(t: str, lim: float = 8.0) -> np.ndarray:
-    allv = V.all_values(t).astype(np.float64)
-    fin = np.unique(allv[np.isfinite(allv)])
+    fin = V.finite_grid(t)
     return fin[np.abs(fin) <= lim]
 
 

@@ -105,8 +105,7 @@ def _q_target_ints(rng, t: str, z: int, n: int) -> list:
 @lru_cache(maxsize=None)
 def _grid(t: str) -> tuple[np.ndarray, np.ndarray]:
     """(the finite values of the floating type ``t`` sorted, the midpoints between neighbours)."""
-    allv = V.all_values(t).astype(np.float64)
-    fin = np.unique(allv[np.isfinite(allv)])
+    fin = V.finite_grid(t)
     return fin, (fin[1:] + fin[:-1]) / 2
 
 

@@ -105,6 +105,22 @@ def all_values(name: str) -> np.ndarray:
     return raw[keep]
 
 
+def finite_grid(name: str) -> np.ndarray:
+    """The distinct finite values of an 8-bit-or-narrower floating type (:func:`all_values`),
+    sorted, as float64; zero once, as ``+0.0``.
+
+    ``np.unique`` alone keeps whichever of ``-0.0`` and ``+0.0`` its sort puts first, and numpy
+    sorts with the CPU's SIMD where it has it (x86-simd-sort on AVX2 / AVX-512), so that the grid,
+    and every case drawn from it, differed between machines (session 16: 99 quantization cases of
+    the smoke suite changed bytes with numpy's AVX2 paths switched off).
+
+    Raises:
+        ValueError: the type is wider than 8 bits.
+    """
+    allv = all_values(name).astype(np.float64)
+    return np.unique(allv[np.isfinite(allv)] + 0.0)  # + 0.0: -0.0 becomes +0.0, the rest is unchanged
+
+
 def round_float(x: np.ndarray, name: str) -> np.ndarray:
     """float64 -> the floating type, round to nearest even (:func:`conformance.dtypes.round_to`
     where it knows the type, else through float32)."""
