@@ -32,9 +32,12 @@ def test_two_processes_write_byte_identical_bundles(tmp_path):
     assert da == db
 
 
-# ops whose cases numpy's SIMD choice once changed (session 16): the quantization grids' +-0.0
-# (np.unique's SIMD sort), and the unary transcendentals evaluated wide (session 15)
-_SIMD_OPS = ["QuantizeLinear", "GatherBlockQuantized", "Exp", "Asinh", "Tan"]
+# ops whose cases numpy's SIMD choice once changed (session 16; 140 of the 16,862 smoke cases): the
+# quantization grids' +-0.0 (np.unique's SIMD sort), the transcendentals of oracles, variants and
+# derived tolerances (conformance.reference.libm); the whole smoke suite is left to a manual check
+# (docs/running.md): generating it twice costs a minute
+_SIMD_OPS = ["QuantizeLinear", "GatherBlockQuantized", "Exp", "Asinh", "Tan", "Tanh", "Softmax", "Mish", "GRU",
+             "LSTM", "RNN", "AttnLSTM", "SoftmaxCrossEntropyLoss", "Gelu.tanh", "Attention.sdpa", "Loss.softmax_nll"]
 
 
 def test_numpys_simd_paths_do_not_change_the_cases():

@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ..reference import libm
+
 
 @dataclass(frozen=True)
 class Ctx:
@@ -479,31 +481,16 @@ class Entry:
 
 
 def wide(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-    """``fn`` (a numpy ufunc of one array) evaluated in ``np.longdouble`` and rounded to float64,
-    for a float64 array, where the platform's long double is the wider (x86-64: a 64-bit
-    significand); otherwise ``fn`` itself.
-
-    numpy's float64 loops for the transcendental functions are chosen by the CPU features it finds
-    (SIMD loops, not correctly rounded: ``np.arcsinh(0.47524752475247567)`` is 2 ulp from the true
-    value with numpy 2.4's X86_V3 loops, within an ulp on other machines), so an oracle's values (and
-    a float64 case's expected outputs, hence its content hash) depended on the machine that
-    generated them.  The
-    long double loops call the C library's (glibc: within an ulp of long double), whose value
-    rounds to the float64 nearest the true one but in ties 2**-11 ulp wide.
+    """``fn`` (a numpy ufunc) evaluated in ``np.longdouble`` and rounded to its argument's float
+    type where the platform's long double is the wider (x86-64): :func:`conformance.reference.libm.widened`,
+    whose docstring says why (numpy's float64 loops are chosen by the CPU: ``np.arcsinh`` was 2 ulp
+    off with numpy 2.4's X86_V3 loops, so a float64 case's expected outputs and id depended on the
+    machine that generated them).
 
     Raises:
         whatever ``fn`` raises.
     """
-    if np.finfo(np.longdouble).nmant <= np.finfo(np.float64).nmant:
-        return fn
-
-    def wide_fn(x):
-        if getattr(x, "dtype", None) != np.float64:
-            return fn(x)
-        return fn(x.astype(np.longdouble)).astype(np.float64)
-
-    wide_fn.__name__ = getattr(fn, "__name__", "wide")
-    return wide_fn
+    return libm.widened(fn)
 
 
 def ufunc(fn: Callable[..., Any]) -> Oracle:

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import libm
+
 
 def _as_offsets(offset, batch: int) -> np.ndarray:
     """``offset`` (an int or a ``(B,)`` array) as an int64 array broadcastable to ``(B,1,1,1)``."""
@@ -87,7 +89,7 @@ def softmax_rows(x: np.ndarray, masked_rows: np.ndarray | None = None) -> np.nda
     if masked_rows is not None:
         dead = dead | masked_rows
     with np.errstate(invalid="ignore", over="ignore"):
-        e = np.exp(x - np.where(dead, 0.0, m))
+        e = libm.exp(x - np.where(dead, 0.0, m))
         e = np.where(dead, 0.0, e)
         s = np.sum(e, axis=-1, keepdims=True)
         return np.where(dead, 0.0, e / np.where(s == 0, 1.0, s))
@@ -157,7 +159,7 @@ def scaled_dot_product_attention(q, k, v, *, scale=None, mask=None, is_causal=Fa
     s = float(1.0 / np.sqrt(dk)) if scale is None else float(scale)
     with np.errstate(invalid="ignore", over="ignore"):
         qk = np.matmul(q, np.swapaxes(kh, -1, -2)) * s
-        capped = softcap * np.tanh(qk / softcap) if softcap and softcap > 0 else qk.copy()
+        capped = softcap * libm.tanh(qk / softcap) if softcap and softcap > 0 else qk.copy()
     bias = np.zeros((b, hq, lq, lk), dtype=np.float64)
     if mask is not None:
         m = np.asarray(mask)
@@ -420,7 +422,7 @@ def bound(q, k, v, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seq
     # to T; c cast to T (|dz/dc| <= 1)
     z = sc[1]
     if softcap > 0:
-        sech2 = 1.0 - np.tanh(qk / softcap) ** 2
+        sech2 = 1.0 - libm.tanh(qk / softcap) ** 2
         e1 = e0 + u_t * np.abs(qk) * sech2 + u_t * softcap + (_budget("tanh", t) * 2 * u_t + u_t) * np.abs(z) + sub_t
     else:
         e1 = e0
@@ -434,8 +436,8 @@ def bound(q, k, v, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seq
     # exact softmax of the perturbed logits
     p = sc[3]
     with np.errstate(over="ignore", invalid="ignore"):
-        up = np.exp(np.minimum(e2s, 700.0))
-        dn = np.exp(-np.minimum(e2s, 700.0))
+        up = libm.exp(np.minimum(e2s, 700.0))
+        dn = libm.exp(-np.minimum(e2s, 700.0))
         a_ = np.sum(p * up, axis=-1, keepdims=True)
         b_ = np.sum(p * dn, axis=-1, keepdims=True)
         dp = p * np.maximum(up / np.where(b_ > 0, b_, 1.0) - 1.0, 1.0 - dn / np.where(a_ > 0, a_, 1.0))
@@ -531,7 +533,7 @@ def attention_kernel(q, k, v, attn_mask=None, past_key=None, past_value=None, no
         capv = float(attrs.get("softcap", 0.0) or 0.0)
         if capv > 0:
             cc = rn(np.float32(capv))
-            l1 = rn(rn(np.tanh(rn(l0 / cc).astype(pt)) * lib) * cc)
+            l1 = rn(rn(libm.tanh(rn(l0 / cc).astype(pt)) * lib) * cc)
         else:
             l1 = l0
         bias = np.zeros((b, hq, lq, lk))
@@ -552,8 +554,8 @@ def attention_kernel(q, k, v, attn_mask=None, past_key=None, past_value=None, no
                 xb = xs[..., j0:j0 + block]
                 mn = np.maximum(m, np.max(xb, axis=-1, keepdims=True)) if max_shift else np.zeros_like(m)
                 mz = np.where(np.isneginf(mn), 0, mn).astype(pst)
-                resc = (np.exp((np.where(np.isneginf(m), mz, m) - mz).astype(pst)) * lib).astype(pst)
-                e = (np.exp((xb - mz).astype(pst)) * lib).astype(pst)
+                resc = (libm.exp((np.where(np.isneginf(m), mz, m) - mz).astype(pst)) * lib).astype(pst)
+                e = (libm.exp((xb - mz).astype(pst)) * lib).astype(pst)
                 ssum = (ssum * resc + np.sum(e, axis=-1, keepdims=True, dtype=pst)).astype(pst)
                 acc = (acc * resc.astype(pt) + mm(e.astype(pt), vv[:, :, j0:j0 + block])).astype(pt)
                 m = mn if max_shift else m
@@ -575,7 +577,7 @@ def _softmax_kernel(xs, pst, max_shift, lib, dead):
     with np.errstate(all="ignore"):
         m = np.max(xs, axis=-1, keepdims=True) if xs.shape[-1] else np.zeros(xs.shape[:-1] + (1,), pst)
         m = np.where(np.isneginf(m) | ~max_shift, 0, m).astype(pst)
-        e = (np.exp((xs - m).astype(pst)) * lib).astype(pst)
+        e = (libm.exp((xs - m).astype(pst)) * lib).astype(pst)
         ssum = np.sum(e, axis=-1, keepdims=True, dtype=pst)
         p = (e / np.where(ssum == 0, 1, ssum)).astype(pst)
     return np.where(dead, 0, p).astype(pst)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import transformer as _rope
+from . import libm
 
 
 def ms_rotary_embedding(x, position_ids, cos_cache, sin_cache, *, interleaved=0, num_heads=0,
@@ -206,7 +207,7 @@ def attention_bound(q, k, v, probs, *, scale: float, add=None, dq=None, dk=None,
     p = np.asarray(probs, np.float64)
     eps = np.max(np.where(p > 0, ds, 0.0), axis=-1, keepdims=True) if lk else np.zeros(p.shape[:-1] + (1,))
     pv = p @ np.abs(v)
-    bound = (np.expm1(2 * eps) + _gamma(2 * lk + 8, u_a) + 2 * u_t) * pv
+    bound = (libm.expm1(2 * eps) + _gamma(2 * lk + 8, u_a) + 2 * u_t) * pv
     if dv is not None:
         bound = bound + p @ np.asarray(dv)
     return bound
@@ -442,8 +443,8 @@ def group_query_attention(query, key, value, past_key, past_value, seqlens_k, to
             z = sc[2]
             m = np.maximum(np.max(np.where(np.isneginf(z), -np.inf, z), axis=-1, keepdims=True),
                            sink[None, :, None, None])
-            e = np.where(np.isneginf(z), 0.0, np.exp(z - m))
-            pr = e / (e.sum(axis=-1, keepdims=True) + np.exp(sink[None, :, None, None] - m))
+            e = np.where(np.isneginf(z), 0.0, libm.exp(z - m))
+            pr = e / (e.sum(axis=-1, keepdims=True) + libm.exp(sink[None, :, None, None] - m))
             y = pr @ np.repeat(vb, n // kv_num_heads, axis=1)
         ys.append(y)
         probs.append(pr)

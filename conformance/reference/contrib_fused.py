@@ -32,6 +32,7 @@ from onnx import TensorProto
 
 from conformance import dtypes
 from conformance.reference import activations as act
+from conformance.reference import libm
 from conformance.reference import linalg as lref
 
 #: ContribOperators.md's FastGelu constants (6-digit roundings of sqrt(2/pi) and 0.044715 sqrt(2/pi)).
@@ -66,7 +67,7 @@ def _doc_tanh_form(z: np.ndarray) -> np.ndarray:
     c0, c1 = np.asarray(DOC_C0, dtype=z.dtype), np.asarray(DOC_C1, dtype=z.dtype)
     with np.errstate(all="ignore"):
         u = c0 * z + c1 * z * z * z
-        return z * (np.asarray(1, dtype=z.dtype) / (np.asarray(1, dtype=z.dtype) + np.exp(-2 * u)))
+        return z * (np.asarray(1, dtype=z.dtype) / (np.asarray(1, dtype=z.dtype) + libm.exp(-2 * u)))
 
 
 def gelu_variants(op: str, x, bias, elem: int) -> dict[str, np.ndarray]:
@@ -248,9 +249,9 @@ def gemm_activation(z: np.ndarray, activation, params: dict) -> np.ndarray:
     z = np.asarray(z, dtype=np.float64)
     with np.errstate(all="ignore"):
         if act_name == "ParametricSoftplus":
-            return params["alpha"] * np.logaddexp(0.0, params["beta"] * z)
+            return params["alpha"] * libm.logaddexp(0.0, params["beta"] * z)
         if act_name == "ScaledTanh":
-            return params["alpha"] * np.tanh(params["beta"] * z)
+            return params["alpha"] * libm.tanh(params["beta"] * z)
         return act.oracle(onnx_op, z, {k: params[k] for k in need})
 
 
@@ -286,27 +287,27 @@ def activation_derivative(activation, z: np.ndarray, params: dict) -> np.ndarray
         if activation == "LeakyRelu":
             return np.where(z >= 0, 1.0, abs(p["alpha"]))
         if activation == "Tanh":
-            return 1.0 / np.cosh(z) ** 2
+            return 1.0 / libm.cosh(z) ** 2
         if activation == "Sigmoid":
-            sg = 1.0 / (1.0 + np.exp(-z))
+            sg = 1.0 / (1.0 + libm.exp(-z))
             return sg * (1.0 - sg)
         if activation == "Softplus":
-            return 1.0 / (1.0 + np.exp(-z))
+            return 1.0 / (1.0 + libm.exp(-z))
         if activation == "Softsign":
             return 1.0 / (1.0 + np.abs(z)) ** 2
         if activation == "HardSigmoid":
             v = p["alpha"] * z + p["beta"]
             return np.where((v >= 0) & (v <= 1), abs(p["alpha"]), 0.0)
         if activation == "Elu":
-            return np.where(z >= 0, 1.0, np.abs(p["alpha"] * np.exp(np.minimum(z, 0.0))))
+            return np.where(z >= 0, 1.0, np.abs(p["alpha"] * libm.exp(np.minimum(z, 0.0))))
         if activation == "Selu":
-            return abs(p["gamma"]) * np.where(z > 0, 1.0, np.abs(p["alpha"] * np.exp(np.minimum(z, 0.0))))
+            return abs(p["gamma"]) * np.where(z > 0, 1.0, np.abs(p["alpha"] * libm.exp(np.minimum(z, 0.0))))
         if activation == "Celu":
-            return np.where(z >= 0, 1.0, np.exp(np.minimum(z, 0.0) / p["alpha"]))
+            return np.where(z >= 0, 1.0, libm.exp(np.minimum(z, 0.0) / p["alpha"]))
         if activation == "ParametricSoftplus":
-            return np.abs(p["alpha"] * p["beta"]) / (1.0 + np.exp(-p["beta"] * z))
+            return np.abs(p["alpha"] * p["beta"]) / (1.0 + libm.exp(-p["beta"] * z))
         if activation == "ScaledTanh":
-            return np.abs(p["alpha"] * p["beta"]) / np.cosh(p["beta"] * z) ** 2
+            return np.abs(p["alpha"] * p["beta"]) / libm.cosh(p["beta"] * z) ** 2
     raise ValueError(f"unknown kernel type: {activation}")
 
 

@@ -37,6 +37,7 @@ import numpy as np
 from .. import tolerance as tol
 from . import recurrent as rec
 from .linalg import gamma
+from . import libm
 
 TANH = rec.Act("Tanh")
 ATTN_INPUTS = ("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P", "QW", "MW", "V", "M",
@@ -67,10 +68,10 @@ def softmax(ar, a):
     first."""
     if _is_bound(ar):
         v, e = a
-        p = np.exp(v - np.max(v))
+        p = libm.exp(v - np.max(v))
         p = p / p.sum()
         n = v.shape[0]
-        drift = np.expm1(2.0 * float(np.max(e))) if e.size else 0.0
+        drift = libm.expm1(2.0 * float(np.max(e))) if e.size else 0.0
         r = 2 * tol.budget_rel("exp", ar.p) + gamma(n, ar.u) + tol.budget_rel("divide", ar.p) + ar.u
         return p, p * (drift + (1.0 + drift) * r)
     if isinstance(ar, rec.Kernel):
@@ -78,13 +79,13 @@ def softmax(ar, a):
         x = np.asarray(a, dtype=dt)
         if getattr(ar, "max_sub", False):
             x = (x - x.max()).astype(dt)
-        ex = np.exp(x).astype(dt)
+        ex = libm.exp(x).astype(dt)
         s = dt(0)
         for val in ex.ravel():  # sequential sum in the kernel's precision
             s = dt(s + val)
         return (ex / s).astype(dt)
     x = np.asarray(a, dtype=np.float64)
-    ex = np.exp(x - x.max())
+    ex = libm.exp(x - x.max())
     return ex / ex.sum()
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tolerance import budget_rel
+from . import libm
 
 OPS = ("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss")
 
@@ -42,7 +43,7 @@ def log_softmax(scores: np.ndarray) -> np.ndarray:
     m = np.max(x, axis=1, keepdims=True)
     with np.errstate(all="ignore"):
         s = x - m
-        return s - np.log(np.sum(np.exp(s), axis=1, keepdims=True))
+        return s - libm.log(np.sum(libm.exp(s), axis=1, keepdims=True))
 
 
 def _picked(logp: np.ndarray, target: np.ndarray, weight, ignore_index) -> tuple[np.ndarray, np.ndarray]:
@@ -115,9 +116,9 @@ def variant(op: str, x, target, weight, ignore_index, reduction: str, acc, order
         if op == "SoftmaxCrossEntropyLoss":
             m = np.max(x, axis=1, keepdims=True) if x.size else x
             s = (x - m).astype(acc)
-            e = np.exp(s).astype(acc)
+            e = libm.exp(s).astype(acc)
             tot = _sum(np.moveaxis(e, 1, -1), order, acc)[..., None] if x.size else e
-            logp = (s - np.moveaxis(np.log(tot).astype(acc), -1, 1)).astype(acc) if x.size else s
+            logp = (s - np.moveaxis(libm.log(tot).astype(acc), -1, 1)).astype(acc) if x.size else s
         else:
             logp = x
         t = np.asarray(target).astype(np.int64)

@@ -49,6 +49,7 @@ import numpy as np
 
 from .. import tolerance as tol
 from .linalg import gamma
+from . import libm
 
 #: Gates per operator, in the order the text stacks them in W, R and B.
 GATES = {"LSTM": "iofc", "GRU": "zrh", "RNN": "i"}
@@ -138,9 +139,9 @@ def act_f64(act: Act, x: np.ndarray, dtype=np.float64) -> np.ndarray:
         if n == "Relu":
             return np.maximum(x, zero)
         if n == "Tanh":
-            return np.tanh(x)
+            return libm.tanh(x)
         if n == "Sigmoid":
-            return one / (one + np.exp(-x))
+            return one / (one + libm.exp(-x))
         if n == "Affine":
             return a * x + b
         if n == "LeakyRelu":
@@ -148,15 +149,15 @@ def act_f64(act: Act, x: np.ndarray, dtype=np.float64) -> np.ndarray:
         if n == "ThresholdedRelu":
             return np.where(x >= a, x, zero)
         if n == "ScaledTanh":
-            return a * np.tanh(b * x)
+            return a * libm.tanh(b * x)
         if n == "HardSigmoid":
             return np.minimum(np.maximum(a * x + b, zero), one)
         if n == "Elu":
-            return np.where(x >= zero, x, a * np.expm1(x))
+            return np.where(x >= zero, x, a * libm.expm1(x))
         if n == "Softsign":
             return x / (one + np.abs(x))
         if n == "Softplus":
-            return np.log1p(np.exp(x))
+            return libm.log1p(libm.exp(x))
     raise ValueError(f"unknown activation {act.name!r}")
 
 

@@ -23,6 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..ops import values as V
+from . import libm
 
 
 def gamma(k: int, u: float) -> float:
@@ -195,7 +196,7 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     """The logistic function in float64, without overflow: ``1 / (1 + exp(-z))``."""
     z = np.asarray(z, dtype=np.float64)
     with np.errstate(all="ignore"):
-        e = np.exp(-np.abs(z))
+        e = libm.exp(-np.abs(z))
         return np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
@@ -285,7 +286,7 @@ def linear_attention(query, key, value, past_state=None, decay=None, beta=None, 
         for i in range(t):
             kt, vt = k[:, i], v[:, i]  # [B, Hkv, dk], [B, Hkv, dv]
             if gated:
-                st = np.exp(g[:, i])[..., None] * st  # exp(g) scales the state's d_k rows
+                st = libm.exp(g[:, i])[..., None] * st  # exp(g) scales the state's d_k rows
             if delta:
                 pred = np.einsum("bhkv,bhk->bhv", st, kt)
                 upd = bt[:, i][..., None] * (vt - pred)
@@ -348,7 +349,7 @@ def linear_attention_bound(query, key, value, past_state=None, decay=None, beta=
         for i in range(t):
             kt, vt = k[:, i], v[:, i]
             if gated:
-                ex = np.exp(g[:, i])[..., None]
+                ex = libm.exp(g[:, i])[..., None]
                 st = ex * st
                 err = ex * err + np.abs(st) * 7 * u
             if delta:
