@@ -63,6 +63,7 @@ import math
 import numpy as np
 
 from ..reference import conv as ref
+from ..reference import libm
 from ..reference import linalg as lref
 from ..tolerance import Tolerance
 from . import values as V
@@ -617,7 +618,7 @@ def causal_oracle(ctx, x, w, bias=None, past_state=None, activation="none", **at
     act = activation.decode() if isinstance(activation, bytes) else activation
     if act in ("silu", "swish"):
         with np.errstate(all="ignore"):
-            z = z / (1.0 + np.exp(-z))
+            z = z / (1.0 + libm.exp(-z))
     return z, seq[:, :, seq.shape[2] - (k - 1):]
 
 
@@ -712,11 +713,11 @@ def fused_activation(z: np.ndarray, activation, params) -> np.ndarray:
         if act == "Relu":
             return np.maximum(z, 0.0)
         if act == "Tanh":
-            return np.tanh(z)
+            return libm.tanh(z)
         if act == "Sigmoid":
-            return 1.0 / (1.0 + np.exp(-z))
+            return 1.0 / (1.0 + libm.exp(-z))
         if act == "Silu":
-            return z / (1.0 + np.exp(-z))
+            return z / (1.0 + libm.exp(-z))
         if act == "LeakyRelu":
             return np.where(z >= 0, z, p[0] * z)
         if act == "Clip":
