@@ -35,8 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from ..reference import libm
-
 
 @dataclass(frozen=True)
 class Ctx:
@@ -478,19 +476,6 @@ class Entry:
     def key(self) -> tuple[str, str]:
         """``(domain, op)``: the registry key."""
         return (self.domain, self.op)
-
-
-def wide(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-    """``fn`` (a numpy ufunc) evaluated in ``np.longdouble`` and rounded to its argument's float
-    type where the platform's long double is the wider (x86-64): :func:`conformance.reference.libm.widened`,
-    whose docstring says why (numpy's float64 loops are chosen by the CPU: ``np.arcsinh`` was 2 ulp
-    off with numpy 2.4's X86_V3 loops, so a float64 case's expected outputs and id depended on the
-    machine that generated them).
-
-    Raises:
-        whatever ``fn`` raises.
-    """
-    return libm.widened(fn)
 
 
 def ufunc(fn: Callable[..., Any]) -> Oracle:

@@ -20,8 +20,9 @@ float8), numpy's own ufunc is called.
 Each function takes what the numpy ufunc of the same name takes (arrays or scalars, numpy's
 type promotion with Python scalars weak, NEP 50) and returns an array of the promoted float
 type, or a numpy scalar where no argument is an array.  Overflow of the rounding itself (``exp(710)``
-is finite in long double) gives ``inf`` silently, as the float64 function's overflow would under
-the caller's ``np.errstate``; the caller's error state applies to the function itself.
+is finite in long double) gives ``inf`` without a warning whatever the caller's ``np.errstate``
+(numpy's float64 ``exp`` would warn unless the caller silenced overflow); the caller's error state
+applies to the long double evaluation itself (``log(-1)``, ``log(0)``).
 """
 
 from __future__ import annotations
