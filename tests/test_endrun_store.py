@@ -19,7 +19,7 @@ import tracemalloc
 
 import pytest
 
-from conformance.reports import casedata
+from conformance.reports import casedata, html
 from conformance.reports.casedata import CaseStore, case_data
 from conformance.reports.common import summarize
 from conformance.reports.families import family_summary, op_families
@@ -135,3 +135,39 @@ def test_the_scratch_file_has_no_name(tmp_path):
     assert "".join(store.pieces())
     assert list(tmp_path.iterdir()) == []
     store.close()
+
+
+@pytest.mark.skipif(not html._can_fork(), reason="the page is written by two processes on Linux only")
+@pytest.mark.parametrize("child_fails", [False, True])
+def test_a_page_written_by_two_processes_is_the_page(monkeypatch, tmp_path, child_fails):
+    """write_html with the case data written by a forked child (a large page) gives the bytes of
+    render_html, and so does one whose child fails (the parent writes the case data itself); no
+    scratch file stays beside the page."""
+    records = _records(300)
+    doc = {"format": "onnx-conformance-results/1", "cases": records, "run": {}, "suite": {}, "backend": {}}
+    want = html.render_html(dict(doc, cases=[dict(r) for r in records]), manifest={})
+    monkeypatch.setattr(html, "FORK_MIN_CASES", 100)
+    forks = []
+    real_fork = os.fork
+
+    def fork():
+        pid = real_fork()
+        forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    store = _store(records)
+    if child_fails:  # the child's case data raises; the parent's is whole
+        parent, pieces = os.getpid(), store.pieces
+
+        def failing(*a, **kw):
+            for k, piece in enumerate(pieces(*a, **kw)):
+                if os.getpid() != parent and k == 3:
+                    raise OSError("the child's disk is full")
+                yield piece
+
+        monkeypatch.setattr(store, "pieces", failing)
+    out = html.write_html(dict(doc, cases=store.slim()), tmp_path / "report.html", manifest={}, store=store)
+    assert len(forks) == 1, "the page of a store over FORK_MIN_CASES was not written by two processes"
+    assert out.read_bytes() == want.encode("utf-8")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]

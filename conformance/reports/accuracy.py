@@ -46,9 +46,20 @@ def collect(cases: list[dict]) -> dict[tuple[str, str], np.ndarray]:
     return {k: np.asarray(v, dtype=np.float64) for k, v in acc.items()}
 
 
+def _median(r: np.ndarray) -> float:
+    """``np.median`` of the finite float64 values ``r`` (at least one), the same value (the middle
+    one, or the mean of the two middle ones), without the import of ``numpy.ma`` that
+    ``np.median`` makes on its first call (~25 ms of a run's CPU)."""
+    k = r.size // 2
+    if r.size % 2:
+        return float(np.partition(r, k)[k])
+    p = np.partition(r, (k - 1, k))
+    return float(np.mean(p[k - 1:k + 1]))
+
+
 def _stat(r: np.ndarray) -> dict:
     return {"n": int(r.size), "exact": int((r == 0).sum()),
-            "median": float(np.median(r)) if r.size else None,
+            "median": _median(r) if r.size else None,
             "p99": float(np.quantile(r, 0.99)) if r.size else None,
             "max": float(r.max()) if r.size else None}
 

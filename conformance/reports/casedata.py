@@ -393,7 +393,8 @@ class _Spill:
     def __init__(self, directory=None):
         import tempfile
 
-        self._f = tempfile.TemporaryFile(dir=directory, prefix=".casedata-")
+        self._f = tempfile.TemporaryFile(dir=directory, prefix=".casedata-", buffering=0)
+        self._fd = self._f.fileno()
         self._size = 0
         self._blocks: dict[str, list[tuple[int, str, int]]] = defaultdict(list)  # (offset, typecode, n)
         self._texts: dict[str, list[tuple[int, int]]] = defaultdict(list)  # (offset of the block's texts, n)
@@ -403,10 +404,26 @@ class _Spill:
 
     def _write(self, data: bytes) -> int:
         off = self._size
-        self._f.seek(off)
-        self._f.write(data)
+        view, done = memoryview(data), 0
+        while done < len(view):  # positional: a forked page writer shares the file's offset (write_html)
+            done += os.pwrite(self._fd, view[done:], off + done)
         self._size += len(data)
         return off
+
+    def _read(self, off: int, n: int) -> bytes:
+        """Up to ``n`` bytes at ``off`` (fewer at the end of the file), by ``os.pread``: no shared
+        file offset to race on."""
+        data = os.pread(self._fd, n, off)
+        if len(data) == n or not data:
+            return data
+        parts, got = [data], len(data)
+        while got < n:  # a short read before the end of the file
+            more = os.pread(self._fd, n - got, off + got)
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+        return b"".join(parts)
 
     def drop(self, name: str) -> None:
         """Forget the column ``name`` (numbers or texts; its bytes stay in the file unread)."""
@@ -444,9 +461,8 @@ class _Spill:
         floats)."""
         parts = []
         for off, dt, n in self._blocks.get(name, ()):
-            self._f.seek(off)
             dt = np.dtype(dt)
-            parts.append(np.frombuffer(self._f.read(n * dt.itemsize), dtype=dt))
+            parts.append(np.frombuffer(self._read(off, n * dt.itemsize), dtype=dt))
         if not parts:
             return np.zeros(0, dtype=np.int64)
         return np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
@@ -470,7 +486,7 @@ class _Spill:
         """The texts ``order`` (case indices, a numpy array) of the column ``name`` (its
         :meth:`text_index`), in that order."""
         starts, ends = index
-        f = self._f
+        read = self._read
         buf, b0, b1 = b"", 0, 0  # a window of the file (64 KiB): texts read near each other, one read
         for k in range(0, len(order), 4096):
             part = order[k:k + 4096]
@@ -482,8 +498,7 @@ class _Spill:
             out = [""] * len(part)
             for j, s, e in zip(by.tolist(), s_part[by].tolist(), e_part[by].tolist()):
                 if s < b0 or e > b1:
-                    f.seek(s)
-                    buf = f.read(max(e - s, 65536))
+                    buf = read(s, max(e - s, 65536))
                     b0, b1 = s, s + len(buf)
                 out[j] = buf[s - b0:e - b0].decode("utf-8", "surrogatepass")
             yield from out
