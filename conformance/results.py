@@ -175,11 +175,39 @@ def iter_results(path: str | os.PathLike) -> tuple[dict, Iterator[tuple[int, dic
     return head, _case_lines(path, len(first))
 
 
-def _case_lines(path: Path, start: int) -> Iterator[tuple[int, dict]]:
+def first_case_offset(path: str | os.PathLike) -> int | None:
+    """Where the first case's line starts in a results file in the layout :func:`write_results`
+    writes (:func:`case_lines`), ``None`` for a file in any other layout.
+
+    Raises:
+        ResultsError: missing or unreadable file.
+    """
+    try:
+        with open(path, "rb") as f:
+            first = f.readline()
+    except OSError as exc:
+        raise ResultsError(f"{path}: {exc}") from exc
+    return len(first) if first.endswith(b'"cases":[\n') else None
+
+
+def case_lines(path: str | os.PathLike, start: int, stop: int | None = None) -> Iterator[tuple[int, dict]]:
+    """``(offset, case)`` of each case line of a results file in :func:`write_results`' layout from
+    the line at byte ``start`` (a line's start) on, to the end of the cases or to the first line
+    that starts at or after ``stop``.
+
+    Raises:
+        ResultsError: a damaged line, or a list of cases that does not end.
+    """
+    return _case_lines(Path(path), start, stop)
+
+
+def _case_lines(path: Path, start: int, stop: int | None = None) -> Iterator[tuple[int, dict]]:
     with open(path, "rb") as f:
         f.seek(start)
         offset = start
         for line in f:
+            if stop is not None and offset >= stop:
+                return
             body = line.rstrip(b"\r\n")
             if body == b"]}":
                 return

@@ -171,3 +171,93 @@ def test_a_page_written_by_two_processes_is_the_page(monkeypatch, tmp_path, chil
     assert len(forks) == 1, "the page of a store over FORK_MIN_CASES was not written by two processes"
     assert out.read_bytes() == want.encode("utf-8")
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def _page_of(store: CaseStore) -> str:
+    return "".join(store.pieces({"Add": "elementwise", "Relu": "activation"}, {"bundle": "b"}, {}))
+
+
+@pytest.mark.parametrize("keep_ids", [False, True])
+def test_two_stores_extended_are_the_store_of_all(keep_ids):
+    """A store of the first k records extended by (CaseStore.extend) the state of a store of the
+    rest is the store of all of them, at every split: the page's case data, the aggregates, the
+    ratios, the outcomes; each interned value numbered where one store would number it."""
+    records = _records(240)
+
+    def make(recs, base=0):
+        if keep_ids:
+            return CaseStore(recs, detail_at=lambda i: recs[i].get("detail"))
+        return CaseStore(recs, detail_at=lambda i: records[base + i].get("detail"),
+                         id_at=lambda i: records[base + i]["id"])
+
+    one = make(records)
+    want = _page_of(one)
+    for k in (0, 1, 97, 239, 240):
+        first, rest = make(records[:k]), make(records[k:], k)
+        first._detail_at = one._detail_at
+        first._id_at = one._id_at
+        first.extend(rest.state())
+        assert first.n == len(records)
+        assert _page_of(first) == want, f"split at {k}"
+        assert summarize(first.slim()) == summarize(one.slim())
+        assert {k2: list(v) for k2, v in first.ratios.items()} == {k2: list(v) for k2, v in one.ratios.items()}
+        assert list(first.ratios) == list(one.ratios)  # the (operator, dtype) keys in the order first seen
+        assert [first.outcome(i) for i in range(len(records))] == [r["outcome"] for r in records]
+        assert first.undetailed == one.undetailed
+
+
+def test_a_store_that_keeps_ids_is_not_extended_by_one_that_does_not():
+    records = _records(20)
+    with pytest.raises(ValueError, match="ids"):
+        CaseStore(records[:10], detail_at=lambda i: None).extend(_store(records[10:]).state())
+
+
+def _results_file(tmp_path, records) -> str:
+    from conformance.results import FORMAT, write_results
+
+    return str(write_results({"format": FORMAT, "backend": {"backend": "x"}, "run": {}, "suite": {},
+                              "cases": records}, tmp_path / "results.json"))
+
+
+@pytest.mark.skipif(not html._can_fork(), reason="a results file is read by two processes on Linux only")
+@pytest.mark.parametrize("child", ["works", "fails"])
+def test_a_results_file_read_by_two_processes_is_the_store_of_one(monkeypatch, tmp_path, child):
+    """read_results_store of a file over SPLIT_MIN_BYTES (two processes) gives the store, the details
+    and the page that one process gives; a child that fails leaves its half to the parent."""
+    records = _records(300)
+    path = _results_file(tmp_path, records)
+    monkeypatch.setattr(casedata, "SPLIT_MIN_BYTES", 1 << 40)
+    doc1, one = casedata.read_results_store(path)
+    monkeypatch.setattr(casedata, "SPLIT_MIN_BYTES", 0)
+    forks = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+    if child == "fails":
+        parent, state = os.getpid(), CaseStore.state
+
+        def failing(self):
+            if os.getpid() != parent:
+                raise OSError("the child's disk is full")
+            return state(self)
+
+        monkeypatch.setattr(CaseStore, "state", failing)
+    doc2, two = casedata.read_results_store(path)
+    assert forks, "a file over SPLIT_MIN_BYTES was not read by two processes"
+    assert doc2 == doc1 and two.n == one.n == len(records)
+    assert _page_of(two) == _page_of(one)
+    assert [two.id(i) for i in range(two.n)] == [r["id"] for r in records]
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+@pytest.mark.skipif(not html._can_fork(), reason="a results file is read by two processes on Linux only")
+def test_a_damaged_line_in_the_second_half_is_an_error_not_a_shorter_report(monkeypatch, tmp_path):
+    from conformance.results import ResultsError
+
+    records = _records(200)
+    path = _results_file(tmp_path, records)
+    lines = open(path, "rb").read().split(b"\n")
+    lines[180] = lines[180][:40]  # a case line cut short, well after the middle
+    open(path, "wb").write(b"\n".join(lines))
+    monkeypatch.setattr(casedata, "SPLIT_MIN_BYTES", 0)
+    with pytest.raises(ResultsError, match="not valid JSON"):
+        casedata.read_results_store(path)

@@ -389,27 +389,15 @@ def _safe_name(name: str) -> str:
 
 
 def cmd_report(args, console: Console) -> int:
-    from array import array
-
-    from ..reports.casedata import CaseStore
+    from ..reports.casedata import read_results_store
     from ..reports.html import write_html
-    from ..results import ResultsError, case_at, iter_results
+    from ..results import ResultsError
 
     out = Path(args.out or Path(args.results).with_name("report.html"))
     try:
-        doc, cases = iter_results(args.results)
-        # the cases read one at a time into the page's compact store (a 60,000-case results file
-        # took 330 MiB whole), whose columns wait in a scratch file beside the page; a case's
-        # detail is read again for the cases the page shows
-        path, offsets, held = Path(args.results), array("q"), []
-        reader: dict = {}  # the results file, opened once for the details the page reads again
-        store = CaseStore(detail_at=lambda i: (case_at(path, offsets[i], reader) if offsets[i] >= 0 else held[i]).get("detail"),
-                          scratch_dir=out.parent if out.parent.is_dir() else None)
-        for offset, case in cases:
-            offsets.append(offset)
-            if offset < 0:  # a file in another layout, in memory anyway
-                held.append(case)
-            store.add(case)
+        # the cases read one at a time into the page's compact store, whose columns wait in a
+        # scratch file beside the page (a large file by two processes: read_results_store)
+        doc, store = read_results_store(args.results, scratch_dir=out.parent if out.parent.is_dir() else None)
     except ResultsError as exc:
         raise UsageError(str(exc)) from None
     doc["cases"] = store.slim()

@@ -231,6 +231,41 @@ class _Interner:
         return i
 
 
+#: (name in :meth:`CaseStore.state`, attribute) of the store's interned tables of one kind of text
+_TABLES = (("oc", "_oc"), ("ops", "ops"), ("dtypes", "dtypes"), ("phases", "phases"), ("strings", "strings"))
+
+
+def _table(interner: _Interner) -> tuple[list, list]:
+    """``(values, keys)`` of an interner, in its order."""
+    keys = [None] * len(interner.items)
+    for k, i in interner.index.items():
+        keys[i] = k
+    return list(interner.items), keys
+
+
+def _mapping(interner: _Interner, table: tuple[list, list]) -> np.ndarray:
+    """The index in ``interner`` of each value of another interner's ``table`` (:func:`_table`),
+    each value added where new, in the other's order (as adding its records here would)."""
+    values, keys = table
+    return np.array([interner.add(v, k) for v, k in zip(values, keys)] or [0], dtype=np.int64)
+
+
+def _remap_outputs(text: str, strings: list[int]) -> str:
+    """A case's outputs text (:meth:`CaseStore.add`'s: ``0``, or a list of ``[name, ratio]`` and
+    ``[name, passed, ratio, max_abs_err, atol, rtol, reason, worst_index, expected, actual]``) with
+    its interned texts (name, reason) renumbered by ``strings``; every other value written again as
+    :func:`_js` wrote it (each of them reads back to itself)."""
+    if text == "0":
+        return text
+    parts = []
+    for e in json.loads(text):
+        e[0] = strings[e[0]]
+        if len(e) > 2:
+            e[6] = strings[e[6]]
+        parts.append("[" + ",".join(map(_js, e)) + "]")
+    return "[" + ",".join(parts) + "]"
+
+
 def _json_safe(v):
     """``v`` as page data (:func:`conformance.jsonsafe.page_safe`), with a fast path for the
     plain values that most tags are."""
@@ -922,6 +957,96 @@ class CaseStore:
         if self._in_block >= SPILL_BLOCK:
             self._flush()
 
+    # -- two stores made one (a large results file read by two processes) -------------------
+
+    def state(self) -> dict:
+        """What :meth:`extend` takes of this store: its interned tables (values and keys), every
+        case's columns and texts read back, its odd values, ratios and counts (picklable: numpy
+        arrays, lists, dicts).  ~0.2 KiB a case: for a store made in another process, to be merged
+        and dropped."""
+        self._flush()
+        every = np.arange(self.n)
+        return {
+            "n": self.n,
+            "occ": np.frombuffer(self._occ.a, dtype=_NP_TYPES[self._occ.a.typecode]).copy(),
+            "tables": {name: _table(getattr(self, attr)) for name, attr in _TABLES},
+            "tag_keys": list(self._tag_keys.items),
+            "tag_vals": [_table(t) for t in self._tag_vals],
+            "feat": [_table(f) for f in self._feat],
+            "keysets": list(self._keysets.items),
+            "domains": dict(self._domains),
+            "odd": dict(self._odd),
+            "ratios": {k: v for k, v in self.ratios.items()},
+            "undetailed": self.undetailed,
+            "cols": {name: self._spill.column(name) for name in self._INT_COLUMNS + ("dur",)},
+            "texts": {name: list(self._spill.texts(name, self._spill.text_index(name), every))
+                      for name in self._texts},
+        }
+
+    def extend(self, state: dict) -> None:
+        """Add the cases of another store (its :meth:`state`) after this store's, as if their records
+        had been added here one by one in their order: every interned value numbered where
+        :meth:`add` would have numbered it, so the page is the one a single store makes.
+
+        Raises:
+            ValueError: the other store keeps its ids and this one does not, or the reverse.
+        """
+        if ("id" in state["texts"]) != ("id" in self._texts):
+            raise ValueError("the stores differ in whether they keep their cases' ids")
+        n2 = state["n"]
+        if not n2:
+            return
+        self._flush()
+        self._fast, self._plans = {}, {}
+        maps = {name: _mapping(getattr(self, attr), state["tables"][name]) for name, attr in _TABLES}
+        key_map = []
+        for k in state["tag_keys"]:
+            ki = self._tag_keys.index.get(k)
+            if ki is None:
+                ki = self._tag_keys.add(k)
+                self._tag_vals.append(_Interner())
+            key_map.append(ki)
+        val_maps = [_mapping(self._tag_vals[key_map[ki]], table).tolist() for ki, table in enumerate(state["tag_vals"])]
+        ks_map = np.array([self._keysets.add(tuple(key_map[k] for k in ks)) for ks in state["keysets"]] or [0],
+                          dtype=np.int64)
+        cols = state["cols"]
+        strings = maps["strings"]
+        new = {"op": maps["ops"][cols["op"]], "dt": maps["dtypes"][cols["dt"]], "msg": strings[cols["msg"]],
+               "ph": maps["phases"][cols["ph"]], "xe": strings[cols["xe"]], "det": cols["det"], "ov": cols["ov"],
+               "sv": cols["sv"], "ks": ks_map[cols["ks"]], "dur": cols["dur"]}
+        for j, feat in enumerate(self._feat):
+            new[f"f{j}"] = _mapping(feat, state["feat"][j])[cols[f"f{j}"]]
+        for name in self._INT_COLUMNS + ("dur",):
+            self._spill.put(name, new[name])
+        # the texts that hold interned indices: a case's tag values (per its key set) and its outputs
+        set_maps = [[val_maps[k] for k in ks] for ks in state["keysets"]]
+        memo: dict = {}
+        tv = []
+        for s, text in zip(cols["ks"].tolist(), state["texts"]["tv"]):
+            got = memo.get((s, text))
+            if got is None:
+                got = memo[(s, text)] = ",".join([str(m[int(x)]) for m, x in zip(set_maps[s], text.split(","))]) \
+                    if text else text
+            tv.append(got)
+        self._spill.put_texts("tv", tv)
+        del tv, memo
+        strings = strings.tolist()
+        self._spill.put_texts("out", [_remap_outputs(t, strings) for t in state["texts"]["out"]])
+        if "id" in self._texts:
+            self._spill.put_texts("id", state["texts"]["id"])
+        occ = maps["oc"][state["occ"]].tolist()
+        for v in occ:
+            self._occ.append(v)
+        for (name, i), v in state["odd"].items():
+            self._odd[(name, i + self.n)] = v
+        for k, v in state["domains"].items():
+            self._domains.setdefault(k, v)
+        for k, v in state["ratios"].items():
+            self.ratios[k].extend(v)
+        self.undetailed += state["undetailed"]
+        self.n += n2
+        self._cache.clear()
+
     # -- what the page's aggregates read -------------------------------------------------
 
     def id(self, i: int) -> str:
@@ -1353,3 +1478,127 @@ def decode_ids(data: dict) -> list[str]:
         out.append(prev)
     return out
 
+
+
+#: A results file of this many bytes or more is read into the report's store by two processes
+#: (:func:`read_results_store`): ~35,000 cases, below which one process takes under ~1.5 s.
+SPLIT_MIN_BYTES = 32 << 20
+
+
+def read_results_store(path: str | os.PathLike, scratch_dir=None) -> tuple[dict, CaseStore]:
+    """``(document without its cases, store of its cases)``: a results file read one case at a time
+    into a :class:`CaseStore` (a 60,000-case file took 330 MiB whole) whose details are read again
+    from the file for the cases the page shows.
+
+    A large file (:data:`SPLIT_MIN_BYTES`) in :func:`conformance.results.write_results`' layout is
+    read by two processes where this one can fork safely (Linux, no other thread): a forked child
+    makes the store of the second half of the lines while this process makes the first's, then
+    this one takes the child's in (:meth:`CaseStore.extend`): the same store, hence the same page,
+    in about half the time (a three-seed run's 170,545 cases: ~6.5 s read alone).  A child that
+    fails leaves its half to this process.
+
+    Raises:
+        conformance.results.ResultsError: missing file, invalid JSON, not our format.
+    """
+    from ..results import case_at, case_lines, first_case_offset, iter_results
+
+    path = Path(path)
+    doc, cases = iter_results(path)
+    offsets, held = array("q"), []
+    reader: dict = {}  # the results file, opened once for the details the page reads again
+    store = CaseStore(detail_at=lambda i: (case_at(path, offsets[i], reader) if offsets[i] >= 0 else held[i]).get("detail"),
+                      scratch_dir=scratch_dir)
+    start = first_case_offset(path)
+    split = _split_point(path, start) if start is not None else None
+    child = _HalfReader(path, split, scratch_dir) if split is not None else None
+    try:
+        for offset, case in (cases if child is None else case_lines(path, start, split)):
+            offsets.append(offset)
+            if offset < 0:  # a file in another layout, in memory anyway
+                held.append(case)
+            store.add(case)
+        if child is not None:
+            got = child.result()
+            if got is None:  # the child failed: its half read here (a damaged line raises here)
+                for offset, case in case_lines(path, split):
+                    offsets.append(offset)
+                    store.add(case)
+            else:
+                state, child_offsets = got
+                store.extend(state)
+                offsets.extend(child_offsets)
+    finally:
+        if child is not None:
+            child.close()
+    return doc, store
+
+
+def _split_point(path: Path, start: int) -> int | None:
+    """Where the second half of a results file's case lines starts (a line's start), or ``None``
+    where the file is not worth two processes (:data:`SPLIT_MIN_BYTES`) or this process cannot
+    fork (:func:`conformance.reports.html._can_fork`)."""
+    from .html import _can_fork
+
+    size = path.stat().st_size
+    if size < SPLIT_MIN_BYTES or not _can_fork():
+        return None
+    mid = start + (size - start) // 2
+    with open(path, "rb") as f:
+        f.seek(mid)
+        split = mid + len(f.readline())
+    return split if split < size - len(b"]}\n") else None
+
+
+class _HalfReader:
+    """A forked child that makes the store of a results file's cases from byte ``split`` on and
+    hands it back (:meth:`CaseStore.state` and the cases' offsets, pickled to a scratch file)."""
+
+    def __init__(self, path: Path, split: int, scratch_dir):
+        import pickle
+        import tempfile
+
+        from ..results import case_lines
+
+        fd, self.tmp = tempfile.mkstemp(dir=scratch_dir, prefix=".results-half-")
+        os.close(fd)
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: read, hand back, leave without running anything of the parent's
+            code = 1
+            try:
+                store = CaseStore(detail_at=lambda i: None, scratch_dir=scratch_dir)
+                offsets = array("q")
+                for offset, case in case_lines(path, split):
+                    offsets.append(offset)
+                    store.add(case)
+                with open(self.tmp, "wb") as f:
+                    pickle.dump((store.state(), offsets), f, protocol=pickle.HIGHEST_PROTOCOL)
+                code = 0
+            finally:
+                os._exit(code)
+
+    def result(self) -> tuple[dict, array] | None:
+        """Wait for the child: ``(its store's state, its cases' offsets)``, or ``None`` where it failed."""
+        import pickle
+
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        if os.waitstatus_to_exitcode(status) != 0:
+            return None
+        with open(self.tmp, "rb") as f:
+            return pickle.load(f)
+
+    def close(self) -> None:
+        """Stop the child if it still runs and remove its scratch file."""
+        import signal
+
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.pid = None
+        try:
+            os.unlink(self.tmp)
+        except FileNotFoundError:
+            pass
