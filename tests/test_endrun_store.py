@@ -12,6 +12,7 @@ file, read back in the page's order, and the page and the aggregates are what th
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -178,10 +179,13 @@ def _page_of(store: CaseStore) -> str:
 
 
 @pytest.mark.parametrize("keep_ids", [False, True])
-def test_two_stores_extended_are_the_store_of_all(keep_ids):
+@pytest.mark.parametrize("block", [2048, 7])
+def test_two_stores_extended_are_the_store_of_all(monkeypatch, keep_ids, block):
     """A store of the first k records extended by (CaseStore.extend) the state of a store of the
     rest is the store of all of them, at every split: the page's case data, the aggregates, the
-    ratios, the outcomes; each interned value numbered where one store would number it."""
+    ratios, the outcomes; each interned value numbered where one store would number it (and with
+    blocks of 7 cases: the texts merged a block at a time)."""
+    monkeypatch.setattr(casedata, "SPILL_BLOCK", block)
     records = _records(240)
 
     def make(recs, base=0):
@@ -196,7 +200,9 @@ def test_two_stores_extended_are_the_store_of_all(keep_ids):
         first, rest = make(records[:k]), make(records[k:], k)
         first._detail_at = one._detail_at
         first._id_at = one._id_at
-        first.extend(rest.state())
+        spool = io.BytesIO(b"x")  # the texts wherever the file stands
+        spool.seek(1)
+        first.extend(rest.state(spool), spool)
         assert first.n == len(records)
         assert _page_of(first) == want, f"split at {k}"
         assert summarize(first.slim()) == summarize(one.slim())
@@ -209,7 +215,8 @@ def test_two_stores_extended_are_the_store_of_all(keep_ids):
 def test_a_store_that_keeps_ids_is_not_extended_by_one_that_does_not():
     records = _records(20)
     with pytest.raises(ValueError, match="ids"):
-        CaseStore(records[:10], detail_at=lambda i: None).extend(_store(records[10:]).state())
+        spool = io.BytesIO()
+        CaseStore(records[:10], detail_at=lambda i: None).extend(_store(records[10:]).state(spool), spool)
 
 
 def _results_file(tmp_path, records) -> str:
@@ -235,10 +242,10 @@ def test_a_results_file_read_by_two_processes_is_the_store_of_one(monkeypatch, t
     if child == "fails":
         parent, state = os.getpid(), CaseStore.state
 
-        def failing(self):
+        def failing(self, f):
             if os.getpid() != parent:
                 raise OSError("the child's disk is full")
-            return state(self)
+            return state(self, f)
 
         monkeypatch.setattr(CaseStore, "state", failing)
     doc2, two = casedata.read_results_store(path)

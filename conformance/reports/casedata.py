@@ -250,6 +250,18 @@ def _mapping(interner: _Interner, table: tuple[list, list]) -> np.ndarray:
     return np.array([interner.add(v, k) for v, k in zip(values, keys)] or [0], dtype=np.int64)
 
 
+def _text_blocks(f, base: int, ends: np.ndarray) -> Iterator[tuple[int, list[str]]]:
+    """``(first index, texts)`` of the texts :meth:`CaseStore.state` wrote to the binary file ``f``
+    at ``base`` (their ``ends``), :data:`SPILL_BLOCK` at a time."""
+    for k in range(0, len(ends), SPILL_BLOCK):
+        part = ends[k:k + SPILL_BLOCK].tolist()
+        lo = ends[k - 1] if k else 0
+        f.seek(base + int(lo))
+        data = f.read(part[-1] - int(lo))
+        starts = [0] + [e - int(lo) for e in part[:-1]]
+        yield k, [data[a:e - int(lo)].decode("utf-8", "surrogatepass") for a, e in zip(starts, part)]
+
+
 def _remap_outputs(text: str, strings: list[int]) -> str:
     """A case's outputs text (:meth:`CaseStore.add`'s: ``0``, or a list of ``[name, ratio]`` and
     ``[name, passed, ratio, max_abs_err, atol, rtol, reason, worst_index, expected, actual]``) with
@@ -959,34 +971,47 @@ class CaseStore:
 
     # -- two stores made one (a large results file read by two processes) -------------------
 
-    def state(self) -> dict:
+    def state(self, f) -> dict:
         """What :meth:`extend` takes of this store: its interned tables (values and keys), every
-        case's columns and texts read back, its odd values, ratios and counts (picklable: numpy
-        arrays, lists, dicts).  ~0.2 KiB a case: for a store made in another process, to be merged
-        and dropped."""
+        case's columns (in their narrow types), its odd values, ratios and counts, as a picklable
+        dict; its cases' texts written to the binary file ``f`` (from its position on, UTF-8, one
+        column after another) and the dict saying where (``{column: (offset, ends)}``).  For a store
+        made in another process, to be merged without holding its texts in memory."""
         self._flush()
-        every = np.arange(self.n)
+        texts = {}
+        for name in self._texts:
+            base, ends, at = f.tell(), array("q"), 0
+            index = self._spill.text_index(name)
+            for k in range(0, self.n, SPILL_BLOCK):
+                chunk = [t.encode("utf-8", "surrogatepass")
+                         for t in self._spill.texts(name, index, np.arange(k, min(self.n, k + SPILL_BLOCK)))]
+                f.write(b"".join(chunk))
+                for t in chunk:
+                    at += len(t)
+                    ends.append(at)
+            texts[name] = (base, np.frombuffer(ends, dtype=np.int64))
         return {
             "n": self.n,
             "occ": np.frombuffer(self._occ.a, dtype=_NP_TYPES[self._occ.a.typecode]).copy(),
             "tables": {name: _table(getattr(self, attr)) for name, attr in _TABLES},
             "tag_keys": list(self._tag_keys.items),
             "tag_vals": [_table(t) for t in self._tag_vals],
-            "feat": [_table(f) for f in self._feat],
+            "feat": [_table(t) for t in self._feat],
             "keysets": list(self._keysets.items),
             "domains": dict(self._domains),
             "odd": dict(self._odd),
-            "ratios": {k: v for k, v in self.ratios.items()},
+            "ratios": dict(self.ratios),
             "undetailed": self.undetailed,
             "cols": {name: self._spill.column(name) for name in self._INT_COLUMNS + ("dur",)},
-            "texts": {name: list(self._spill.texts(name, self._spill.text_index(name), every))
-                      for name in self._texts},
+            "texts": texts,
         }
 
-    def extend(self, state: dict) -> None:
-        """Add the cases of another store (its :meth:`state`) after this store's, as if their records
-        had been added here one by one in their order: every interned value numbered where
-        :meth:`add` would have numbered it, so the page is the one a single store makes.
+    def extend(self, state: dict, f) -> None:
+        """Add the cases of another store (its :meth:`state`, its texts in the binary file ``f``)
+        after this store's, as if their records had been added here one by one in their order:
+        every interned value numbered where :meth:`add` would have numbered it, so the page is the
+        one a single store makes.  The texts are read, renumbered and written a block of
+        :data:`SPILL_BLOCK` cases at a time.
 
         Raises:
             ValueError: the other store keeps its ids and this one does not, or the reverse.
@@ -1011,38 +1036,43 @@ class CaseStore:
                           dtype=np.int64)
         cols = state["cols"]
         strings = maps["strings"]
-        new = {"op": maps["ops"][cols["op"]], "dt": maps["dtypes"][cols["dt"]], "msg": strings[cols["msg"]],
-               "ph": maps["phases"][cols["ph"]], "xe": strings[cols["xe"]], "det": cols["det"], "ov": cols["ov"],
-               "sv": cols["sv"], "ks": ks_map[cols["ks"]], "dur": cols["dur"]}
+        by = {"op": maps["ops"], "dt": maps["dtypes"], "msg": strings, "ph": maps["phases"], "xe": strings,
+              "ks": ks_map}
         for j, feat in enumerate(self._feat):
-            new[f"f{j}"] = _mapping(feat, state["feat"][j])[cols[f"f{j}"]]
-        for name in self._INT_COLUMNS + ("dur",):
-            self._spill.put(name, new[name])
+            by[f"f{j}"] = _mapping(feat, state["feat"][j])
+        for name in self._INT_COLUMNS + ("dur",):  # a column at a time
+            self._spill.put(name, by[name][cols[name]] if name in by else cols[name])
         # the texts that hold interned indices: a case's tag values (per its key set) and its outputs
         set_maps = [[val_maps[k] for k in ks] for ks in state["keysets"]]
-        memo: dict = {}
-        tv = []
-        for s, text in zip(cols["ks"].tolist(), state["texts"]["tv"]):
-            got = memo.get((s, text))
-            if got is None:
-                got = memo[(s, text)] = ",".join([str(m[int(x)]) for m, x in zip(set_maps[s], text.split(","))]) \
-                    if text else text
-            tv.append(got)
-        self._spill.put_texts("tv", tv)
-        del tv, memo
         strings = strings.tolist()
-        self._spill.put_texts("out", [_remap_outputs(t, strings) for t in state["texts"]["out"]])
+        memo: dict = {}
+        for k, texts in _text_blocks(f, *state["texts"]["tv"]):
+            tv = []
+            for s, text in zip(cols["ks"][k:k + len(texts)].tolist(), texts):
+                got = memo.get((s, text))
+                if got is None:
+                    if len(memo) >= 1 << 16:  # the renumbered texts seen: bounded
+                        memo.clear()
+                    got = memo[(s, text)] = ",".join(
+                        [str(m[int(x)]) for m, x in zip(set_maps[s], text.split(","))]) if text else text
+                tv.append(got)
+            self._spill.put_texts("tv", tv)
+        memo.clear()
+        for _, texts in _text_blocks(f, *state["texts"]["out"]):
+            self._spill.put_texts("out", [_remap_outputs(t, strings) for t in texts])
         if "id" in self._texts:
-            self._spill.put_texts("id", state["texts"]["id"])
-        occ = maps["oc"][state["occ"]].tolist()
-        for v in occ:
-            self._occ.append(v)
+            for _, texts in _text_blocks(f, *state["texts"]["id"]):
+                self._spill.put_texts("id", texts)
+        oc_map = maps["oc"]
+        for k in range(0, n2, SPILL_BLOCK):
+            for v in oc_map[state["occ"][k:k + SPILL_BLOCK]].tolist():
+                self._occ.append(v)
         for (name, i), v in state["odd"].items():
             self._odd[(name, i + self.n)] = v
-        for k, v in state["domains"].items():
-            self._domains.setdefault(k, v)
-        for k, v in state["ratios"].items():
-            self.ratios[k].extend(v)
+        for key, v in state["domains"].items():
+            self._domains.setdefault(key, v)
+        for key, v in state["ratios"].items():
+            self.ratios[key].extend(v)
         self.undetailed += state["undetailed"]
         self.n += n2
         self._cache.clear()
@@ -1517,16 +1547,11 @@ def read_results_store(path: str | os.PathLike, scratch_dir=None) -> tuple[dict,
             if offset < 0:  # a file in another layout, in memory anyway
                 held.append(case)
             store.add(case)
-        if child is not None:
-            got = child.result()
-            if got is None:  # the child failed: its half read here (a damaged line raises here)
-                for offset, case in case_lines(path, split):
-                    offsets.append(offset)
-                    store.add(case)
-            else:
-                state, child_offsets = got
-                store.extend(state)
-                offsets.extend(child_offsets)
+        if child is not None and not child.merge_into(store, offsets):
+            # the child failed: its half read here (a damaged line raises here)
+            for offset, case in case_lines(path, split):
+                offsets.append(offset)
+                store.add(case)
     finally:
         if child is not None:
             child.close()
@@ -1551,7 +1576,8 @@ def _split_point(path: Path, start: int) -> int | None:
 
 class _HalfReader:
     """A forked child that makes the store of a results file's cases from byte ``split`` on and
-    hands it back (:meth:`CaseStore.state` and the cases' offsets, pickled to a scratch file)."""
+    hands it back in a scratch file: its texts (:meth:`CaseStore.state`), then the rest of its state
+    and its cases' offsets pickled, the pickle's position in the file's first 8 bytes."""
 
     def __init__(self, path: Path, split: int, scratch_dir):
         import pickle
@@ -1570,22 +1596,32 @@ class _HalfReader:
                 for offset, case in case_lines(path, split):
                     offsets.append(offset)
                     store.add(case)
-                with open(self.tmp, "wb") as f:
-                    pickle.dump((store.state(), offsets), f, protocol=pickle.HIGHEST_PROTOCOL)
+                with open(self.tmp, "wb") as f:  # the texts, the rest pickled, where the rest starts
+                    f.write(bytes(8))
+                    state = store.state(f)
+                    at = f.tell()
+                    pickle.dump((state, offsets), f, protocol=pickle.HIGHEST_PROTOCOL)
+                    f.seek(0)
+                    f.write(at.to_bytes(8, "little"))
                 code = 0
             finally:
                 os._exit(code)
 
-    def result(self) -> tuple[dict, array] | None:
-        """Wait for the child: ``(its store's state, its cases' offsets)``, or ``None`` where it failed."""
+    def merge_into(self, store: CaseStore, offsets: array) -> bool:
+        """Wait for the child and add its cases to ``store`` (:meth:`CaseStore.extend`) and their
+        offsets to ``offsets``; ``False`` (nothing added) where it failed."""
         import pickle
 
         _, status = os.waitpid(self.pid, 0)
         self.pid = None
         if os.waitstatus_to_exitcode(status) != 0:
-            return None
+            return False
         with open(self.tmp, "rb") as f:
-            return pickle.load(f)
+            f.seek(int.from_bytes(f.read(8), "little"))
+            state, child_offsets = pickle.load(f)
+            store.extend(state, f)
+        offsets.extend(child_offsets)
+        return True
 
     def close(self) -> None:
         """Stop the child if it still runs and remove its scratch file."""
