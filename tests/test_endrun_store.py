@@ -20,6 +20,7 @@ import tracemalloc
 
 import pytest
 
+from conformance.forked import can_fork
 from conformance.reports import casedata, html
 from conformance.reports.casedata import CaseStore, case_data
 from conformance.reports.common import summarize
@@ -138,7 +139,7 @@ def test_the_scratch_file_has_no_name(tmp_path):
     store.close()
 
 
-@pytest.mark.skipif(not html._can_fork(), reason="the page is written by two processes on Linux only")
+@pytest.mark.skipif(not can_fork(), reason="the page is written by two processes on Linux only")
 @pytest.mark.parametrize("child_fails", [False, True])
 def test_a_page_written_by_two_processes_is_the_page(monkeypatch, tmp_path, child_fails):
     """write_html with the case data written by a forked child (a large page) gives the bytes of
@@ -226,7 +227,7 @@ def _results_file(tmp_path, records) -> str:
                               "cases": records}, tmp_path / "results.json"))
 
 
-@pytest.mark.skipif(not html._can_fork(), reason="a results file is read by two processes on Linux only")
+@pytest.mark.skipif(not can_fork(), reason="a results file is read by two processes on Linux only")
 @pytest.mark.parametrize("child", ["works", "fails"])
 def test_a_results_file_read_by_two_processes_is_the_store_of_one(monkeypatch, tmp_path, child):
     """read_results_store of a file over SPLIT_MIN_BYTES (two processes) gives the store, the details
@@ -256,7 +257,7 @@ def test_a_results_file_read_by_two_processes_is_the_store_of_one(monkeypatch, t
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
 
 
-@pytest.mark.skipif(not html._can_fork(), reason="a results file is read by two processes on Linux only")
+@pytest.mark.skipif(not can_fork(), reason="a results file is read by two processes on Linux only")
 def test_a_damaged_line_in_the_second_half_is_an_error_not_a_shorter_report(monkeypatch, tmp_path):
     from conformance.results import ResultsError
 

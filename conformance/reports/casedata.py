@@ -1561,11 +1561,11 @@ def read_results_store(path: str | os.PathLike, scratch_dir=None) -> tuple[dict,
 def _split_point(path: Path, start: int) -> int | None:
     """Where the second half of a results file's case lines starts (a line's start), or ``None``
     where the file is not worth two processes (:data:`SPLIT_MIN_BYTES`) or this process cannot
-    fork (:func:`conformance.reports.html._can_fork`)."""
-    from .html import _can_fork
+    fork (:func:`conformance.forked.can_fork`)."""
+    from ..forked import can_fork
 
     size = path.stat().st_size
-    if size < SPLIT_MIN_BYTES or not _can_fork():
+    if size < SPLIT_MIN_BYTES or not can_fork():
         return None
     mid = start + (size - start) // 2
     with open(path, "rb") as f:
@@ -1575,48 +1575,41 @@ def _split_point(path: Path, start: int) -> int | None:
 
 
 class _HalfReader:
-    """A forked child that makes the store of a results file's cases from byte ``split`` on and
-    hands it back in a scratch file: its texts (:meth:`CaseStore.state`), then the rest of its state
-    and its cases' offsets pickled, the pickle's position in the file's first 8 bytes."""
+    """A forked child (:class:`conformance.forked.ForkedWriter`) that makes the store of a results
+    file's cases from byte ``split`` on and hands it back in a scratch file: its texts
+    (:meth:`CaseStore.state`), then the rest of its state and its cases' offsets pickled, the
+    pickle's position in the file's first 8 bytes."""
 
     def __init__(self, path: Path, split: int, scratch_dir):
-        import pickle
-        import tempfile
+        from ..forked import ForkedWriter
 
-        from ..results import case_lines
+        def write(f) -> None:
+            import pickle
 
-        fd, self.tmp = tempfile.mkstemp(dir=scratch_dir, prefix=".results-half-")
-        os.close(fd)
-        self.pid = os.fork()
-        if self.pid == 0:  # the child: read, hand back, leave without running anything of the parent's
-            code = 1
-            try:
-                store = CaseStore(detail_at=lambda i: None, scratch_dir=scratch_dir)
-                offsets = array("q")
-                for offset, case in case_lines(path, split):
-                    offsets.append(offset)
-                    store.add(case)
-                with open(self.tmp, "wb") as f:  # the texts, the rest pickled, where the rest starts
-                    f.write(bytes(8))
-                    state = store.state(f)
-                    at = f.tell()
-                    pickle.dump((state, offsets), f, protocol=pickle.HIGHEST_PROTOCOL)
-                    f.seek(0)
-                    f.write(at.to_bytes(8, "little"))
-                code = 0
-            finally:
-                os._exit(code)
+            from ..results import case_lines
+
+            store = CaseStore(detail_at=lambda i: None, scratch_dir=scratch_dir)
+            offsets = array("q")
+            for offset, case in case_lines(path, split):
+                offsets.append(offset)
+                store.add(case)
+            f.write(bytes(8))
+            state = store.state(f)
+            at = f.tell()
+            pickle.dump((state, offsets), f, protocol=pickle.HIGHEST_PROTOCOL)
+            f.seek(0)
+            f.write(at.to_bytes(8, "little"))
+
+        self.child = ForkedWriter(scratch_dir, ".results-half-", write)
 
     def merge_into(self, store: CaseStore, offsets: array) -> bool:
         """Wait for the child and add its cases to ``store`` (:meth:`CaseStore.extend`) and their
         offsets to ``offsets``; ``False`` (nothing added) where it failed."""
         import pickle
 
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = None
-        if os.waitstatus_to_exitcode(status) != 0:
+        if not self.child.wait():
             return False
-        with open(self.tmp, "rb") as f:
+        with open(self.child.path, "rb") as f:
             f.seek(int.from_bytes(f.read(8), "little"))
             state, child_offsets = pickle.load(f)
             store.extend(state, f)
@@ -1624,17 +1617,4 @@ class _HalfReader:
         return True
 
     def close(self) -> None:
-        """Stop the child if it still runs and remove its scratch file."""
-        import signal
-
-        if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
-            self.pid = None
-        try:
-            os.unlink(self.tmp)
-        except FileNotFoundError:
-            pass
+        self.child.close()

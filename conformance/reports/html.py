@@ -315,30 +315,27 @@ def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
     Raises:
         OSError: ``path`` cannot be written.
     """
+    from ..forked import can_fork
+
     path = Path(path)
-    fork = store is not None and store.n >= FORK_MIN_CASES and _can_fork()
+    fork = store is not None and store.n >= FORK_MIN_CASES and can_fork()
     with open(path, "wb") as f:
-        # the template's small pieces (7,400 a 7,300-case run) written 64 KiB at a time; errors="replace":
-        # a lone surrogate that reached the page some other way cannot lose the report
-        buf: list[str] = []
+        buf: list[str] = []  # the template's small pieces (7,400 a 7,300-case run) written 64 KiB at a time
         size = 0
-
-        def flush() -> None:
-            nonlocal size
-            f.write("".join(buf).encode("utf-8", "replace"))
-            buf.clear()
-            size = 0
-
         for piece in _page(doc, manifest, bundle_dir, store, fork_dir=path.parent if fork else None):
             if type(piece) is _ForkedData:
-                flush()
+                _write_text(f, buf)
                 piece.copy_to(f)
+                buf.clear()
+                size = 0
                 continue
             buf.append(piece)
             size += len(piece)
             if size >= 65536:
-                flush()
-        flush()
+                _write_text(f, buf)
+                buf.clear()
+                size = 0
+        _write_text(f, buf)
     return path
 
 
@@ -347,43 +344,17 @@ def write_html(doc: dict, path: str | os.PathLike, manifest: dict | None = None,
 FORK_MIN_CASES = 25_000
 
 
-def _can_fork() -> bool:
-    """Whether this process may fork a page writer: Linux (elsewhere fork is unsafe or absent) and no
-    thread but this one (a thread holding a lock at the fork leaves it held in the child)."""
-    import sys
-    import threading
-
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
-
-
 class _ForkedData:
-    """The case data of a page, written by a forked child to a scratch file (:func:`write_html`)."""
+    """The case data of a page, written by a forked child (:class:`conformance.forked.ForkedWriter`)
+    to a scratch file (:func:`write_html`)."""
 
     def __init__(self, data, directory: Path):
         """Fork a child that writes the pieces of ``data`` (an iterator of text, not started) to a
-        scratch file in ``directory``, UTF-8 (errors replaced), and exits 0 (1 when it fails)."""
-        import tempfile
+        scratch file in ``directory``."""
+        from ..forked import ForkedWriter
 
         self.data = data
-        fd, self.tmp = tempfile.mkstemp(dir=directory, prefix=".report-data-")
-        os.close(fd)
-        self.pid = os.fork()
-        if self.pid == 0:  # the child: write, then leave without running anything of the parent's
-            code = 1
-            try:
-                with open(self.tmp, "wb") as g:
-                    buf, size = [], 0
-                    for piece in data:
-                        buf.append(piece)
-                        size += len(piece)
-                        if size >= 1 << 20:
-                            g.write("".join(buf).encode("utf-8", "replace"))
-                            buf.clear()
-                            size = 0
-                    g.write("".join(buf).encode("utf-8", "replace"))
-                code = 0
-            finally:
-                os._exit(code)
+        self.child = ForkedWriter(directory, ".report-data-", lambda f: _write_text(f, data))
 
     def copy_to(self, f) -> None:
         """Wait for the child and copy what it wrote to ``f`` (binary); where it failed, write the
@@ -391,37 +362,31 @@ class _ForkedData:
         import shutil
 
         try:
-            _, status = os.waitpid(self.pid, 0)
-            self.pid = None
-            if os.waitstatus_to_exitcode(status) == 0:
-                with open(self.tmp, "rb") as g:
+            if self.child.wait():
+                with open(self.child.path, "rb") as g:
                     shutil.copyfileobj(g, f, 1 << 20)
-                return
-            buf: list[str] = []
-            for piece in self.data:
-                buf.append(piece)
-                if len(buf) >= 64:
-                    f.write("".join(buf).encode("utf-8", "replace"))
-                    buf.clear()
-            f.write("".join(buf).encode("utf-8", "replace"))
+            else:
+                _write_text(f, self.data)
         finally:
             self.close()
 
     def close(self) -> None:
-        """Stop the child if it still runs and remove the scratch file."""
-        import signal
+        self.child.close()
 
-        if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
-            self.pid = None
-        try:
-            os.unlink(self.tmp)
-        except FileNotFoundError:
-            pass
+
+def _write_text(f, pieces) -> None:
+    """Write the text ``pieces`` to the binary file ``f``, UTF-8 (a lone surrogate replaced: it
+    cannot lose the report), ~1 MiB at a time."""
+    buf: list[str] = []
+    size = 0
+    for piece in pieces:
+        buf.append(piece)
+        size += len(piece)
+        if size >= 1 << 20:
+            f.write("".join(buf).encode("utf-8", "replace"))
+            buf.clear()
+            size = 0
+    f.write("".join(buf).encode("utf-8", "replace"))
 
 
 def _page(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | None, fork_dir: Path | None = None):
