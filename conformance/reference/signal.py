@@ -244,10 +244,11 @@ def line_norms(z: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     """``(L1, L2)`` norms of the complex lines of ``z`` along ``axis`` (float64 arrays of ``z``'s
     shape without ``axis``), for :func:`line_bound`.  Machine-independent, so a derived tolerance
     has the same bytes on every machine (docs/running.md, "Bytes across machines"): each modulus
-    is ``np.hypot`` (libm's; numpy's complex ``abs`` has SIMD loops), each norm's sum is correctly
-    rounded (``math.fsum``, not ``np.sum``, whose order follows numpy's SIMD width), and
-    ``L2 = sqrt(sum(re^2 + im^2))`` squares the parts (each product rounds once).  A sum beyond
-    double's range is ``inf``; a NaN gives NaN.
+    is ``np.hypot`` (libm's; numpy's complex ``abs`` has X86_V3 / X86_V4 loops that round
+    differently, which moved 9 DFT tolerances), each norm's sum is correctly rounded
+    (``math.fsum``: no summation order, numpy's or another's), and ``L2 = sqrt(sum(re^2 + im^2))``
+    squares the parts (each product rounds once).  A sum beyond double's range is ``inf``; a NaN
+    gives NaN.
 
     Args:
         z: complex (or real) array, at least one element along ``axis``.
