@@ -446,3 +446,58 @@ def round_to(x: np.ndarray, elem_type: int, *, round_mode: str = "nearest") -> n
     if dt == np.dtype(ml_dtypes.bfloat16):
         return x.astype(np.float32).astype(dt)
     return x.astype(dt)
+
+
+# ----------------------------------------------------------------------------- canonical NaN
+def _canonical_nan(dt: np.dtype) -> np.generic:
+    """The canonical quiet NaN of an IEEE-like binary type ``dt``: sign 0, exponent all ones,
+    the significand's leading (quiet) bit set and every other bit 0 (float16 ``0x7e00``,
+    bfloat16 ``0x7fc0``, float ``0x7fc00000``, double ``0x7ff8000000000000``), from
+    ``finfo``'s exponent and mantissa widths."""
+    fi = finfo(dt)
+    bits = ((1 << fi.nexp) - 1) << fi.nmant | 1 << (fi.nmant - 1)
+    return np.array(bits, dtype=f"u{dt.itemsize}").view(dt)[()]
+
+
+#: The element types whose NaNs :func:`canonical_nans` makes one: the IEEE-like
+#: :data:`FLOAT_TYPES` and complex64 / complex128 (each part), where NaNs of any sign and payload
+#: mean one value and arithmetic leaves the sign and payload unspecified (IEEE 754-2019 6.2.3,
+#: 6.3).  Not the float8, float8e8m0, float4 and float6 types: a float8 type has one NaN encoding
+#: (fnuz, e8m0), two that the conversion tables tell apart by sign (e4m3fn), or several (e5m2),
+#: and a float4 / float6 type none; their results come from :func:`round_to` of values, not from
+#: a machine's loops.
+CANONICAL_NAN_TYPES: tuple[int, ...] = FLOAT_TYPES + COMPLEX_TYPES
+
+_CANONICAL_NAN = {_NP[t]: _canonical_nan(_NP[t]) for t in FLOAT_TYPES}
+
+
+def canonical_nans(a: np.ndarray) -> np.ndarray:
+    """``a`` with every NaN made the canonical quiet NaN of its dtype (positive, the default
+    quiet payload: :func:`_canonical_nan`), for the types of :data:`CANONICAL_NAN_TYPES` (a
+    complex element's real and imaginary parts each); every other element and every other
+    dtype bit for bit as it is.
+
+    Args:
+        a: an array of any dtype and shape (0-d included).
+
+    Returns:
+        ``a`` itself where there is nothing to change (no NaN, or a dtype not canonicalised),
+        else a new array of ``a``'s dtype and shape (``a`` is never written to).
+    """
+    a = np.asarray(a)
+    dt = a.dtype
+    if dt.kind == "c" and _elem_or_none(dt) in CANONICAL_NAN_TYPES:
+        if not np.isnan(a).any():  # either part NaN
+            return a
+        out = a.copy()
+        out.real, out.imag = canonical_nans(a.real), canonical_nans(a.imag)  # element copies: bits kept
+        return out
+    nan = _CANONICAL_NAN.get(dt)
+    if nan is None:
+        return a
+    mask = np.isnan(a)
+    if not mask.any():
+        return a
+    out = a.copy()
+    out[mask] = nan
+    return out

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .case import Case
+from .case import Case, canonicalise_nans
 
 #: Generator modules imported on first use.
 FAMILIES = (
@@ -263,6 +263,9 @@ def generate(ops: Iterable[str], seed: int = 0, depth: str = "full") -> list[Cas
         depth: ``"full"`` or ``"smoke"`` (:data:`DEPTHS`): a smoke case is the full suite's
             case of the same id, byte for byte.
 
+    Each case's expected outputs leave here with canonical NaNs
+    (:func:`conformance.case.canonicalise_nans`), the point where a generated case is fixed.
+
     Raises:
         KeyError: an unknown operator.
         ValueError: two cases of the suite have the same id, or an unknown depth.
@@ -281,6 +284,7 @@ def generate(ops: Iterable[str], seed: int = 0, depth: str = "full") -> list[Cas
         for case in made:
             case.generator = f"{info.name}@{info.version}"
             case.seed = seed
+            canonicalise_nans(case)
             cases.append(case)
     seen: dict[str, Case] = {}
     for c in cases:

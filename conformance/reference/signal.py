@@ -240,6 +240,42 @@ def line_bound(n: int, l1: np.ndarray, l2: np.ndarray, u: float) -> np.ndarray:
     return np.maximum(direct, fft)
 
 
+def line_norms(z: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(L1, L2)`` norms of the complex lines of ``z`` along ``axis`` (float64 arrays of ``z``'s
+    shape without ``axis``), for :func:`line_bound`.  Machine-independent, so a derived tolerance
+    has the same bytes on every machine (docs/running.md, "Bytes across machines"): each modulus
+    is ``np.hypot`` (libm's; numpy's complex ``abs`` has X86_V3 / X86_V4 loops that round
+    differently, which moved 9 DFT tolerances), each norm's sum is correctly rounded
+    (``math.fsum``: no summation order, numpy's or another's), and ``L2 = sqrt(sum(re^2 + im^2))``
+    squares the parts (each product rounds once).  A sum beyond double's range is ``inf``; a NaN
+    gives NaN.
+
+    Args:
+        z: complex (or real) array, at least one element along ``axis``.
+        axis: the line axis (negative counts from the back).
+    """
+    z = np.moveaxis(np.asarray(z, dtype=np.complex128), axis, -1)
+    re, im = z.real, z.imag
+    with np.errstate(over="ignore"):
+        l1 = _sum_rows(np.hypot(re, im))
+        l2 = np.sqrt(_sum_rows(np.concatenate([re * re, im * im], axis=-1)))
+    return l1, l2
+
+
+def _sum_rows(v: np.ndarray) -> np.ndarray:
+    """Correctly rounded sums (``math.fsum``) of the rows (last axis) of a float64 array of
+    non-negative terms; ``inf`` where the sum exceeds double's range (fsum's "intermediate
+    overflow")."""
+    flat = v.reshape(-1, v.shape[-1])
+    out = np.empty(flat.shape[0])
+    for i, r in enumerate(flat.tolist()):
+        try:
+            out[i] = math.fsum(r)
+        except OverflowError:
+            out[i] = math.inf
+    return out.reshape(v.shape[:-1])
+
+
 def unit_roundoff(t: str) -> float:
     """The evaluation precision's unit roundoff: double's for double, float32's otherwise (16-bit
     types are evaluated in float32, the precision their kernels accumulate in)."""
@@ -261,9 +297,7 @@ def dft_bound(x: np.ndarray, t: str, *, axis: int, dft_length: int | None = None
         z = _fit(z, a, n)
     if z.size == 0:
         return 0.0
-    az = np.abs(z)
-    l1 = np.sum(az, axis=a)
-    l2 = np.sqrt(np.sum(az * az, axis=a))
+    l1, l2 = line_norms(z, a)
     b = line_bound(n, l1, l2, unit_roundoff(t))
     return float(np.max(b)) / (n if inverse else 1)
 
@@ -329,8 +363,7 @@ def stft_bound(signal: np.ndarray, t: str, frame_step: int, window=None, frame_l
     fr, fl = stft_frames(np.asarray(signal, dtype=np.float64), frame_step, window, frame_length)
     if fr.size == 0:
         return 0.0
-    az = np.abs(fr)
-    b = line_bound(fl + 1, np.sum(az, axis=-1), np.sqrt(np.sum(az * az, axis=-1)), unit_roundoff(t))
+    b = line_bound(fl + 1, *line_norms(fr, -1), unit_roundoff(t))
     return float(np.max(b))
 
 
