@@ -51,7 +51,8 @@ def _records(n: int) -> list[dict]:
             "tags": tags,
             "outputs": [{"name": "Y", "passed": oc == "pass", "ratio": (i % 10) / 10.0,
                          "max_abs_err": 1e-3 * (i % 4), "tolerance": {"atol": 1e-5, "rtol": 1e-3},
-                         "reason": "" if oc == "pass" else "mismatch", "worst_index": [i % 3, 0],
+                         "reason": "" if oc == "pass" else "mismatch",
+                         "worst_index": None if i % 7 == 0 else [i % 3, 0],
                          "expected_at_worst": 1.0, "actual_at_worst": math.inf if i % 11 == 0 else 1.5}],
         }
         if oc in ("fail", "error") and i % 2:

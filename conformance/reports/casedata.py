@@ -269,6 +269,16 @@ def _remap_outputs(text: str, strings: list[int]) -> str:
     :func:`_js` wrote it (each of them reads back to itself)."""
     if text == "0":
         return text
+    entries = text[2:-2].split("],[")
+    if not any("[" in e or "]" in e or '"' in e for e in entries):  # no nested list, no text: plain values
+        parts = []
+        for e in entries:
+            v = e.split(",")
+            v[0] = str(strings[int(v[0])])
+            if len(v) > 2:
+                v[6] = str(strings[int(v[6])])
+            parts.append(",".join(v))
+        return "[[" + "],[".join(parts) + "]]"
     parts = []
     for e in json.loads(text):
         e[0] = strings[e[0]]
@@ -1059,7 +1069,16 @@ class CaseStore:
             self._spill.put_texts("tv", tv)
         memo.clear()
         for _, texts in _text_blocks(f, *state["texts"]["out"]):
-            self._spill.put_texts("out", [_remap_outputs(t, strings) for t in texts])
+            out = []
+            for text in texts:
+                got = memo.get(text)
+                if got is None:
+                    if len(memo) >= 1 << 16:
+                        memo.clear()
+                    got = memo[text] = _remap_outputs(text, strings)
+                out.append(got)
+            self._spill.put_texts("out", out)
+        memo.clear()
         if "id" in self._texts:
             for _, texts in _text_blocks(f, *state["texts"]["id"]):
                 self._spill.put_texts("id", texts)

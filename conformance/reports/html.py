@@ -396,12 +396,15 @@ def _page(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | None,
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the render allocates many small containers and frees few of them early
     forked = None
+
+    def start(data) -> None:  # the case data written by a child while the aggregates and the template are made
+        nonlocal forked
+        forked = _ForkedData(data, fork_dir)
+
     try:
-        ctx = _context(doc, manifest, bundle_dir, store)
+        ctx = _context(doc, manifest, bundle_dir, store, start=start if fork_dir is not None else None)
         trim_heap()  # the page's aggregates computed: what they read and dropped goes back
         data = ctx.pop("data")
-        if fork_dir is not None:
-            forked = _ForkedData(data, fork_dir)
         marker = f"\x00case-data-{os.urandom(8).hex()}\x00"  # never in a page: replaced below
         # the template's output as it is produced (the page around the case data is 13 MB for the
         # whole suite, its coverage and matrices): one piece holds the marker, the value of
@@ -428,10 +431,12 @@ def _page(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | None,
             gc.enable()
 
 
-def _context(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | None = None) -> dict:
+def _context(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | None = None, start=None) -> dict:
     """The report template's variables, the case data as ``data`` (an iterator of JSON text pieces).
     The cases' ``op`` become their :func:`conformance.suite.op_key` (in place): every table and
-    matrix of the page names an operator outside ai.onnx with its domain."""
+    matrix of the page names an operator outside ai.onnx with its domain.  ``start(data)``, where
+    given, is called with the case data as soon as it can be made, before the page's aggregates
+    (a forked child writes it meanwhile: :func:`write_html`)."""
     if store is None:
         for c in doc.get("cases") or ():
             if isinstance(c, dict) and c.get("domain"):
@@ -441,12 +446,16 @@ def _context(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | No
         manifest, auto_dir = _auto_manifest(doc, store)
         bundle_dir = bundle_dir or auto_dir
     cases = store.slim()
+    fams = op_families({**doc, "cases": cases})
+    data = store.pieces(fams, doc.get("run"), doc.get("suite"), manifest, bundle_dir)
+    if start is not None:
+        store._flush()  # every case's columns in the scratch file before a child reads it
+        start(data)
     summary = summarize(cases)
     pct, num, den = score(summary)
     total = len(cases)
     order = [o for o in summary if summary[o]]
     order.sort(key=outcome_rank)
-    fams = op_families({**doc, "cases": cases})
     dtype_matrix = group_matrix(data_matrix(store, "dtype"), order, fams)
 
     def features():  # each feature's matrix made as the template reaches it (2.4 MiB together at seed 0)
@@ -499,7 +508,7 @@ def _context(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | No
         stale_xfails=[str(e) for e in ((doc.get("expected_failures") or {}).get("stale") or [])],
         xfail_file=(doc.get("expected_failures") or {}).get("file"),
         manifest_hash=manifest_hash,
-        data=store.pieces(fams, doc.get("run"), doc.get("suite"), manifest, bundle_dir),
+        data=data,
         script=script,
         script_hash=script_hash,
         style=_static(env, "report.css.j2"),
