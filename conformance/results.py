@@ -156,23 +156,30 @@ def iter_results(path: str | os.PathLike) -> tuple[dict, Iterator[tuple[int, dic
             damaged case line raises when the iterator reaches it).
     """
     path = Path(path)
+    first = _first_line(path)
+    if not first.endswith(_CASES_MARKER):
+        doc = load_results(path)
+        cases = doc.pop("cases")
+        return doc, ((-1, c) for c in cases)
+    text = first[:-len(_CASES_MARKER)].rstrip(b",")
+    head = _decode(path, text + b"}")
+    if not isinstance(head, dict) or head.get("format") != FORMAT:
+        raise ResultsError(f"{path}: not an onnx-conformance results file (expected format {FORMAT!r})")
+    return head, case_lines(path, len(first))
+
+
+#: How the first line of a results file in :func:`write_results`' layout ends.
+_CASES_MARKER = b'"cases":[\n'
+
+
+def _first_line(path: Path) -> bytes:
     try:
         with open(path, "rb") as f:
-            first = f.readline()
+            return f.readline()
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
     except OSError as exc:
         raise ResultsError(f"{path}: {exc}") from exc
-    marker = b'"cases":[\n'
-    if not first.endswith(marker):
-        doc = load_results(path)
-        cases = doc.pop("cases")
-        return doc, ((-1, c) for c in cases)
-    text = first[:-len(marker)].rstrip(b",")
-    head = _decode(path, text + b"}")
-    if not isinstance(head, dict) or head.get("format") != FORMAT:
-        raise ResultsError(f"{path}: not an onnx-conformance results file (expected format {FORMAT!r})")
-    return head, _case_lines(path, len(first))
 
 
 def first_case_offset(path: str | os.PathLike) -> int | None:
@@ -182,12 +189,8 @@ def first_case_offset(path: str | os.PathLike) -> int | None:
     Raises:
         ResultsError: missing or unreadable file.
     """
-    try:
-        with open(path, "rb") as f:
-            first = f.readline()
-    except OSError as exc:
-        raise ResultsError(f"{path}: {exc}") from exc
-    return len(first) if first.endswith(b'"cases":[\n') else None
+    first = _first_line(Path(path))
+    return len(first) if first.endswith(_CASES_MARKER) else None
 
 
 def case_lines(path: str | os.PathLike, start: int, stop: int | None = None) -> Iterator[tuple[int, dict]]:
@@ -198,10 +201,7 @@ def case_lines(path: str | os.PathLike, start: int, stop: int | None = None) -> 
     Raises:
         ResultsError: a damaged line, or a list of cases that does not end.
     """
-    return _case_lines(Path(path), start, stop)
-
-
-def _case_lines(path: Path, start: int, stop: int | None = None) -> Iterator[tuple[int, dict]]:
+    path = Path(path)
     with open(path, "rb") as f:
         f.seek(start)
         offset = start
