@@ -33,7 +33,11 @@ class ForkedWriter:
     def __init__(self, directory, prefix: str, write: Callable[[BinaryIO], None]):
         fd, self.path = tempfile.mkstemp(dir=directory, prefix=prefix)
         os.close(fd)
-        self.pid: int | None = os.fork()
+        try:
+            self.pid: int | None = os.fork()
+        except OSError:  # no process to be had (EAGAIN, ENOMEM): nothing left behind
+            os.unlink(self.path)
+            raise
         if self.pid == 0:
             code = 1
             try:

@@ -141,11 +141,11 @@ def test_the_scratch_file_has_no_name(tmp_path):
 
 
 @pytest.mark.skipif(not can_fork(), reason="the page is written by two processes on Linux only")
-@pytest.mark.parametrize("child_fails", [False, True])
-def test_a_page_written_by_two_processes_is_the_page(monkeypatch, tmp_path, child_fails):
+@pytest.mark.parametrize("child", ["works", "fails", "cannot fork"])
+def test_a_page_written_by_two_processes_is_the_page(monkeypatch, tmp_path, child):
     """write_html with the case data written by a forked child (a large page) gives the bytes of
-    render_html, and so does one whose child fails (the parent writes the case data itself); no
-    scratch file stays beside the page."""
+    render_html, and so does one whose child fails or cannot be forked (the parent writes the case
+    data itself); no scratch file stays beside the page."""
     records = _records(300)
     doc = {"format": "onnx-conformance-results/1", "cases": records, "run": {}, "suite": {}, "backend": {}}
     want = html.render_html(dict(doc, cases=[dict(r) for r in records]), manifest={})
@@ -154,13 +154,14 @@ def test_a_page_written_by_two_processes_is_the_page(monkeypatch, tmp_path, chil
     real_fork = os.fork
 
     def fork():
-        pid = real_fork()
-        forks.append(pid)
-        return pid
+        forks.append(1)
+        if child == "cannot fork":
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real_fork()
 
     monkeypatch.setattr(os, "fork", fork)
     store = _store(records)
-    if child_fails:  # the child's case data raises; the parent's is whole
+    if child == "fails":  # the child's case data raises; the parent's is whole
         parent, pieces = os.getpid(), store.pieces
 
         def failing(*a, **kw):
@@ -229,10 +230,11 @@ def _results_file(tmp_path, records) -> str:
 
 
 @pytest.mark.skipif(not can_fork(), reason="a results file is read by two processes on Linux only")
-@pytest.mark.parametrize("child", ["works", "fails"])
+@pytest.mark.parametrize("child", ["works", "fails", "cannot fork"])
 def test_a_results_file_read_by_two_processes_is_the_store_of_one(monkeypatch, tmp_path, child):
     """read_results_store of a file over SPLIT_MIN_BYTES (two processes) gives the store, the details
-    and the page that one process gives; a child that fails leaves its half to the parent."""
+    and the page that one process gives; a child that fails leaves its half to the parent, and so
+    does a fork that fails (EAGAIN)."""
     records = _records(300)
     path = _results_file(tmp_path, records)
     monkeypatch.setattr(casedata, "SPLIT_MIN_BYTES", 1 << 40)
@@ -240,7 +242,14 @@ def test_a_results_file_read_by_two_processes_is_the_store_of_one(monkeypatch, t
     monkeypatch.setattr(casedata, "SPLIT_MIN_BYTES", 0)
     forks = []
     real_fork = os.fork
-    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or real_fork())
+
+    def fork():
+        forks.append(1)
+        if child == "cannot fork":
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork)
     if child == "fails":
         parent, state = os.getpid(), CaseStore.state
 

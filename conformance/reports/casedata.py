@@ -1559,7 +1559,12 @@ def read_results_store(path: str | os.PathLike, scratch_dir=None) -> tuple[dict,
                       scratch_dir=scratch_dir)
     start = first_case_offset(path)
     split = _split_point(path, start) if start is not None else None
-    child = _HalfReader(path, split, scratch_dir) if split is not None else None
+    child = None
+    if split is not None:
+        try:
+            child = _HalfReader(path, split, scratch_dir)
+        except OSError:  # no child to be had (no scratch file, no process): one process reads it all
+            child = None
     try:
         for offset, case in (cases if child is None else case_lines(path, start, split)):
             offsets.append(offset)

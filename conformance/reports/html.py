@@ -399,7 +399,10 @@ def _page(doc: dict, manifest: dict | None, bundle_dir, store: CaseStore | None,
 
     def start(data) -> None:  # the case data written by a child while the aggregates and the template are made
         nonlocal forked
-        forked = _ForkedData(data, fork_dir)
+        try:
+            forked = _ForkedData(data, fork_dir)
+        except OSError:  # no child to be had (no scratch file, no process): this process writes it
+            forked = None
 
     try:
         ctx = _context(doc, manifest, bundle_dir, store, start=start if fork_dir is not None else None)
