@@ -140,16 +140,9 @@ def test_the_scratch_file_has_no_name(tmp_path):
     store.close()
 
 
-@pytest.mark.skipif(not can_fork(), reason="the page is written by two processes on Linux only")
-@pytest.mark.parametrize("child", ["works", "fails", "cannot fork"])
-def test_a_page_written_by_two_processes_is_the_page(monkeypatch, tmp_path, child):
-    """write_html with the case data written by a forked child (a large page) gives the bytes of
-    render_html, and so does one whose child fails or cannot be forked (the parent writes the case
-    data itself); no scratch file stays beside the page."""
-    records = _records(300)
-    doc = {"format": "onnx-conformance-results/1", "cases": records, "run": {}, "suite": {}, "backend": {}}
-    want = html.render_html(dict(doc, cases=[dict(r) for r in records]), manifest={})
-    monkeypatch.setattr(html, "FORK_MIN_CASES", 100)
+def _counted_forks(monkeypatch, child: str) -> list:
+    """``os.fork`` counted in the list returned (in the parent), raising EAGAIN where ``child`` is
+    "cannot fork"."""
     forks = []
     real_fork = os.fork
 
@@ -160,6 +153,20 @@ def test_a_page_written_by_two_processes_is_the_page(monkeypatch, tmp_path, chil
         return real_fork()
 
     monkeypatch.setattr(os, "fork", fork)
+    return forks
+
+
+@pytest.mark.skipif(not can_fork(), reason="the page is written by two processes on Linux only")
+@pytest.mark.parametrize("child", ["works", "fails", "cannot fork"])
+def test_a_page_written_by_two_processes_is_the_page(monkeypatch, tmp_path, child):
+    """write_html with the case data written by a forked child (a large page) gives the bytes of
+    render_html, and so does one whose child fails or cannot be forked (the parent writes the case
+    data itself); no scratch file stays beside the page."""
+    records = _records(300)
+    doc = {"format": "onnx-conformance-results/1", "cases": records, "run": {}, "suite": {}, "backend": {}}
+    want = html.render_html(dict(doc, cases=[dict(r) for r in records]), manifest={})
+    monkeypatch.setattr(html, "FORK_MIN_CASES", 100)
+    forks = _counted_forks(monkeypatch, child)
     store = _store(records)
     if child == "fails":  # the child's case data raises; the parent's is whole
         parent, pieces = os.getpid(), store.pieces
@@ -240,16 +247,7 @@ def test_a_results_file_read_by_two_processes_is_the_store_of_one(monkeypatch, t
     monkeypatch.setattr(casedata, "SPLIT_MIN_BYTES", 1 << 40)
     doc1, one = casedata.read_results_store(path)
     monkeypatch.setattr(casedata, "SPLIT_MIN_BYTES", 0)
-    forks = []
-    real_fork = os.fork
-
-    def fork():
-        forks.append(1)
-        if child == "cannot fork":
-            raise BlockingIOError(11, "Resource temporarily unavailable")
-        return real_fork()
-
-    monkeypatch.setattr(os, "fork", fork)
+    forks = _counted_forks(monkeypatch, child)
     if child == "fails":
         parent, state = os.getpid(), CaseStore.state
 
