@@ -53,6 +53,7 @@ import numpy as np
 
 from . import spatial as spatial_ref
 from .linalg import ACC, gamma
+from .reduce import exact_row_sums
 
 # ============================================================================ geometry
 
@@ -215,15 +216,6 @@ def _argmax_obj(v: np.ndarray) -> np.ndarray:
 
 
 # ============================================================================ AveragePool / LpPool
-def _fsum_rows(v: np.ndarray) -> np.ndarray:
-    """Correctly rounded float64 sums along the last axis (IEEE specials order-free)."""
-    flat = v.reshape(-1, v.shape[-1]) if v.size else v.reshape(-1, max(v.shape[-1], 1))[:0]
-    out = np.empty(flat.shape[0])
-    for i, r in enumerate(flat):
-        out[i] = math.fsum(r) if np.isfinite(r).all() else float(np.sum(r))
-    return out.reshape(v.shape[:-1])
-
-
 def average_pool(x: np.ndarray, attrs: dict, overhang: str = "padded", drop: bool = True) -> np.ndarray:
     """AveragePool (module docstring).
 
@@ -242,7 +234,7 @@ def average_pool(x: np.ndarray, attrs: dict, overhang: str = "padded", drop: boo
     out, pos, kind = windows(spatial, attrs, drop)
     vals = _gather(x, pos, kind == 0)
     v = np.where(kind == 0, vals, 0.0)
-    s = _fsum_rows(v)
+    s = exact_row_sums(v)
     if int(attrs.get("count_include_pad", 0) or 0):
         cnt = (kind <= 1).sum(axis=-1) if overhang == "padded" else np.full(kind.shape[:-1], kind.shape[-1])
     else:
@@ -271,7 +263,7 @@ def lp_rows(v: np.ndarray, p: float) -> np.ndarray:
         e = np.where(bad, 0, np.floor(np.log2(np.where(bad, 1, m))))
         scale = np.exp2(e)
         r = (a / scale) ** p
-        s = _fsum_rows(r)
+        s = exact_row_sums(r)
         y = s ** (1.0 / p) * scale[..., 0]
         nan = np.isnan(a).any(axis=-1)
         inf = np.isinf(a).any(axis=-1)
@@ -289,7 +281,7 @@ def global_pool(x: np.ndarray, kind: str, p: float = 2.0) -> np.ndarray:
     keep = (n, c) + (1,) * (x.ndim - 2)
     if kind == "avg":
         with np.errstate(all="ignore"):
-            return (_fsum_rows(rows) / rows.shape[-1]).reshape(keep)
+            return (exact_row_sums(rows) / rows.shape[-1]).reshape(keep)
     if kind == "max":
         if rows.shape[-1] == 0:
             raise ValueError("empty spatial extent")
@@ -314,7 +306,7 @@ def mean_bound(x: np.ndarray, attrs: dict, t: str, overhang: str = "padded", dro
     spatial = x.shape[2:]
     out, pos, kind = windows(spatial, attrs, drop)
     vals = _gather(np.abs(x), pos, kind == 0)
-    a = _fsum_rows(np.where(kind == 0, vals, 0.0))
+    a = exact_row_sums(np.where(kind == 0, vals, 0.0))
     if int(attrs.get("count_include_pad", 0) or 0):
         cnt = (kind <= 1).sum(axis=-1) if overhang == "padded" else np.full(kind.shape[:-1], kind.shape[-1])
     else:

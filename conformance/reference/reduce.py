@@ -148,6 +148,24 @@ def exact_sum(vals) -> float:
         return _to_float(dyadic_sum(vals))
 
 
+def exact_row_sums(v: np.ndarray) -> np.ndarray:
+    """:func:`exact_sum` of each row (the last axis) of a float64 array: float64, ``v``'s shape
+    without its last axis.  No summation order, numpy's or another's, so the same bits on every
+    machine (docs/running.md, "Bytes across machines")."""
+    v = np.asarray(v, dtype=np.float64)
+    flat = v.reshape(int(np.prod(v.shape[:-1])), v.shape[-1])
+    out = np.empty(flat.shape[0])
+    for i, (row, finite) in enumerate(zip(flat.tolist(), np.isfinite(flat).all(axis=1).tolist())):
+        if finite:
+            try:
+                out[i] = math.fsum(row)
+                continue
+            except OverflowError:  # an intermediate beyond double's range: exact_sum's exact path
+                pass
+        out[i] = exact_sum(row)
+    return out.reshape(v.shape[:-1])
+
+
 def _sum_row(r):
     if r.dtype == object:
         return sum((int(v) for v in r), 0)

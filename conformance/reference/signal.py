@@ -23,6 +23,8 @@ import math
 
 import numpy as np
 
+from .reduce import exact_row_sums
+
 # ============================================================================ windows
 #: (a0, a1, a2) of ``w[k] = a0 - a1 cos(2 pi k / N) + a2 cos(4 pi k / N)``: the constants of the
 #: schemas' function bodies (float32 0.54347825 / 0.45652175 are 25/46 and 21/46, Harris 1978's
@@ -246,7 +248,7 @@ def line_norms(z: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     has the same bytes on every machine (docs/running.md, "Bytes across machines"): each modulus
     is ``np.hypot`` (libm's; numpy's complex ``abs`` has X86_V3 / X86_V4 loops that round
     differently, which moved 9 DFT tolerances), each norm's sum is correctly rounded
-    (``math.fsum``: no summation order, numpy's or another's), and ``L2 = sqrt(sum(re^2 + im^2))``
+    (:func:`conformance.reference.reduce.exact_row_sums`), and ``L2 = sqrt(sum(re^2 + im^2))``
     squares the parts (each product rounds once).  A sum beyond double's range is ``inf``; a NaN
     gives NaN.
 
@@ -257,23 +259,9 @@ def line_norms(z: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     z = np.moveaxis(np.asarray(z, dtype=np.complex128), axis, -1)
     re, im = z.real, z.imag
     with np.errstate(over="ignore"):
-        l1 = _sum_rows(np.hypot(re, im))
-        l2 = np.sqrt(_sum_rows(np.concatenate([re * re, im * im], axis=-1)))
+        l1 = exact_row_sums(np.hypot(re, im))
+        l2 = np.sqrt(exact_row_sums(np.concatenate([re * re, im * im], axis=-1)))
     return l1, l2
-
-
-def _sum_rows(v: np.ndarray) -> np.ndarray:
-    """Correctly rounded sums (``math.fsum``) of the rows (last axis) of a float64 array of
-    non-negative terms; ``inf`` where the sum exceeds double's range (fsum's "intermediate
-    overflow")."""
-    flat = v.reshape(-1, v.shape[-1])
-    out = np.empty(flat.shape[0])
-    for i, r in enumerate(flat.tolist()):
-        try:
-            out[i] = math.fsum(r)
-        except OverflowError:
-            out[i] = math.inf
-    return out.reshape(v.shape[:-1])
 
 
 def unit_roundoff(t: str) -> float:
